@@ -1,0 +1,117 @@
+/* cpu_backend.h — the CPU backend's private state and the kernels each of its files
+ * provides; backend.c gathers them into the gan_backend_ops table. */
+#ifndef GANCTL_CPU_BACKEND_H
+#define GANCTL_CPU_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ganctl/ganctl.h>
+
+/* The BLAS entry points the backend uses, resolved with dlsym from the library it
+ * loads at create time (blas.c). The argument order is CBLAS's; the enums are passed
+ * as their CBLAS integer values (CblasRowMajor = 101, CblasNoTrans = 111,
+ * CblasTrans = 112). */
+typedef void (*cpu_sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k,
+                             float alpha, const float *a, int lda, const float *b,
+                             int ldb, float beta, float *c, int ldc);
+
+struct cpu_blas {
+    void *handle;                  /* from dlopen; NULL when the BLAS is linked in */
+    cpu_sgemm_fn sgemm;
+    void (*set_num_threads)(int);  /* NULL when the library has none */
+    const char *library;           /* the file that was loaded */
+    char kernel[64];               /* OpenBLAS core name, e.g. "Haswell"; "unknown" otherwise */
+    char config[128];              /* openblas_get_config(), or "" */
+    char chosen_by[96];            /* how the kernel was chosen, for the log */
+};
+
+struct gan_buffer {
+    size_t bytes;
+    unsigned char *data;           /* 64-byte aligned */
+};
+
+struct gan_backend {
+    const struct gan_host *host;
+    struct cpu_blas blas;
+    int threads;
+    /* Scratch memory for kernels that need temporary space (im2col, 16-bit staging),
+     * grown on demand and kept for the instance's life. */
+    unsigned char *scratch;
+    size_t scratch_bytes;
+    char description[320];
+};
+
+/* Address of element `offset` of a ref or operand. */
+static inline unsigned char *cpu_ref_ptr(const struct gan_ref *r)
+{
+    return r->buf->data + r->offset * gan_dtype_size(r->dtype);
+}
+
+/* Scratch space of at least `bytes`, 64-byte aligned; valid until the next call. */
+gan_status cpu_scratch(gan_backend *be, size_t bytes, void **out);
+
+/* blas.c: chooses OPENBLAS_CORETYPE when unset, loads the library, sets threads. */
+gan_status cpu_blas_open(gan_backend *be, int threads);
+void cpu_blas_close(struct cpu_blas *blas);
+
+/* memory.c */
+gan_status cpu_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out);
+void cpu_buffer_free(gan_backend *be, gan_buffer *buf);
+gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
+                      const void *src, size_t bytes);
+gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
+                        size_t src_byte_offset, size_t bytes);
+gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
+                    gan_buffer *src, size_t src_byte_offset, size_t bytes);
+
+/* gemm.c */
+gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g);
+
+/* elementwise.c */
+gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
+                     const struct gan_shape *shape, const struct gan_operand *x,
+                     const struct gan_operand *y);
+gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
+                      const struct gan_operand *a, const struct gan_operand *b,
+                      const struct gan_operand *y);
+
+/* reduce.c */
+gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_shape *shape,
+                      const struct gan_operand *x, uint32_t axes,
+                      const struct gan_operand *y);
+
+/* conv2d.c */
+gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
+                              const struct gan_ref *x, const struct gan_ref *w,
+                              float beta, const struct gan_ref *y);
+gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
+                                    const struct gan_ref *dy, const struct gan_ref *w,
+                                    float beta, const struct gan_ref *dx);
+gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *c,
+                                      const struct gan_ref *x, const struct gan_ref *dy,
+                                      float beta, const struct gan_ref *dw);
+
+/* cast.c */
+gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
+                    const struct gan_ref *y, struct gan_cast_counts *counts);
+
+/* rng.c (Philox4x32-10 itself is in philox.h) */
+gan_status cpu_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
+                        const struct gan_ref *y);
+gan_status cpu_rng_uniform(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
+                           float low, float high, const struct gan_ref *y);
+gan_status cpu_rng_normal(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
+                          float mean, float std, const struct gan_ref *y);
+
+/* adam.c */
+gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
+                    const struct gan_ref *param, const struct gan_ref *grad,
+                    const struct gan_ref *m, const struct gan_ref *v,
+                    const struct gan_ref *param_copy);
+
+/* grad_stats.c */
+gan_status cpu_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
+                          float inv_scale, const struct gan_ref *unscaled,
+                          struct gan_grad_stats *stats);
+
+#endif

@@ -1,0 +1,243 @@
+/* backend.h — the kernels a compute backend provides, over opaque device buffers.
+ * Only the core calls these; models and losses go through the core's tensors. */
+#ifndef GANCTL_BACKEND_H
+#define GANCTL_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ganctl/status.h>
+#include <ganctl/dtype.h>
+#include <ganctl/host.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gan_backend gan_backend; /* one instance; defined by the plugin */
+typedef struct gan_buffer gan_buffer;   /* a block of device memory; defined by the plugin */
+
+/* The most dimensions an element-wise or reduction kernel iterates over. */
+#define GAN_MAX_DIMS 6
+
+/* An iteration shape. Dimensions are row-major: dim[ndim-1] varies fastest. */
+struct gan_shape {
+    int ndim;                     /* 0 (a scalar) … GAN_MAX_DIMS */
+    int64_t dim[GAN_MAX_DIMS];
+};
+
+/* A contiguous run of elements: buffer, first element, element type. */
+struct gan_ref {
+    gan_buffer *buf;
+    size_t offset;                /* in elements of `dtype`, not bytes */
+    enum gan_dtype dtype;
+};
+
+/* An operand of an element-wise or reduction kernel: a gan_ref walked with one stride
+ * (in elements) per dimension of the kernel's iteration shape. A stride of 0
+ * broadcasts along that dimension. An output may be the same view as an input
+ * (in place); any other overlap between an output and an input is undefined. */
+struct gan_operand {
+    gan_buffer *buf;
+    size_t offset;
+    enum gan_dtype dtype;
+    int64_t stride[GAN_MAX_DIMS];
+};
+
+/* y = f(x). `alpha` is the op's parameter where it has one. */
+enum gan_unary_op {
+    GAN_UNARY_COPY = 0,       /* x (with the operands' dtypes this is a strided cast) */
+    GAN_UNARY_NEG,            /* -x */
+    GAN_UNARY_SCALE,          /* alpha * x */
+    GAN_UNARY_ADD_SCALAR,     /* x + alpha */
+    GAN_UNARY_RELU,           /* max(x, 0) */
+    GAN_UNARY_LEAKY_RELU,     /* x > 0 ? x : alpha * x */
+    GAN_UNARY_STEP,           /* x > 0 ? 1 : 0 (the derivative of relu, itself with zero derivative) */
+    GAN_UNARY_TANH,
+    GAN_UNARY_SIGMOID,        /* 1 / (1 + exp(-x)) */
+    GAN_UNARY_SQUARE,         /* x * x */
+    GAN_UNARY_SQRT,
+    GAN_UNARY_RSQRT,          /* 1 / sqrt(x) */
+    GAN_UNARY_RECIPROCAL,     /* 1 / x */
+    GAN_UNARY_EXP,
+    GAN_UNARY_LOG,
+    GAN_UNARY_ABS,
+    GAN_UNARY_SIGN,           /* -1, 0 or 1 (0 for a zero of either sign and for NaN) */
+    GAN_UNARY_FILL,           /* alpha, ignoring x's values (x may be y) */
+    GAN_UNARY_OP_COUNT
+};
+
+/* y = f(a, b), both broadcast to the iteration shape. */
+enum gan_binary_op {
+    GAN_BINARY_ADD = 0,
+    GAN_BINARY_SUB,           /* a - b */
+    GAN_BINARY_MUL,
+    GAN_BINARY_DIV,           /* a / b */
+    GAN_BINARY_MAX,           /* fmaxf */
+    GAN_BINARY_MIN,           /* fminf */
+    GAN_BINARY_GREATER,       /* a > b ? 1 : 0 */
+    GAN_BINARY_OP_COUNT
+};
+
+/* Reductions accumulate in FP32 whatever the storage type. */
+enum gan_reduce_op {
+    GAN_REDUCE_SUM = 0,
+    GAN_REDUCE_MEAN,
+    GAN_REDUCE_MAX,
+    GAN_REDUCE_MIN,
+    GAN_REDUCE_SUM_SQUARES,
+    GAN_REDUCE_ABS_MAX,
+    GAN_REDUCE_OP_COUNT
+};
+
+/* C = alpha * op(A) · op(B) + beta * C, row-major, op(A) m×k, op(B) k×n, C m×n,
+ * accumulated in FP32 whatever the storage types (as tensor cores do). lda, ldb, ldc
+ * are row strides in elements of the stored (untransposed) matrices. `batch` ≥ 1
+ * independent products; matrix i starts stride_x·i elements after matrix 0.
+ * With beta == 0, C is not read (NaN in C does not propagate). */
+struct gan_gemm {
+    int trans_a, trans_b;         /* 0 or 1 */
+    int64_t m, n, k;
+    float alpha, beta;
+    struct gan_ref a, b, c;
+    int64_t lda, ldb, ldc;
+    int64_t batch;
+    int64_t stride_a, stride_b, stride_c;
+};
+
+/* A 2-D convolution, NCHW activations and [c_out, c_in, kh, kw] filters (PyTorch's
+ * layout), cross-correlation as in every deep-learning library. x, w, y, dx, dy, dw
+ * all have `dtype` and are contiguous. h_out and w_out must equal
+ * (h_in + 2·pad − dilation·(k − 1) − 1) / stride + 1; the backend checks. */
+struct gan_conv2d {
+    int64_t n, c_in, h_in, w_in;
+    int64_t c_out, kh, kw;
+    int64_t stride_h, stride_w;
+    int64_t pad_h, pad_w;
+    int64_t dilation_h, dilation_w;
+    int64_t h_out, w_out;
+    enum gan_dtype dtype;
+};
+
+/* What a narrowing cast did, counted over the elements it converted. */
+struct gan_cast_counts {
+    uint64_t elements;
+    uint64_t overflow;    /* finite input that became ±inf */
+    uint64_t underflow;   /* non-zero input that became zero */
+    uint64_t subnormal;   /* non-zero results that are subnormal in the output type */
+    uint64_t nonfinite;   /* inputs that were already inf or NaN */
+};
+
+/* One Adam step over n elements (Kingma & Ba, with bias correction):
+ *   g = grad · grad_scale + weight_decay · param      (L2, as torch.optim.Adam)
+ *   m = beta1·m + (1 − beta1)·g;  v = beta2·v + (1 − beta2)·g²
+ *   param −= lr · (m / (1 − beta1^step)) / (sqrt(v / (1 − beta2^step)) + eps)
+ * param, m and v are F32; grad may be any float type. When param_copy.buf is not
+ * NULL the updated parameters are also written there in param_copy.dtype (the
+ * 16-bit working copy of mixed precision). */
+struct gan_adam {
+    float lr, beta1, beta2, eps, weight_decay;
+    int64_t step;                 /* ≥ 1 */
+    float grad_scale;             /* 1 / loss scale, times a clipping factor */
+};
+
+/* Statistics of a gradient tensor x as stored, and of u = x · inv_scale. */
+struct gan_grad_stats {
+    uint64_t elements;
+    uint64_t nonfinite;   /* inf or NaN in x */
+    uint64_t zeros;       /* exact zeros in x (either sign) */
+    uint64_t subnormal;   /* finite non-zero |x| < 2^-14, FP16's smallest normal:
+                             values that are, or as FP16 would be, subnormal */
+    double absmax;        /* max |u| over finite elements */
+    double sum_squares;   /* Σ u² over finite elements */
+    double min_nonzero;   /* min |u| over finite non-zero elements; 0 when none */
+};
+
+/* Philox4x32-10 counter-based random numbers (Salmon et al., SC'11). The key is
+ * (seed & 0xffffffff, seed >> 32); block b is counter (b & 0xffffffff, b >> 32, 0, 0)
+ * and yields four 32-bit words. Element i of a call takes word i % 4 of block
+ * offset + i / 4, so a call for n numbers consumes ceil(n / 4) blocks and every
+ * backend produces the same numbers for the same seed and offset.
+ *   uniform:  u = ((word >> 8) + 0.5) · 2^-24, in (0, 1), then low + (high − low)·u
+ *   normal:   words (0,1) and (2,3) of a block give two pairs of uniforms u1, u2;
+ *             Box–Muller in double precision: r = sqrt(−2 ln u1),
+ *             z0 = r cos(2π u2), z1 = r sin(2π u2); then mean + std·z, rounded once. */
+
+struct gan_backend_ops {
+    size_t struct_size;           /* sizeof(struct gan_backend_ops) as the plugin was built */
+
+    /* Creates an instance. `host` outlives it. When no usable device exists, returns
+     * GAN_ERR_DEVICE with a one-line reason given through host->fail. Required. */
+    gan_status (*create)(const struct gan_host *host, gan_backend **out);
+    void (*destroy)(gan_backend *be);
+    /* One line saying what runs: device, library, kernel, threads. Required. */
+    const char *(*describe)(gan_backend *be);
+
+    /* Memory. A new buffer's contents are undefined. */
+    gan_status (*buffer_alloc)(gan_backend *be, size_t bytes, gan_buffer **out);
+    void (*buffer_free)(gan_backend *be, gan_buffer *buf);
+    gan_status (*upload)(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
+                         const void *src, size_t bytes);
+    gan_status (*download)(gan_backend *be, void *dst, gan_buffer *src,
+                           size_t src_byte_offset, size_t bytes);
+    gan_status (*copy)(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
+                       gan_buffer *src, size_t src_byte_offset, size_t bytes);
+
+    gan_status (*gemm)(gan_backend *be, const struct gan_gemm *g);
+    gan_status (*unary)(gan_backend *be, enum gan_unary_op op, float alpha,
+                        const struct gan_shape *shape, const struct gan_operand *x,
+                        const struct gan_operand *y);
+    gan_status (*binary)(gan_backend *be, enum gan_binary_op op,
+                         const struct gan_shape *shape, const struct gan_operand *a,
+                         const struct gan_operand *b, const struct gan_operand *y);
+    /* Reduces x (iterated over `shape`) along every dimension d with bit d of `axes`
+     * set. y is described over the same shape with stride 0 on reduced dimensions. */
+    gan_status (*reduce)(gan_backend *be, enum gan_reduce_op op,
+                         const struct gan_shape *shape, const struct gan_operand *x,
+                         uint32_t axes, const struct gan_operand *y);
+
+    /* y = conv(x, w) + beta·y;  dx = conv_transpose(dy, w) + beta·dx;
+     * dw = corr(x, dy) + beta·dw.  beta is 0 (overwrite) or 1 (accumulate). */
+    gan_status (*conv2d_forward)(gan_backend *be, const struct gan_conv2d *c,
+                                 const struct gan_ref *x, const struct gan_ref *w,
+                                 float beta, const struct gan_ref *y);
+    gan_status (*conv2d_backward_data)(gan_backend *be, const struct gan_conv2d *c,
+                                       const struct gan_ref *dy, const struct gan_ref *w,
+                                       float beta, const struct gan_ref *dx);
+    gan_status (*conv2d_backward_filter)(gan_backend *be, const struct gan_conv2d *c,
+                                         const struct gan_ref *x, const struct gan_ref *dy,
+                                         float beta, const struct gan_ref *dw);
+
+    /* y = x converted to y's dtype (round to nearest even), n elements. When `counts`
+     * is not NULL the call waits for the result and fills it. */
+    gan_status (*cast)(gan_backend *be, size_t n, const struct gan_ref *x,
+                       const struct gan_ref *y, struct gan_cast_counts *counts);
+
+    /* Random numbers; see the Philox comment above. y is F32 (F16/BF16 allowed for
+     * uniform and normal: rounded once) and U32 for bits. */
+    gan_status (*rng_bits)(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
+                           const struct gan_ref *y);
+    gan_status (*rng_uniform)(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
+                              float low, float high, const struct gan_ref *y);
+    gan_status (*rng_normal)(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
+                             float mean, float std, const struct gan_ref *y);
+
+    gan_status (*adam)(gan_backend *be, const struct gan_adam *p, size_t n,
+                       const struct gan_ref *param, const struct gan_ref *grad,
+                       const struct gan_ref *m, const struct gan_ref *v,
+                       const struct gan_ref *param_copy);
+
+    /* Statistics of n elements of x (any float type) seen through inv_scale; when
+     * `unscaled.buf` is not NULL also writes x · inv_scale there (the fused unscale).
+     * Waits for the result. */
+    gan_status (*grad_stats)(gan_backend *be, size_t n, const struct gan_ref *x,
+                             float inv_scale, const struct gan_ref *unscaled,
+                             struct gan_grad_stats *stats);
+
+    /* Optional: waits until all queued work is done. NULL: the backend is synchronous. */
+    gan_status (*synchronize)(gan_backend *be);
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif

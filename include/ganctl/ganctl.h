@@ -1,0 +1,13 @@
+/* ganctl.h — the whole public interface of ganctl in one include.
+ * Plugins include this and build with `pkg-config --cflags --libs ganctl`. */
+#ifndef GANCTL_GANCTL_H
+#define GANCTL_GANCTL_H
+
+#include <ganctl/version.h>
+#include <ganctl/status.h>
+#include <ganctl/dtype.h>
+#include <ganctl/host.h>
+#include <ganctl/plugin.h>
+#include <ganctl/backend.h>
+
+#endif
