@@ -9,5 +9,6 @@
 #include <ganctl/host.h>
 #include <ganctl/plugin.h>
 #include <ganctl/backend.h>
+#include <ganctl/tensor.h>
 
 #endif
