@@ -1,0 +1,152 @@
+/* blas.c — loads the BLAS library at run time, after choosing OpenBLAS's kernel.
+ * Resolves cblas_sgemm and OpenBLAS's optional introspection and thread controls. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu_backend.h"
+
+/* OpenBLAS built with DYNAMIC_ARCH picks its kernel in a library constructor, from
+ * OPENBLAS_CORETYPE when set and from its own CPU detection otherwise. 0.3.21's
+ * detection does not know recent Intel models and falls back to "Prescott" (SSE3),
+ * several times slower than the AVX2 or AVX-512 kernels the CPU can run. Choosing
+ * from the instruction-set features themselves works on any model, known or not.
+ * The name is OpenBLAS's; `features` is what the log says the choice was based on. */
+struct core_choice {
+    const char *name;
+    const char *features;
+};
+
+static struct core_choice choose_core(void)
+{
+    struct core_choice none = { NULL, NULL };
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+        struct core_choice c = { "SkylakeX", "avx512f avx512bw avx512vl avx512dq" };
+        return c;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        struct core_choice c = { "Haswell", "avx2 fma" };
+        return c;
+    }
+    if (__builtin_cpu_supports("avx")) {
+        struct core_choice c = { "Sandybridge", "avx" };
+        return c;
+    }
+#endif
+    return none;
+}
+
+/* Copies src into a fixed-size field, truncating, always terminated. */
+static void set_field(char *dst, size_t size, const char *src)
+{
+    snprintf(dst, size, "%s", src ? src : "");
+}
+
+gan_status cpu_blas_open(gan_backend *be, int threads)
+{
+    const struct gan_host *host = be->host;
+    struct cpu_blas *blas = &be->blas;
+    const char *path = GAN_BLAS_LIBRARY;
+
+    memset(blas, 0, sizeof *blas);
+    blas->library = path;
+
+    /* A library that is already in the process (another backend instance, or a
+     * program that links OpenBLAS) chose its kernel when it was first loaded; the
+     * environment cannot change it any more. RTLD_NOLOAD takes a reference to it. */
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (handle) {
+        set_field(blas->chosen_by, sizeof blas->chosen_by,
+                  "chosen when the library was first loaded in this process");
+    } else {
+        const char *env = getenv("OPENBLAS_CORETYPE");
+        int we_set_it = 0;
+        if (env && *env) {
+            set_field(blas->chosen_by, sizeof blas->chosen_by,
+                      "OPENBLAS_CORETYPE from the environment");
+        } else {
+            struct core_choice c = choose_core();
+            if (c.name) {
+                if (setenv("OPENBLAS_CORETYPE", c.name, 1) != 0)
+                    return host->fail(host->ctx, GAN_ERR_NOMEM,
+                                      "cannot set OPENBLAS_CORETYPE=%s in the environment "
+                                      "(out of memory); set it before starting the program",
+                                      c.name);
+                we_set_it = 1;
+                snprintf(blas->chosen_by, sizeof blas->chosen_by,
+                         "chosen from CPU features: %s", c.features);
+            } else {
+                set_field(blas->chosen_by, sizeof blas->chosen_by, "detected by OpenBLAS");
+            }
+        }
+        handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        /* The constructor has read the variable; leave the environment as we found it
+         * so that a plugin changes no process-wide state it does not need to. */
+        if (we_set_it)
+            unsetenv("OPENBLAS_CORETYPE");
+        if (!handle) {
+            const char *why = dlerror();
+            return host->fail(host->ctx, GAN_ERR_NOT_FOUND,
+                              "cannot load the BLAS library %s: %s; install OpenBLAS "
+                              "(Debian: libopenblas0) or reconfigure with "
+                              "BLAS_LIBRARY=/path/to/libopenblas.so.0",
+                              path, why ? why : "unknown error");
+        }
+    }
+    blas->handle = handle;
+
+    /* POSIX allows converting dlsym's object pointer to a function pointer; the
+     * detour through memcpy keeps ISO C's pedantic mode quiet about it. */
+    void *sym = dlsym(handle, "cblas_sgemm");
+    if (!sym) {
+        dlclose(handle);
+        blas->handle = NULL;
+        return host->fail(host->ctx, GAN_ERR_NOT_FOUND,
+                          "the BLAS library %s has no cblas_sgemm: it is not a CBLAS; "
+                          "reconfigure with BLAS_LIBRARY pointing at OpenBLAS "
+                          "(e.g. /lib/x86_64-linux-gnu/libopenblas.so.0)", path);
+    }
+    memcpy(&blas->sgemm, &sym, sizeof sym);
+
+    /* OpenBLAS's own entry points; another BLAS lacks them and still works. */
+    const char *(*corename)(void) = NULL;
+    const char *(*config)(void) = NULL;
+    if ((sym = dlsym(handle, "openblas_get_corename")))
+        memcpy(&corename, &sym, sizeof sym);
+    if ((sym = dlsym(handle, "openblas_get_config")))
+        memcpy(&config, &sym, sizeof sym);
+    if ((sym = dlsym(handle, "openblas_set_num_threads")))
+        memcpy(&blas->set_num_threads, &sym, sizeof sym);
+
+    set_field(blas->kernel, sizeof blas->kernel, corename ? corename() : "unknown");
+    set_field(blas->config, sizeof blas->config, config ? config() : "");
+    if (!corename)
+        set_field(blas->chosen_by, sizeof blas->chosen_by,
+                  "not OpenBLAS: its own choice");
+
+    if (threads <= 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = online > 0 ? (online > 4096 ? 4096 : (int)online) : 1;
+    }
+    /* OpenBLAS's thread count is process-wide: the last instance created sets it. */
+    if (blas->set_num_threads)
+        blas->set_num_threads(threads);
+    be->threads = threads;
+    return GAN_OK;
+}
+
+void cpu_blas_close(struct cpu_blas *blas)
+{
+    if (blas->handle)
+        dlclose(blas->handle);
+    blas->handle = NULL;
+    blas->sgemm = NULL;
+    blas->set_num_threads = NULL;
+}

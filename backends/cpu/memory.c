@@ -1,0 +1,142 @@
+/* memory.c — the CPU backend's device memory: 64-byte aligned host buffers, copies
+ * in, out and between them with bounds checks, and the instance's scratch space. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_backend.h"
+
+/* A cache line, and the widest vector (AVX-512) loads a kernel might align to. */
+#define CPU_ALIGN ((size_t)64)
+
+/* bytes rounded up to a multiple of CPU_ALIGN (at least one line, so that even an
+ * empty buffer has a valid address); 0 when that overflows size_t. */
+static size_t round_up(size_t bytes)
+{
+    if (bytes > SIZE_MAX - (CPU_ALIGN - 1))
+        return 0;
+    size_t r = (bytes + CPU_ALIGN - 1) & ~(CPU_ALIGN - 1);
+    return r ? r : CPU_ALIGN;
+}
+
+gan_status cpu_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out)
+{
+    const struct gan_host *host = be->host;
+    *out = NULL;
+    size_t rounded = round_up(bytes);
+    if (!rounded)
+        return host->fail(host->ctx, GAN_ERR_NOMEM,
+                          "cannot allocate a buffer of %zu bytes: the size is too large "
+                          "to align; check the tensor's shape", bytes);
+    gan_buffer *buf = malloc(sizeof *buf);
+    /* aligned_alloc wants a size that is a multiple of the alignment: rounded is. */
+    unsigned char *data = buf ? aligned_alloc(CPU_ALIGN, rounded) : NULL;
+    if (!data) {
+        free(buf);
+        return host->fail(host->ctx, GAN_ERR_NOMEM,
+                          "out of memory allocating a buffer of %zu bytes; use smaller "
+                          "batches or models, or free memory", bytes);
+    }
+    buf->bytes = bytes;
+    buf->data = data;
+    *out = buf;
+    return GAN_OK;
+}
+
+void cpu_buffer_free(gan_backend *be, gan_buffer *buf)
+{
+    (void)be;
+    if (!buf)
+        return;
+    free(buf->data);
+    free(buf);
+}
+
+/* GAN_OK when [offset, offset + bytes) lies inside buf; otherwise a failure that names
+ * the operation, the range and the buffer's size. */
+static gan_status check_range(gan_backend *be, const char *op, const char *which,
+                              const gan_buffer *buf, size_t offset, size_t bytes)
+{
+    const struct gan_host *host = be->host;
+    if (!buf)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "%s: the %s buffer is NULL; pass a buffer from buffer_alloc",
+                          op, which);
+    if (offset > buf->bytes || bytes > buf->bytes - offset)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "%s: %zu bytes at byte offset %zu of the %s buffer run past its "
+                          "end (the buffer holds %zu bytes); fix the offset or size, or "
+                          "allocate a larger buffer", op, bytes, offset, which, buf->bytes);
+    return GAN_OK;
+}
+
+gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
+                      const void *src, size_t bytes)
+{
+    gan_status st = check_range(be, "upload", "destination", dst, dst_byte_offset, bytes);
+    if (st != GAN_OK)
+        return st;
+    if (!bytes)
+        return GAN_OK;
+    if (!src)
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                               "upload: the source pointer is NULL for %zu bytes; pass "
+                               "the host array to copy from", bytes);
+    memcpy(dst->data + dst_byte_offset, src, bytes);
+    return GAN_OK;
+}
+
+gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
+                        size_t src_byte_offset, size_t bytes)
+{
+    gan_status st = check_range(be, "download", "source", src, src_byte_offset, bytes);
+    if (st != GAN_OK)
+        return st;
+    if (!bytes)
+        return GAN_OK;
+    if (!dst)
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                              "download: the destination pointer is NULL for %zu bytes; "
+                              "pass the host array to copy into", bytes);
+    memcpy(dst, src->data + src_byte_offset, bytes);
+    return GAN_OK;
+}
+
+gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
+                    gan_buffer *src, size_t src_byte_offset, size_t bytes)
+{
+    gan_status st = check_range(be, "copy", "destination", dst, dst_byte_offset, bytes);
+    if (st == GAN_OK)
+        st = check_range(be, "copy", "source", src, src_byte_offset, bytes);
+    if (st != GAN_OK || !bytes)
+        return st;
+    /* Source and destination may be ranges of one buffer, overlapping or not. */
+    memmove(dst->data + dst_byte_offset, src->data + src_byte_offset, bytes);
+    return GAN_OK;
+}
+
+gan_status cpu_scratch(gan_backend *be, size_t bytes, void **out)
+{
+    if (be->scratch && be->scratch_bytes >= bytes) {
+        *out = be->scratch;
+        return GAN_OK;
+    }
+    *out = NULL;
+    size_t rounded = round_up(bytes);
+    /* The old contents need not survive, so free before allocating: the peak is the
+     * new size, not old plus new. */
+    free(be->scratch);
+    be->scratch = NULL;
+    be->scratch_bytes = 0;
+    unsigned char *p = rounded ? aligned_alloc(CPU_ALIGN, rounded) : NULL;
+    if (!p)
+        return be->host->fail(be->host->ctx, GAN_ERR_NOMEM,
+                              "out of memory allocating %zu bytes of scratch space for "
+                              "a kernel; use smaller batches or models", bytes);
+    be->scratch = p;
+    be->scratch_bytes = rounded;
+    *out = p;
+    return GAN_OK;
+}
