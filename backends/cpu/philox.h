@@ -1,0 +1,68 @@
+/* philox.h — the Philox4x32 counter-based generator (Salmon, Moraes, Dror and Shaw,
+ * "Parallel random numbers: as easy as 1, 2, 3", SC'11), as static inline functions. */
+#ifndef GANCTL_CPU_PHILOX_H
+#define GANCTL_CPU_PHILOX_H
+
+#include <stdint.h>
+
+/* The round multipliers and the Weyl sequence that schedules the key (the golden
+ * ratio and sqrt(3) − 1 as 32-bit fractions), from the paper. */
+#define CPU_PHILOX_M0 0xD2511F53u
+#define CPU_PHILOX_M1 0xCD9E8D57u
+#define CPU_PHILOX_W0 0x9E3779B9u
+#define CPU_PHILOX_W1 0xBB67AE85u
+
+/* One Philox round: two 32×32→64 multiplies whose high halves are mixed with the
+ * other two words and the round key; the words also trade places (a fixed
+ * permutation), so that every word feeds a multiply within two rounds. */
+static inline void cpu_philox4x32_round(uint32_t ctr[4], const uint32_t key[2])
+{
+    uint64_t p0 = (uint64_t)CPU_PHILOX_M0 * ctr[0];
+    uint64_t p1 = (uint64_t)CPU_PHILOX_M1 * ctr[2];
+    uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
+    uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
+    uint32_t c1 = ctr[1], c3 = ctr[3];
+    ctr[0] = hi1 ^ c1 ^ key[0];
+    ctr[1] = lo1;
+    ctr[2] = hi0 ^ c3 ^ key[1];
+    ctr[3] = lo0;
+}
+
+/* Philox4x32 with `rounds` rounds: the counter `in` encrypted under `key` into `out`.
+ * The key is bumped between rounds (rounds − 1 times), never before the first.
+ * Only 10 rounds are used for numbers; other counts exist for the known-answer
+ * vectors, which also cover 7 rounds and so pin the key schedule down. */
+static inline void cpu_philox4x32_r(unsigned rounds, const uint32_t in[4],
+                                    const uint32_t key_in[2], uint32_t out[4])
+{
+    uint32_t key[2] = { key_in[0], key_in[1] };
+    out[0] = in[0];
+    out[1] = in[1];
+    out[2] = in[2];
+    out[3] = in[3];
+    for (unsigned r = 0; r < rounds; r++) {
+        if (r > 0) {
+            key[0] += CPU_PHILOX_W0;
+            key[1] += CPU_PHILOX_W1;
+        }
+        cpu_philox4x32_round(out, key);
+    }
+}
+
+/* Philox4x32-10, the variant every ganctl backend uses. */
+static inline void cpu_philox4x32_10(const uint32_t in[4], const uint32_t key[2],
+                                     uint32_t out[4])
+{
+    cpu_philox4x32_r(10, in, key, out);
+}
+
+/* Block `block` of the stream for `seed`, as defined in include/ganctl/backend.h:
+ * key (seed low, seed high), counter (block low, block high, 0, 0). */
+static inline void cpu_philox_block(uint64_t seed, uint64_t block, uint32_t out[4])
+{
+    const uint32_t key[2] = { (uint32_t)seed, (uint32_t)(seed >> 32) };
+    const uint32_t ctr[4] = { (uint32_t)block, (uint32_t)(block >> 32), 0u, 0u };
+    cpu_philox4x32_10(ctr, key, out);
+}
+
+#endif
