@@ -101,6 +101,9 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
 /* cast.c */
 gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
                     const struct gan_ref *y, struct gan_cast_counts *counts);
+/* Nonzero when cpu_cast converts F32 ↔ F16 with the CPU's F16C instructions (the
+ * results are the same bits either way; this says which path the tests exercise). */
+int cpu_cast_uses_f16c(void);
 
 /* rng.c (Philox4x32-10 itself is in philox.h) */
 gan_status cpu_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,

@@ -1,0 +1,352 @@
+/* cast.c — element type conversion between F32, F16, BF16, I32 and U32, rounding to
+ * nearest even, counting what overflowed, underflowed or became subnormal. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define CPU_CAST_X86 1
+#endif
+
+#include "cpu_backend.h"
+#include "convert.h"
+
+/* ---------------------------------------------------------------- F32 ↔ F16 */
+
+static void f32_to_f16_portable(const float *x, uint16_t *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = cpu_f32_to_f16(x[i]);
+}
+
+static void f16_to_f32_portable(const uint16_t *x, float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = cpu_f16_to_f32(x[i]);
+}
+
+#ifdef CPU_CAST_X86
+/* The F16C instructions round exactly as convert.h does (round to nearest even,
+ * subnormals kept, overflow to inf, NaN quieted with its top payload bits), which
+ * tests/check_cast.c proves on every F16 and on millions of F32 inputs. The rounding
+ * mode is given in the instruction, so MXCSR's does not matter. */
+__attribute__((target("avx,f16c")))
+static void f32_to_f16_f16c(const float *x, uint16_t *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        _mm_storeu_si128((__m128i *)(void *)(y + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+    f32_to_f16_portable(x + i, y + i, n - i);
+}
+
+/* VCVTPH2PS quiets a signalling NaN (sets the top mantissa bit) where convert.h keeps
+ * the bits as they were; a block of 8 that holds one goes the portable way, so both
+ * paths give the same bits for every input. Signalling NaNs are rare, so this costs a
+ * compare per block. */
+__attribute__((target("avx,f16c")))
+static void f16_to_f32_f16c(const uint16_t *x, float *y, size_t n)
+{
+    const __m128i exp_quiet = _mm_set1_epi16(0x7e00), snan_exp = _mm_set1_epi16(0x7c00);
+    const __m128i low_mant = _mm_set1_epi16(0x01ff), zero = _mm_setzero_si128();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+        __m128i is_snan_exp = _mm_cmpeq_epi16(_mm_and_si128(h, exp_quiet), snan_exp);
+        __m128i has_payload = _mm_xor_si128(_mm_cmpeq_epi16(_mm_and_si128(h, low_mant), zero),
+                                            _mm_set1_epi16(-1));
+        if (_mm_movemask_epi8(_mm_and_si128(is_snan_exp, has_payload)))
+            f16_to_f32_portable(x + i, y + i, 8);
+        else
+            _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+    }
+    f16_to_f32_portable(x + i, y + i, n - i);
+}
+#endif
+
+int cpu_cast_uses_f16c(void)
+{
+#ifdef CPU_CAST_X86
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#else
+    return 0;
+#endif
+}
+
+/* ---------------------------------------------------------------- float ↔ float */
+
+static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned char *yp,
+                          enum gan_dtype yt, size_t n)
+{
+    if (xt == GAN_F32 && yt == GAN_F16) {
+#ifdef CPU_CAST_X86
+        if (cpu_cast_uses_f16c()) {
+            f32_to_f16_f16c((const float *)xp, (uint16_t *)yp, n);
+            return;
+        }
+#endif
+        f32_to_f16_portable((const float *)xp, (uint16_t *)yp, n);
+    } else if (xt == GAN_F16 && yt == GAN_F32) {
+#ifdef CPU_CAST_X86
+        if (cpu_cast_uses_f16c()) {
+            f16_to_f32_f16c((const uint16_t *)xp, (float *)yp, n);
+            return;
+        }
+#endif
+        f16_to_f32_portable((const uint16_t *)xp, (float *)yp, n);
+    } else if (xt == GAN_F32 && yt == GAN_BF16) {
+        const float *x = (const float *)xp;
+        uint16_t *y = (uint16_t *)yp;
+        for (size_t i = 0; i < n; i++)
+            y[i] = cpu_f32_to_bf16(x[i]);
+    } else if (xt == GAN_BF16 && yt == GAN_F32) {
+        const uint16_t *x = (const uint16_t *)xp;
+        float *y = (float *)yp;
+        for (size_t i = 0; i < n; i++)
+            y[i] = cpu_bf16_to_f32(x[i]);
+    } else {
+        /* F16 ↔ BF16: widening to FP32 is exact, so this rounds once. */
+        for (size_t i = 0; i < n; i++)
+            cpu_store(yp, yt, (int64_t)i, cpu_load(xp, xt, (int64_t)i));
+    }
+}
+
+/* Classes of a stored float, from its bits (so that no FPU flush-to-zero mode can
+ * hide a subnormal). */
+enum fclass { FC_ZERO, FC_SUBNORMAL, FC_NORMAL, FC_INF, FC_NAN };
+
+static inline enum fclass classify(uint32_t exp, uint32_t exp_max, uint32_t mant)
+{
+    if (exp == 0)
+        return mant ? FC_SUBNORMAL : FC_ZERO;
+    if (exp == exp_max)
+        return mant ? FC_NAN : FC_INF;
+    return FC_NORMAL;
+}
+
+static inline enum fclass class_f32(const void *p, size_t i)
+{
+    uint32_t b;
+    memcpy(&b, (const unsigned char *)p + 4 * i, 4);
+    return classify((b >> 23) & 0xffu, 0xffu, b & 0x7fffffu);
+}
+
+static inline enum fclass class_f16(const void *p, size_t i)
+{
+    uint16_t b = ((const uint16_t *)p)[i];
+    return classify((b >> 10) & 0x1fu, 0x1fu, b & 0x3ffu);
+}
+
+static inline enum fclass class_bf16(const void *p, size_t i)
+{
+    uint16_t b = ((const uint16_t *)p)[i];
+    return classify((b >> 7) & 0xffu, 0xffu, b & 0x7fu);
+}
+
+/* The counting pass, one instance per pair of types so the class tests inline. It
+ * reads input and output after the conversion: a second pass over memory that is
+ * still in cache for small tensors and costs a fraction of the conversion for big
+ * ones, and it lets the conversion itself stay branch-free (and vectorised). */
+#define DEFINE_COUNT(NAME, XCLASS, YCLASS)                                              \
+    static void NAME(const void *x, const void *y, size_t n, struct gan_cast_counts *c) \
+    {                                                                                   \
+        uint64_t overflow = 0, underflow = 0, subnormal = 0, nonfinite = 0;             \
+        for (size_t i = 0; i < n; i++) {                                                \
+            enum fclass cx = XCLASS(x, i), cy = YCLASS(y, i);                           \
+            nonfinite += cx >= FC_INF;                                                  \
+            overflow += cx < FC_INF && cy == FC_INF;                                    \
+            underflow += (cx == FC_SUBNORMAL || cx == FC_NORMAL) && cy == FC_ZERO;      \
+            subnormal += cy == FC_SUBNORMAL;                                            \
+        }                                                                               \
+        c->overflow = overflow;                                                         \
+        c->underflow = underflow;                                                       \
+        c->subnormal = subnormal;                                                       \
+        c->nonfinite = nonfinite;                                                       \
+    }
+
+DEFINE_COUNT(count_f32_f32, class_f32, class_f32)
+DEFINE_COUNT(count_f32_f16, class_f32, class_f16)
+DEFINE_COUNT(count_f32_bf16, class_f32, class_bf16)
+DEFINE_COUNT(count_f16_f32, class_f16, class_f32)
+DEFINE_COUNT(count_f16_f16, class_f16, class_f16)
+DEFINE_COUNT(count_f16_bf16, class_f16, class_bf16)
+DEFINE_COUNT(count_bf16_f32, class_bf16, class_f32)
+DEFINE_COUNT(count_bf16_f16, class_bf16, class_f16)
+DEFINE_COUNT(count_bf16_bf16, class_bf16, class_bf16)
+
+typedef void (*count_fn)(const void *, const void *, size_t, struct gan_cast_counts *);
+
+/* Indexed by enum gan_dtype: F32 = 0, F16 = 1, BF16 = 2. */
+static const count_fn float_counts[3][3] = {
+    { count_f32_f32, count_f32_f16, count_f32_bf16 },
+    { count_f16_f32, count_f16_f16, count_f16_bf16 },
+    { count_bf16_f32, count_bf16_f16, count_bf16_bf16 },
+};
+
+/* ---------------------------------------------------------------- integers */
+
+/* u as FP32 rounded to odd: truncated to 24 significant bits, with the last bit set
+ * when anything was cut off. Rounding that to F16 or BF16 (nearest even) then gives
+ * the correctly rounded result, which going through FP32 with nearest-even twice
+ * would not: 2^24 + 2^16 + 1 would become 2^24 in BF16 instead of 2^24 + 2^17. */
+static float u32_to_f32_odd(uint32_t u)
+{
+    if (u < (1u << 24))
+        return (float)u;
+    int shift = 8 - __builtin_clz(u); /* significant bits beyond 24 */
+    uint32_t t = (u >> shift) << shift;
+    if (t != u)
+        t |= 1u << shift;
+    return (float)t; /* exact: t has at most 24 significant bits */
+}
+
+static float int_to_float(int64_t v, enum gan_dtype yt)
+{
+    if (yt == GAN_F32)
+        return (float)v; /* one rounding, to nearest even */
+    uint32_t mag = v < 0 ? (uint32_t)(-v) : (uint32_t)v;
+    float f = u32_to_f32_odd(mag);
+    return v < 0 ? -f : f;
+}
+
+static int64_t load_int(const unsigned char *p, enum gan_dtype t, size_t i)
+{
+    if (t == GAN_I32)
+        return ((const int32_t *)(const void *)p)[i];
+    return ((const uint32_t *)(const void *)p)[i];
+}
+
+/* Conversions with an integer on either side, counting as they go. For an integer
+ * output, values outside its range saturate and count as overflow, inf saturates and
+ * NaN becomes 0 (both count as non-finite input), and a non-zero value that rounds to
+ * 0 counts as underflow. */
+static void int_convert(const unsigned char *xp, enum gan_dtype xt, unsigned char *yp,
+                        enum gan_dtype yt, size_t n, struct gan_cast_counts *c)
+{
+    const int64_t lo = yt == GAN_I32 ? INT32_MIN : 0;
+    const int64_t hi = yt == GAN_I32 ? INT32_MAX : (int64_t)UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (cpu_is_float(yt)) {
+            /* integer → float: |v| < 2^32 never underflows or becomes subnormal */
+            float f = int_to_float(load_int(xp, xt, i), yt);
+            cpu_store(yp, yt, (int64_t)i, f);
+            if (isinf(cpu_load(yp, yt, (int64_t)i)))
+                c->overflow++;
+            continue;
+        }
+        int64_t v;
+        if (cpu_is_float(xt)) {
+            float f = cpu_load(xp, xt, (int64_t)i);
+            if (isnan(f)) {
+                c->nonfinite++;
+                v = 0;
+            } else if (isinf(f)) {
+                c->nonfinite++;
+                v = f > 0 ? hi : lo;
+            } else {
+                /* nearbyint: the FPU's rounding mode, nearest even unless a caller
+                 * changed it; values this large are already integers. */
+                double r = fabs(f) < 0x1p62f ? nearbyint((double)f) : (double)f;
+                if (r < (double)lo || r > (double)hi) {
+                    c->overflow++;
+                    v = r < (double)lo ? lo : hi;
+                } else {
+                    v = (int64_t)r;
+                    if (v == 0 && f != 0.0f)
+                        c->underflow++;
+                }
+            }
+        } else {
+            v = load_int(xp, xt, i);
+            if (v < lo || v > hi) {
+                c->overflow++;
+                v = v < lo ? lo : hi;
+            }
+        }
+        if (yt == GAN_I32)
+            ((int32_t *)(void *)yp)[i] = (int32_t)v;
+        else
+            ((uint32_t *)(void *)yp)[i] = (uint32_t)v;
+    }
+}
+
+/* ---------------------------------------------------------------- the kernel */
+
+static gan_status check_ref(gan_backend *be, const char *which, const struct gan_ref *r,
+                            size_t n)
+{
+    const struct gan_host *host = be->host;
+    if (!r)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "cast: %s is NULL; pass a gan_ref", which);
+    size_t esz = gan_dtype_size(r->dtype);
+    if (!esz)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "cast: %s has dtype %d, which is not a gan_dtype", which,
+                          (int)r->dtype);
+    if (!n)
+        return GAN_OK;
+    if (!r->buf)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "cast: %s has no buffer for %zu elements; pass a buffer from "
+                          "buffer_alloc", which, n);
+    size_t have = r->buf->bytes / esz;
+    if (r->offset > have || n > have - r->offset)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "cast: %s needs %zu %s elements from element offset %zu, but its "
+                          "buffer holds %zu; fix the count or offset, or allocate a larger "
+                          "buffer", which, n, gan_dtype_name(r->dtype), r->offset, have);
+    return GAN_OK;
+}
+
+gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
+                    const struct gan_ref *y, struct gan_cast_counts *counts)
+{
+    gan_status st = check_ref(be, "x", x, n);
+    if (st == GAN_OK)
+        st = check_ref(be, "y", y, n);
+    if (st != GAN_OK)
+        return st;
+
+    struct gan_cast_counts c = { .elements = n };
+    if (n == 0) {
+        if (counts)
+            *counts = c;
+        return GAN_OK;
+    }
+
+    unsigned char *xp = cpu_ref_ptr(x), *yp = cpu_ref_ptr(y);
+    size_t xbytes = n * gan_dtype_size(x->dtype), ybytes = n * gan_dtype_size(y->dtype);
+    int same_view = xp == yp && x->dtype == y->dtype;
+    if (!same_view && xp < yp + ybytes && yp < xp + xbytes)
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                              "cast: x (%s at element %zu) and y (%s at element %zu) overlap "
+                              "in one buffer; cast into a separate buffer, or in place with "
+                              "the same view and dtype",
+                              gan_dtype_name(x->dtype), x->offset,
+                              gan_dtype_name(y->dtype), y->offset);
+
+    if (cpu_is_float(x->dtype) && cpu_is_float(y->dtype)) {
+        if (x->dtype == y->dtype) {
+            if (!same_view)
+                memcpy(yp, xp, xbytes);
+        } else {
+            float_convert(xp, x->dtype, yp, y->dtype, n);
+        }
+        if (counts)
+            float_counts[x->dtype][y->dtype](xp, yp, n, &c);
+    } else if (x->dtype == y->dtype) {
+        if (!same_view)
+            memcpy(yp, xp, xbytes);
+    } else {
+        int_convert(xp, x->dtype, yp, y->dtype, n, &c);
+    }
+    if (counts)
+        *counts = c;
+    return GAN_OK;
+}
