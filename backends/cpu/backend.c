@@ -1,0 +1,119 @@
+/* backend.c — the CPU backend module: its descriptor, its table of kernels, and the
+ * life of an instance (BLAS loaded at create, released at destroy). */
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_backend.h"
+
+/* "OpenBLAS 0.3.21" from OpenBLAS's configuration string (its first two words), or
+ * "BLAS" when the library does not say what it is. */
+static void library_name(const struct cpu_blas *blas, char *out, size_t size)
+{
+    const char *cfg = blas->config;
+    const char *space = strchr(cfg, ' ');
+    if (strncmp(cfg, "OpenBLAS ", 9) == 0 && space) {
+        size_t len = strcspn(space + 1, " ");
+        snprintf(out, size, "OpenBLAS %.*s", (int)len, space + 1);
+    } else {
+        snprintf(out, size, "BLAS");
+    }
+}
+
+static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
+{
+    *out = NULL;
+    long long threads = 0;
+    gan_status st = host->get_int(host->ctx, "threads", &threads);
+    if (st == GAN_ERR_NOT_FOUND) /* a host that does not fill in defaults */
+        threads = 0;
+    else if (st != GAN_OK)
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "backend cpu: the setting threads is not an integer; set it to "
+                          "the number of BLAS threads, or 0 for one per online core");
+    if (threads < 0 || threads > INT_MAX)
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "backend cpu: threads = %lld; use 0 (one per online core) or a "
+                          "positive number of BLAS threads", threads);
+
+    gan_backend *be = calloc(1, sizeof *be);
+    if (!be)
+        return host->fail(host->ctx, GAN_ERR_NOMEM,
+                          "backend cpu: out of memory creating the instance");
+    be->host = host;
+    st = cpu_blas_open(be, (int)threads);
+    if (st != GAN_OK) {
+        free(be);
+        return st;
+    }
+
+    char lib[48];
+    library_name(&be->blas, lib, sizeof lib);
+    snprintf(be->description, sizeof be->description,
+             "cpu: %s kernel %s (%s), %d thread%s, %s%s", lib, be->blas.kernel,
+             be->blas.chosen_by, be->threads, be->threads == 1 ? "" : "s",
+             be->blas.library, cpu_cast_uses_f16c() ? "; F16C casts" : "");
+    host->log(host->ctx, GAN_LOG_DEBUG, "%s", be->description);
+    *out = be;
+    return GAN_OK;
+}
+
+static void cpu_destroy(gan_backend *be)
+{
+    if (!be)
+        return;
+    cpu_blas_close(&be->blas);
+    free(be->scratch);
+    free(be);
+}
+
+static const char *cpu_describe(gan_backend *be)
+{
+    return be->description;
+}
+
+static const struct gan_backend_ops cpu_ops = {
+    .struct_size = sizeof(struct gan_backend_ops),
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .describe = cpu_describe,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .copy = cpu_copy,
+    .gemm = cpu_gemm,
+    .unary = cpu_unary,
+    .binary = cpu_binary,
+    .reduce = cpu_reduce,
+    .conv2d_forward = cpu_conv2d_forward,
+    .conv2d_backward_data = cpu_conv2d_backward_data,
+    .conv2d_backward_filter = cpu_conv2d_backward_filter,
+    .cast = cpu_cast,
+    .rng_bits = cpu_rng_bits,
+    .rng_uniform = cpu_rng_uniform,
+    .rng_normal = cpu_rng_normal,
+    .adam = cpu_adam,
+    .grad_stats = cpu_grad_stats,
+    .synchronize = NULL, /* every kernel has finished when it returns */
+};
+
+static const struct gan_setting_spec cpu_settings[] = {
+    { "threads", GAN_SETTING_INT, "0", "BLAS threads; 0 = one per online core" },
+    { NULL, 0, NULL, NULL },
+};
+
+static const struct gan_plugin cpu_descriptor = {
+    GAN_PLUGIN_HEADER,
+    .kind = GAN_PLUGIN_BACKEND,
+    .name = "cpu",
+    .version = PACKAGE_VERSION,
+    .summary = "CPU: OpenBLAS GEMM, FP16/BF16 stored in 16 bits and computed in FP32",
+    .ops = &cpu_ops,
+    .settings = cpu_settings,
+};
+
+GAN_DEFINE_PLUGIN(cpu_descriptor)
