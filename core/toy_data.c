@@ -56,8 +56,8 @@ const char *gan_toy_kind_name(enum gan_toy_kind kind)
     return kind_names[kind];
 }
 
-gan_status gan_toy_dataset_from_name(const char *name, const struct gan_host *host,
-                                     enum gan_toy_kind *out)
+gan_status gan_toy_dataset_from_name(const char *name, enum gan_toy_kind *out,
+                                     struct gan_error *err)
 {
     for (unsigned k = 0; name && k < GAN_TOY_KIND_COUNT; k++) {
         if (strcmp(name, kind_names[k]) == 0) {
@@ -65,11 +65,9 @@ gan_status gan_toy_dataset_from_name(const char *name, const struct gan_host *ho
             return GAN_OK;
         }
     }
-    if (host)
-        return host->fail(host->ctx, GAN_ERR_CONFIG,
-                          "unknown toy data set \"%s\"; valid names are %s, %s and %s",
-                          name ? name : "(null)", kind_names[0], kind_names[1], kind_names[2]);
-    return GAN_ERR_CONFIG;
+    return gan_error_set(err, GAN_ERR_CONFIG,
+                         "unknown toy data set \"%s\"; valid names are %s, %s and %s",
+                         name ? name : "(null)", kind_names[0], kind_names[1], kind_names[2]);
 }
 
 /* The 8 centres before scaling, in gan_toy.py's order. */
@@ -155,17 +153,15 @@ struct gan_toy_sampler {
     enum gan_toy_kind kind;
     uint64_t seed;
     uint64_t first_block;
-    const struct gan_host *host;
     struct gan_toy_state state;
     float *set;                   /* 25gaussians: the fixed set in creation order, 2 floats a point */
     uint32_t *order;              /* 25gaussians: the current pass's permutation of `set` */
 };
 
-static gan_status sampler_fail(const gan_toy_sampler *s, gan_status st, const char *what)
+static gan_status sampler_fail(const gan_toy_sampler *s, struct gan_error *err, gan_status st,
+                               const char *what)
 {
-    if (s->host)
-        return s->host->fail(s->host->ctx, st, "toy data %s: %s", kind_names[s->kind], what);
-    return st;
+    return gan_error_set(err, st, "toy data %s: %s", kind_names[s->kind], what);
 }
 
 /* Fisher–Yates over the fixed set, drawn from the blocks from `block` on, always
@@ -213,30 +209,23 @@ static int blocks_fit(uint64_t start, uint64_t count)
 }
 
 gan_status gan_toy_sampler_new(enum gan_toy_kind kind, uint64_t seed, uint64_t first_block,
-                               const struct gan_host *host, gan_toy_sampler **out)
+                               gan_toy_sampler **out, struct gan_error *err)
 {
     *out = NULL;
-    if ((unsigned)kind >= GAN_TOY_KIND_COUNT) {
-        if (host)
-            return host->fail(host->ctx, GAN_ERR_INVALID,
-                              "toy data: kind %d is not a toy data set; use "
-                              "gan_toy_dataset_from_name to get one", (int)kind);
-        return GAN_ERR_INVALID;
-    }
+    if ((unsigned)kind >= GAN_TOY_KIND_COUNT)
+        return gan_error_set(err, GAN_ERR_INVALID,
+                             "toy data: kind %d is not a toy data set; use "
+                             "gan_toy_dataset_from_name to get one", (int)kind);
     gan_toy_sampler *s = calloc(1, sizeof *s);
-    if (!s) {
-        if (host)
-            return host->fail(host->ctx, GAN_ERR_NOMEM, "toy data: out of memory for a sampler");
-        return GAN_ERR_NOMEM;
-    }
+    if (!s)
+        return gan_error_set(err, GAN_ERR_NOMEM, "toy data: out of memory for a sampler");
     s->kind = kind;
     s->seed = seed;
     s->first_block = first_block;
-    s->host = host;
     s->state.block = first_block;
     if (kind == GAN_TOY_25GAUSSIANS) {
         if (!blocks_fit(first_block, (uint64_t)GAN_TOY_25_SET_SIZE + GAN_TOY_25_SHUFFLE_BLOCKS)) {
-            gan_status st = sampler_fail(s, GAN_ERR_INVALID,
+            gan_status st = sampler_fail(s, err, GAN_ERR_INVALID,
                                          "the first block leaves no room in the stream for "
                                          "the fixed set and its shuffle; start lower");
             free(s);
@@ -245,7 +234,7 @@ gan_status gan_toy_sampler_new(enum gan_toy_kind kind, uint64_t seed, uint64_t f
         s->set = malloc((size_t)GAN_TOY_25_SET_SIZE * 2 * sizeof *s->set);
         s->order = malloc((size_t)GAN_TOY_25_SET_SIZE * sizeof *s->order);
         if (!s->set || !s->order) {
-            gan_status st = sampler_fail(s, GAN_ERR_NOMEM,
+            gan_status st = sampler_fail(s, err, GAN_ERR_NOMEM,
                                          "out of memory for the fixed set of 100,000 points");
             gan_toy_sampler_free(s);
             return st;
@@ -278,12 +267,12 @@ enum gan_toy_kind gan_toy_sampler_kind(const gan_toy_sampler *s)
  * every pass (160 for its batch of 256). Here each pass uses every point once and
  * the next pass is a fresh shuffle, so no point is favoured and batches do not
  * repeat with the period of the set. */
-static gan_status sample_25(gan_toy_sampler *s, size_t n, float *xy)
+static gan_status sample_25(gan_toy_sampler *s, size_t n, float *xy, struct gan_error *err)
 {
     for (size_t k = 0; k < n; k++) {
         if (s->state.cursor == GAN_TOY_25_SET_SIZE) {
             if (!blocks_fit(s->state.block, GAN_TOY_25_SHUFFLE_BLOCKS))
-                return sampler_fail(s, GAN_ERR_INVALID,
+                return sampler_fail(s, err, GAN_ERR_INVALID,
                                     "the block counter has reached the end of the stream");
             s->state.shuffle_block = s->state.block;
             s->state.block += GAN_TOY_25_SHUFFLE_BLOCKS;
@@ -297,16 +286,16 @@ static gan_status sample_25(gan_toy_sampler *s, size_t n, float *xy)
     return GAN_OK;
 }
 
-gan_status gan_toy_sample(gan_toy_sampler *s, size_t n, float *xy)
+gan_status gan_toy_sample(gan_toy_sampler *s, size_t n, float *xy, struct gan_error *err)
 {
     if (n == 0)
         return GAN_OK;
     if (!xy)
-        return sampler_fail(s, GAN_ERR_INVALID, "no output array for the points; pass n × 2 floats");
+        return sampler_fail(s, err, GAN_ERR_INVALID, "no output array for the points; pass n × 2 floats");
     if (s->kind == GAN_TOY_25GAUSSIANS)
-        return sample_25(s, n, xy);
+        return sample_25(s, n, xy, err);
     if (!blocks_fit(s->state.block, n))
-        return sampler_fail(s, GAN_ERR_INVALID,
+        return sampler_fail(s, err, GAN_ERR_INVALID,
                             "the block counter would run past the end of the stream; "
                             "start from a lower block");
     void (*point)(uint64_t, uint64_t, float *) =
@@ -322,11 +311,12 @@ void gan_toy_sampler_get_state(const gan_toy_sampler *s, struct gan_toy_state *o
     *out = s->state;
 }
 
-gan_status gan_toy_sampler_set_state(gan_toy_sampler *s, const struct gan_toy_state *state)
+gan_status gan_toy_sampler_set_state(gan_toy_sampler *s, const struct gan_toy_state *state,
+                                     struct gan_error *err)
 {
     if (s->kind != GAN_TOY_25GAUSSIANS) {
         if (state->shuffle_block != 0 || state->cursor != 0 || state->block < s->first_block)
-            return sampler_fail(s, GAN_ERR_INVALID,
+            return sampler_fail(s, err, GAN_ERR_INVALID,
                                 "the saved state does not belong to this sampler (it has a "
                                 "shuffle position, or a block before the sampler's first); "
                                 "restore it into a sampler of the same data set, seed and "
@@ -342,7 +332,7 @@ gan_status gan_toy_sampler_set_state(gan_toy_sampler *s, const struct gan_toy_st
              && state->block == state->shuffle_block + GAN_TOY_25_SHUFFLE_BLOCKS
              && state->cursor <= GAN_TOY_25_SET_SIZE;
     if (!ok)
-        return sampler_fail(s, GAN_ERR_INVALID,
+        return sampler_fail(s, err, GAN_ERR_INVALID,
                             "the saved state is not a position of this sampler's stream "
                             "(shuffle block, block and cursor disagree with the fixed set's "
                             "layout); restore it into a sampler of the same data set, seed "

@@ -6,7 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <ganctl/status.h>
-#include <ganctl/host.h>
+
+#include "error.h"
 
 enum gan_toy_kind {
     GAN_TOY_8GAUSSIANS = 0,   /* 8 modes on a circle of radius 2, σ 0.02, all / 1.414 */
@@ -28,10 +29,12 @@ enum gan_toy_kind {
 /* The name a data set goes by in configurations ("8gaussians"); NULL outside the enum. */
 const char *gan_toy_kind_name(enum gan_toy_kind kind);
 
-/* The data set called `name`. An unknown name is GAN_ERR_CONFIG, explained through
- * `host` (which may be NULL) with the list of valid names. */
-gan_status gan_toy_dataset_from_name(const char *name, const struct gan_host *host,
-                                     enum gan_toy_kind *out);
+/* Every fallible call below explains a failure in `err` (NULL: discard the message). */
+
+/* The data set called `name`. An unknown name is GAN_ERR_CONFIG, with the list of
+ * valid names in the message. */
+gan_status gan_toy_dataset_from_name(const char *name, enum gan_toy_kind *out,
+                                     struct gan_error *err);
 
 /* The modes of a data set in the normalised space the samplers produce. */
 struct gan_toy_modes {
@@ -76,23 +79,22 @@ struct gan_toy_state {
     uint64_t cursor;              /* 25gaussians: points of the current pass taken; else 0 */
 };
 
-/* A sampler for `kind` reading `seed`'s stream from block `first_block`. `host`
- * (borrowed; may be NULL) receives the messages of this and later calls and must
- * outlive the sampler. */
+/* A sampler for `kind` reading `seed`'s stream from block `first_block`. */
 gan_status gan_toy_sampler_new(enum gan_toy_kind kind, uint64_t seed, uint64_t first_block,
-                               const struct gan_host *host, gan_toy_sampler **out);
+                               gan_toy_sampler **out, struct gan_error *err);
 void gan_toy_sampler_free(gan_toy_sampler *s);
 
 enum gan_toy_kind gan_toy_sampler_kind(const gan_toy_sampler *s);
 
 /* Writes n points to xy (n × 2 floats, x then y) and advances the stream. */
-gan_status gan_toy_sample(gan_toy_sampler *s, size_t n, float *xy);
+gan_status gan_toy_sample(gan_toy_sampler *s, size_t n, float *xy, struct gan_error *err);
 
 void gan_toy_sampler_get_state(const gan_toy_sampler *s, struct gan_toy_state *out);
 
 /* Moves the sampler to a saved state. The sampler must have been created with the
  * same kind, seed and first block as the one that saved it; a state that no such
  * sampler could have reached is GAN_ERR_INVALID and leaves the sampler unchanged. */
-gan_status gan_toy_sampler_set_state(gan_toy_sampler *s, const struct gan_toy_state *state);
+gan_status gan_toy_sampler_set_state(gan_toy_sampler *s, const struct gan_toy_state *state,
+                                     struct gan_error *err);
 
 #endif

@@ -8,11 +8,9 @@
 
 #include "toy_metrics.h"
 
-static gan_status metric_fail(const struct gan_host *host, gan_status st, const char *what)
+static gan_status metric_fail(struct gan_error *err, gan_status st, const char *what)
 {
-    if (host)
-        return host->fail(host->ctx, st, "toy metrics: %s", what);
-    return st;
+    return gan_error_set(err, st, "toy metrics: %s", what);
 }
 
 static int finite_points(const float *xy, size_t n)
@@ -52,15 +50,15 @@ static double w1_sorted(const double *a, size_t n, const double *b, size_t m)
 }
 
 gan_status gan_toy_sliced_w1(const float *a, size_t na, const float *b, size_t nb,
-                             const struct gan_host *host, double *out)
+                             double *out, struct gan_error *err)
 {
     *out = NAN;
     if (!a || !b || na == 0 || nb == 0)
-        return metric_fail(host, GAN_ERR_INVALID,
+        return metric_fail(err, GAN_ERR_INVALID,
                            "the sliced W1 distance needs two non-empty point sets");
     /* n·m must fit the integer step positions of w1_sorted. */
     if (na > UINT32_MAX || nb > UINT32_MAX)
-        return metric_fail(host, GAN_ERR_INVALID,
+        return metric_fail(err, GAN_ERR_INVALID,
                            "the sliced W1 distance takes at most 2^32 − 1 points a set; "
                            "pass a subsample");
     if (!finite_points(a, na) || !finite_points(b, nb))
@@ -69,7 +67,7 @@ gan_status gan_toy_sliced_w1(const float *a, size_t na, const float *b, size_t n
     if (!pa || !pb) {
         free(pa);
         free(pb);
-        return metric_fail(host, GAN_ERR_NOMEM, "out of memory for the projections");
+        return metric_fail(err, GAN_ERR_NOMEM, "out of memory for the projections");
     }
     const double two_pi = 6.283185307179586476925286766559;
     double total = 0.0;
@@ -93,17 +91,17 @@ gan_status gan_toy_sliced_w1(const float *a, size_t na, const float *b, size_t n
 }
 
 gan_status gan_toy_quality(enum gan_toy_kind kind, const float *fake, size_t n_fake,
-                           const float *real, size_t n_real, const struct gan_host *host,
-                           struct gan_toy_quality *out)
+                           const float *real, size_t n_real, struct gan_toy_quality *out,
+                           struct gan_error *err)
 {
     memset(out, 0, sizeof *out);
     out->modes_covered = -1;
     out->high_quality_pct = NAN;
     out->sliced_w1 = NAN;
     if ((unsigned)kind >= GAN_TOY_KIND_COUNT)
-        return metric_fail(host, GAN_ERR_INVALID, "the data set kind is not a toy data set");
+        return metric_fail(err, GAN_ERR_INVALID, "the data set kind is not a toy data set");
     if (!fake || !real || n_fake == 0 || n_real == 0)
-        return metric_fail(host, GAN_ERR_INVALID,
+        return metric_fail(err, GAN_ERR_INVALID,
                            "pass at least one generated and one real point");
 
     for (size_t i = 0; i < n_fake; i++)
@@ -147,32 +145,32 @@ gan_status gan_toy_quality(enum gan_toy_kind kind, const float *fake, size_t n_f
                 out->modes_covered++;
         out->high_quality_pct = 100.0 * (double)good / (double)n_fake;
     }
-    return gan_toy_sliced_w1(fake, n_fake, real, n_real, host, &out->sliced_w1);
+    return gan_toy_sliced_w1(fake, n_fake, real, n_real, &out->sliced_w1, err);
 }
 
 gan_status gan_toy_quality_floor(enum gan_toy_kind kind, uint64_t seed, uint64_t first_block,
-                                 size_t n, const struct gan_host *host,
-                                 struct gan_toy_quality *out)
+                                 size_t n, struct gan_toy_quality *out,
+                                 struct gan_error *err)
 {
     memset(out, 0, sizeof *out);
     out->modes_covered = -1;
     out->high_quality_pct = NAN;
     out->sliced_w1 = NAN;
     if (n == 0 || n > SIZE_MAX / (4 * sizeof(float)))
-        return metric_fail(host, GAN_ERR_INVALID,
+        return metric_fail(err, GAN_ERR_INVALID,
                            "the real-vs-real floor needs a sample count of at least 1");
     gan_toy_sampler *s;
-    gan_status st = gan_toy_sampler_new(kind, seed, first_block, host, &s);
+    gan_status st = gan_toy_sampler_new(kind, seed, first_block, &s, err);
     if (st != GAN_OK)
         return st;
     float *xy = malloc(4 * n * sizeof *xy);
     if (!xy) {
         gan_toy_sampler_free(s);
-        return metric_fail(host, GAN_ERR_NOMEM, "out of memory for two sets of real points");
+        return metric_fail(err, GAN_ERR_NOMEM, "out of memory for two sets of real points");
     }
-    st = gan_toy_sample(s, 2 * n, xy);
+    st = gan_toy_sample(s, 2 * n, xy, err);
     if (st == GAN_OK)
-        st = gan_toy_quality(kind, xy, n, xy + 2 * n, n, host, out);
+        st = gan_toy_quality(kind, xy, n, xy + 2 * n, n, out, err);
     free(xy);
     gan_toy_sampler_free(s);
     return st;

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <ganctl/status.h>
-#include <ganctl/host.h>
 
+#include "error.h"
 #include "toy_data.h"
 
 /* The sliced distance projects onto this many unit directions. Direction k has the
@@ -43,19 +43,20 @@ struct gan_toy_quality {
  * that is the mean |sorted a − sorted b|. NaN when a point is not finite. Fails
  * (GAN_ERR_INVALID) on an empty set, GAN_ERR_NOMEM when scratch memory is short. */
 gan_status gan_toy_sliced_w1(const float *a, size_t na, const float *b, size_t nb,
-                             const struct gan_host *host, double *out);
+                             double *out, struct gan_error *err);
 
 /* All metrics of generated points `fake` (n_fake × 2) against fresh real points
- * `real` (n_real × 2) from the data set `kind`. Messages go to `host` (may be NULL). */
+ * `real` (n_real × 2) from the data set `kind`. Failures are explained in `err`
+ * (NULL: discard the message), as in every call here. */
 gan_status gan_toy_quality(enum gan_toy_kind kind, const float *fake, size_t n_fake,
-                           const float *real, size_t n_real, const struct gan_host *host,
-                           struct gan_toy_quality *out);
+                           const float *real, size_t n_real, struct gan_toy_quality *out,
+                           struct gan_error *err);
 
 /* The same metrics for two independent real sets of n points each, drawn from a new
  * sampler for (kind, seed, first_block): the values a perfect generator would score
  * at this sample size. */
 gan_status gan_toy_quality_floor(enum gan_toy_kind kind, uint64_t seed, uint64_t first_block,
-                                 size_t n, const struct gan_host *host,
-                                 struct gan_toy_quality *out);
+                                 size_t n, struct gan_toy_quality *out,
+                                 struct gan_error *err);
 
 #endif

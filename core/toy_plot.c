@@ -252,6 +252,7 @@ struct layout {
     int strip;                    /* title strip height; 0 without a title */
     int legend;                   /* legend strip height */
     int ox, oy, size;             /* the plot area */
+    int width, height;            /* the image */
 };
 
 /* The field at grid coordinates (gx, gy), bilinear between the four grid points
@@ -445,18 +446,25 @@ static void field_range(const struct gan_toy_plot *p, double *lo, double *hi)
         *lo = *hi = NAN;
 }
 
+static void make_layout(const struct gan_toy_plot *p, struct layout *L)
+{
+    L->size = (int)p->size;
+    L->scale = L->size >= 384 ? 2 : 1;
+    L->margin = 4 * L->scale;
+    L->strip = p->title && *p->title ? (FONT_H + 6) * L->scale : 0;
+    L->legend = (FONT_H + 6) * L->scale;
+    L->ox = L->margin;
+    L->oy = L->strip ? L->strip : L->margin;
+    L->width = L->size + 2 * L->margin;
+    L->height = L->oy + L->size + L->margin + L->legend;
+}
+
 static gan_status render(const struct gan_toy_plot *p, struct canvas *cv)
 {
     struct layout L;
-    L.size = (int)p->size;
-    L.scale = L.size >= 384 ? 2 : 1;
-    L.margin = 4 * L.scale;
-    L.strip = p->title && *p->title ? (FONT_H + 6) * L.scale : 0;
-    L.legend = (FONT_H + 6) * L.scale;
-    L.ox = L.margin;
-    L.oy = L.strip ? L.strip : L.margin;
-    cv->w = L.size + 2 * L.margin;
-    cv->h = L.oy + L.size + L.margin + L.legend;
+    make_layout(p, &L);
+    cv->w = L.width;
+    cv->h = L.height;
     cv->px = malloc((size_t)cv->w * (size_t)cv->h * 3);
     if (!cv->px)
         return GAN_ERR_NOMEM;
@@ -542,13 +550,11 @@ static int encode_png(FILE *out, const struct canvas *cv, const char *title,
     return 0;
 }
 
-static gan_status io_fail(const struct gan_host *host, const char *path, const char *what,
+static gan_status io_fail(struct gan_error *err, const char *path, const char *what,
                           const char *why, const char *fix)
 {
-    if (host)
-        return host->fail(host->ctx, GAN_ERR_IO, "toy plot: cannot write %s: %s (%s); %s",
-                          path, what, why, fix);
-    return GAN_ERR_IO;
+    return gan_error_set(err, GAN_ERR_IO, "toy plot: cannot write %s: %s (%s); %s", path, what,
+                         why, fix);
 }
 
 /* Flushes the folder holding `path`, so that the rename itself survives a crash.
@@ -571,18 +577,18 @@ static int sync_folder(const char *path)
 }
 
 static gan_status write_atomically(const char *path, const struct canvas *cv, const char *title,
-                                   const struct gan_host *host)
+                                   struct gan_error *err)
 {
     size_t len = strlen(path);
     char *tmp = malloc(len + 8);
     if (!tmp)
-        return io_fail(host, path, "no memory for the temporary name", strerror(ENOMEM),
+        return io_fail(err, path, "no memory for the temporary name", strerror(ENOMEM),
                        "free some memory");
     memcpy(tmp, path, len);
     memcpy(tmp + len, ".XXXXXX", 8);
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        gan_status st = io_fail(host, path, "cannot create a temporary file in its folder",
+        gan_status st = io_fail(err, path, "cannot create a temporary file in its folder",
                                 strerror(errno), "create the folder, make it writable, or "
                                 "choose another path");
         free(tmp);
@@ -596,7 +602,7 @@ static gan_status write_atomically(const char *path, const struct canvas *cv, co
         close(fd);
         unlink(tmp);
         free(tmp);
-        return io_fail(host, path, "cannot open the temporary file", strerror(e),
+        return io_fail(err, path, "cannot open the temporary file", strerror(e),
                        "check the folder's permissions");
     }
     struct png_failure fail = { "" };
@@ -622,59 +628,86 @@ static gan_status write_atomically(const char *path, const struct canvas *cv, co
         snprintf(reason, sizeof reason, "%s", why);
         unlink(tmp);
         free(tmp);
-        return io_fail(host, path, what, reason, "check the free space and the folder's "
+        return io_fail(err, path, what, reason, "check the free space and the folder's "
                        "permissions");
     }
     free(tmp);
     if (sync_folder(path) != 0)
-        return io_fail(host, path, "the file was written but its folder could not be synced",
+        return io_fail(err, path, "the file was written but its folder could not be synced",
                        strerror(errno), "check the file system");
     return GAN_OK;
 }
 
-static gan_status plot_invalid(const struct gan_host *host, const char *path, const char *what)
+static gan_status plot_invalid(struct gan_error *err, const char *path, const char *what)
 {
-    if (host)
-        return host->fail(host->ctx, GAN_ERR_INVALID, "toy plot %s: %s", path ? path : "(null)",
-                          what);
-    return GAN_ERR_INVALID;
+    return gan_error_set(err, GAN_ERR_INVALID, "toy plot %s: %s", path ? path : "(null)", what);
+}
+
+/* Copies `plot` into `p` with the defaults applied and checks it. */
+static gan_status resolve(const char *path, const struct gan_toy_plot *plot,
+                          struct gan_toy_plot *p, struct gan_error *err)
+{
+    if (!plot)
+        return plot_invalid(err, path, "no plot description");
+    *p = *plot;
+    if (p->size == 0)
+        p->size = GAN_TOY_PLOT_DEFAULT_SIZE;
+    if (p->xmin == 0.0 && p->xmax == 0.0 && p->ymin == 0.0 && p->ymax == 0.0) {
+        p->xmin = p->ymin = -GAN_TOY_PLOT_DEFAULT_EXTENT;
+        p->xmax = p->ymax = GAN_TOY_PLOT_DEFAULT_EXTENT;
+    }
+    if (p->size < 16 || p->size > 4096)
+        return plot_invalid(err, path, "the plot size must be 16 to 4096 pixels (0: 512)");
+    if (!(isfinite(p->xmin) && isfinite(p->xmax) && isfinite(p->ymin) && isfinite(p->ymax)
+          && p->xmin < p->xmax && p->ymin < p->ymax))
+        return plot_invalid(err, path, "the view must be finite with xmin < xmax and "
+                            "ymin < ymax (all four 0: [-3, 3]^2)");
+    if (p->field && (p->grid < 2 || p->grid > 65536))
+        return plot_invalid(err, path, "a field needs a grid of 2 to 65536 points a side");
+    if ((p->n_real && !p->real) || (p->n_fake && !p->fake))
+        return plot_invalid(err, path, "a point count is set but its array is NULL");
+    return GAN_OK;
+}
+
+gan_status gan_toy_plot_geometry(const struct gan_toy_plot *plot,
+                                 struct gan_toy_plot_geometry *out, struct gan_error *err)
+{
+    struct gan_toy_plot p;
+    memset(out, 0, sizeof *out);
+    gan_status st = resolve("(geometry)", plot, &p, err);
+    if (st != GAN_OK)
+        return st;
+    struct layout L;
+    make_layout(&p, &L);
+    out->width = (unsigned)L.width;
+    out->height = (unsigned)L.height;
+    out->plot_x = (unsigned)L.ox;
+    out->plot_y = (unsigned)L.oy;
+    out->size = (unsigned)L.size;
+    out->xmin = p.xmin;
+    out->xmax = p.xmax;
+    out->ymin = p.ymin;
+    out->ymax = p.ymax;
+    return GAN_OK;
 }
 
 gan_status gan_toy_plot_write(const char *path, const struct gan_toy_plot *plot,
-                              const struct gan_host *host)
+                              struct gan_error *err)
 {
     if (!path || !*path)
-        return plot_invalid(host, path, "no file name; pass the path of the PNG to write");
-    if (!plot)
-        return plot_invalid(host, path, "no plot description");
-    struct gan_toy_plot p = *plot;
-    if (p.size == 0)
-        p.size = GAN_TOY_PLOT_DEFAULT_SIZE;
-    if (p.xmin == 0.0 && p.xmax == 0.0 && p.ymin == 0.0 && p.ymax == 0.0) {
-        p.xmin = p.ymin = -GAN_TOY_PLOT_DEFAULT_EXTENT;
-        p.xmax = p.ymax = GAN_TOY_PLOT_DEFAULT_EXTENT;
-    }
-    if (p.size < 16 || p.size > 4096)
-        return plot_invalid(host, path, "the plot size must be 16 to 4096 pixels (0: 512)");
-    if (!(isfinite(p.xmin) && isfinite(p.xmax) && isfinite(p.ymin) && isfinite(p.ymax)
-          && p.xmin < p.xmax && p.ymin < p.ymax))
-        return plot_invalid(host, path, "the view must be finite with xmin < xmax and "
-                            "ymin < ymax (all four 0: [-3, 3]^2)");
-    if (p.field && (p.grid < 2 || p.grid > 65536))
-        return plot_invalid(host, path, "a field needs a grid of 2 to 65536 points a side");
-    if ((p.n_real && !p.real) || (p.n_fake && !p.fake))
-        return plot_invalid(host, path, "a point count is set but its array is NULL");
-
+        return plot_invalid(err, path, "no file name; pass the path of the PNG to write");
+    struct gan_toy_plot p;
+    gan_status st = resolve(path, plot, &p, err);
+    if (st != GAN_OK)
+        return st;
     struct canvas cv = { 0, 0, NULL };
-    gan_status st = render(&p, &cv);
+    st = render(&p, &cv);
     if (st != GAN_OK) {
         free(cv.px);
-        if (host)
-            return host->fail(host->ctx, st, "toy plot %s: out of memory for a %u px picture",
-                              path, p.size);
-        return st;
+        return gan_error_set(err, st, "toy plot %s: out of memory for a %u px picture", path,
+                             p.size);
     }
-    st = write_atomically(path, &cv, p.title, host);
+    st = write_atomically(path, &cv, p.title, err);
     free(cv.px);
     return st;
 }

@@ -5,7 +5,8 @@
 
 #include <stddef.h>
 #include <ganctl/status.h>
-#include <ganctl/host.h>
+
+#include "error.h"
 
 /* Colours (0xRRGGBB) of the points, as in gan_toy.py's figure: real data orange,
  * generated samples green. Each dot is a disc of about 2 px radius at 512 px,
@@ -42,15 +43,30 @@ struct gan_toy_plot {
     const char *title;
 };
 
+/* Where things are in the picture `plot` would give, in pixels from the top-left
+ * corner: the data point (x, y) lies at (plot_x + (x − xmin)/(xmax − xmin)·size,
+ * plot_y + (ymax − y)/(ymax − ymin)·size), pixel k covering [k, k + 1). */
+struct gan_toy_plot_geometry {
+    unsigned width, height;       /* the whole image */
+    unsigned plot_x, plot_y;      /* the top-left pixel of the plot area */
+    unsigned size;                /* the plot area's edge */
+    double xmin, xmax, ymin, ymax;  /* the view, defaults applied */
+};
+
+/* Fills `out` for `plot` (defaults applied). GAN_ERR_INVALID, explained in `err`
+ * (NULL: discard the message), for a description gan_toy_plot_write would refuse. */
+gan_status gan_toy_plot_geometry(const struct gan_toy_plot *plot,
+                                 struct gan_toy_plot_geometry *out, struct gan_error *err);
+
 /* Renders `plot` and writes it to `path` as an 8-bit RGB PNG, atomically: a
  * temporary file in the same folder, flushed to disk, then renamed over `path`.
  * The image is the plot area with a thin white margin, the title strip above it and
  * below it a strip with the legend and, with a field, a colour bar labelled with
  * the field's minimum and maximum (about 520 × 580 at the default size). Points
  * outside the view or not finite are not drawn. Failures name the path and the
- * reason, through `host` (which may be NULL); on failure no temporary file remains
+ * reason, in `err` (NULL: discard the message); on failure no temporary file remains
  * and an existing file at `path` is untouched. */
 gan_status gan_toy_plot_write(const char *path, const struct gan_toy_plot *plot,
-                              const struct gan_host *host);
+                              struct gan_error *err);
 
 #endif
