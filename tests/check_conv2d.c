@@ -55,6 +55,12 @@ static const struct shape shapes[] = {
     { 1, 3, 15, 13, 3, 3, 5, 1, 2, 1, 2, 1, 1, 0.0f },  /* non-square kernel and stride */
     { 1, 5, 17, 15, 5, 3, 2, 3, 2, 0, 1, 2, 1, 0.0f },
     { 3, 3, 10, 7, 5, 2, 3, 3, 1, 2, 0, 1, 2, 1.0f },
+    /* Larger maps, so that the kernels' grouping of images for the GEMM (about 1024
+     * output pixels per group) gives one image per group, or a last group smaller
+     * than the others. */
+    { 3, 1, 25, 25, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1.0f },  /* 625 pixels: groups of 2, 1 */
+    { 3, 2, 33, 33, 2, 1, 1, 1, 1, 0, 0, 1, 1, 1.0f },  /* 1089 pixels, 1×1 */
+    { 3, 1, 35, 35, 2, 3, 3, 1, 1, 0, 0, 1, 1, 0.0f },  /* 1089 pixels, 3×3 */
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
@@ -375,7 +381,7 @@ END_TEST
  * same (widened) inputs rounded once to the 16-bit type; (2) it is within half an
  * ulp of the type (2^-11 relative for F16, 2^-8 for BF16) plus the FP32 tolerance of
  * the double reference. Shapes are a subset of the sweep, all three kernels. */
-static const int shapes16[] = { 0, 2, 5, 6, 10, 13 };
+static const int shapes16[] = { 0, 2, 5, 6, 10, 13, 16, 18 };
 #define NSHAPES16 ((int)(sizeof shapes16 / sizeof shapes16[0]))
 
 START_TEST(test_16bit)
