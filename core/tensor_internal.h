@@ -1,0 +1,212 @@
+/* tensor_internal.h — the core's private view of contexts, tensors and the tape:
+ * what tensor.c, autograd.c and the ops_*.c files share, and what the tests inspect. */
+#ifndef GANCTL_TENSOR_INTERNAL_H
+#define GANCTL_TENSOR_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ganctl/ganctl.h>
+
+/* ------------------------------------------------------------------ exported to the
+ * rest of ganctl (and the tests): names start with gan_ so libganctl exports them. */
+
+/* Makes a context over a backend instance. Both are borrowed: `ops` and `be` must
+ * outlive the context. The ops table is read up to min(ops->struct_size, sizeof);
+ * a kernel slot that is NULL fails, with a message, only when an op needs it. */
+gan_status gan_ctx_new(const struct gan_backend_ops *ops, gan_backend *be, gan_ctx **out);
+/* Frees every tensor of the context (persistent ones too), the tape and the buffer
+ * pool. The backend instance is not destroyed. */
+void gan_ctx_free(gan_ctx *ctx);
+
+/* Backends explain failures through their gan_host's fail(), which the context does
+ * not own. When the owner of the host sets this, a failed kernel's message in the
+ * context ends with `last_message(arg)`. */
+void gan_ctx_set_backend_message(gan_ctx *ctx, const char *(*last_message)(void *arg),
+                                 void *arg);
+
+/* The backend and its ops table, for core code outside these files (optimizer,
+ * gradient statistics) that calls kernels on tensors' buffers. */
+gan_backend *gan_ctx_backend(const gan_ctx *ctx);
+const struct gan_backend_ops *gan_ctx_backend_ops(const gan_ctx *ctx);
+/* A tensor's buffer (element 0 is the tensor's first element). */
+gan_buffer *gan_tensor_buffer(const gan_tensor *t);
+
+/* What the context holds now; the memory test checks that these stay flat over steps. */
+struct gan_ctx_stats {
+    size_t step_tensors;        /* live step tensors (freed by gan_ctx_step_end) */
+    size_t persistent_tensors;  /* live persistent tensors */
+    size_t nodes;               /* nodes on the tape */
+    size_t pool_buffers;        /* free buffers kept for reuse */
+    size_t pool_bytes;
+    size_t device_buffers;      /* buffers obtained from the backend and not returned */
+    size_t device_bytes;
+    size_t spare_tensors;       /* tensor structs kept for reuse */
+    size_t spare_nodes;         /* node structs kept for reuse */
+    uint64_t backend_allocs;    /* buffer_alloc calls since the context was made */
+};
+void gan_ctx_get_stats(const gan_ctx *ctx, struct gan_ctx_stats *stats);
+/* Returns every pooled buffer to the backend (after a change of batch size, say). */
+void gan_ctx_pool_trim(gan_ctx *ctx);
+
+/* The filter gradient of a convolution as an op of its own, so that the gradient of a
+ * conv2d's weight can itself be differentiated: for x [n, c_in, h, w] and dy
+ * [n, c_out, h_out, w_out], returns dw [c_out, c_in, kh, kw] with
+ * dw = ∂⟨dy, conv2d(x, w, stride, pad)⟩/∂w. Recorded like any op. */
+gan_tensor *gan_conv2d_backward_filter(gan_ctx *ctx, gan_tensor *x, gan_tensor *dy,
+                                       int stride, int pad, int kh, int kw);
+/* gan_conv2d_transpose with separate output padding for rows and columns: the
+ * data gradient of a conv2d over a non-square input needs them to differ. */
+gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride,
+                                    int pad, int output_padding_h, int output_padding_w);
+
+/* ------------------------------------------------------------------ private to libganctl */
+
+struct ti_node;
+
+struct gan_tensor {
+    gan_ctx *ctx;
+    enum gan_dtype dtype;
+    int ndim;
+    int64_t dim[GAN_TENSOR_MAX_DIMS];
+    int64_t numel;
+    gan_buffer *buf;
+    size_t buf_bytes;           /* the buffer's pool class (its real size) */
+    uint64_t id;                /* creation order within the context */
+    int persistent;
+    int requires_grad;          /* a leaf marked by gan_tensor_set_requires_grad */
+    struct ti_node *grad_fn;    /* the node that made it, when recorded */
+    gan_tensor *prev, *next;    /* in the context's step or persistent list */
+
+    /* Scratch of one gan_grad call, valid while epoch matches the context's. */
+    uint64_t grad_epoch;
+    gan_tensor *grad;           /* the gradient accumulated so far */
+    uint64_t input_epoch;       /* is one of the call's inputs */
+};
+
+/* Writes the gradients of a node's inputs, given the gradient `g` of its output.
+ * gin[i] is NULL on entry; set it where node->needs[i]. Written only in gan_* ops, so
+ * that with create_graph the backward itself is recorded. Returns the context's
+ * status (an op that failed has already recorded why). */
+typedef gan_status (*ti_backward_fn)(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                     gan_tensor **gin);
+
+#define TI_NODE_MAX_IN 2
+
+struct ti_node {
+    const char *op;             /* "gan_tanh": names the op in messages */
+    ti_backward_fn backward;
+    size_t seq;                 /* index on the tape: a topological order */
+    int n_in;
+    gan_tensor *in[TI_NODE_MAX_IN];
+    int needs[TI_NODE_MAX_IN];  /* input i needed a gradient when the op ran */
+    gan_tensor *out;            /* the output (tanh, sigmoid and sqrt reuse it) */
+    float fparam[2];
+    int64_t iparam[GAN_TENSOR_MAX_DIMS];
+    uint64_t needed_epoch;      /* leads to an input of the current gan_grad */
+    struct ti_node *next_spare;
+};
+
+/* Records the first failure in the context (later ones are dropped: the first
+ * explains the rest) and returns `status`. */
+gan_status ti_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Records a failed kernel call: "<op>: the backend's <kernel> failed (<status>): …". */
+gan_status ti_backend_fail(gan_ctx *ctx, const char *op, const char *kernel, gan_status st);
+/* Nonzero when the backend has kernel slot `slot`; otherwise records why the op
+ * cannot run and gives 0. */
+#define TI_HAS(ctx, op, slot) ((ctx)->ops.slot != NULL || ti_missing_kernel((ctx), (op), #slot))
+int ti_missing_kernel(gan_ctx *ctx, const char *op, const char *slot);
+
+/* Checks an op's tensor argument: NULL (after an earlier failure, or given), from
+ * another context, or not a float type. Returns nonzero when the op can go on. */
+int ti_check_input(gan_ctx *ctx, const char *op, const char *name, const gan_tensor *t);
+/* "[2, 3, 4]" into buf. */
+const char *ti_dims_str(char *buf, size_t size, int ndim, const int64_t *dims);
+
+/* A new step tensor with uninitialised contents, or NULL (recorded). */
+gan_tensor *ti_new_step(gan_ctx *ctx, const char *op, enum gan_dtype dtype, int ndim,
+                        const int64_t *dims);
+/* The op's result dtype: the widest float type of its inputs (b may be NULL). F32 wins;
+ * F16 with BF16 gives F32, since neither holds the other. */
+enum gan_dtype ti_result_dtype(const gan_tensor *a, const gan_tensor *b);
+/* dst ← src rounded to dst's dtype by the backend's cast kernel (same element count). */
+gan_status ti_cast_into(gan_ctx *ctx, const char *op, const gan_tensor *src, gan_tensor *dst);
+/* t itself when it already has `dtype`, else an unrecorded step copy rounded to it:
+ * for kernels whose operands must share one dtype (GEMM, conv). */
+gan_tensor *ti_as_dtype(gan_ctx *ctx, const char *op, gan_tensor *t, enum gan_dtype dtype);
+
+/* Kernel views. */
+struct gan_shape ti_shape(int ndim, const int64_t *dims);
+/* t walked over the iteration shape (ndim, dims), trailing dimensions aligned, with
+ * stride 0 where t has size 1 or lacks the dimension (numpy broadcasting). */
+struct gan_operand ti_operand(const gan_tensor *t, int ndim, const int64_t *dims);
+struct gan_ref ti_ref(const gan_tensor *t);
+/* Contiguous row-major strides of dims. */
+void ti_strides(int ndim, const int64_t *dims, int64_t *strides);
+/* Runs the unary kernel over y's shape with x broadcast to it. */
+gan_status ti_unary(gan_ctx *ctx, const char *op, enum gan_unary_op uop, float alpha,
+                    const gan_tensor *x, gan_tensor *y);
+/* Fills t with `value`. */
+gan_status ti_fill(gan_ctx *ctx, const char *op, gan_tensor *t, float value);
+/* Ones shaped and typed like t, as a constant step tensor. */
+gan_tensor *ti_ones_like(gan_ctx *ctx, const char *op, const gan_tensor *t);
+
+/* Recording. ti_wants_grad: recording is on and t requires a gradient.
+ * ti_record: when in0 or in1 (either may be NULL) wants a gradient, makes out's node
+ * and sets *node to it, for the op to fill in its parameters; otherwise *node = NULL
+ * and nothing is recorded. Fails (recorded) only when out of memory. */
+int ti_wants_grad(const gan_ctx *ctx, const gan_tensor *t);
+gan_status ti_record(gan_ctx *ctx, gan_tensor *out, const char *op, ti_backward_fn fn,
+                     gan_tensor *in0, gan_tensor *in1, struct ti_node **node);
+/* autograd.c: the tape's nodes go back to the spare list at step end; freed with the
+ * context. */
+void ti_tape_clear(gan_ctx *ctx);
+void ti_tape_destroy(gan_ctx *ctx);
+
+/* The free buffers of one pool class (tensor.c). */
+struct ti_pool_bucket {
+    size_t bytes;
+    gan_buffer **bufs;
+    size_t n, cap;
+};
+
+struct gan_ctx {
+    struct gan_backend_ops ops;          /* a copy, zero past the plugin's struct_size */
+    gan_backend *be;
+    const char *(*backend_message)(void *arg);
+    void *backend_message_arg;
+
+    gan_status status;
+    char error[768];
+    int no_grad;                         /* depth of no-grad pushes */
+
+    /* Tensors: live lists, and structs kept for reuse. */
+    gan_tensor *step_head, *persist_head;
+    size_t n_step, n_persist;
+    gan_tensor *spare_tensors;           /* linked through ->next */
+    size_t n_spare_tensors;
+    uint64_t next_id;
+
+    /* Buffers: free ones by pool class, sorted by size. */
+    struct ti_pool_bucket *buckets;
+    size_t n_buckets, cap_buckets;
+    size_t pool_buffers, pool_bytes;
+    size_t device_buffers, device_bytes;
+    uint64_t backend_allocs;
+
+    /* The tape (autograd.c). */
+    struct ti_node **nodes;
+    size_t n_nodes, cap_nodes;
+    struct ti_node *spare_nodes;
+    size_t n_spare_nodes;
+    uint64_t epoch;                      /* one per gan_grad call */
+};
+
+/* What a backward function returns: GAN_OK when `ok`, else the failure the context
+ * holds (GAN_ERR_INTERNAL if, against the rules, none was recorded). */
+static inline gan_status ti_result(const gan_ctx *ctx, int ok)
+{
+    return ok ? GAN_OK : ctx->status != GAN_OK ? ctx->status : GAN_ERR_INTERNAL;
+}
+
+#endif
