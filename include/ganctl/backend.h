@@ -158,6 +158,9 @@ struct gan_grad_stats {
  * offset + i / 4, so a call for n numbers consumes ceil(n / 4) blocks and every
  * backend produces the same numbers for the same seed and offset.
  *   uniform:  u = ((word >> 8) + 0.5) · 2^-24, in (0, 1), then low + (high − low)·u
+ *             in double, rounded once; a value that rounds onto low or high (FP32
+ *             rounds 1 − 2^-25 to 1) moves one step of y's dtype back inside, so it
+ *             stays in (low, high) whenever the dtype has a value there.
  *   normal:   words (0,1) and (2,3) of a block give two pairs of uniforms u1, u2;
  *             Box–Muller in double precision: r = sqrt(−2 ln u1),
  *             z0 = r cos(2π u2), z1 = r sin(2π u2); then mean + std·z, rounded once. */
