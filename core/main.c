@@ -1,11 +1,10 @@
-/* main.c — the ganctl program: options, configuration, plugins, then the run. */
+/* main.c — the ganctl program's entry point. Everything it does is in cli.c, so that
+ * main stays a single call. */
 #include "config.h"
 
-#include <stdio.h>
-#include <ganctl/ganctl.h>
+#include "cli.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
-    printf("ganctl %s\n", gan_version());
-    return 0;
+    return gan_cli_main(argc, argv);
 }
