@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -377,11 +378,11 @@ END_TEST
 /* ------------------------------------------------------------------ 16-bit */
 
 /* F16 and BF16: inputs exactly representable, FP32 accumulation, one rounding at the
- * end. Two checks: (1) the result is bit for bit the FP32 kernel's result on the
- * same (widened) inputs rounded once to the 16-bit type; (2) it is within half an
- * ulp of the type (2^-11 relative for F16, 2^-8 for BF16) plus the FP32 tolerance of
- * the double reference. Shapes are a subset of the sweep, all three kernels. */
-static const int shapes16[] = { 0, 2, 5, 6, 10, 13, 16, 18 };
+ * end. Two checks: (1) the result is the FP32 kernel's result on the same (widened)
+ * inputs rounded once to the 16-bit type; (2) it is within half an ulp of the type
+ * (2^-11 relative for F16, 2^-8 for BF16) plus the FP32 tolerance of the double
+ * reference. Shapes are a subset of the sweep, all three kernels. */
+static const int shapes16[] = { 0, 1, 2, 5, 6, 8, 10, 13, 16, 18 };
 #define NSHAPES16 ((int)(sizeof shapes16 / sizeof shapes16[0]))
 
 START_TEST(test_16bit)
@@ -399,18 +400,30 @@ START_TEST(test_16bit)
     c32.dtype = GAN_F32;
     ck_assert_int_eq(run(k, &c32, p.in1, p.in2, s->beta != 0.0f ? p.out0 : NULL, s->beta,
                          out32), GAN_OK);
+    size_t near_ties = 0;
     for (size_t i = 0; i < p.no; i++) {
         float once = dt == GAN_F16 ? cpu_f16_to_f32(cpu_f32_to_f16(out32[i]))
                                    : cpu_bf16_to_f32(cpu_f32_to_bf16(out32[i]));
-        ck_assert_msg(out16[i] == once, "%s %s shape %d element %zu: got %.9g, the FP32 "
-                      "result %.9g rounds to %.9g", gan_dtype_name(dt), which_name[k],
-                      shapes16[_i / 6], i, (double)out16[i], (double)out32[i], (double)once);
+        /* The two runs may sum in another order (in place, or through a product
+         * matrix), so their FP32 sums can differ in the last bits; only a sum that
+         * close to a 16-bit midpoint may then round the other way. */
+        if (out16[i] != once) {
+            double mid = ((double)out16[i] + once) / 2;
+            ck_assert_msg(fabs(out32[i] - mid) <= 8 * FLT_EPSILON * fabs(out32[i]),
+                          "%s %s shape %d element %zu: got %.9g, the FP32 result %.9g "
+                          "rounds to %.9g", gan_dtype_name(dt), which_name[k],
+                          shapes16[_i / 6], i, (double)out16[i], (double)out32[i],
+                          (double)once);
+            near_ties++;
+        }
         double tol = half_ulp * fabs(p.ref[i]) + 1e-5 * p.mag[i]
                    + (dt == GAN_F16 ? 0x1p-25 : 0.0); /* F16's subnormal spacing */
         ck_assert_msg(fabs(out16[i] - p.ref[i]) <= tol,
                       "%s %s shape %d element %zu: got %.9g, want %.9g", gan_dtype_name(dt),
                       which_name[k], shapes16[_i / 6], i, (double)out16[i], p.ref[i]);
     }
+    ck_assert_msg(near_ties <= p.no / 100, "%zu of %zu elements round away from the FP32 "
+                  "result", near_ties, p.no);
     free(out16);
     free(out32);
     problem_free(&p);
