@@ -1,0 +1,337 @@
+/* sgemm.c — GEMM throughput of the CPU backend through its own cpu_gemm entry, per
+ * OpenBLAS kernel and thread count, with the SSE3 "Prescott" kernel as reference. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../backends/cpu/cpu_backend.h"
+#include "../backends/cpu/convert.h"
+
+/* Every (kernel, threads) pair runs in its own child process: OpenBLAS fixes its
+ * kernel when it is first loaded, so a fresh process is the only way to switch. */
+
+#define MAX_LIST 8
+
+struct options {
+    const char *kernels[MAX_LIST];  /* "auto" = the backend's own choice */
+    int n_kernels;
+    int threads[MAX_LIST];
+    int n_threads;
+    int reps;
+    enum gan_dtype dtype;           /* of A, B and C */
+};
+
+static const int shapes[][3] = { { 256, 512, 512 }, { 1024, 1024, 1024 } };
+#define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
+
+struct result {
+    char kernel[64];
+    double gflops[N_SHAPES];        /* median */
+    double lo[N_SHAPES], hi[N_SHAPES];
+    int ok;
+    char error[512];
+};
+
+/* ---------------------------------------------------------------- a host */
+
+static char last_error[512];
+
+static void bench_log(void *ctx, enum gan_log_level level, const char *fmt, ...)
+{
+    (void)ctx;
+    if (level > GAN_LOG_WARN)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static gan_status bench_fail(void *ctx, gan_status status, const char *fmt, ...)
+{
+    (void)ctx;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static void *bench_alloc(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    return malloc(bytes);
+}
+
+static void bench_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    free(ptr);
+}
+
+static gan_status bench_no_int(void *ctx, const char *key, long long *value)
+{
+    (void)ctx; (void)key; (void)value;
+    return GAN_ERR_NOT_FOUND;
+}
+
+static gan_status bench_no_float(void *ctx, const char *key, double *value)
+{
+    (void)ctx; (void)key; (void)value;
+    return GAN_ERR_NOT_FOUND;
+}
+
+static gan_status bench_no_bool(void *ctx, const char *key, int *value)
+{
+    (void)ctx; (void)key; (void)value;
+    return GAN_ERR_NOT_FOUND;
+}
+
+static gan_status bench_no_string(void *ctx, const char *key, const char **value)
+{
+    (void)ctx; (void)key; (void)value;
+    return GAN_ERR_NOT_FOUND;
+}
+
+static const struct gan_host bench_host = {
+    .struct_size = sizeof(struct gan_host),
+    .log = bench_log,
+    .fail = bench_fail,
+    .alloc = bench_alloc,
+    .free = bench_free,
+    .get_int = bench_no_int,
+    .get_float = bench_no_float,
+    .get_bool = bench_no_bool,
+    .get_string = bench_no_string,
+};
+
+/* ---------------------------------------------------------------- measuring */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static gan_buffer *filled(gan_backend *be, size_t n, enum gan_dtype dt)
+{
+    gan_buffer *b = NULL;
+    if (cpu_buffer_alloc(be, n * gan_dtype_size(dt), &b) != GAN_OK)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        cpu_store(b->data, dt, (int64_t)i, (float)((i * 7919u) % 1000u) * 1e-3f - 0.5f);
+    return b;
+}
+
+/* In the child: loads the BLAS with `kernel` and times every shape. */
+static void measure(const char *kernel, int threads, const struct options *o, struct result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (strcmp(kernel, "auto") == 0)
+        unsetenv("OPENBLAS_CORETYPE");
+    else
+        setenv("OPENBLAS_CORETYPE", kernel, 1);
+
+    struct gan_backend be;
+    memset(&be, 0, sizeof be);
+    be.host = &bench_host;
+    if (cpu_blas_open(&be, threads) != GAN_OK) {
+        snprintf(r->error, sizeof r->error, "%s", last_error);
+        return;
+    }
+    snprintf(r->kernel, sizeof r->kernel, "%s", be.blas.kernel);
+
+    for (int s = 0; s < N_SHAPES; s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        gan_buffer *a = filled(&be, (size_t)m * k, o->dtype);
+        gan_buffer *b = filled(&be, (size_t)k * n, o->dtype);
+        gan_buffer *c = filled(&be, (size_t)m * n, o->dtype);
+        if (!a || !b || !c) {
+            snprintf(r->error, sizeof r->error, "out of memory for %d×%d×%d", m, n, k);
+            return;
+        }
+        struct gan_gemm g = {
+            .m = m, .n = n, .k = k, .alpha = 1.0f, .beta = 0.0f,
+            .a = { a, 0, o->dtype }, .b = { b, 0, o->dtype }, .c = { c, 0, o->dtype },
+            .lda = k, .ldb = n, .ldc = n, .batch = 1,
+        };
+        double t[64];
+        int reps = o->reps;
+        for (int i = -1; i < reps; i++) { /* one unmeasured run warms caches and threads */
+            double t0 = now();
+            if (cpu_gemm(&be, &g) != GAN_OK) {
+                snprintf(r->error, sizeof r->error, "%s", last_error);
+                return;
+            }
+            if (i >= 0)
+                t[i] = now() - t0;
+        }
+        qsort(t, (size_t)reps, sizeof t[0], compare_double);
+        double flop = 2.0 * m * n * k;
+        r->gflops[s] = flop / t[reps / 2] * 1e-9;
+        r->lo[s] = flop / t[reps - 1] * 1e-9;
+        r->hi[s] = flop / t[0] * 1e-9;
+        cpu_buffer_free(&be, a);
+        cpu_buffer_free(&be, b);
+        cpu_buffer_free(&be, c);
+    }
+    cpu_blas_close(&be.blas);
+    free(be.scratch);
+    r->ok = 1;
+}
+
+/* Runs measure() in a child process and brings its result back through a pipe. */
+static int run_child(const char *kernel, int threads, const struct options *o, struct result *r)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fd[0]);
+        struct result mine;
+        measure(kernel, threads, o, &mine);
+        ssize_t w = write(fd[1], &mine, sizeof mine);
+        _exit(w == (ssize_t)sizeof mine ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    while (got < sizeof *r) {
+        ssize_t n = read(fd[0], (char *)r + got, sizeof *r - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return got == sizeof *r ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sgemm [--kernels LIST] [--threads LIST] [--reps N] [--dtype F32|F16|BF16]\n"
+            "  GFLOP/s of the CPU backend's GEMM for 256x512x512 and 1024x1024x1024\n"
+            "  (m x n x k), median of N timed runs (default 9) after one warm-up.\n"
+            "  --kernels  comma-separated OpenBLAS core names; \"auto\" is the backend's own\n"
+            "             choice (default: auto,Prescott; ratios are against Prescott)\n"
+            "  --threads  comma-separated thread counts (default: 1,2)\n");
+}
+
+static int split(char *list, const char **out, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(list, ","); tok && n < max; tok = strtok(NULL, ","))
+        out[n++] = tok;
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = { .reps = 9, .dtype = GAN_F32 };
+    char kernels_arg[256] = "auto,Prescott", threads_arg[64] = "1,2";
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--kernels") == 0 && v) {
+            snprintf(kernels_arg, sizeof kernels_arg, "%s", v);
+            i++;
+        } else if (strcmp(argv[i], "--threads") == 0 && v) {
+            snprintf(threads_arg, sizeof threads_arg, "%s", v);
+            i++;
+        } else if (strcmp(argv[i], "--reps") == 0 && v) {
+            o.reps = atoi(v);
+            i++;
+        } else if (strcmp(argv[i], "--dtype") == 0 && v) {
+            o.dtype = strcmp(v, "F16") == 0 ? GAN_F16 : strcmp(v, "BF16") == 0 ? GAN_BF16 : GAN_F32;
+            i++;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (o.reps < 1 || o.reps > 64) {
+        fprintf(stderr, "sgemm: --reps must be 1 … 64\n");
+        return 2;
+    }
+    o.n_kernels = split(kernels_arg, o.kernels, MAX_LIST);
+    const char *tlist[MAX_LIST];
+    o.n_threads = split(threads_arg, tlist, MAX_LIST);
+    for (int i = 0; i < o.n_threads; i++)
+        o.threads[i] = atoi(tlist[i]);
+
+    static struct result res[MAX_LIST][MAX_LIST];
+    printf("# GEMM through cpu_gemm, %s, beta = 0, median of %d runs; BLAS %s\n",
+           gan_dtype_name(o.dtype), o.reps, GAN_BLAS_LIBRARY);
+    printf("%-16s %7s %-12s %10s %21s\n", "m x n x k", "threads", "kernel", "GFLOP/s",
+           "(slowest .. fastest)");
+    int failed = 0;
+    for (int ki = 0; ki < o.n_kernels; ki++)
+        for (int ti = 0; ti < o.n_threads; ti++) {
+            struct result *r = &res[ki][ti];
+            if (run_child(o.kernels[ki], o.threads[ti], &o, r) != 0 || !r->ok) {
+                fprintf(stderr, "sgemm: kernel %s, %d threads: %s\n", o.kernels[ki],
+                        o.threads[ti], r->error[0] ? r->error : "the measuring process failed");
+                r->ok = 0;
+                failed = 1;
+                continue;
+            }
+            for (int s = 0; s < N_SHAPES; s++) {
+                char shape[32], kname[64];
+                snprintf(shape, sizeof shape, "%dx%dx%d", shapes[s][0], shapes[s][1], shapes[s][2]);
+                snprintf(kname, sizeof kname, "%.60s%s", r->kernel,
+                         strcmp(o.kernels[ki], "auto") == 0 ? "*" : "");
+                printf("%-16s %7d %-12s %10.1f %10.1f .. %6.1f\n", shape, o.threads[ti], kname,
+                       r->gflops[s], r->lo[s], r->hi[s]);
+            }
+        }
+    printf("# * = chosen by the backend from the CPU's features\n");
+
+    /* Ratios against the reference kernel, when it was measured. */
+    int ref = -1;
+    for (int ki = 0; ki < o.n_kernels; ki++)
+        if (strcmp(o.kernels[ki], "Prescott") == 0)
+            ref = ki;
+    if (ref >= 0) {
+        printf("\n# speed-up over the Prescott (SSE3) kernel\n");
+        for (int ki = 0; ki < o.n_kernels; ki++) {
+            if (ki == ref)
+                continue;
+            for (int ti = 0; ti < o.n_threads; ti++)
+                for (int s = 0; s < N_SHAPES; s++) {
+                    const struct result *r = &res[ki][ti], *p = &res[ref][ti];
+                    if (!r->ok || !p->ok || p->gflops[s] <= 0)
+                        continue;
+                    printf("%dx%dx%d, %d thread%s: %s %.2fx\n", shapes[s][0], shapes[s][1],
+                           shapes[s][2], o.threads[ti], o.threads[ti] == 1 ? "" : "s",
+                           r->kernel, r->gflops[s] / p->gflops[s]);
+                }
+        }
+    }
+    return failed;
+}
