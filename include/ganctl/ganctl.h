@@ -10,5 +10,7 @@
 #include <ganctl/plugin.h>
 #include <ganctl/backend.h>
 #include <ganctl/tensor.h>
+#include <ganctl/model.h>
+#include <ganctl/loss.h>
 
 #endif

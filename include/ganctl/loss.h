@@ -1,0 +1,71 @@
+/* loss.h — the loss-term plugin interface. The critic's and the generator's
+ * objectives are sums of the configured terms (wasserstein + gradient-penalty is
+ * WGAN-GP); a term may contribute to either or both and report named scalars. */
+#ifndef GANCTL_LOSS_H
+#define GANCTL_LOSS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ganctl/status.h>
+#include <ganctl/host.h>
+#include <ganctl/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gan_loss gan_loss; /* one instance; defined by the plugin */
+
+enum gan_loss_target {
+    GAN_LOSS_CRITIC = 1u << 0,
+    GAN_LOSS_GENERATOR = 1u << 1
+};
+
+/* What the core hands a term for one objective evaluation. Tensors are step tensors. */
+struct gan_loss_inputs {
+    gan_tensor *real;     /* [B, sample...] a real batch (critic objective only; else NULL) */
+    gan_tensor *fake;     /* [B, sample...] the generator's output */
+    gan_tensor *d_real;   /* [B, 1] critic scores of real (critic objective only; else NULL) */
+    gan_tensor *d_fake;   /* [B, 1] critic scores of fake */
+
+    /* Evaluates the critic on any batch, recording ops so the result can be
+     * differentiated twice (the gradient penalty's interpolates). */
+    gan_tensor *(*critic)(void *critic_ctx, gan_ctx *ctx, gan_tensor *x);
+    void *critic_ctx;
+
+    /* The run's random stream (Philox, backend.h): draw with gan_tensor_uniform /
+     * gan_tensor_normal at (seed, *offset) and advance *offset by the blocks used,
+     * ceil(n / 4), so that runs are reproducible and resumable. */
+    uint64_t seed;
+    uint64_t *offset;
+
+    int64_t iteration;    /* the generator iteration this evaluation belongs to */
+};
+
+/* Where a term reports named scalars ("penalty", "w_distance"). The tensor must be a
+ * single element; the core reads it after the step, when it reads the losses. */
+struct gan_metric_sink {
+    void *ctx;
+    void (*report)(void *ctx, const char *name, gan_tensor *scalar);
+};
+
+struct gan_loss_ops {
+    size_t struct_size;           /* sizeof(struct gan_loss_ops) as the plugin was built */
+
+    /* Reads its settings through `host` (which outlives the instance). Required. */
+    gan_status (*create)(const struct gan_host *host, gan_loss **out);
+    void (*destroy)(gan_loss *loss);
+
+    /* Which objectives it contributes to: a mask of enum gan_loss_target. Required. */
+    unsigned (*targets)(gan_loss *loss);
+
+    /* The term's value for `target` as a single-element tensor (already weighted,
+     * e.g. λ·penalty), or NULL with the reason in the context. Required. */
+    gan_tensor *(*term)(gan_loss *loss, gan_ctx *ctx, enum gan_loss_target target,
+                        const struct gan_loss_inputs *in, const struct gan_metric_sink *metrics);
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif
