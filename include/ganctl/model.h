@@ -54,11 +54,6 @@ struct gan_model_io {
 gan_tensor *gan_net_param(gan_net *net, const char *name, int ndim, const int64_t *dims,
                           struct gan_init init);
 
-/* Marks the ops run until the matching pop as belonging to a named scope
- * ("fc3"), nested under the network's name, for diagnostics and precision policy. */
-void gan_ctx_scope_push(gan_ctx *ctx, const char *name);
-void gan_ctx_scope_pop(gan_ctx *ctx);
-
 struct gan_model_ops {
     size_t struct_size;           /* sizeof(struct gan_model_ops) as the plugin was built */
 
