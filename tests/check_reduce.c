@@ -1,0 +1,682 @@
+/* check_reduce.c — the CPU backend's reductions against references computed here in
+ * double precision: every op over every subset of axes, 16-bit types, long and empty sums. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_fixture.h"
+
+static gan_backend *be;
+
+static void setup(void)
+{
+    be = cpu_fixture_new(NULL);
+}
+
+static void teardown(void)
+{
+    cpu_fixture_free(be);
+    be = NULL;
+}
+
+static const char *last_error(void)
+{
+    return ((struct test_host *)be->host->ctx)->last_error;
+}
+
+/* ---- 16-bit formats, written from their definitions (not the backend's code) ---- */
+
+static double f16_decode(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    double mag = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+    return (h & 0x8000) ? -mag : mag;
+}
+
+/* Round-to-nearest-even through nearbyint, whose default mode is exactly that. */
+static uint16_t f16_encode(double v)
+{
+    uint16_t sign = signbit(v) ? 0x8000 : 0;
+    double a = fabs(v);
+    if (isnan(v))
+        return 0x7e00;
+    if (a < 0x1p-14)
+        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p24)); /* 1024 is 2^-14: fine */
+    int e;
+    frexp(a, &e); /* a = f · 2^e, f in [0.5, 1) */
+    e -= 1;
+    if (e > 15)
+        return sign | 0x7c00;
+    double q = nearbyint((ldexp(a, -e) - 1.0) * 1024.0); /* may carry into the exponent */
+    int bits = ((e + 15) << 10) + (int)q;
+    return (uint16_t)(sign | (bits >= 0x7c00 ? 0x7c00 : bits));
+}
+
+static double bf16_decode(uint16_t b)
+{
+    int e = (b >> 7) & 255, m = b & 127;
+    double mag = e == 0 ? ldexp(m, -133) : e == 255 ? (m ? NAN : INFINITY) : ldexp(128 + m, e - 134);
+    return (b & 0x8000) ? -mag : mag;
+}
+
+static uint16_t bf16_encode(double v)
+{
+    uint16_t sign = signbit(v) ? 0x8000 : 0;
+    double a = fabs(v);
+    if (isnan(v))
+        return 0x7fc0;
+    if (a < 0x1p-126)
+        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p133));
+    int e;
+    frexp(a, &e);
+    e -= 1;
+    if (e > 127)
+        return sign | 0x7f80;
+    double q = nearbyint((ldexp(a, -e) - 1.0) * 128.0);
+    int bits = ((e + 127) << 7) + (int)q;
+    return (uint16_t)(sign | (bits >= 0x7f80 ? 0x7f80 : bits));
+}
+
+/* ---- deterministic random numbers (splitmix64) ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int rng_int(int n)
+{
+    return (int)(rng_next() % (uint64_t)n);
+}
+
+static double rng_uniform(double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(rng_next() >> 11) * 0x1p-53);
+}
+
+/* ---- operand views over test buffers ---- */
+
+enum layout { L_CONTIG, L_PERMUTED, L_PADDED, L_REVERSED, L_BROADCAST, L_SCALAR, L_COUNT };
+#define L_OUTPUT_COUNT L_BROADCAST /* layouts an output may have: no repeated elements */
+
+struct view {
+    struct gan_operand op;
+    size_t cap; /* elements in the buffer: exactly one past the highest reached */
+};
+
+static size_t dsize(enum gan_dtype dt)
+{
+    return dt == GAN_F32 ? 4 : 2;
+}
+
+static double raw_get(const gan_buffer *buf, enum gan_dtype dt, size_t i)
+{
+    if (dt == GAN_F32) {
+        float f;
+        memcpy(&f, buf->data + 4 * i, 4);
+        return f;
+    }
+    uint16_t h;
+    memcpy(&h, buf->data + 2 * i, 2);
+    return dt == GAN_F16 ? f16_decode(h) : bf16_decode(h);
+}
+
+static uint32_t raw_bits(const gan_buffer *buf, enum gan_dtype dt, size_t i)
+{
+    if (dt == GAN_F32) {
+        uint32_t u;
+        memcpy(&u, buf->data + 4 * i, 4);
+        return u;
+    }
+    uint16_t h;
+    memcpy(&h, buf->data + 2 * i, 2);
+    return h;
+}
+
+/* Stores v rounded to dt (to FP32 first: the test's values are FP32 already). */
+static void raw_set(gan_buffer *buf, enum gan_dtype dt, size_t i, double v)
+{
+    if (dt == GAN_F32) {
+        float f = (float)v;
+        memcpy(buf->data + 4 * i, &f, 4);
+        return;
+    }
+    uint16_t h = dt == GAN_F16 ? f16_encode(v) : bf16_encode(v);
+    memcpy(buf->data + 2 * i, &h, 2);
+}
+
+static int64_t count_of(const struct gan_shape *s)
+{
+    int64_t n = 1;
+    for (int d = 0; d < s->ndim; d++)
+        n *= s->dim[d];
+    return n;
+}
+
+/* Element k (row-major over the shape) of a view, as a buffer index. */
+static size_t view_index(const struct view *v, const struct gan_shape *s, int64_t k)
+{
+    int64_t idx = (int64_t)v->op.offset;
+    for (int d = s->ndim - 1; d >= 0; d--) {
+        idx += (k % s->dim[d]) * v->op.stride[d];
+        k /= s->dim[d];
+    }
+    return (size_t)idx;
+}
+
+/* A view of `shape` in one of the layouts, in a buffer exactly as large as it needs,
+ * filled with values uniform in [lo, hi] (as stored in dt). */
+static void view_make(struct view *v, const struct gan_shape *s, enum gan_dtype dt, int layout,
+                      double lo, double hi)
+{
+    int nd = s->ndim;
+    int64_t *st = v->op.stride;
+    memset(v, 0, sizeof *v);
+    v->op.dtype = dt;
+    int64_t pitch = 1;
+    switch (layout) {
+    case L_PERMUTED: {
+        int perm[GAN_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            perm[d] = d;
+        for (int d = nd - 1; d > 0; d--) {
+            int j = rng_int(d + 1), t = perm[d];
+            perm[d] = perm[j];
+            perm[j] = t;
+        }
+        for (int k = nd - 1; k >= 0; k--) {
+            st[perm[k]] = pitch;
+            pitch *= s->dim[perm[k]];
+        }
+        break;
+    }
+    case L_PADDED:
+        pitch = 1 + rng_int(2);
+        for (int d = nd - 1; d >= 0; d--) {
+            st[d] = pitch;
+            pitch = pitch * s->dim[d] + rng_int(3);
+        }
+        break;
+    case L_BROADCAST:
+        for (int d = nd - 1; d >= 0; d--) {
+            if (rng_int(2)) {
+                st[d] = 0;
+                continue;
+            }
+            st[d] = pitch;
+            pitch *= s->dim[d];
+        }
+        break;
+    case L_SCALAR:
+        break; /* all strides 0 */
+    default: /* L_CONTIG and L_REVERSED */
+        for (int d = nd - 1; d >= 0; d--) {
+            st[d] = pitch;
+            pitch *= s->dim[d];
+        }
+        if (layout == L_REVERSED && nd > 0) {
+            int d = rng_int(nd);
+            st[d] = -st[d];
+        }
+        break;
+    }
+    /* Lowest and highest index reached from offset 0; shift so the lowest is at a
+     * small random offset, and size the buffer to end right after the highest. */
+    int64_t lo_i = 0, hi_i = 0;
+    for (int d = 0; d < nd; d++) {
+        int64_t span = st[d] * (s->dim[d] - 1);
+        if (span < 0)
+            lo_i += span;
+        else
+            hi_i += span;
+    }
+    size_t off = (size_t)rng_int(4);
+    v->op.offset = off - (size_t)lo_i;
+    v->cap = off + (size_t)(hi_i - lo_i) + 1;
+    ck_assert_int_eq(cpu_buffer_alloc(be, v->cap * dsize(dt), &v->op.buf), GAN_OK);
+    for (size_t i = 0; i < v->cap; i++)
+        raw_set(v->op.buf, dt, i, (float)rng_uniform(lo, hi));
+}
+
+static void view_free(struct view *v)
+{
+    cpu_buffer_free(be, v->op.buf);
+    v->op.buf = NULL;
+}
+
+/* A random shape of `ndim` dimensions (odd sizes and size-1 dimensions included)
+ * with at most max_elems elements. */
+static void random_shape(struct gan_shape *s, int ndim, int64_t max_elems)
+{
+    static const int64_t sizes[] = { 1, 2, 3, 5, 7, 4, 1, 9, 13 };
+    memset(s, 0, sizeof *s);
+    s->ndim = ndim;
+    for (int d = 0; d < ndim; d++)
+        s->dim[d] = sizes[rng_int((int)(sizeof sizes / sizeof sizes[0]))];
+    while (count_of(s) > max_elems) {
+        int d = rng_int(ndim);
+        s->dim[d] = (s->dim[d] + 1) / 2;
+    }
+}
+
+
+static enum gan_dtype random_dtype(void)
+{
+    static const enum gan_dtype t[] = { GAN_F32, GAN_F32, GAN_F16, GAN_BF16 };
+    return t[rng_int(4)];
+}
+
+/* ---- reference ---- */
+
+static const char *const op_name[GAN_REDUCE_OP_COUNT] = {
+    "SUM", "MEAN", "MAX", "MIN", "SUM_SQUARES", "ABS_MAX"
+};
+
+/* The spacing of dt's values around |v| (FP32: none; the result is compared within
+ * the summation bound only). */
+static double step_of(enum gan_dtype dt, double v)
+{
+    if (dt == GAN_F32 || v == 0 || !isfinite(v))
+        return 0;
+    int e;
+    frexp(fabs(v), &e);
+    e -= 1;
+    if (dt == GAN_F16)
+        return ldexp(1.0, (e < -14 ? -14 : e) - 10);
+    return ldexp(1.0, (e < -126 ? -126 : e) - 7);
+}
+
+/* Per-output accumulators of the reference, in double. */
+struct ref_acc {
+    double sum, sum_abs, sum_sq, max, min, absmax;
+    int nan;
+};
+
+/* Expected value and allowed error for one output. Summing n terms in FP32 with the
+ * kernel's blocking costs at most about (32 + log2 n) roundings of the running
+ * magnitude; 64 · 2^-24 · Σ|term| covers it with room. MAX, MIN and ABS_MAX are exact. */
+static void ref_result(int op, const struct ref_acc *a, int64_t count, double *want, double *tol)
+{
+    const double u = 64 * 0x1p-24;
+    switch (op) {
+    case GAN_REDUCE_SUM: *want = a->sum; *tol = u * a->sum_abs; break;
+    case GAN_REDUCE_MEAN:
+        *want = count ? a->sum / (double)count : NAN;
+        *tol = count ? u * a->sum_abs / (double)count : 0;
+        break;
+    case GAN_REDUCE_SUM_SQUARES: *want = a->sum_sq; *tol = u * a->sum_sq; break;
+    case GAN_REDUCE_MAX: *want = a->nan ? NAN : a->max; *tol = 0; break;
+    case GAN_REDUCE_MIN: *want = a->nan ? NAN : a->min; *tol = 0; break;
+    default: *want = a->nan ? NAN : a->absmax; *tol = 0; break;
+    }
+}
+
+/* Compares output `got` (as stored in dt) with the reference. Exact ops must match
+ * the reference rounded to dt; summed ones must lie within tol plus one step of dt. */
+static void check_output(int op, enum gan_dtype dt, double got, double want, double tol,
+                         const char *what, int64_t k)
+{
+    if (isnan(want)) {
+        ck_assert_msg(isnan(got), "%s: output %lld is %.9g, want NaN", what, (long long)k, got);
+        return;
+    }
+    if (tol == 0) {
+        double r = dt == GAN_F32 ? (double)(float)want
+                 : dt == GAN_F16 ? f16_decode(f16_encode(want)) : bf16_decode(bf16_encode(want));
+        ck_assert_msg(got == r, "%s: output %lld is %.9g, want %.9g", what, (long long)k, got, r);
+        return;
+    }
+    double bound = tol + step_of(dt, want) + 1e-300;
+    ck_assert_msg(fabs(got - want) <= bound, "%s: output %lld is %.9g, want %.9g ± %.3g",
+                  what, (long long)k, got, want, bound);
+}
+
+/* ---- random sweep: every op, every subset of axes, random layouts and dtypes ---- */
+
+static void reduce_case(int op, uint64_t seed)
+{
+    rng_state = seed;
+    struct gan_shape s;
+    random_shape(&s, 1 + rng_int(4), 2500);
+    int64_t n = count_of(&s);
+    enum gan_dtype xdt = random_dtype();
+    struct view x;
+    view_make(&x, &s, xdt, rng_int(L_COUNT), -4, 4);
+    for (uint32_t axes = 0; axes < (1u << s.ndim); axes++) {
+        enum gan_dtype ydt = random_dtype();
+        struct gan_shape ys = s;
+        for (int d = 0; d < s.ndim; d++)
+            if (axes >> d & 1u)
+                ys.dim[d] = 1;
+        struct view y;
+        view_make(&y, &ys, ydt, rng_int(L_OUTPUT_COUNT), -1, 1);
+        for (int d = 0; d < s.ndim; d++)
+            if (axes >> d & 1u)
+                y.op.stride[d] = 0;
+        int64_t nout = count_of(&ys), per = nout ? n / nout : 0;
+        struct ref_acc *acc = calloc((size_t)nout, sizeof *acc);
+        uint32_t *before = malloc(y.cap * sizeof *before);
+        ck_assert_ptr_nonnull(acc);
+        ck_assert_ptr_nonnull(before);
+        for (size_t i = 0; i < y.cap; i++)
+            before[i] = raw_bits(y.op.buf, ydt, i);
+        for (int64_t o = 0; o < nout; o++) {
+            acc[o].max = -INFINITY;
+            acc[o].min = INFINITY;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            /* The output this element belongs to: its index with reduced digits dropped. */
+            int64_t rem = k, o = 0, mul = 1;
+            for (int d = s.ndim - 1; d >= 0; d--) {
+                int64_t digit = rem % s.dim[d];
+                rem /= s.dim[d];
+                if (!(axes >> d & 1u)) {
+                    o += digit * mul;
+                    mul *= s.dim[d];
+                }
+            }
+            double v = raw_get(x.op.buf, xdt, view_index(&x, &s, k));
+            struct ref_acc *a = &acc[o];
+            a->sum += v;
+            a->sum_abs += fabs(v);
+            a->sum_sq += v * v;
+            a->max = v > a->max ? v : a->max;
+            a->min = v < a->min ? v : a->min;
+            a->absmax = fabs(v) > a->absmax ? fabs(v) : a->absmax;
+        }
+
+        gan_status st = cpu_reduce(be, (enum gan_reduce_op)op, &s, &x.op, axes, &y.op);
+        ck_assert_msg(st == GAN_OK, "%s axes 0x%x: status %d: %s", op_name[op], axes, st,
+                      last_error());
+        char what[160];
+        snprintf(what, sizeof what, "%s seed %llu ndim %d axes 0x%x %s→%s", op_name[op],
+                 (unsigned long long)seed, s.ndim, axes, gan_dtype_name(xdt),
+                 gan_dtype_name(ydt));
+        unsigned char *reached = calloc(y.cap, 1);
+        ck_assert_ptr_nonnull(reached);
+        for (int64_t o = 0; o < nout; o++) {
+            double want, tol;
+            ref_result(op, &acc[o], per, &want, &tol);
+            size_t yi = view_index(&y, &ys, o);
+            reached[yi] = 1;
+            check_output(op, ydt, raw_get(y.op.buf, ydt, yi), want, tol, what, o);
+        }
+        for (size_t i = 0; i < y.cap; i++)
+            if (!reached[i])
+                ck_assert_msg(raw_bits(y.op.buf, ydt, i) == before[i],
+                              "%s: buffer element %zu outside y was written", what, i);
+        free(reached);
+        free(before);
+        free(acc);
+        view_free(&y);
+    }
+    view_free(&x);
+}
+
+START_TEST(test_reduce_random)
+{
+    reduce_case(_i % GAN_REDUCE_OP_COUNT, 300u + (uint64_t)_i);
+}
+END_TEST
+
+/* ---- hand-made cases ---- */
+
+static gan_buffer *buffer_of(enum gan_dtype dt, size_t n)
+{
+    gan_buffer *buf;
+    ck_assert_int_eq(cpu_buffer_alloc(be, n * dsize(dt) + (n == 0), &buf), GAN_OK);
+    return buf;
+}
+
+static struct gan_operand contiguous(gan_buffer *buf, enum gan_dtype dt,
+                                     const struct gan_shape *s, uint32_t zero_axes)
+{
+    struct gan_operand o = { .buf = buf, .offset = 0, .dtype = dt };
+    int64_t pitch = 1;
+    for (int d = s->ndim - 1; d >= 0; d--) {
+        if (zero_axes >> d & 1u)
+            continue;
+        o.stride[d] = pitch;
+        pitch *= s->dim[d];
+    }
+    return o;
+}
+
+START_TEST(test_long_sum)
+{
+    /* 10^7 copies of 0.1f. A running FP32 sum stalls near 2^21 and is off by 8%; the
+     * blocked pairwise sum must stay within 2^-20 relative of the exact 1e7 · 0.1f. */
+    const int64_t n = 10000000;
+    gan_buffer *bx = buffer_of(GAN_F32, (size_t)n), *by = buffer_of(GAN_F32, 64);
+    for (int64_t i = 0; i < n; i++)
+        raw_set(bx, GAN_F32, (size_t)i, 0.1f);
+    const double exact = (double)n * (double)0.1f;
+    const double rel = 0x1p-20;
+
+    struct gan_shape s1 = { .ndim = 1, .dim = { n } };
+    struct gan_operand x = contiguous(bx, GAN_F32, &s1, 0), y = contiguous(by, GAN_F32, &s1, 1);
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM, &s1, &x, 1, &y), GAN_OK);
+    double got = raw_get(by, GAN_F32, 0);
+    ck_assert_msg(fabs(got - exact) <= rel * exact, "sum %.9g, want %.9g", got, exact);
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_MEAN, &s1, &x, 1, &y), GAN_OK);
+    ck_assert_msg(fabs(raw_get(by, GAN_F32, 0) - 0.1f) <= rel * 0.1, "mean %.9g",
+                  raw_get(by, GAN_F32, 0));
+
+    /* The same elements as 156250 rows of 64, summed down the columns (64 outputs
+     * side by side) and as one 2-D total. */
+    struct gan_shape s2 = { .ndim = 2, .dim = { n / 64, 64 } };
+    x = contiguous(bx, GAN_F32, &s2, 0);
+    y = contiguous(by, GAN_F32, &s2, 1);
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM, &s2, &x, 1, &y), GAN_OK);
+    for (int j = 0; j < 64; j++) {
+        double g = raw_get(by, GAN_F32, (size_t)j), e = exact / 64;
+        ck_assert_msg(fabs(g - e) <= rel * e, "column %d: sum %.9g, want %.9g", j, g, e);
+    }
+    y = contiguous(by, GAN_F32, &s2, 3);
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM_SQUARES, &s2, &x, 3, &y), GAN_OK);
+    double e2 = (double)n * (double)(0.1f * 0.1f);
+    ck_assert_msg(fabs(raw_get(by, GAN_F32, 0) - e2) <= rel * e2, "sum of squares %.9g, want %.9g",
+                  raw_get(by, GAN_F32, 0), e2);
+    cpu_buffer_free(be, bx);
+    cpu_buffer_free(be, by);
+}
+END_TEST
+
+START_TEST(test_empty_reduction)
+{
+    /* [3, 0] reduced along axis 1: three outputs, each the op's identity. */
+    static const float want[GAN_REDUCE_OP_COUNT] = { 0.0f, NAN, -INFINITY, INFINITY, 0.0f, 0.0f };
+    struct gan_shape s = { .ndim = 2, .dim = { 3, 0 } };
+    gan_buffer *bx = buffer_of(GAN_F32, 1), *by = buffer_of(GAN_BF16, 3);
+    struct gan_operand x = contiguous(bx, GAN_F32, &s, 0);
+    struct gan_operand y = { .buf = by, .dtype = GAN_BF16, .stride = { 1, 0 } };
+    for (int op = 0; op < GAN_REDUCE_OP_COUNT; op++) {
+        ck_assert_int_eq(cpu_reduce(be, (enum gan_reduce_op)op, &s, &x, 2, &y), GAN_OK);
+        for (size_t i = 0; i < 3; i++) {
+            double g = raw_get(by, GAN_BF16, i);
+            if (isnan(want[op]))
+                ck_assert_msg(isnan(g), "%s: %g", op_name[op], g);
+            else
+                ck_assert_msg(g == want[op] && !signbit(g) == !signbit(want[op]),
+                              "%s of nothing is %g, want %g", op_name[op], g, (double)want[op]);
+        }
+    }
+    /* Reduced along axis 0 instead, there are no outputs: nothing is touched, and y
+     * needs no buffer. */
+    struct gan_operand ynone = { .buf = NULL, .dtype = GAN_F32, .stride = { 0, 1 } };
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM, &s, &x, 1, &ynone), GAN_OK);
+    /* [0, 4] reduced along axis 0: four sums of nothing. */
+    struct gan_shape s2 = { .ndim = 2, .dim = { 0, 4 } };
+    gan_buffer *b4 = buffer_of(GAN_F32, 4);
+    for (size_t i = 0; i < 4; i++)
+        raw_set(b4, GAN_F32, i, 9.0);
+    struct gan_operand y4 = { .buf = b4, .dtype = GAN_F32, .stride = { 0, 1 } };
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_MAX, &s2, &x, 1, &y4), GAN_OK);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert(raw_get(b4, GAN_F32, i) == -INFINITY);
+    cpu_buffer_free(be, bx);
+    cpu_buffer_free(be, by);
+    cpu_buffer_free(be, b4);
+}
+END_TEST
+
+START_TEST(test_special_values)
+{
+    /* Rows: a NaN in the middle; ±inf; signed zeros. */
+    static const float v[3][4] = {
+        { 1.0f, NAN, 3.0f, -5.0f },
+        { INFINITY, 1.0f, -INFINITY, 2.0f },
+        { -0.0f, -0.0f, -0.0f, -0.0f },
+    };
+    struct gan_shape s = { .ndim = 2, .dim = { 3, 4 } };
+    gan_buffer *bx = buffer_of(GAN_F32, 12), *by = buffer_of(GAN_F32, 3);
+    memcpy(bx->data, v, sizeof v);
+    struct gan_operand x = contiguous(bx, GAN_F32, &s, 0), y = contiguous(by, GAN_F32, &s, 2);
+    float out[3];
+#define RUN(OP)                                                             \
+    do {                                                                    \
+        ck_assert_int_eq(cpu_reduce(be, OP, &s, &x, 2, &y), GAN_OK);        \
+        memcpy(out, by->data, sizeof out);                                  \
+    } while (0)
+    RUN(GAN_REDUCE_MAX);
+    ck_assert(isnan(out[0]) && out[1] == INFINITY && out[2] == 0.0f);
+    RUN(GAN_REDUCE_MIN);
+    ck_assert(isnan(out[0]) && out[1] == -INFINITY);
+    RUN(GAN_REDUCE_ABS_MAX);
+    ck_assert(isnan(out[0]) && out[1] == INFINITY && out[2] == 0.0f && !signbit(out[2]));
+    RUN(GAN_REDUCE_SUM);
+    ck_assert(isnan(out[0]) && isnan(out[1]) && out[2] == 0.0f);
+    RUN(GAN_REDUCE_SUM_SQUARES);
+    ck_assert(isnan(out[0]) && out[1] == INFINITY && out[2] == 0.0f);
+#undef RUN
+    cpu_buffer_free(be, bx);
+    cpu_buffer_free(be, by);
+}
+END_TEST
+
+START_TEST(test_fp32_accumulation_of_16bit)
+{
+    /* F16 in, F16 out: 60000 + 60000 − 60000 overflows F16 midway, but the FP32
+     * accumulator does not, so the stored result is 60000. Same down a column. */
+    struct gan_shape s = { .ndim = 2, .dim = { 3, 2 } };
+    gan_buffer *bx = buffer_of(GAN_F16, 6), *by = buffer_of(GAN_F16, 3);
+    static const double v[6] = { 60000, 60000, 60000, 60000, -60000, -60000 };
+    for (size_t i = 0; i < 6; i++)
+        raw_set(bx, GAN_F16, i, v[i]);
+    struct gan_operand x = contiguous(bx, GAN_F16, &s, 0), y = contiguous(by, GAN_F16, &s, 1);
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM, &s, &x, 1, &y), GAN_OK);
+    ck_assert_double_eq(raw_get(by, GAN_F16, 0), 60000.0);
+    ck_assert_double_eq(raw_get(by, GAN_F16, 1), 60000.0);
+    /* The mean of 3 values rounded once to F16: 20000. Over everything, BF16 out. */
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_MEAN, &s, &x, 1, &y), GAN_OK);
+    ck_assert_double_eq(raw_get(by, GAN_F16, 0), 20000.0);
+    struct gan_operand yb = contiguous(by, GAN_BF16, &s, 3);
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM_SQUARES, &s, &x, 3, &yb), GAN_OK);
+    ck_assert_double_eq(raw_get(by, GAN_BF16, 0), bf16_decode(bf16_encode(6 * 3.6e9)));
+    cpu_buffer_free(be, bx);
+    cpu_buffer_free(be, by);
+}
+END_TEST
+
+START_TEST(test_axes_zero_is_elementwise)
+{
+    /* Nothing reduced: each output is its input through the op, here from a
+     * transposed BF16 view into a contiguous F16 one. */
+    struct gan_shape s = { .ndim = 2, .dim = { 5, 3 } };
+    gan_buffer *bx = buffer_of(GAN_BF16, 15), *by = buffer_of(GAN_F16, 15);
+    for (size_t i = 0; i < 15; i++)
+        raw_set(bx, GAN_BF16, i, ((double)i - 7.0) * 0.37);
+    struct gan_operand x = { .buf = bx, .dtype = GAN_BF16, .stride = { 1, 5 } };
+    struct gan_operand y = contiguous(by, GAN_F16, &s, 0);
+    for (int op = 0; op < GAN_REDUCE_OP_COUNT; op++) {
+        ck_assert_int_eq(cpu_reduce(be, (enum gan_reduce_op)op, &s, &x, 0, &y), GAN_OK);
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 3; j++) {
+                double v = raw_get(bx, GAN_BF16, (size_t)(j * 5 + i));
+                double w = op == GAN_REDUCE_SUM_SQUARES ? (double)(float)(v * v)
+                         : op == GAN_REDUCE_ABS_MAX ? fabs(v) : v;
+                ck_assert_msg(raw_get(by, GAN_F16, (size_t)(i * 3 + j)) == f16_decode(f16_encode(w)),
+                              "%s (%d, %d)", op_name[op], i, j);
+            }
+    }
+    cpu_buffer_free(be, bx);
+    cpu_buffer_free(be, by);
+}
+END_TEST
+
+START_TEST(test_rejects_bad_arguments)
+{
+    struct gan_shape s = { .ndim = 2, .dim = { 4, 5 } };
+    gan_buffer *bx = buffer_of(GAN_F32, 20), *by = buffer_of(GAN_F32, 4);
+    struct gan_operand x = contiguous(bx, GAN_F32, &s, 0), y = contiguous(by, GAN_F32, &s, 2);
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_OP_COUNT, &s, &x, 2, &y), GAN_ERR_INVALID);
+    ck_assert_msg(strstr(last_error(), "gan_reduce_op"), "message: %s", last_error());
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM, &s, &x, 4, &y), GAN_ERR_INVALID);
+    ck_assert_msg(strstr(last_error(), "axes 0x4"), "message: %s", last_error());
+    struct gan_operand ybad = y;
+    ybad.stride[1] = 1;
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM, &s, &x, 2, &ybad), GAN_ERR_INVALID);
+    ck_assert_msg(strstr(last_error(), "stride 1 on reduced dimension 1"), "message: %s",
+                  last_error());
+    ybad = y;
+    ybad.offset = 1; /* outputs 1 … 4 of 4 */
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM, &s, &x, 2, &ybad), GAN_ERR_INVALID);
+    ck_assert_msg(strstr(last_error(), "operand y") && strstr(last_error(), "1 to 4"),
+                  "message: %s", last_error());
+    struct gan_operand xbad = x;
+    xbad.dtype = GAN_U32;
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_MAX, &s, &xbad, 2, &y), GAN_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(last_error(), "operand x") && strstr(last_error(), "U32"),
+                  "message: %s", last_error());
+    cpu_buffer_free(be, bx);
+    cpu_buffer_free(be, by);
+}
+END_TEST
+
+static Suite *reduce_suite(void)
+{
+    Suite *s = suite_create("reduce");
+
+    TCase *tc = tcase_create("random");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_reduce_random, 0, GAN_REDUCE_OP_COUNT * 12);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("accuracy");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_long_sum);
+    tcase_add_test(tc, test_fp32_accumulation_of_16bit);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("edge cases");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_empty_reduction);
+    tcase_add_test(tc, test_special_values);
+    tcase_add_test(tc, test_axes_zero_is_elementwise);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("validation");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_rejects_bad_arguments);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(reduce_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
