@@ -269,7 +269,9 @@ static double field_value(const struct gan_toy_plot *p, size_t g, double gx, dou
     double v00 = row0[j], v01 = row0[j + 1], v10 = row1[j], v11 = row1[j + 1];
     if (!isfinite(v00) || !isfinite(v01) || !isfinite(v10) || !isfinite(v11))
         return NAN;
-    return (1 - fy) * ((1 - fx) * v00 + fx * v01) + fy * ((1 - fx) * v10 + fx * v11);
+    /* In the a + f·(b − a) form a constant stretch stays exactly constant. */
+    double bottom = v00 + fx * (v01 - v00), top = v10 + fx * (v11 - v10);
+    return bottom + fy * (top - bottom);
 }
 
 /* Shades the plot area with the field (bilinear between grid points), draws the
