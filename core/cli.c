@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ganctl/ganctl.h>
 
@@ -245,8 +246,10 @@ static gan_status open_backend(const gan_loader *loader, gan_config *cfg, const 
 static void list_plugins(const gan_loader *loader, const struct gan_plugin_list *list)
 {
     printf("Plugin search path:\n");
-    for (size_t i = 0; i < gan_loader_dir_count(loader); i++)
-        printf("  %s\n", gan_loader_dir_at(loader, i));
+    for (size_t i = 0; i < gan_loader_dir_count(loader); i++) {
+        const char *dir = gan_loader_dir_at(loader, i);
+        printf("  %s%s\n", dir, access(dir, F_OK) == 0 ? "" : " (does not exist)");
+    }
     if (!list->count) {
         printf("\nNo plugins found: modules are files named KIND-NAME.so in these folders.\n");
         return;

@@ -412,8 +412,22 @@ static gan_status from_setting(const config_setting_t *s, struct parsed *p, stru
     return GAN_OK;
 }
 
+/* libconfig names an @include'd file as the directive wrote it; messages should name
+ * the file that was read, which is relative to the including file's folder. */
+static void source_name(char *out, size_t size, const char *file, const char *path,
+                        const char *dir)
+{
+    if (!file || strcmp(file, path) == 0)
+        snprintf(out, size, "%s", path);
+    else if (file[0] == '/' || !dir)
+        snprintf(out, size, "%s", file);
+    else
+        snprintf(out, size, "%s/%s", dir, file);
+}
+
 static gan_status walk(gan_config *cfg, const config_setting_t *group, const char *prefix,
-                       const char *path, enum gan_config_source source, struct gan_error *err)
+                       const char *path, const char *dir, enum gan_config_source source,
+                       struct gan_error *err)
 {
     int n = config_setting_length(group);
     for (int i = 0; i < n; i++) {
@@ -423,12 +437,12 @@ static gan_status walk(gan_config *cfg, const config_setting_t *group, const cha
             continue;
         char key[256], origin[1024];
         snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", name);
-        const char *file = config_setting_source_file(s);
-        snprintf(origin, sizeof origin, "%s:%u", file ? file : path,
-                 (unsigned)config_setting_source_line(s));
+        char file[800];
+        source_name(file, sizeof file, config_setting_source_file(s), path, dir);
+        snprintf(origin, sizeof origin, "%s:%u", file, (unsigned)config_setting_source_line(s));
         gan_status st;
         if (config_setting_type(s) == CONFIG_TYPE_GROUP && is_core_group(key)) {
-            if ((st = walk(cfg, s, key, path, source, err)) != GAN_OK)
+            if ((st = walk(cfg, s, key, path, dir, source, err)) != GAN_OK)
                 return st;
             continue;
         }
@@ -506,16 +520,19 @@ gan_status gan_config_read_file(gan_config *cfg, const char *path,
     config_t lc;
     config_init(&lc);
     /* @include "x.conf" is resolved next to the including file. */
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
+    char dir_buf[1024];
+    const char *dir = NULL;
+    snprintf(dir_buf, sizeof dir_buf, "%s", path);
+    char *slash = strrchr(dir_buf, '/');
     if (slash) {
-        slash[slash == dir ? 1 : 0] = '\0';
+        slash[slash == dir_buf ? 1 : 0] = '\0';
+        dir = dir_buf;
         config_set_include_dir(&lc, dir);
     }
     gan_status st = GAN_OK;
     if (!config_read_file(&lc, path)) {
-        const char *efile = config_error_file(&lc) ? config_error_file(&lc) : path;
+        char efile[800];
+        source_name(efile, sizeof efile, config_error_file(&lc), path, dir);
         if (config_error_type(&lc) == CONFIG_ERR_FILE_IO)
             st = gan_error_set(err, GAN_ERR_CONFIG, "cannot read configuration file %s (%s): %s: %s",
                                efile, source_phrase(source), config_error_text(&lc),
@@ -525,7 +542,7 @@ gan_status gan_config_read_file(gan_config *cfg, const char *path,
                                "%s:%d: syntax error (libconfig: %s): fix the file; ganctl.conf(5) describes the syntax",
                                efile, config_error_line(&lc), config_error_text(&lc));
     } else {
-        st = walk(cfg, config_root_setting(&lc), "", path, source, err);
+        st = walk(cfg, config_root_setting(&lc), "", path, dir, source, err);
     }
     config_destroy(&lc);
     if (st == GAN_OK)

@@ -1,0 +1,162 @@
+#!/bin/sh
+# cli.sh — end-to-end tests of the ganctl program: options, exit codes, one-line errors,
+# plugin listing and the cpu backend, run against the build tree (make check sets GANCTL).
+
+GANCTL=${GANCTL:-./core/ganctl}
+TEST_PLUGINS=${GANCTL_TEST_PLUGINS:-./tests/plugins}
+failures=0
+checks=0
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-cli.XXXXXX") || exit 99
+trap 'rm -rf "$work"' EXIT INT TERM
+
+# run ARGS...: runs ganctl, leaving stdout, stderr and the exit status in $work.
+run() {
+    "$GANCTL" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+}
+
+# run_with NAME=VALUE ARGS...: the same with one more environment variable.
+run_with() {
+    assignment=$1
+    shift
+    env "$assignment" "$GANCTL" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+}
+
+fail() {
+    failures=$((failures + 1))
+    echo "FAIL: $*"
+    echo "  stdout: $(cat "$work/out")"
+    echo "  stderr: $(cat "$work/err")"
+}
+
+check() {
+    # check DESCRIPTION CONDITION...
+    what=$1
+    shift
+    checks=$((checks + 1))
+    if "$@"; then echo "ok: $what"; else fail "$what"; fi
+}
+
+rc_is() { test "$rc" -eq "$1"; }
+stderr_lines() { test "$(wc -l <"$work/err")" -eq "$1"; }
+stderr_has() { grep -qF -- "$1" "$work/err"; }
+stdout_has() { grep -qF -- "$1" "$work/out"; }
+stdout_lacks() { ! grep -qiE -- "$1" "$work/out"; }
+one_error() { rc_is "$1" && stderr_lines 1 && grep -q '^ganctl: ' "$work/err"; }
+
+test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
+GANCTL_PLUGIN_PATH=${GANCTL_PLUGIN_PATH:-$(pwd)/backends/cpu/.libs}
+GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
+export GANCTL_PLUGIN_PATH GANCTL_CONFIG
+cpu_dir=${GANCTL_PLUGIN_PATH%%:*}
+
+# --help and --version
+run --help
+check "--help exits 0 and lists every option" \
+    sh -c 'test '"$rc"' -eq 0 && for o in --help --version --list-plugins --backend --plugin-dir --config --set -h -V -c -s; do grep -qe " $o" "$1" || exit 1; done' _ "$work/out"
+check "--help fits one screen" test "$(wc -l <"$work/out")" -le 40
+run -h
+check "-h is --help" rc_is 0
+run --version
+check "--version exits 0" rc_is 0
+check "--version names the version and ABI" stdout_has "ganctl 0.1.0 (plugin ABI 1.0)"
+check "--version alone prints one line" test "$(wc -l <"$work/out")" -eq 1
+
+# usage errors: exit 2, one line
+run --no-such-option
+check "an unknown option exits 2 with one line" one_error 2
+check "an unknown option is named" stderr_has "unknown option --no-such-option"
+run --backend
+check "a missing option value exits 2" one_error 2
+run stray
+check "a stray argument exits 2" one_error 2
+
+# --list-plugins
+run --list-plugins
+check "--list-plugins exits 0" rc_is 0
+check "--list-plugins lists the cpu backend with its file" stdout_has "file:     $cpu_dir/backend-cpu.so"
+check "--list-plugins shows the cpu backend's setting" stdout_has "setting:  backend.threads, an integer, default 0"
+check "--list-plugins says the cpu backend is available" stdout_has "status:   available (cpu:"
+
+# a missing backend: one line naming the folders, exit 1
+run --backend nope
+check "--backend nope exits 1 with one line" one_error 1
+check "--backend nope names the file and folders" \
+    stderr_has "backend \"nope\" not found: looked for backend-nope.so in $cpu_dir"
+check "--backend nope says how to see what exists" stderr_has "run ganctl --list-plugins"
+
+# a plugin folder with a module built for another ABI
+mkdir "$work/plugins"
+cp "$TEST_PLUGINS/.libs/backend-abimajor.so" "$work/plugins/" || exit 99
+run --plugin-dir "$work/plugins" --backend abimajor
+check "a wrong-ABI module exits 1 with one line" one_error 1
+check "a wrong-ABI module names file, reason and fix" \
+    stderr_has "ganctl: $work/plugins/backend-abimajor.so: built for plugin ABI 2.0, this ganctl has ABI 1.0: rebuild the plugin against these headers"
+run --plugin-dir "$work/plugins" --list-plugins
+check "--list-plugins still works with a broken module" rc_is 0
+check "--list-plugins shows the broken module's error" stdout_has "error:    $work/plugins/backend-abimajor.so: built for plugin ABI 2.0"
+
+# --plugin-dir comes before GANCTL_PLUGIN_PATH
+cp "$TEST_PLUGINS/order1/.libs/backend-order.so" "$work/plugins/" || exit 99
+run_with GANCTL_PLUGIN_PATH="$TEST_PLUGINS/order2/.libs" --plugin-dir "$work/plugins" --backend order --version
+check "--plugin-dir wins over GANCTL_PLUGIN_PATH" stdout_has "backend order first:"
+run_with GANCTL_PLUGIN_PATH="$TEST_PLUGINS/order2/.libs" --backend order --version
+check "GANCTL_PLUGIN_PATH is searched" stdout_has "backend order second:"
+
+# a backend without a device: exit 1, its reason on one line
+run --plugin-dir "$TEST_PLUGINS/.libs" --backend nodevice
+check "a backend without a device exits 1 with one line" one_error 1
+check "a backend without a device gives its reason" \
+    stderr_has "reports no usable device: no widget attached to /dev/widget0"
+
+# configuration errors: exit 2, naming the key
+run --set backend.thread=2
+check "a misspelt setting exits 2 with one line" one_error 2
+check "a misspelt setting is named, with a suggestion" \
+    stderr_has 'ganctl: --set backend.thread=2: unknown setting "backend.thread"; did you mean "backend.threads"?'
+run --set backend.threads=many
+check "a wrong type exits 2" one_error 2
+check "a wrong type is explained" stderr_has '"backend.threads" must be an integer, got a string'
+run --set log.level=loud
+check "a bad log level exits 2" one_error 2
+run --config "$work/absent.conf"
+check "a missing --config file exits 2" one_error 2
+check "a missing --config file is named" stderr_has "cannot read configuration file $work/absent.conf (given with --config)"
+run_with GANCTL_CONFIG="$work/absent.conf"
+check "a missing GANCTL_CONFIG file exits 2" one_error 2
+printf 'backend = {\n  threads = 2;\n  thraeds = 3;\n};\n' >"$work/typo.conf"
+run -c "$work/typo.conf"
+check "a typo in a file names file and line" \
+    stderr_has "$work/typo.conf:3: unknown setting \"backend.thraeds\"; did you mean \"backend.threads\"?"
+printf 'log = { level = "debug" \n' >"$work/broken.conf"
+run --config "$work/broken.conf"
+check "a syntax error exits 2 naming the line" sh -c 'test '"$rc"' -eq 2 && grep -qF "$1:2: syntax error" "$2"' _ "$work/broken.conf" "$work/err"
+
+# the default run: configuration and backend, then a plain statement, no training
+run
+check "the default run exits 0" rc_is 0
+check "the default run logs the backend it loaded" stderr_has "ganctl: backend cpu"
+check "the default run says training is not part of this build" stdout_has "training is not part of this build yet"
+check "the default run does not pretend to train" stdout_lacks "epoch|iteration|loss|step [0-9]"
+printf 'log = { level = "error"; };\nbackend = { threads = 1; };\n' >"$work/quiet.conf"
+run -c "$work/quiet.conf"
+check "log.level from --config silences info" sh -c 'test '"$rc"' -eq 0 && test ! -s "$1"' _ "$work/err"
+run -c "$work/quiet.conf" -s log.level=debug
+check "--set beats --config" stderr_has "ganctl: debug: log.level = \"debug\" (--set log.level=debug)"
+check "debug output gives each value's origin" stderr_has "backend.threads = 1 ($work/quiet.conf:2)"
+
+# --backend cpu --version: the OpenBLAS kernel in use
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    run --backend cpu --version
+    check "--backend cpu --version exits 0" rc_is 0
+    check "--backend cpu --version describes the backend" stdout_has "backend cpu "
+    check "--backend cpu --version names an OpenBLAS kernel" stdout_has "OpenBLAS"
+    check "the kernel is not Prescott on an AVX2 CPU" stdout_lacks "prescott"
+else
+    echo "skip: kernel choice (OPENBLAS_CORETYPE is set or the CPU lacks AVX2)"
+fi
+
+echo "$checks checks, $failures failed"
+test "$failures" -eq 0
