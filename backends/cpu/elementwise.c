@@ -9,7 +9,16 @@
 #include "cpu_backend.h"
 #include "convert.h"
 
-/* NaN and signed-zero semantics, chosen to match PyTorch where the header leaves room:
+/* Layout. Operands may have any strides, negative ones included (a reversed view);
+ * validation computes the lowest and highest element each operand reaches and both
+ * must lie inside its buffer. The walk first drops size-1 dimensions and merges
+ * neighbours whose strides chain, so a contiguous tensor is one run and a bias row
+ * broadcast is (rows, row); the innermost run then goes straight through memory when
+ * it is contiguous FP32 (or broadcast, stride 0), and through a small FP32 staging
+ * block otherwise (16-bit or strided). An output identical to an input is safe: each
+ * block is read completely before it is written.
+ *
+ * NaN and signed-zero semantics, chosen to match PyTorch where the header leaves room:
  *   RELU         x <= 0 ? +0 : x        NaN propagates; -0 becomes +0
  *   LEAKY_RELU   x > 0 ? x : alpha·x    NaN propagates
  *   STEP         x > 0 ? 1 : 0          NaN gives 0 (as the header specifies)
@@ -17,7 +26,7 @@
  *   ABS          fabsf                  NaN propagates (sign bit cleared)
  *   SQRT, RSQRT, LOG of a negative number give NaN; RSQRT(0) = +inf, LOG(0) = −inf,
  *   RECIPROCAL(±0) = ±inf, all as IEEE 754 and libm say.
- *   FILL         alpha, whatever x holds (x is never read)
+ *   FILL         alpha, whatever x holds (x must be a valid view but is not read)
  *   MAX, MIN     fmaxf, fminf: a NaN loses to a number, so MAX(NaN, 1) = 1
  *   GREATER      a > b ? 1 : 0          any NaN gives 0
  * Everything else is plain FP32 arithmetic and propagates NaN. */
