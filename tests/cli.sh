@@ -147,6 +147,16 @@ run -c "$work/quiet.conf" -s log.level=debug
 check "--set beats --config" stderr_has "ganctl: debug: log.level = \"debug\" (--set log.level=debug)"
 check "debug output gives each value's origin" stderr_has "backend.threads = 1 ($work/quiet.conf:2)"
 
+# the installed ganctl.conf: valid as shipped, and with the cpu backend's lines enabled
+shipped=${srcdir:-.}/etc/ganctl.conf
+run -c "$shipped" -s log.level=debug
+check "the shipped ganctl.conf is valid" rc_is 0
+check "the shipped ganctl.conf sets backend.name" stderr_has "backend.name = \"cpu\" ($shipped:"
+sed 's/^\( *\)# \(threads = \)/\1\2/' "$shipped" >"$work/enabled.conf"
+run -c "$work/enabled.conf" -s log.level=debug
+check "the shipped ganctl.conf's cpu settings are valid when enabled" \
+    sh -c 'test '"$rc"' -eq 0 && grep -qF "backend.threads = 0 ($1:" "$2"' _ "$work/enabled.conf" "$work/err"
+
 # --backend cpu --version: the OpenBLAS kernel in use
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
     run --backend cpu --version
