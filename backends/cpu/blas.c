@@ -128,8 +128,10 @@ gan_status cpu_blas_open(gan_backend *be, int threads)
     set_field(blas->kernel, sizeof blas->kernel, corename ? corename() : "unknown");
     set_field(blas->config, sizeof blas->config, config ? config() : "");
     if (!corename)
-        set_field(blas->chosen_by, sizeof blas->chosen_by,
-                  "not OpenBLAS: its own choice");
+        set_field(blas->chosen_by, sizeof blas->chosen_by, "not OpenBLAS: its own choice");
+    else if (config && !strstr(blas->config, "DYNAMIC_ARCH"))
+        /* a single-target build ignores OPENBLAS_CORETYPE */
+        set_field(blas->chosen_by, sizeof blas->chosen_by, "fixed when OpenBLAS was built");
 
     if (threads <= 0) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
