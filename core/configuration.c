@@ -364,10 +364,15 @@ static gan_status put(gan_config *cfg, const char *key, struct parsed *p, const 
     if (is_core_group(key) && p->type != GAN_CONFIG_GROUP) {
         free(p->s);
         p->s = NULL;
+        /* Point at one key the group holds, as an example of what to write. */
+        const char *example = key;
+        size_t n = strlen(key);
+        for (size_t i = 0; i < CORE_KEY_COUNT && example == key; i++)
+            if (strncmp(core_keys[i].key, key, n) == 0 && core_keys[i].key[n] == '.')
+                example = core_keys[i].key;
         return gan_error_set(err, GAN_ERR_CONFIG,
                              "%s: \"%s\" must be a group, got %s: set the settings inside it, e.g. %s",
-                             origin, key, gan_config_type_phrase(p->type),
-                             strcmp(key, "log") == 0 ? "log.level" : "backend.name");
+                             origin, key, gan_config_type_phrase(p->type), example);
     }
     if (in_plugin_group(key))
         return store(cfg, key, p, origin, source, err);
