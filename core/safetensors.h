@@ -105,7 +105,14 @@ struct gan_st_tensor {
     size_t nbytes;
 };
 
-/* Reads and validates the whole file at `path`; nothing in it is trusted before that. */
+/* Reads and validates the whole file at `path`; nothing in it is trusted before that:
+ * the header length (at most GAN_ST_MAX_HEADER, inside the file), the JSON, each entry's
+ * dtype, shape and offsets (sizes computed without overflow), and the layout (the
+ * tensors tile the data section exactly, as the reference reader requires). Stricter
+ * than the reference reader: a repeated key, an unknown field in an entry, or more than
+ * GAN_ST_MAX_DIMS dimensions is an error, and dtypes outside the enum (FP8, FP4,
+ * complex) are GAN_ERR_UNSUPPORTED. The whole file is read into memory (not mapped), so
+ * another process truncating it cannot crash this one. */
 gan_status gan_st_open(const char *path, gan_st_file **out, char *err, size_t err_size);
 
 /* The same, on `size` bytes in memory, which are borrowed for the life of the result
