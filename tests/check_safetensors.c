@@ -459,7 +459,9 @@ END_TEST
 
 /* ----------------------------------------------------------------- the reference file */
 
-/* The values tests/data/make_reference_safetensors.py wrote, computed again here. */
+/* tests/data/reference.safetensors was written once by Python's safetensors package
+ * (0.8.0, `python3 tests/data/make_reference_safetensors.py tests/data/reference.safetensors`);
+ * this test needs no Python. Its values are computed again here, independently. */
 struct ref_tensor {
     const char *name;
     enum gan_st_dtype dtype;
