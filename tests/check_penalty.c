@@ -352,6 +352,111 @@ START_TEST(test_penalty_unreached_bias)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ conv critic
+ * The MNIST critic's path in small: conv 3×3 stride 2 → tanh → conv 3×3 → linear. Its
+ * penalty gradient runs the double backward of conv2d (through conv2d_transpose and
+ * the filter-gradient op). No double reference here: the finite differences are of P
+ * as ganctl computes it with a first-order gan_grad (no create_graph), in FP32, with
+ * h = 1e-2. P ≈ 0.5 carries ~1e-6 relative rounding, so the quotient carries ~5e-5;
+ * tanh keeps P smooth, and its truncation error measures below 1e-4. Tolerance:
+ * |analytic − fd| ≤ 1e-3 + 1e-2·|fd|. */
+
+enum { C_W1, C_B1, C_W2, C_W3, N_CPARAMS };
+static const int64_t cdims[N_CPARAMS][4] = {
+    { 4, 1, 3, 3 }, { 1, 4, 1, 1 }, { 3, 4, 3, 3 }, { 3, 1, 0, 0 }
+};
+static const int cdims_n[N_CPARAMS] = { 4, 4, 4, 2 };
+static const char *const cnames[N_CPARAMS] = { "w1", "b1", "w2", "W3" };
+#define CBATCH 2
+#define CSIDE 6
+
+static int64_t ccount(int k)
+{
+    int64_t c = 1;
+    for (int d = 0; d < cdims_n[k]; d++)
+        c *= cdims[k][d];
+    return c;
+}
+
+/* P for parameters `p` and inputs `x`; with create_graph, also dP/dθ into grads. */
+static float conv_penalty(float *const *p, const float *x, float **grads)
+{
+    gan_tensor *params[N_CPARAMS], *g[N_CPARAMS];
+    for (int k = 0; k < N_CPARAMS; k++) {
+        params[k] = gan_tensor_from_host(CTX, GAN_F32, cdims_n[k], cdims[k], p[k]);
+        gan_tensor_set_requires_grad(params[k], 1);
+    }
+    int64_t xd[4] = { CBATCH, 1, CSIDE, CSIDE }, fd[2] = { CBATCH, 3 };
+    gan_tensor *xt = gan_tensor_from_host(CTX, GAN_F32, 4, xd, x);
+    gan_tensor_set_requires_grad(xt, 1);
+    gan_tensor *h = gan_tanh(CTX, gan_add(CTX, gan_conv2d(CTX, xt, params[C_W1], 2, 1),
+                                          params[C_B1]));
+    gan_tensor *h2 = gan_reshape(CTX, gan_conv2d(CTX, h, params[C_W2], 1, 0), 2, fd);
+    gan_tensor *d = gan_sum(CTX, gan_matmul(CTX, h2, params[C_W3], 0, 0), GAN_ALL_AXES, 0);
+    gan_tensor *gx;
+    ck_assert_msg(gan_grad(CTX, 1, &d, NULL, 1, &xt, &gx, grads != NULL) == GAN_OK, "%s",
+                  gan_ctx_error(CTX));
+    int64_t flat[2] = { CBATCH, CSIDE * CSIDE };
+    gan_tensor *norm = gan_sqrt(CTX, gan_sum(CTX, gan_square(CTX, gan_reshape(CTX, gx, 2, flat)),
+                                             1, 0));
+    gan_tensor *pen = gan_mean(CTX, gan_square(CTX, gan_add_scalar(CTX, norm, -1.0f)),
+                               GAN_ALL_AXES, 0);
+    float pv;
+    ck_assert_msg(pen && gan_tensor_to_host(CTX, pen, &pv, 1) == GAN_OK, "%s",
+                  gan_ctx_error(CTX));
+    if (grads) {
+        ck_assert_msg(gan_grad(CTX, 1, &pen, NULL, N_CPARAMS, params, g, 0) == GAN_OK, "%s",
+                      gan_ctx_error(CTX));
+        for (int k = 0; k < N_CPARAMS; k++)
+            ck_assert_int_eq(gan_tensor_to_host(CTX, g[k], grads[k], (size_t)ccount(k)), GAN_OK);
+    }
+    gan_ctx_step_end(CTX);
+    return pv;
+}
+
+START_TEST(test_conv_penalty_gradient)
+{
+    static float store[N_CPARAMS][4 * 4 * 9], gstore[N_CPARAMS][4 * 4 * 9];
+    static float x[CBATCH * CSIDE * CSIDE];
+    float *p[N_CPARAMS], *g[N_CPARAMS];
+    rng_state = 21;
+    for (int k = 0; k < N_CPARAMS; k++) {
+        p[k] = store[k];
+        g[k] = gstore[k];
+        double fan = k == C_W1 ? 9 : k == C_W2 ? 36 : 3;
+        for (int64_t i = 0; i < ccount(k); i++)
+            p[k][i] = (float)(k == C_B1 ? 0.2 * normal01() : normal01() * sqrt(2.0 / fan));
+    }
+    for (int i = 0; i < CBATCH * CSIDE * CSIDE; i++)
+        x[i] = (float)(2.0 * uniform01() - 1.0);
+
+    conv_penalty(p, x, g);
+    double worst = 0, largest = 0;
+    const float h = 1e-2f;
+    for (int k = 0; k < N_CPARAMS; k++) {
+        for (int64_t i = 0; i < ccount(k); i++) {
+            float keep = p[k][i], up = keep + h, down = keep - h;
+            p[k][i] = up;
+            double pp = conv_penalty(p, x, NULL);
+            p[k][i] = down;
+            double pm = conv_penalty(p, x, NULL);
+            p[k][i] = keep;
+            double fd = (pp - pm) / ((double)up - (double)down);
+            double err = fabs(g[k][i] - fd), tol = 1e-3 + 1e-2 * fabs(fd);
+            ck_assert_msg(err <= tol, "dP/d%s[%lld]: ganctl %.7g, finite difference %.7g "
+                          "(|diff| %.3g > %.3g)", cnames[k], (long long)i, (double)g[k][i],
+                          fd, err, tol);
+            worst = fmax(worst, err / tol);
+            largest = fmax(largest, fabs(fd));
+        }
+    }
+    ck_assert_msg(largest > 0.1, "the largest dP/dθ is only %g", largest);
+    if (getenv("GANCTL_FD_REPORT"))
+        fprintf(stderr, "%-28s largest |dP/dθ| %.3g, worst error %.3f of its tolerance\n",
+                "conv critic, tanh", largest, worst);
+}
+END_TEST
+
 static Suite *penalty_suite(void)
 {
     Suite *s = suite_create("penalty");
@@ -359,6 +464,11 @@ static Suite *penalty_suite(void)
     tcase_add_checked_fixture(tc, backend_fixture_setup, backend_fixture_teardown);
     tcase_add_loop_test(tc, test_penalty_gradient, 0, (int)(sizeof cases / sizeof cases[0]));
     tcase_add_test(tc, test_penalty_unreached_bias);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("conv critic");
+    tcase_add_checked_fixture(tc, backend_fixture_setup, backend_fixture_teardown);
+    tcase_add_test(tc, test_conv_penalty_gradient);
     suite_add_tcase(s, tc);
     return s;
 }
