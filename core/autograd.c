@@ -184,15 +184,27 @@ static gan_status backward_pass(gan_ctx *ctx, size_t n_nodes, uint64_t epoch)
         gan_tensor *out = node->out;
         if (node->needed_epoch != epoch || out->grad_epoch != epoch || !out->grad)
             continue;
+        /* Ask the backward only for the gradients this call wants: the inner pass of
+         * the penalty wants ∇ₓ, not the weights' gradients (which, recorded under
+         * create_graph, would also grow the tape for nothing). */
+        int needs[TI_NODE_MAX_IN];
+        for (int i = 0; i < node->n_in; i++) {
+            needs[i] = node->needs[i];
+            node->needs[i] = needs[i] && gradient_wanted(node->in[i], epoch);
+        }
         gan_tensor *gin[TI_NODE_MAX_IN] = { NULL, NULL };
         gan_status st = node->backward(ctx, node, out->grad, gin);
+        int wanted[TI_NODE_MAX_IN];
+        for (int i = 0; i < node->n_in; i++) {
+            wanted[i] = node->needs[i];
+            node->needs[i] = needs[i];
+        }
         if (st != GAN_OK)
             return st;
         for (int i = 0; i < node->n_in; i++) {
-            gan_tensor *in = node->in[i];
-            if (!gin[i] || !node->needs[i] || !gradient_wanted(in, epoch))
+            if (!wanted[i] || !gin[i])
                 continue;
-            if ((st = accumulate(ctx, in, gin[i], node->op)) != GAN_OK)
+            if ((st = accumulate(ctx, node->in[i], gin[i], node->op)) != GAN_OK)
                 return st;
         }
     }

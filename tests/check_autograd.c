@@ -759,6 +759,37 @@ START_TEST(test_gradient_dtype)
 }
 END_TEST
 
+/* gan_grad computes only what its inputs need: the penalty's inner pass asks for ∇ₓ,
+ * and must not also build (and, under create_graph, record) the weights' gradients. */
+START_TEST(test_only_wanted_gradients)
+{
+    float xv[6] = { 0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f }, wv[6] = { 1, 2, 3, 4, 5, 6 };
+    int64_t xd[2] = { 2, 3 }, wd[2] = { 3, 2 };
+    gan_tensor *x = gan_tensor_from_host(CTX, GAN_F32, 2, xd, xv);
+    gan_tensor *w = gan_tensor_from_host(CTX, GAN_F32, 2, wd, wv);
+    gan_tensor_set_requires_grad(x, 1);
+    gan_tensor_set_requires_grad(w, 1);
+    gan_tensor *y = gan_sum(CTX, gan_matmul(CTX, x, w, 0, 0), GAN_ALL_AXES, 0), *gx;
+    struct gan_ctx_stats before, after;
+    gan_ctx_get_stats(CTX, &before);
+    ck_assert_int_eq(gan_grad(CTX, 1, &y, NULL, 1, &x, &gx, 1), GAN_OK);
+    gan_ctx_get_stats(CTX, &after);
+    /* The seed is a constant, so sum's backward records nothing; matmul's backward
+     * records one product (g·wᵀ, which depends on w), not a second one for w. */
+    ck_assert_uint_eq(after.nodes, before.nodes + 1);
+    float g[6];
+    ck_assert_int_eq(gan_tensor_to_host(CTX, gx, g, 6), GAN_OK);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 3; k++)
+            ck_assert_float_eq(g[i * 3 + k], wv[k * 2] + wv[k * 2 + 1]);
+    /* Asked for both, both come. */
+    gan_tensor *in[2] = { x, w }, *gs[2];
+    ck_assert_int_eq(gan_grad(CTX, 1, &y, NULL, 2, in, gs, 1), GAN_OK);
+    gan_ctx_get_stats(CTX, &before);
+    ck_assert_uint_eq(before.nodes, after.nodes + 2);
+}
+END_TEST
+
 static Suite *autograd_suite(void)
 {
     Suite *s = suite_create("autograd");
@@ -785,6 +816,7 @@ static Suite *autograd_suite(void)
     tcase_add_test(tc, test_grad_errors);
     tcase_add_test(tc, test_step_has_no_gradient);
     tcase_add_test(tc, test_gradient_dtype);
+    tcase_add_test(tc, test_only_wanted_gradients);
     suite_add_tcase(s, tc);
     return s;
 }
