@@ -8,28 +8,7 @@
 
 #include "toy_data.h"
 
-/* The one place the toy code reaches the generator. The CPU backend's header is
- * static inline only, so including it links nothing of the backend. */
-#include "../backends/cpu/philox.h"
-
-void gan_toy_philox_block(uint64_t seed, uint64_t block, uint32_t out[4])
-{
-    cpu_philox_block(seed, block, out);
-}
-
-double gan_toy_word_uniform(uint32_t word)
-{
-    return ((double)(word >> 8) + 0.5) * 0x1p-24;
-}
-
-void gan_toy_word_normals(uint32_t w0, uint32_t w1, double z[2])
-{
-    const double two_pi = 6.283185307179586476925286766559;
-    double u1 = gan_toy_word_uniform(w0), u2 = gan_toy_word_uniform(w1);
-    double r = sqrt(-2.0 * log(u1)); /* u1 > 0: the log is finite */
-    z[0] = r * cos(two_pi * u2);
-    z[1] = r * sin(two_pi * u2);
-}
+#include <ganctl/philox.h>
 
 /* ------------------------------------------------------------------ the data sets */
 
@@ -124,9 +103,9 @@ static void point_8(uint64_t seed, uint64_t block, float xy[2])
 {
     uint32_t w[4];
     double z[2], c[2];
-    gan_toy_philox_block(seed, block, w);
-    gan_toy_word_normals(w[0], w[1], z);
-    unsigned i = (unsigned)(gan_toy_word_uniform(w[2]) * 8.0);
+    gan_philox_block(seed, block, w);
+    gan_philox_word_normals(w[0], w[1], z);
+    unsigned i = (unsigned)(gan_philox_word_uniform(w[2]) * 8.0);
     centre_8(i < 8 ? i : 7, c);
     xy[0] = (float)((c[0] + NOISE_8 * z[0]) / DIV_8);
     xy[1] = (float)((c[1] + NOISE_8 * z[1]) / DIV_8);
@@ -140,9 +119,9 @@ static void point_swiss(uint64_t seed, uint64_t block, float xy[2])
     const double pi = 3.14159265358979323846;
     uint32_t w[4];
     double z[2];
-    gan_toy_philox_block(seed, block, w);
-    gan_toy_word_normals(w[0], w[1], z);
-    double t = 1.5 * pi * (1.0 + 2.0 * gan_toy_word_uniform(w[2]));
+    gan_philox_block(seed, block, w);
+    gan_philox_word_normals(w[0], w[1], z);
+    double t = 1.5 * pi * (1.0 + 2.0 * gan_philox_word_uniform(w[2]));
     xy[0] = (float)((t * cos(t) + NOISE_SWISS * z[0]) / DIV_SWISS);
     xy[1] = (float)((t * sin(t) + NOISE_SWISS * z[1]) / DIV_SWISS);
 }
@@ -178,7 +157,7 @@ static void shuffle_25(const gan_toy_sampler *s, uint64_t block, uint32_t *order
         order[i] = i;
     for (uint32_t t = 0; t + 1 < n; t++) {
         if (t % 4 == 0)
-            gan_toy_philox_block(s->seed, block + t / 4, w);
+            gan_philox_block(s->seed, block + t / 4, w);
         uint32_t i = n - 1 - t;
         uint32_t j = (uint32_t)(((uint64_t)w[t % 4] * (uint64_t)(i + 1)) >> 32);
         uint32_t tmp = order[i];
@@ -194,8 +173,8 @@ static void build_25(gan_toy_sampler *s)
     for (uint32_t i = 0; i < GAN_TOY_25_SET_SIZE; i++) {
         uint32_t w[4];
         double z[2], c[2];
-        gan_toy_philox_block(s->seed, s->first_block + i, w);
-        gan_toy_word_normals(w[0], w[1], z);
+        gan_philox_block(s->seed, s->first_block + i, w);
+        gan_philox_word_normals(w[0], w[1], z);
         centre_25(i % 25u, c);
         s->set[2 * i] = (float)((c[0] + NOISE_25 * z[0]) / DIV_25);
         s->set[2 * i + 1] = (float)((c[1] + NOISE_25 * z[1]) / DIV_25);

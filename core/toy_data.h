@@ -3,6 +3,7 @@
 #ifndef GANCTL_CORE_TOY_DATA_H
 #define GANCTL_CORE_TOY_DATA_H
 
+#include <ganctl/philox.h> /* every random number of the toy code comes from it */
 #include <stddef.h>
 #include <stdint.h>
 #include <ganctl/status.h>
@@ -46,13 +47,6 @@ struct gan_toy_modes {
 
 /* Fills `out` for `kind`. A kind outside the enum gives count 0. */
 void gan_toy_modes(enum gan_toy_kind kind, struct gan_toy_modes *out);
-
-/* Block `block` of the Philox4x32-10 stream for `seed`, exactly as
- * include/ganctl/backend.h defines it, and the word-to-number maps it defines. Every
- * random number of the toy code comes through these. */
-void gan_toy_philox_block(uint64_t seed, uint64_t block, uint32_t out[4]);
-double gan_toy_word_uniform(uint32_t word);           /* ((w >> 8) + 0.5) · 2^-24 */
-void gan_toy_word_normals(uint32_t w0, uint32_t w1, double z[2]);  /* Box–Muller */
 
 /* A source of toy points. It reads the Philox stream of its seed from a block counter
  * that sampling advances:

@@ -73,8 +73,8 @@ gan_status gan_toy_sliced_w1(const float *a, size_t na, const float *b, size_t n
     double total = 0.0;
     for (unsigned k = 0; k < GAN_TOY_SW_DIRECTIONS; k++) {
         uint32_t w[4];
-        gan_toy_philox_block(GAN_TOY_SW_SEED, k, w);
-        double theta = two_pi * gan_toy_word_uniform(w[0]);
+        gan_philox_block(GAN_TOY_SW_SEED, k, w);
+        double theta = two_pi * gan_philox_word_uniform(w[0]);
         double c = cos(theta), s = sin(theta);
         for (size_t i = 0; i < na; i++)
             pa[i] = c * a[2 * i] + s * a[2 * i + 1];

@@ -11,7 +11,7 @@
 
 #include "cpu_fixture.h"
 #include "../backends/cpu/convert.h"
-#include "../backends/cpu/philox.h"
+#include <ganctl/philox.h>
 
 static gan_backend *be;
 
@@ -65,13 +65,13 @@ START_TEST(test_kat)
 {
     const struct kat *k = &kats[_i];
     uint32_t out[4];
-    cpu_philox4x32_r(k->rounds, k->ctr, k->key, out);
+    gan_philox4x32_r(k->rounds, k->ctr, k->key, out);
     for (int j = 0; j < 4; j++)
         ck_assert_msg(out[j] == k->out[j], "philox4x32-%u vector %d word %d: got %08x, want %08x",
                       k->rounds, _i, j, out[j], k->out[j]);
     if (k->rounds == 10) {
         uint32_t again[4];
-        cpu_philox4x32_10(k->ctr, k->key, again);
+        gan_philox4x32_10(k->ctr, k->key, again);
         ck_assert_mem_eq(again, k->out, sizeof again);
     }
 }
@@ -90,7 +90,7 @@ START_TEST(test_kat_through_kernel)
     const uint64_t seed = 0x299f31d0a4093822ull, block = 0x85a308d3243f6a88ull;
     const uint32_t ctr[4] = { 0x243f6a88, 0x85a308d3, 0, 0 }, key[2] = { 0xa4093822, 0x299f31d0 };
     uint32_t want[4];
-    cpu_philox4x32_10(ctr, key, want);
+    gan_philox4x32_10(ctr, key, want);
     ck_assert_int_eq(cpu_rng_bits(be, 4, seed, block, &y), GAN_OK);
     ck_assert_mem_eq(buf->data, want, 16);
     cpu_buffer_free(be, buf);
@@ -117,7 +117,7 @@ START_TEST(test_bits_layout)
     for (size_t i = 0; i < n; i++) {
         uint32_t ctr[4] = { (uint32_t)(offset + i / 4), 0, 0, 0 };
         uint32_t key[2] = { 0x89abcdefu, 0x01234567u }, w[4];
-        cpu_philox4x32_10(ctr, key, w);
+        gan_philox4x32_10(ctr, key, w);
         ck_assert_msg(v[3 + i] == w[i % 4], "n %zu element %zu: got %08x, want %08x", n, i,
                       v[3 + i], w[i % 4]);
     }
@@ -280,7 +280,7 @@ START_TEST(test_uniform_top_word)
     int word = -1;
     for (; block < (1ull << 28) && word < 0; block++) {
         uint32_t w[4];
-        cpu_philox_block(seed, block, w);
+        gan_philox_block(seed, block, w);
         for (int k = 0; k < 4; k++)
             if ((w[k] >> 8) == 0xffffffu) {
                 word = k;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../core/toy_data.h"
-#include "../backends/cpu/philox.h"
+#include <ganctl/philox.h>
 
 static const double pi = 3.14159265358979323846;
 
@@ -45,7 +45,7 @@ static void ref_point(enum gan_toy_kind kind, uint64_t seed, uint64_t block, dou
 {
     uint32_t w[4];
     double z0, z1;
-    cpu_philox_block(seed, block, w);
+    gan_philox_block(seed, block, w);
     ref_normals(w, &z0, &z1);
     if (kind == GAN_TOY_8GAUSSIANS) {
         double cx, cy;
@@ -185,7 +185,7 @@ static void ref_shuffle(uint64_t seed, uint64_t block, uint32_t *order)
     uint32_t draws = 0, w[4];
     for (uint32_t i = n - 1; i >= 1; i--, draws++) {
         if (draws % 4 == 0)
-            cpu_philox_block(seed, block + draws / 4, w);
+            gan_philox_block(seed, block + draws / 4, w);
         uint32_t j = (uint32_t)(((uint64_t)w[draws % 4] * (i + 1)) >> 32);
         uint32_t t = order[i];
         order[i] = order[j];
@@ -214,7 +214,7 @@ START_TEST(test_25_layout)
         uint32_t p = order[k];
         uint32_t w[4];
         double z0, z1;
-        cpu_philox_block(seed, first + p, w);
+        gan_philox_block(seed, first + p, w);
         ref_normals(w, &z0, &z1);
         /* gan_toy.py's loops: x outer, y inner, 4,000 rounds. */
         double cx = 2.0 * (int)((p % 25) / 5) - 4.0, cy = 2.0 * (int)(p % 5) - 4.0;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../core/toy_metrics.h"
-#include "../backends/cpu/philox.h"
+#include <ganctl/philox.h>
 
 static const double pi = 3.14159265358979323846;
 
@@ -228,7 +228,7 @@ END_TEST
 static void direction(unsigned k, double *c, double *s)
 {
     uint32_t w[4];
-    cpu_philox_block(GAN_TOY_SW_SEED, k, w);
+    gan_philox_block(GAN_TOY_SW_SEED, k, w);
     double u = ((w[0] >> 8) + 0.5) / 16777216.0;
     *c = cos(2 * pi * u);
     *s = sin(2 * pi * u);

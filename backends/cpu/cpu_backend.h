@@ -105,7 +105,7 @@ gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
  * results are the same bits either way; this says which path the tests exercise). */
 int cpu_cast_uses_f16c(void);
 
-/* rng.c (Philox4x32-10 itself is in philox.h) */
+/* rng.c (Philox4x32-10 itself is in <ganctl/philox.h>) */
 gan_status cpu_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
                         const struct gan_ref *y);
 gan_status cpu_rng_uniform(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,

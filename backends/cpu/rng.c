@@ -8,14 +8,7 @@
 
 #include "cpu_backend.h"
 #include "convert.h"
-#include "philox.h"
-
-/* The uniform value of one 32-bit word, exactly: its top 24 bits centred in their
- * interval of width 2^-24, so it lies in [2^-25, 1 − 2^-25] and never at 0 or 1. */
-static inline double word_uniform(uint32_t w)
-{
-    return ((double)(w >> 8) + 0.5) * 0x1p-24;
-}
+#include <ganctl/philox.h>
 
 /* d rounded to FP32 with round-to-odd: toward zero, and the last bit set when that
  * was inexact. Rounding that result to a format with at least two fewer significant
@@ -79,7 +72,7 @@ gan_status cpu_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offse
     uint32_t *out = (uint32_t *)cpu_ref_ptr(y);
     for (size_t i = 0; i < n; i += 4) {
         uint32_t w[4];
-        cpu_philox_block(seed, offset + i / 4, w);
+        gan_philox_block(seed, offset + i / 4, w);
         size_t m = n - i < 4 ? n - i : 4;
         for (size_t k = 0; k < m; k++)
             out[i + k] = w[k];
@@ -151,10 +144,10 @@ gan_status cpu_rng_uniform(gan_backend *be, size_t n, uint64_t seed, uint64_t of
     double lo = low, width = (double)high - (double)low;
     for (size_t i = 0; i < n; i += 4) {
         uint32_t w[4];
-        cpu_philox_block(seed, offset + i / 4, w);
+        gan_philox_block(seed, offset + i / 4, w);
         size_t m = n - i < 4 ? n - i : 4;
         for (size_t k = 0; k < m; k++)
-            store_uniform(out, y->dtype, i + k, lo + width * word_uniform(w[k]), low, high);
+            store_uniform(out, y->dtype, i + k, lo + width * gan_philox_word_uniform(w[k]), low, high);
     }
     return GAN_OK;
 }
@@ -170,20 +163,14 @@ gan_status cpu_rng_normal(gan_backend *be, size_t n, uint64_t seed, uint64_t off
                               "rng_normal: mean %g and std %g are not valid; both must be "
                               "finite and std >= 0", (double)mean, (double)std);
     unsigned char *out = cpu_ref_ptr(y);
-    const double two_pi = 6.283185307179586476925286766559;
     for (size_t i = 0; i < n; i += 4) {
         uint32_t w[4];
-        cpu_philox_block(seed, offset + i / 4, w);
+        gan_philox_block(seed, offset + i / 4, w);
         size_t m = n - i < 4 ? n - i : 4;
         double z[4];
-        /* Box–Muller on the pairs (w0, w1) and (w2, w3): u1 > 0, so the log is finite. */
-        for (int pair = 0; pair < 2; pair++) {
-            double u1 = word_uniform(w[2 * pair]);
-            double u2 = word_uniform(w[2 * pair + 1]);
-            double r = sqrt(-2.0 * log(u1));
-            z[2 * pair] = r * cos(two_pi * u2);
-            z[2 * pair + 1] = r * sin(two_pi * u2);
-        }
+        /* Box–Muller on the pairs (w0, w1) and (w2, w3). */
+        gan_philox_word_normals(w[0], w[1], z);
+        gan_philox_word_normals(w[2], w[3], z + 2);
         for (size_t k = 0; k < m; k++)
             store_rounded(out, y->dtype, i + k, (double)mean + (double)std * z[k]);
     }

@@ -9,6 +9,7 @@
 #include <ganctl/host.h>
 #include <ganctl/plugin.h>
 #include <ganctl/backend.h>
+#include <ganctl/philox.h>
 #include <ganctl/tensor.h>
 #include <ganctl/model.h>
 #include <ganctl/loss.h>
