@@ -19,25 +19,72 @@ struct schema_key {
     enum gan_setting_type type;
     const char *default_value;    /* written as in a config file */
     const char *const *choices;   /* allowed strings, NULL-terminated; NULL = any */
+    int list;                     /* a list of strings, ["a", "b"], rather than one value */
+    int has_min, has_max;         /* numbers: the bounds below apply */
+    double min, max;
+    const char *summary;          /* one line, as ganctl.conf(5) says it */
 };
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
+static const char *const toy_names[] = { "8gaussians", "25gaussians", "swissroll", NULL };
 
-/* The core's own settings. ganctl.conf(5) and etc/ganctl.conf list the same keys. */
+#define STR(k, d, ch, sum) { k, GAN_SETTING_STRING, d, ch, 0, 0, 0, 0, 0, sum }
+#define INT_MIN_(k, d, lo, sum) { k, GAN_SETTING_INT, d, NULL, 0, 1, 0, lo, 0, sum }
+#define INT_RANGE(k, d, lo, hi, sum) { k, GAN_SETTING_INT, d, NULL, 0, 1, 1, lo, hi, sum }
+#define FLOAT_RANGE(k, d, lo, hi, sum) { k, GAN_SETTING_FLOAT, d, NULL, 0, 1, 1, lo, hi, sum }
+#define FLOAT_MIN(k, d, lo, sum) { k, GAN_SETTING_FLOAT, d, NULL, 0, 1, 0, lo, 0, sum }
+#define BOOL(k, d, sum) { k, GAN_SETTING_BOOL, d, NULL, 0, 0, 0, 0, 0, sum }
+#define LIST(k, d, sum) { k, GAN_SETTING_STRING, d, NULL, 1, 0, 0, 0, 0, sum }
+
+/* The optimizer settings of one network; both networks have the same. The defaults
+ * are the WGAN-GP paper's (Adam 1e-4, betas 0.5 and 0.9); etc/ganctl.conf sets the
+ * faster demo's values over them. */
+#define OPTIMIZER_KEYS(net) \
+    FLOAT_MIN(net ".optimizer.lr", "1e-4", 0, "Adam's learning rate"), \
+    FLOAT_RANGE(net ".optimizer.beta1", "0.5", 0, 0.999999, "Adam's first-moment decay, in [0, 1)"), \
+    FLOAT_RANGE(net ".optimizer.beta2", "0.9", 0, 0.999999, "Adam's second-moment decay, in [0, 1)"), \
+    FLOAT_RANGE(net ".optimizer.eps", "1e-8", 1e-30, 1, "Adam's epsilon, added to the root of the second moment"), \
+    FLOAT_MIN(net ".optimizer.weight_decay", "0.0", 0, "L2 penalty added to the gradient, as torch.optim.Adam"), \
+    FLOAT_MIN(net ".optimizer.clip_norm", "0.0", 0, "clip the global gradient norm to this; 0 = no clipping")
+
+/* The core's own settings. ganctl.conf(5) and etc/ganctl.conf list the same keys. The
+ * defaults here are the WGAN-GP paper's toy set-up where it has one. */
 static const struct schema_key core_keys[] = {
-    { "backend.name", GAN_SETTING_STRING, "\"cpu\"", NULL },
-    { "log.level", GAN_SETTING_STRING, "\"info\"", log_levels },
+    STR("backend.name", "\"cpu\"", NULL, "the compute backend, backend-NAME.so"),
+    STR("log.level", "\"info\"", log_levels, "how much ganctl writes to standard error"),
+    STR("run.dir", "\"\"", NULL, "the run folder; \"\" = runs/DATA-YYYYMMDD-HHMMSS"),
+    INT_RANGE("run.seed", "0", 0, 9007199254740991.0, "the seed of every random number of the run"),
+    INT_MIN_("run.iterations", "100000", 1, "generator iterations to train"),
+    INT_MIN_("run.log_every", "10", 1, "write a metrics.csv row every this many iterations"),
+    INT_MIN_("run.eval_every", "500", 0, "toy quality metrics every this many iterations; 0 = at the end only"),
+    INT_MIN_("run.image_every", "1000", 0, "a PNG every this many iterations; 0 = at the end only"),
+    INT_MIN_("run.checkpoint_every", "1000", 0, "a checkpoint every this many iterations; 0 = at the end only"),
+    BOOL("run.metrics_time", "true", "write the time_s column (wall clock) in metrics.csv"),
+    STR("data.name", "\"8gaussians\"", toy_names, "the toy data set"),
+    INT_RANGE("data.batch_size", "256", 1, 1048576, "real and generated samples per step"),
+    INT_RANGE("generator.z_dim", "2", 1, 65536, "the size of the generator's input noise z"),
+    STR("generator.model.name", "\"mlp\"", NULL, "the generator's model plugin, model-NAME.so"),
+    OPTIMIZER_KEYS("generator"),
+    INT_RANGE("critic.iterations", "5", 1, 1000, "critic steps per generator step (n_critic)"),
+    STR("critic.model.name", "\"mlp\"", NULL, "the critic's model plugin, model-NAME.so"),
+    OPTIMIZER_KEYS("critic"),
+    LIST("loss.terms", "[\"wasserstein\", \"gradient-penalty\"]", "the loss-term plugins, loss-NAME.so, summed into the objectives"),
 };
 #define CORE_KEY_COUNT (sizeof core_keys / sizeof core_keys[0])
 
 /* Groups the core knows. */
-static const char *const core_groups[] = { "backend", "log" };
+static const char *const core_groups[] = {
+    "backend", "log", "run", "data", "generator", "generator.model", "generator.optimizer",
+    "critic", "critic.model", "critic.optimizer", "loss"
+};
 #define CORE_GROUP_COUNT (sizeof core_groups / sizeof core_groups[0])
 
 /* Groups whose keys, beyond the core's, belong to the plugin selected for the group
- * and are checked against its declared settings once it is loaded. */
-static const char *const plugin_groups[] = { "backend" };
+ * and are checked against its declared settings once it is loaded. Besides these,
+ * every group loss.TERM holds the settings of the loss term TERM. */
+static const char *const plugin_groups[] = { "backend", "generator.model", "critic.model" };
 #define PLUGIN_GROUP_COUNT (sizeof plugin_groups / sizeof plugin_groups[0])
+#define LOSS_GROUP "loss"
 
 /* ------------------------------------------------------------------ storage */
 
@@ -55,7 +102,21 @@ struct parsed {
     double f;
     int b;
     char *s;                      /* owned */
+    char **items;                 /* arrays and lists whose elements are all strings: owned */
+    size_t n_items;
+    int items_ok;                 /* an array or list of strings only (or empty) */
 };
+
+static void parsed_release(struct parsed *p)
+{
+    free(p->s);
+    p->s = NULL;
+    for (size_t i = 0; i < p->n_items; i++)
+        free(p->items[i]);
+    free(p->items);
+    p->items = NULL;
+    p->n_items = 0;
+}
 
 static char *dup_string(const char *s)
 {
@@ -71,6 +132,9 @@ static void value_release(struct gan_config_value *v)
     free((char *)v->key);
     free((char *)v->s);
     free((char *)v->origin);
+    for (size_t i = 0; i < v->n_items; i++)
+        free((char *)v->items[i]);
+    free((void *)v->items);
 }
 
 static gan_status nomem(struct gan_error *err)
@@ -86,15 +150,19 @@ static long find_index(const gan_config *cfg, const char *key)
     return -1;
 }
 
-/* Stores (or replaces) a value. Takes ownership of p->s. */
+/* Stores (or replaces) a value. Takes ownership of p->s and p->items. */
 static gan_status store(gan_config *cfg, const char *key, struct parsed *p, const char *origin,
                         enum gan_config_source source, struct gan_error *err)
 {
     struct gan_config_value v = {
         .key = dup_string(key), .type = p->type, .i = p->i, .f = p->f, .b = p->b,
         .s = p->s, .origin = dup_string(origin), .source = source,
+        .items = (const char *const *)p->items, .n_items = p->n_items,
+        .strings = p->items_ok,
     };
     p->s = NULL;
+    p->items = NULL;
+    p->n_items = 0;
     if (!v.key || !v.origin) {
         value_release(&v);
         return nomem(err);
@@ -287,13 +355,27 @@ static int is_core_group(const char *key)
     return 0;
 }
 
-/* Nonzero when `key` is group.something for a plugin group. */
+/* Nonzero when `key` is loss.TERM (one name after "loss.") and not a core key: the
+ * group of a loss term's settings. */
+static int is_loss_term_group(const char *key)
+{
+    size_t n = strlen(LOSS_GROUP);
+    return strncmp(key, LOSS_GROUP, n) == 0 && key[n] == '.' && key[n + 1] &&
+           !strchr(key + n + 1, '.') && !core_key(key);
+}
+
+/* Nonzero when `key` is group.something for a plugin group, or loss.TERM.something. */
 static int in_plugin_group(const char *key)
 {
     for (size_t i = 0; i < PLUGIN_GROUP_COUNT; i++) {
         size_t n = strlen(plugin_groups[i]);
         if (strncmp(key, plugin_groups[i], n) == 0 && key[n] == '.' && key[n + 1])
             return 1;
+    }
+    size_t n = strlen(LOSS_GROUP);
+    if (strncmp(key, LOSS_GROUP, n) == 0 && key[n] == '.') {
+        const char *dot = strchr(key + n + 1, '.');
+        return dot && dot > key + n + 1 && dot[1];
     }
     return 0;
 }
@@ -325,10 +407,42 @@ static int valid_key(const char *key)
     return !first;
 }
 
-/* Checks a core key's type and allowed values. */
+/* "1e-4" rather than "0.0001000000000000000048", and integers as integers. */
+static void format_bound(char *buf, size_t size, double x)
+{
+    snprintf(buf, size, "%.15g", x);
+}
+
+/* Checks a list of strings: an array or list whose elements are all strings. */
+static gan_status check_list(const struct schema_key *k, const struct parsed *p,
+                             const char *origin, struct gan_error *err)
+{
+    if ((p->type != GAN_CONFIG_ARRAY && p->type != GAN_CONFIG_LIST) || !p->items_ok)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: \"%s\" must be a list of strings, got %s: write it in brackets, e.g. %s = %s",
+                             origin, k->key,
+                             p->type == GAN_CONFIG_ARRAY || p->type == GAN_CONFIG_LIST
+                                 ? "one that holds other values" : gan_config_type_phrase(p->type),
+                             k->key, k->default_value);
+    if (p->n_items == 0)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: \"%s\" is empty: list at least one name, e.g. %s = %s",
+                             origin, k->key, k->key, k->default_value);
+    for (size_t i = 0; i < p->n_items; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(p->items[i], p->items[j]) == 0)
+                return gan_error_set(err, GAN_ERR_CONFIG,
+                                     "%s: \"%s\" names \"%s\" twice: list each once",
+                                     origin, k->key, p->items[i]);
+    return GAN_OK;
+}
+
+/* Checks a core key's type, allowed values and bounds. */
 static gan_status check_core(const struct schema_key *k, const struct parsed *p,
                              const char *origin, struct gan_error *err)
 {
+    if (k->list)
+        return check_list(k, p, origin, err);
     if (!type_accepts(k->type, p->type))
         return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be %s, got %s: %s",
                              origin, k->key, gan_setting_type_phrase(k->type),
@@ -344,6 +458,27 @@ static gan_status check_core(const struct schema_key *k, const struct parsed *p,
         return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be one of %s, got \"%s\"",
                              origin, k->key, list, p->s);
     }
+    if (k->type == GAN_SETTING_INT || k->type == GAN_SETTING_FLOAT) {
+        double x = p->type == GAN_CONFIG_INT ? (double)p->i : p->f;
+        char lo[64], hi[64], got[64];
+        format_bound(lo, sizeof lo, k->min);
+        format_bound(hi, sizeof hi, k->max);
+        if (p->type == GAN_CONFIG_INT)
+            snprintf(got, sizeof got, "%lld", p->i);
+        else
+            format_bound(got, sizeof got, p->f);
+        /* Written as !(ok) so that NaN is out of every range. */
+        int below = k->has_min && !(x >= k->min), above = k->has_max && !(x <= k->max);
+        if ((below || above) && k->has_min && k->has_max)
+            return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be between %s and %s, got %s",
+                                 origin, k->key, lo, hi, got);
+        if (below)
+            return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be at least %s, got %s",
+                                 origin, k->key, lo, got);
+        if (above)
+            return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be at most %s, got %s",
+                                 origin, k->key, hi, got);
+    }
     return GAN_OK;
 }
 
@@ -355,15 +490,13 @@ static gan_status put(gan_config *cfg, const char *key, struct parsed *p, const 
     const struct schema_key *k = core_key(key);
     if (k) {
         if ((st = check_core(k, p, origin, err)) != GAN_OK) {
-            free(p->s);
-            p->s = NULL;
+            parsed_release(p);
             return st;
         }
         return store(cfg, key, p, origin, source, err);
     }
     if (is_core_group(key) && p->type != GAN_CONFIG_GROUP) {
-        free(p->s);
-        p->s = NULL;
+        parsed_release(p);
         /* Point at one key the group holds, as an example of what to write. */
         const char *example = key;
         size_t n = strlen(key);
@@ -376,8 +509,11 @@ static gan_status put(gan_config *cfg, const char *key, struct parsed *p, const 
     }
     if (in_plugin_group(key))
         return store(cfg, key, p, origin, source, err);
-    free(p->s);
-    p->s = NULL;
+    parsed_release(p);
+    if (is_loss_term_group(key))
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: \"%s\" must be a group, got %s: a loss term's settings go inside it, e.g. %s = { lambda = 0.1; }",
+                             origin, key, gan_config_type_phrase(p->type), key);
     return unknown_key(err, origin, key, NULL, NULL, NULL);
 }
 
@@ -397,12 +533,41 @@ static enum gan_config_type from_libconfig(int type)
     }
 }
 
-/* The value of a libconfig setting; aggregates keep only their type. */
+/* The elements of an array or list, when every one is a string. */
+static gan_status collect_strings(const config_setting_t *s, struct parsed *p,
+                                  struct gan_error *err)
+{
+    int n = config_setting_length(s);
+    for (int i = 0; i < n; i++)
+        if (config_setting_type(config_setting_get_elem(s, (unsigned)i)) != CONFIG_TYPE_STRING)
+            return GAN_OK;
+    p->items_ok = 1;
+    if (n <= 0)
+        return GAN_OK;
+    p->items = calloc((size_t)n, sizeof *p->items);
+    if (!p->items)
+        return nomem(err);
+    for (int i = 0; i < n; i++) {
+        p->items[i] = dup_string(config_setting_get_string(config_setting_get_elem(s, (unsigned)i)));
+        if (!p->items[i]) {
+            parsed_release(p);
+            return nomem(err);
+        }
+        p->n_items = (size_t)i + 1;
+    }
+    return GAN_OK;
+}
+
+/* The value of a libconfig setting; groups keep only their type, arrays and lists of
+ * strings keep their elements. */
 static gan_status from_setting(const config_setting_t *s, struct parsed *p, struct gan_error *err)
 {
     memset(p, 0, sizeof *p);
     p->type = from_libconfig(config_setting_type(s));
     switch (config_setting_type(s)) {
+    case CONFIG_TYPE_ARRAY:
+    case CONFIG_TYPE_LIST:
+        return collect_strings(s, p, err);
     case CONFIG_TYPE_INT: p->i = config_setting_get_int(s); break;
     case CONFIG_TYPE_INT64: p->i = config_setting_get_int64(s); break;
     case CONFIG_TYPE_FLOAT: p->f = config_setting_get_float(s); break;
@@ -446,7 +611,8 @@ static gan_status walk(gan_config *cfg, const config_setting_t *group, const cha
         source_name(file, sizeof file, config_setting_source_file(s), path, dir);
         snprintf(origin, sizeof origin, "%s:%u", file, (unsigned)config_setting_source_line(s));
         gan_status st;
-        if (config_setting_type(s) == CONFIG_TYPE_GROUP && is_core_group(key)) {
+        if (config_setting_type(s) == CONFIG_TYPE_GROUP &&
+            (is_core_group(key) || is_loss_term_group(key))) {
             if ((st = walk(cfg, s, key, path, dir, source, err)) != GAN_OK)
                 return st;
             continue;
@@ -627,8 +793,7 @@ static gan_status parse_value(const char *text, struct parsed *p, char *why, siz
     }
     if (text[0] == '"') {
         if (!libconfig_value(text, p) || p->type != GAN_CONFIG_STRING) {
-            free(p->s);
-            p->s = NULL;
+            parsed_release(p);
             snprintf(why, why_size, "%s is not a complete quoted string (escape \\\" and \\\\ inside it)", text);
             return GAN_ERR_CONFIG;
         }
@@ -652,7 +817,7 @@ static gan_status parse_value(const char *text, struct parsed *p, char *why, siz
         return GAN_OK;
     }
     /* Anything else is a bare string, as written. */
-    free(p->s);
+    parsed_release(p);
     p->type = GAN_CONFIG_STRING;
     p->s = dup_string(text);
     if (!p->s) {
@@ -746,14 +911,14 @@ gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const cha
         struct parsed p;
         st = parse_value(s->default_value, &p, why, sizeof why);
         if (st == GAN_OK && !type_accepts(s->type, p.type)) {
-            free(p.s);
+            parsed_release(&p);
             st = GAN_ERR_INVALID;
         }
         if (st != GAN_OK)
             return gan_error_set(err, GAN_ERR_INVALID,
                                  "%s declares the default %s for \"%s\", which is not %s: fix the plugin",
                                  label, s->default_value, full, gan_setting_type_phrase(s->type));
-        free(p.s);
+        parsed_release(&p);
     }
 
     /* Then everything the user wrote in the group. */
@@ -896,6 +1061,45 @@ const char *gan_config_file_at(const gan_config *cfg, size_t index)
     return index < cfg->file_count ? cfg->files[index] : NULL;
 }
 
+/* Appends `s` quoted as libconfig reads it; stops short of the end of buf. */
+static size_t put_quoted(char *buf, size_t size, size_t o, const char *s)
+{
+    if (o + 3 > size)
+        return o;
+    buf[o++] = '"';
+    for (const char *c = s; *c && o + 3 < size; c++) {
+        if (*c == '"' || *c == '\\')
+            buf[o++] = '\\';
+        buf[o++] = *c;
+    }
+    buf[o++] = '"';
+    buf[o] = '\0';
+    return o;
+}
+
+/* ["a", "b"]: always written as an array, which is what the schema's lists are. */
+static void format_strings(const struct gan_config_value *v, char *buf, size_t size)
+{
+    if (size < 3) {
+        if (size)
+            buf[0] = '\0';
+        return;
+    }
+    size_t o = 0;
+    buf[o++] = '[';
+    buf[o] = '\0';
+    for (size_t i = 0; i < v->n_items && o + 4 < size; i++) {
+        if (i) {
+            buf[o++] = ',';
+            buf[o++] = ' ';
+            buf[o] = '\0';
+        }
+        o = put_quoted(buf, size - 1, o, v->items[i]);
+    }
+    buf[o++] = ']';
+    buf[o] = '\0';
+}
+
 void gan_config_format_value(const struct gan_config_value *v, char *buf, size_t size)
 {
     switch (v->type) {
@@ -929,7 +1133,178 @@ void gan_config_format_value(const struct gan_config_value *v, char *buf, size_t
         break;
     }
     case GAN_CONFIG_GROUP: snprintf(buf, size, "{ ... }"); break;
-    case GAN_CONFIG_ARRAY: snprintf(buf, size, "[ ... ]"); break;
-    case GAN_CONFIG_LIST: snprintf(buf, size, "( ... )"); break;
+    case GAN_CONFIG_ARRAY:
+    case GAN_CONFIG_LIST:
+        if (!v->strings) {
+            snprintf(buf, size, v->type == GAN_CONFIG_ARRAY ? "[ ... ]" : "( ... )");
+            break;
+        }
+        format_strings(v, buf, size);
+        break;
     }
+}
+
+/* ------------------------------------------------------------------ more lookups */
+
+gan_status gan_config_get_strings(const gan_config *cfg, const char *key,
+                                  const char *const **items, size_t *count)
+{
+    const struct gan_config_value *v = gan_config_find(cfg, key);
+    if (!v)
+        return GAN_ERR_NOT_FOUND;
+    if ((v->type != GAN_CONFIG_ARRAY && v->type != GAN_CONFIG_LIST) || !v->strings)
+        return GAN_ERR_CONFIG;
+    *items = v->items;
+    *count = v->n_items;
+    return GAN_OK;
+}
+
+int gan_config_is_core_key(const char *key)
+{
+    return core_key(key) != NULL;
+}
+
+const char *gan_config_key_summary(const char *key)
+{
+    const struct schema_key *k = core_key(key);
+    return k ? k->summary : NULL;
+}
+
+gan_status gan_config_check_loss_groups(const gan_config *cfg, const char *const *terms,
+                                        size_t count, struct gan_error *err)
+{
+    size_t n = strlen(LOSS_GROUP);
+    for (size_t i = 0; i < cfg->count; i++) {
+        const struct gan_config_value *v = &cfg->values[i];
+        if (!in_plugin_group(v->key) || strncmp(v->key, LOSS_GROUP, n) != 0 || v->key[n] != '.')
+            continue;
+        const char *term = v->key + n + 1;
+        size_t len = (size_t)(strchr(term, '.') - term);
+        int listed = 0;
+        for (size_t t = 0; t < count && !listed; t++)
+            listed = strlen(terms[t]) == len && strncmp(terms[t], term, len) == 0;
+        if (!listed)
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "%s: \"%s\" configures the loss term \"%.*s\", which loss.terms does not list: add \"%.*s\" to loss.terms or remove the setting",
+                                 v->origin, v->key, (int)len, term, (int)len, term);
+    }
+    return GAN_OK;
+}
+
+gan_status gan_config_read_string(gan_config *cfg, const char *text, const char *label,
+                                  enum gan_config_source source, struct gan_error *err)
+{
+    config_t lc;
+    config_init(&lc);
+    gan_status st;
+    if (!config_read_string(&lc, text))
+        st = gan_error_set(err, GAN_ERR_CONFIG,
+                           "%s:%d: syntax error (libconfig: %s): the saved configuration is damaged; fix or remove it",
+                           label, config_error_line(&lc), config_error_text(&lc));
+    else
+        st = walk(cfg, config_root_setting(&lc), "", label, NULL, source, err);
+    config_destroy(&lc);
+    if (st == GAN_OK)
+        st = note_file(cfg, label, source, err);
+    return st;
+}
+
+/* ------------------------------------------------------------------ writing */
+
+/* A growing string; `failed` once an allocation failed. */
+struct text {
+    char *s;
+    size_t len, cap;
+    int failed;
+};
+
+static void text_add(struct text *t, const char *s)
+{
+    size_t n = strlen(s);
+    if (t->failed)
+        return;
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 1024;
+        while (t->len + n + 1 > cap)
+            cap *= 2;
+        char *grown = realloc(t->s, cap);
+        if (!grown) {
+            t->failed = 1;
+            return;
+        }
+        t->s = grown;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->len, s, n + 1);
+    t->len += n;
+}
+
+static void text_indent(struct text *t, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        text_add(t, "  ");
+}
+
+/* Writes every value under `prefix` ("" or "a.b."), groups nested, in first-set order. */
+static void write_group(struct text *t, const gan_config *cfg, const char *prefix, int depth,
+                        int with_origins)
+{
+    size_t plen = strlen(prefix);
+    for (size_t i = 0; i < cfg->count; i++) {
+        const struct gan_config_value *v = &cfg->values[i];
+        if (strncmp(v->key, prefix, plen) != 0)
+            continue;
+        const char *rest = v->key + plen;
+        const char *dot = strchr(rest, '.');
+        if (!dot) {
+            char value[4096];
+            gan_config_format_value(v, value, sizeof value);
+            /* libconfig 1.5 reads an integer beyond 32 bits from a file only with L. */
+            if (v->type == GAN_CONFIG_INT && (v->i > 2147483647LL || v->i < -2147483647LL))
+                strncat(value, "L", sizeof value - strlen(value) - 1);
+            text_indent(t, depth);
+            text_add(t, rest);
+            text_add(t, " = ");
+            text_add(t, value);
+            text_add(t, ";");
+            if (with_origins) {
+                text_add(t, "  # ");
+                text_add(t, v->origin);
+            }
+            text_add(t, "\n");
+            continue;
+        }
+        /* A group: written where its first key was set, with all its keys. */
+        size_t glen = (size_t)(dot - rest);
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strncmp(cfg->values[j].key, v->key, plen + glen + 1) == 0;
+        if (seen)
+            continue;
+        char sub[512];
+        if (plen + glen + 2 > sizeof sub)
+            continue;
+        memcpy(sub, v->key, plen + glen + 1);
+        sub[plen + glen + 1] = '\0';
+        text_indent(t, depth);
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)glen, rest);
+        text_add(t, name);
+        text_add(t, " = {\n");
+        write_group(t, cfg, sub, depth + 1, with_origins);
+        text_indent(t, depth);
+        text_add(t, "};\n");
+    }
+}
+
+char *gan_config_to_text(const gan_config *cfg, int with_origins)
+{
+    struct text t = { NULL, 0, 0, 0 };
+    text_add(&t, "");
+    write_group(&t, cfg, "", 0, with_origins);
+    if (t.failed) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
 }

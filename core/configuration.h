@@ -42,9 +42,15 @@ struct gan_config_value {
     const char *s;                /* GAN_CONFIG_STRING */
     const char *origin;           /* "file:line", "--set key=value", "--backend cpu", "default" */
     enum gan_config_source source;
+    /* GAN_CONFIG_ARRAY and _LIST: when `strings` is set every element was a string and
+     * items holds them (n_items of them, possibly none); otherwise items is NULL. */
+    const char *const *items;
+    size_t n_items;
+    int strings;
 };
 
-/* A configuration holding the core's defaults (backend.name = "cpu", log.level = "info"). */
+/* A configuration holding the core's defaults (backend.name = "cpu", log.level = "info",
+ * run.*, data.*, generator.*, critic.*, loss.terms: ganctl.conf(5) lists them). */
 gan_status gan_config_new(gan_config **out, struct gan_error *err);
 void gan_config_free(gan_config *cfg);
 
@@ -54,6 +60,12 @@ void gan_config_free(gan_config *cfg);
  * GAN_CONFIG_INSTALLED. `source` is GAN_CONFIG_INSTALLED, _ENV or _FILE. */
 gan_status gan_config_read_file(gan_config *cfg, const char *path,
                                 enum gan_config_source source, struct gan_error *err);
+
+/* Reads settings from libconfig text (a run's saved configuration). `label` names the
+ * text in origins and messages ("run/checkpoint.safetensors (saved configuration)"),
+ * followed by ":line". Otherwise as gan_config_read_file. */
+gan_status gan_config_read_string(gan_config *cfg, const char *text, const char *label,
+                                  enum gan_config_source source, struct gan_error *err);
 
 /* The three files, each optional (NULL), read in precedence order. */
 struct gan_config_files {
@@ -89,6 +101,24 @@ gan_status gan_config_get_int(const gan_config *cfg, const char *key, long long 
 gan_status gan_config_get_float(const gan_config *cfg, const char *key, double *out);
 gan_status gan_config_get_bool(const gan_config *cfg, const char *key, int *out);
 gan_status gan_config_get_string(const gan_config *cfg, const char *key, const char **out);
+/* A list of strings (loss.terms): GAN_ERR_CONFIG when the value is not one. */
+gan_status gan_config_get_strings(const gan_config *cfg, const char *key,
+                                  const char *const **items, size_t *count);
+
+/* Nonzero when `key` is one of the core's settings (not a plugin's). */
+int gan_config_is_core_key(const char *key);
+/* The core's one-line description of `key`, or NULL for a key that is not the core's. */
+const char *gan_config_key_summary(const char *key);
+
+/* Keys loss.TERM.* whose TERM is not in `terms` (count names): the first one found is
+ * reported as GAN_ERR_CONFIG, since no loaded plugin would ever read it. */
+gan_status gan_config_check_loss_groups(const gan_config *cfg, const char *const *terms,
+                                        size_t count, struct gan_error *err);
+
+/* Every value as a libconfig file: nested groups, values in the order their keys were
+ * first set, each followed by "# origin" when with_origins is set. Reading the text
+ * back gives the same values. NULL when out of memory; free() the result. */
+char *gan_config_to_text(const gan_config *cfg, int with_origins);
 
 /* Every value, in the order keys were first set. */
 size_t gan_config_count(const gan_config *cfg);
@@ -98,7 +128,8 @@ const struct gan_config_value *gan_config_at(const gan_config *cfg, size_t index
 size_t gan_config_file_count(const gan_config *cfg);
 const char *gan_config_file_at(const gan_config *cfg, size_t index);
 
-/* The value as it would be written in a config file (strings quoted). */
+/* The value as it would be written in a config file (strings quoted, lists of strings
+ * in brackets). */
 void gan_config_format_value(const struct gan_config_value *value, char *buf, size_t size);
 
 /* "an integer", "a float", "a boolean", "a string", "a group", "an array", "a list". */

@@ -146,6 +146,7 @@ END_TEST
 START_TEST(later_set_wins)
 {
     gan_config *cfg = fresh();
+    size_t defaults = gan_config_count(cfg);
     set_ok(cfg, "log.level=debug");
     struct gan_error err;
     gan_error_clear(&err);
@@ -159,7 +160,7 @@ START_TEST(later_set_wins)
     ck_assert_int_eq(gan_config_get_string(cfg, "log.level", &s), GAN_OK);
     ck_assert_str_eq(s, "error");
     /* Replacing keeps one entry per key. */
-    ck_assert_uint_eq(gan_config_count(cfg), 2);
+    ck_assert_uint_eq(gan_config_count(cfg), defaults);
     gan_config_free(cfg);
 }
 END_TEST
@@ -310,12 +311,13 @@ START_TEST(set_rejects_bad_syntax)
 {
     const struct bad_set_case *c = &bad_set_cases[_i];
     gan_config *cfg = fresh();
+    size_t defaults = gan_config_count(cfg);
     struct gan_error err;
     gan_error_clear(&err);
     ck_assert_int_eq(gan_config_set(cfg, c->assignment, &err), GAN_ERR_CONFIG);
     ck_assert_str_eq(err.message, c->message);
     /* A rejected assignment leaves the configuration as it was. */
-    ck_assert_uint_eq(gan_config_count(cfg), 2);
+    ck_assert_uint_eq(gan_config_count(cfg), defaults);
     const char *level;
     ck_assert_int_eq(gan_config_get_string(cfg, "log.level", &level), GAN_OK);
     ck_assert_str_eq(level, "info");
