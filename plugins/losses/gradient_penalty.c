@@ -1,0 +1,257 @@
+/* gradient_penalty.c — the loss-term plugin "gradient-penalty": WGAN-GP's critic term
+ * λ·mean((‖∇ₓD(x̂)‖₂ − target)²) at random interpolates x̂ of real and fake samples. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <ganctl/ganctl.h>
+
+/* The norm is sqrt(Σ g² + GP_NORM_EPS), not sqrt(Σ g²).
+ *
+ * Why: d sqrt(s)/ds = 1/(2·sqrt(s)) is infinite at s = 0, and the chain rule multiplies
+ * it by ds/dg = 2g = 0, so a sample whose gradient is exactly zero (a dead ReLU
+ * critic, an FP16 gradient that underflowed, a critic with zero weights) turns the
+ * whole penalty gradient into NaN. With the epsilon the factor is at most 1/(2·1e-6)
+ * = 5e5, times 0: the sample contributes a zero gradient, which is also what PyTorch
+ * gives — its vector-norm backward defines the derivative at a zero vector as 0 — and
+ * what TensorFlow's tf.sqrt(tf.reduce_sum(tf.square(g))) in the original code does not
+ * (NaN).
+ *
+ * What it changes: the norm is at least 1e-6 (so a zero gradient is penalised as
+ * (1e-6 − target)² instead of target²), and for a norm n it adds about 5e-13/n: below
+ * FP32's resolution of n² once n ≳ 0.01, i.e. the value is bit-identical there. The sum
+ * of squares is taken to FP32 before the epsilon is added, since FP16 would round 1e-12
+ * to zero and bring the NaN back. */
+#define GP_NORM_EPS 1e-12f
+
+struct gan_loss {
+    const struct gan_host *host;
+    float lambda;
+    float target;
+    int one_sided;
+    float inner_scale;
+};
+
+/* ------------------------------------------------------------------ settings */
+
+static gan_status read_float(const struct gan_host *host, const char *key, double fallback,
+                             double *value)
+{
+    gan_status st = host->get_float(host->ctx, key, value);
+    if (st == GAN_ERR_NOT_FOUND) {
+        *value = fallback;
+        return GAN_OK;
+    }
+    if (st != GAN_OK)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: the setting %s "
+                          "is not a number", key);
+    return GAN_OK;
+}
+
+static gan_status gp_create(const struct gan_host *host, gan_loss **out)
+{
+    *out = NULL;
+    double lambda, target, inner_scale;
+    int one_sided = 0;
+    gan_status st;
+    if ((st = read_float(host, "lambda", 10.0, &lambda)) != GAN_OK
+        || (st = read_float(host, "target", 1.0, &target)) != GAN_OK
+        || (st = read_float(host, "inner_scale", 1.0, &inner_scale)) != GAN_OK)
+        return st;
+    st = host->get_bool(host->ctx, "one_sided", &one_sided);
+    if (st == GAN_ERR_NOT_FOUND)
+        one_sided = 0;
+    else if (st != GAN_OK)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: the setting "
+                          "one_sided is not a boolean; write true or false");
+    if (!isfinite(lambda) || lambda < 0.0 || lambda > 1e30)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: lambda = %g; "
+                          "the penalty weight must be finite and 0 or more (10 in the paper, "
+                          "0.1 for the toys)", lambda);
+    if (!isfinite(target) || target < 0.0 || target > 1e30)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: target = %g; "
+                          "the target gradient norm must be finite and 0 or more (1 is the "
+                          "Lipschitz constant WGAN-GP enforces)", target);
+    if (!isfinite(inner_scale) || !(inner_scale > 0.0) || inner_scale > 1e30)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: inner_scale = "
+                          "%g; the scale of the inner gradient's seed must be a positive "
+                          "finite number (1 = no scaling)", inner_scale);
+    gan_loss *l = calloc(1, sizeof *l);
+    if (!l)
+        return host->fail(host->ctx, GAN_ERR_NOMEM, "loss gradient-penalty: out of memory");
+    l->host = host;
+    l->lambda = (float)lambda;
+    l->target = (float)target;
+    l->one_sided = one_sided != 0;
+    l->inner_scale = (float)inner_scale;
+    *out = l;
+    return GAN_OK;
+}
+
+static void gp_destroy(gan_loss *l)
+{
+    free(l);
+}
+
+static unsigned gp_targets(gan_loss *l)
+{
+    (void)l;
+    return GAN_LOSS_CRITIC;
+}
+
+/* ------------------------------------------------------------------ the term */
+
+static int same_shape(const gan_tensor *a, const gan_tensor *b)
+{
+    int n = gan_tensor_ndim(a);
+    if (n != gan_tensor_ndim(b))
+        return 0;
+    for (int d = 0; d < n; d++)
+        if (gan_tensor_dim(a, d) != gan_tensor_dim(b, d))
+            return 0;
+    return 1;
+}
+
+/* t, cut from the graph: the penalty trains the critic only, so no gradient may flow
+ * into the generator through the fake batch, whether or not the core computed it with
+ * recording on. An unrecorded copy; t itself when nothing flows through it anyway. */
+static gan_tensor *detached(gan_ctx *ctx, gan_tensor *t)
+{
+    if (!gan_tensor_requires_grad(t))
+        return t;
+    int64_t dims[GAN_TENSOR_MAX_DIMS];
+    int n = gan_tensor_ndim(t);
+    for (int d = 0; d < n; d++)
+        dims[d] = gan_tensor_dim(t, d);
+    gan_tensor *c = gan_tensor_new(ctx, gan_tensor_dtype(t), n, dims);
+    if (!c || gan_tensor_copy(ctx, c, t) != GAN_OK)
+        return NULL;
+    return c;
+}
+
+static void report(const struct gan_metric_sink *metrics, const char *name, gan_tensor *v)
+{
+    if (metrics && metrics->report && v)
+        metrics->report(metrics->ctx, name, v);
+}
+
+static gan_tensor *gp_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target target,
+                           const struct gan_loss_inputs *in,
+                           const struct gan_metric_sink *metrics)
+{
+    const struct gan_host *host = l->host;
+    if (target != GAN_LOSS_CRITIC) {
+        host->fail(host->ctx, GAN_ERR_INVALID, "loss gradient-penalty: asked for objective "
+                   "%d; it contributes to the critic's objective (1) only", (int)target);
+        return NULL;
+    }
+    if (!in || !in->real || !in->fake || !in->critic || !in->offset) {
+        host->fail(host->ctx, GAN_ERR_INVALID, "loss gradient-penalty: the critic objective "
+                   "needs the real and fake batches, the critic and the random stream; "
+                   "%s is missing", !in ? "everything" : !in->real ? "real" : !in->fake
+                   ? "fake" : !in->critic ? "critic" : "offset");
+        return NULL;
+    }
+    int ndim = gan_tensor_ndim(in->real);
+    if (ndim < 1 || !same_shape(in->real, in->fake) || gan_tensor_dim(in->real, 0) < 1) {
+        host->fail(host->ctx, GAN_ERR_INVALID, "loss gradient-penalty: real and fake batches "
+                   "must have the same shape [B, sample...] with B ≥ 1 (real has %d "
+                   "dimensions, fake %d)", ndim, gan_tensor_ndim(in->fake));
+        return NULL;
+    }
+    int64_t batch = gan_tensor_dim(in->real, 0);
+    int64_t features = gan_tensor_numel(in->real) / batch;
+    gan_tensor *real = detached(ctx, in->real), *fake = detached(ctx, in->fake);
+    if (!real || !fake)
+        return NULL;
+
+    /* α ~ U(0, 1), one per sample, [B, 1, …, 1] so that it broadcasts over the sample's
+     * dimensions; B numbers take ceil(B / 4) blocks of the stream. */
+    int64_t adims[GAN_TENSOR_MAX_DIMS];
+    adims[0] = batch;
+    for (int d = 1; d < ndim; d++)
+        adims[d] = 1;
+    gan_tensor *alpha = gan_tensor_uniform(ctx, gan_tensor_dtype(real), ndim, adims,
+                                           in->seed, *in->offset, 0.0f, 1.0f);
+    if (!alpha)
+        return NULL;
+    *in->offset += (uint64_t)(batch + 3) / 4;
+
+    /* x̂ = α·real + (1 − α)·fake, written fake + α·(real − fake): one op fewer. Built from
+     * constants, so it is a leaf; marked, the critic's gradient with respect to it can be
+     * asked for. */
+    gan_tensor *xhat = gan_add(ctx, fake, gan_mul(ctx, alpha, gan_sub(ctx, real, fake)));
+    if (!xhat)
+        return NULL;
+    gan_tensor_set_requires_grad(xhat, 1);
+    gan_tensor *d = in->critic(in->critic_ctx, ctx, xhat);
+    if (!d)
+        return NULL;
+
+    /* ∇ₓ̂ Σ s·D(x̂) with the graph recorded (the critic's update differentiates it again),
+     * then ·1/s: PyTorch's recipe for a penalty under loss scaling, s = inner_scale. */
+    int64_t ddims[GAN_TENSOR_MAX_DIMS];
+    int dn = gan_tensor_ndim(d);
+    for (int k = 0; k < dn; k++)
+        ddims[k] = gan_tensor_dim(d, k);
+    gan_tensor *seed = gan_tensor_full(ctx, gan_tensor_dtype(d), dn, ddims, l->inner_scale);
+    gan_tensor *g = NULL;
+    if (!seed || gan_grad(ctx, 1, &d, &seed, 1, &xhat, &g, 1) != GAN_OK)
+        return NULL;
+    if (l->inner_scale != 1.0f)
+        g = gan_scale(ctx, g, 1.0f / l->inner_scale);
+    int64_t flat[2] = { batch, features };
+    g = gan_reshape(ctx, g, 2, flat);
+
+    gan_tensor *sumsq = gan_sum(ctx, gan_square(ctx, g), 1, 0);          /* [B] */
+    if (sumsq && gan_tensor_dtype(sumsq) != GAN_F32)
+        sumsq = gan_cast(ctx, sumsq, GAN_F32);
+    gan_tensor *norm = gan_sqrt(ctx, gan_add_scalar(ctx, sumsq, GP_NORM_EPS));
+    gan_tensor *dev = gan_add_scalar(ctx, norm, -l->target);
+    /* One-sided: only norms above the target are penalised (max(0, ‖g‖ − target)²). */
+    if (l->one_sided)
+        dev = gan_relu(ctx, dev);
+    gan_tensor *penalty = gan_mean(ctx, gan_square(ctx, dev), GAN_ALL_AXES, 0);
+    gan_tensor *term = gan_scale(ctx, penalty, l->lambda);
+    if (!term)
+        return NULL;
+
+    report(metrics, "penalty", penalty);
+    gan_ctx_no_grad_push(ctx);
+    gan_tensor *mean_norm = gan_mean(ctx, norm, GAN_ALL_AXES, 0);
+    gan_ctx_no_grad_pop(ctx);
+    report(metrics, "grad_norm", mean_norm);
+    return term;
+}
+
+/* ------------------------------------------------------------------ descriptor */
+
+static const struct gan_loss_ops gp_ops = {
+    .struct_size = sizeof(struct gan_loss_ops),
+    .create = gp_create,
+    .destroy = gp_destroy,
+    .targets = gp_targets,
+    .term = gp_term,
+};
+
+static const struct gan_setting_spec gp_settings[] = {
+    { "lambda", GAN_SETTING_FLOAT, "10.0", "penalty weight (the WGAN-GP toys use 0.1)" },
+    { "target", GAN_SETTING_FLOAT, "1.0", "the gradient norm the penalty pulls toward" },
+    { "one_sided", GAN_SETTING_BOOL, "false", "penalise only norms above the target" },
+    { "inner_scale", GAN_SETTING_FLOAT, "1.0",
+      "seed of the inner gradient, divided out before the norm (loss scaling of the penalty)" },
+    { NULL, 0, NULL, NULL },
+};
+
+static const struct gan_plugin gp_descriptor = {
+    GAN_PLUGIN_HEADER,
+    .kind = GAN_PLUGIN_LOSS,
+    .name = "gradient-penalty",
+    .version = PACKAGE_VERSION,
+    .summary = "WGAN-GP: lambda * mean((|grad_x D(x_hat)| - 1)^2) at random interpolates",
+    .ops = &gp_ops,
+    .settings = gp_settings,
+};
+
+GAN_DEFINE_PLUGIN(gp_descriptor)
