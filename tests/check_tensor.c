@@ -372,7 +372,8 @@ END_TEST
  * pool, the spare lists and the device memory must stop growing after the first step. */
 #define MEMORY_STEPS 10000
 
-static gan_status penalty_step(gan_tensor *w1, gan_tensor *w2, uint64_t step)
+/* One step; *tape gets the number of nodes it recorded. */
+static gan_status penalty_step(gan_tensor *w1, gan_tensor *w2, uint64_t step, size_t *tape)
 {
     int64_t xd[2] = { 8, 2 };
     gan_tensor *x = gan_tensor_uniform(CTX, GAN_F32, 2, xd, 11, step * 4, -1.0f, 1.0f);
@@ -388,6 +389,9 @@ static gan_status penalty_step(gan_tensor *w1, gan_tensor *w2, uint64_t step)
                                GAN_ALL_AXES, 0);
     gan_tensor *params[2] = { w1, w2 }, *grads[2];
     st = gan_grad(CTX, 1, &pen, NULL, 2, params, grads, 0);
+    struct gan_ctx_stats s;
+    gan_ctx_get_stats(CTX, &s);
+    *tape = s.nodes;
     gan_ctx_step_end(CTX);
     return st;
 }
@@ -406,13 +410,17 @@ START_TEST(test_memory_flat)
     gan_ctx_step_end(CTX);
 
     struct gan_ctx_stats warm, s;
+    size_t tape0 = 0, tape;
     for (uint64_t step = 0; step < 3; step++)
-        ck_assert_msg(penalty_step(w1, w2, step) == GAN_OK, "%s", gan_ctx_error(CTX));
+        ck_assert_msg(penalty_step(w1, w2, step, &tape0) == GAN_OK, "%s", gan_ctx_error(CTX));
     gan_ctx_get_stats(CTX, &warm);
-    ck_assert_uint_gt(warm.spare_nodes, 10);
+    /* Forward (5 nodes), the recorded inner backward (5) and the penalty (6). */
+    ck_assert_uint_eq(tape0, 16);
+    ck_assert_uint_eq(warm.spare_nodes, tape0);
     for (uint64_t step = 3; step < MEMORY_STEPS; step++) {
-        ck_assert_msg(penalty_step(w1, w2, step) == GAN_OK, "step %llu: %s",
+        ck_assert_msg(penalty_step(w1, w2, step, &tape) == GAN_OK, "step %llu: %s",
                       (unsigned long long)step, gan_ctx_error(CTX));
+        ck_assert_uint_eq(tape, tape0);
         if (step % 1000 == 0 || step == MEMORY_STEPS - 1) {
             gan_ctx_get_stats(CTX, &s);
             ck_assert_uint_eq(s.step_tensors, 0);

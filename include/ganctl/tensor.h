@@ -34,7 +34,8 @@ void gan_ctx_clear_error(gan_ctx *ctx);
 
 /* ------------------------------------------------------------------ steps */
 /* Frees every step tensor and the tape. Persistent tensors keep their values;
- * their gradients are untouched. */
+ * their gradients are untouched. Freed buffers are kept in a pool by size and reused,
+ * so a training loop that repeats its shapes stops allocating after its first step. */
 void gan_ctx_step_end(gan_ctx *ctx);
 
 /* While no-grad is on, ops record nothing (inference, optimizer updates). Nests. */
@@ -45,7 +46,9 @@ void gan_ctx_no_grad_pop(gan_ctx *ctx);
 gan_tensor *gan_tensor_new(gan_ctx *ctx, enum gan_dtype dtype, int ndim, const int64_t *dims);
 gan_tensor *gan_tensor_new_persistent(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
                                       const int64_t *dims);
-void gan_tensor_free(gan_tensor *t);                 /* persistent tensors only */
+/* Persistent tensors only, and not while the tape still refers to one (free it after
+ * gan_ctx_step_end). */
+void gan_tensor_free(gan_tensor *t);
 gan_tensor *gan_tensor_from_host(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
                                  const int64_t *dims, const float *values);
 gan_tensor *gan_tensor_full(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
@@ -56,7 +59,9 @@ gan_tensor *gan_tensor_uniform(gan_ctx *ctx, enum gan_dtype dtype, int ndim, con
 gan_tensor *gan_tensor_normal(gan_ctx *ctx, enum gan_dtype dtype, int ndim, const int64_t *dims,
                               uint64_t seed, uint64_t offset, float mean, float std);
 
-/* Marks a (persistent) tensor as a leaf whose gradient gan_grad may be asked for. */
+/* Marks a tensor as a leaf whose gradient gan_grad may be asked for: a persistent one
+ * (a parameter) or a step one (the penalty's x̂). Refused for the result of a recorded
+ * op. gan_tensor_requires_grad is also true for such results. */
 void gan_tensor_set_requires_grad(gan_tensor *t, int requires_grad);
 int gan_tensor_requires_grad(const gan_tensor *t);
 
@@ -67,9 +72,11 @@ int64_t gan_tensor_numel(const gan_tensor *t);
 enum gan_dtype gan_tensor_dtype(const gan_tensor *t);
 /* Copies the values out as FP32 (waits for the backend). */
 gan_status gan_tensor_to_host(gan_ctx *ctx, const gan_tensor *t, float *values, size_t count);
-/* Overwrites the values of t (same element count) from FP32 host values. */
+/* Overwrites the values of t (same element count) from FP32 host values. Refused for
+ * the result of a recorded op, whose values the tape still needs. */
 gan_status gan_tensor_set_from_host(gan_ctx *ctx, gan_tensor *t, const float *values, size_t count);
-/* dst ← src (same shape; dtypes may differ: rounds once). Not recorded. */
+/* dst ← src (same shape; dtypes may differ: rounds once). Not recorded; refused when
+ * dst is the result of a recorded op. */
 gan_status gan_tensor_copy(gan_ctx *ctx, gan_tensor *dst, const gan_tensor *src);
 
 /* ------------------------------------------------------------------ ops
@@ -126,7 +133,10 @@ gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
  * to each input. seeds may be NULL (each output must then be a single element; seed
  * 1). grads[j] is a new step tensor shaped like inputs[j] (zeros when the outputs do
  * not depend on it). With create_graph the backward pass is itself recorded, so the
- * grads can be differentiated again (the gradient penalty needs this). */
+ * grads can be differentiated again (the gradient penalty needs this); without it the
+ * backward records nothing. Only the gradients the inputs need are computed. Fails
+ * (GAN_ERR_INVALID, with the reason in the context) when an output depends on no tensor
+ * that requires a gradient, or a seed is not shaped like its output. */
 gan_status gan_grad(gan_ctx *ctx, int n_outputs, gan_tensor *const *outputs,
                     gan_tensor *const *seeds, int n_inputs, gan_tensor *const *inputs,
                     gan_tensor **grads, int create_graph);
