@@ -414,7 +414,7 @@ START_TEST(test_memory_flat)
     for (uint64_t step = 0; step < 3; step++)
         ck_assert_msg(penalty_step(w1, w2, step, &tape0) == GAN_OK, "%s", gan_ctx_error(CTX));
     gan_ctx_get_stats(CTX, &warm);
-    /* Forward (5 nodes), the recorded inner backward (5) and the penalty (6). */
+    /* Forward (4 nodes), the recorded inner backward (6) and the penalty (6). */
     ck_assert_uint_eq(tape0, 16);
     ck_assert_uint_eq(warm.spare_nodes, tape0);
     for (uint64_t step = 3; step < MEMORY_STEPS; step++) {
