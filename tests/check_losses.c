@@ -13,6 +13,7 @@
 
 #include "backend_fixture.h"
 #include "../core/net.h"
+#include "../core/plugin_loader.h"
 
 #ifndef GAN_TEST_LOSS_DIR
 #error "GAN_TEST_LOSS_DIR must name the folder that holds the loss modules"
@@ -148,6 +149,26 @@ static float lcg_uniform(float lo, float hi)
     lcg_state = lcg_state * 1664525u + 1013904223u;
     return lo + (hi - lo) * (float)(lcg_state >> 8) / 16777216.0f;
 }
+
+/* The program's own loader finds both terms by kind and name and accepts them. */
+START_TEST(test_loader_accepts)
+{
+    static const char *const names[2] = { "wasserstein", "gradient-penalty" };
+    gan_loader *loader = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    const char *dirs[1] = { GAN_TEST_LOSS_DIR };
+    ck_assert_int_eq(gan_loader_new(&loader, dirs, 1, NULL, "/nonexistent", &err), GAN_OK);
+    for (int i = 0; i < 2; i++) {
+        struct gan_module *m = NULL;
+        gan_status st = gan_loader_open(loader, GAN_PLUGIN_LOSS, names[i], &m, &err);
+        ck_assert_msg(st == GAN_OK, "%s", err.message);
+        ck_assert_str_eq(m->plugin.name, names[i]);
+        gan_module_close(m);
+    }
+    gan_loader_free(loader);
+}
+END_TEST
 
 /* ------------------------------------------------------------------ wasserstein */
 
@@ -1089,6 +1110,7 @@ static Suite *losses_suite(void)
     Suite *s = suite_create("losses");
     TCase *tc = tcase_create("wasserstein");
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_loader_accepts);
     tcase_add_test(tc, test_ws_descriptor);
     tcase_add_test(tc, test_ws_values);
     tcase_add_test(tc, test_ws_missing_inputs);

@@ -12,6 +12,7 @@
 
 #include "backend_fixture.h"
 #include "../core/net.h"
+#include "../core/plugin_loader.h"
 
 #ifndef GAN_TEST_MODEL_DIR
 #error "GAN_TEST_MODEL_DIR must name the folder that holds model-mlp.so"
@@ -120,6 +121,24 @@ START_TEST(test_descriptor)
         ck_assert_ptr_nonnull(s[i].summary);
     }
     ck_assert_ptr_null(s[5].name);
+}
+END_TEST
+
+/* The program's own loader finds it by kind and name and accepts its descriptor. */
+START_TEST(test_loader_accepts)
+{
+    gan_loader *loader = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    const char *dirs[1] = { GAN_TEST_MODEL_DIR };
+    ck_assert_int_eq(gan_loader_new(&loader, dirs, 1, NULL, "/nonexistent", &err), GAN_OK);
+    struct gan_module *m = NULL;
+    gan_status st = gan_loader_open(loader, GAN_PLUGIN_MODEL, "mlp", &m, &err);
+    ck_assert_msg(st == GAN_OK, "%s", err.message);
+    ck_assert_str_eq(m->plugin.name, "mlp");
+    ck_assert_int_eq(m->plugin.kind, GAN_PLUGIN_MODEL);
+    gan_module_close(m);
+    gan_loader_free(loader);
 }
 END_TEST
 
@@ -473,6 +492,7 @@ static Suite *mlp_suite(void)
     TCase *tc = tcase_create("module");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_descriptor);
+    tcase_add_test(tc, test_loader_accepts);
     tcase_add_test(tc, test_toy_shapes_and_names);
     tcase_add_loop_test(tc, test_init_kinds, 0, 2);
     suite_add_tcase(s, tc);
