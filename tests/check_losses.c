@@ -1,6 +1,5 @@
-/* check_losses.c — tests of the loss-term plugins "wasserstein" and "gradient-penalty",
- * loaded from the build tree: values against hand and host computations, gradients
- * against finite differences, the random interpolates, one-sided and zero-gradient cases. */
+/* check_losses.c — tests of the loss-term plugins "wasserstein" and "gradient-penalty" from the build
+ * tree: values against hand and host computations, gradients against finite differences, α, edge cases. */
 #include "config.h"
 
 #include <dlfcn.h>
