@@ -11,17 +11,23 @@
 
 /* ------------------------------------------------------------------ errors */
 
-gan_status ti_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
+static gan_status ctx_vfail(gan_ctx *ctx, gan_status status, const char *fmt, va_list ap)
 {
     /* The first failure explains the ones that follow from it (NULL inputs of the
      * next op in a chain), so it is the one kept. */
     if (ctx && ctx->status == GAN_OK && status != GAN_OK) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-        va_end(ap);
         ctx->status = status;
     }
+    return status;
+}
+
+gan_status ti_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ctx_vfail(ctx, status, fmt, ap);
+    va_end(ap);
     return status;
 }
 
@@ -51,6 +57,15 @@ gan_status gan_ctx_status(const gan_ctx *ctx)
 const char *gan_ctx_error(const gan_ctx *ctx)
 {
     return ctx ? ctx->error : "the context is NULL";
+}
+
+gan_status gan_ctx_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ctx_vfail(ctx, status, fmt, ap);
+    va_end(ap);
+    return status;
 }
 
 void gan_ctx_clear_error(gan_ctx *ctx)

@@ -438,6 +438,25 @@ START_TEST(test_memory_flat)
 }
 END_TEST
 
+/* A model's own refusal reaches the caller, and the first failure of a chain is the
+ * one kept: the NULL inputs that follow from it must not overwrite it. */
+START_TEST(test_ctx_fail)
+{
+    ck_assert_int_eq(gan_ctx_status(CTX), GAN_OK);
+    ck_assert_int_eq(gan_ctx_fail(CTX, GAN_ERR_INVALID, "model %s: width %d", "mlp", -1),
+                     GAN_ERR_INVALID);
+    ck_assert_int_eq(gan_ctx_status(CTX), GAN_ERR_INVALID);
+    ck_assert_str_eq(gan_ctx_error(CTX), "model mlp: width -1");
+    ck_assert_ptr_null(gan_relu(CTX, NULL));
+    gan_ctx_fail(CTX, GAN_ERR_NUMERIC, "a later failure");
+    ck_assert_int_eq(gan_ctx_status(CTX), GAN_ERR_INVALID);
+    ck_assert_str_eq(gan_ctx_error(CTX), "model mlp: width -1");
+    gan_ctx_clear_error(CTX);
+    ck_assert_int_eq(gan_ctx_status(CTX), GAN_OK);
+    ck_assert_str_eq(gan_ctx_error(CTX), "");
+}
+END_TEST
+
 static Suite *tensor_suite(void)
 {
     Suite *s = suite_create("tensor");
@@ -447,6 +466,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, test_new_queries);
     tcase_add_test(tc, test_new_invalid);
     tcase_add_test(tc, test_random);
+    tcase_add_test(tc, test_ctx_fail);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("host");

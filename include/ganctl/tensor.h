@@ -31,6 +31,11 @@ typedef struct gan_tensor gan_tensor;
 gan_status gan_ctx_status(const gan_ctx *ctx);       /* first failure since the last clear */
 const char *gan_ctx_error(const gan_ctx *ctx);       /* its message; "" when none */
 void gan_ctx_clear_error(gan_ctx *ctx);
+/* Records a failure found by a model or loss term itself (a refused input), so that
+ * the caller of the op chain sees its reason; keeps an earlier failure. Returns
+ * `status`. */
+gan_status gan_ctx_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ------------------------------------------------------------------ steps */
 /* Frees every step tensor and the tape. Persistent tensors keep their values;
