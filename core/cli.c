@@ -1,23 +1,31 @@
-/* cli.c — ganctl's options and actions: --help, --version, --list-plugins, and the
- * default run (configuration, then the backend). Errors are one "ganctl: " line each. */
+/* cli.c — ganctl's options and actions: --help, --version, --list-plugins,
+ * --print-config, and training (new or --resume). Errors are one "ganctl: " line each. */
 #include "config.h"
 
 #include <getopt.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ganctl/ganctl.h>
 
+#include "checkpoint.h"
 #include "cli.h"
 #include "configuration.h"
 #include "error.h"
 #include "log.h"
 #include "plugin_loader.h"
+#include "run_dir.h"
+#include "trainer.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
+/* A run stopped by SIGINT or SIGTERM, after its checkpoint: the shell's 128 + signal. */
+#define EXIT_SIGNAL_BASE 128
 
 /* One command-line change to the configuration, kept in argv order so that a later
  * --set or --backend wins over an earlier one. */
@@ -27,7 +35,8 @@ struct assignment {
 };
 
 struct cli {
-    int help, version, list_plugins;
+    int help, version, list_plugins, print_config;
+    const char *resume;           /* --resume DIR */
     int backend_chosen;           /* --backend or --set backend.name=… was given */
     const char *config_file;
     const char **plugin_dirs;
@@ -39,27 +48,30 @@ struct cli {
 static void usage(FILE *out)
 {
     fputs("Usage: ganctl [OPTION]...\n"
-          "Train a Wasserstein GAN with gradient penalty (WGAN-GP) in full or mixed precision.\n"
-          "This build reads the configuration and loads the backend; training is not part of it yet.\n"
+          "Train a Wasserstein GAN with gradient penalty (WGAN-GP); without an action, train\n"
+          "the configured run (by default the WGAN-GP paper's 8-Gaussians toy) into a new\n"
+          "run folder: metrics.csv, summary.json, PNG pictures and a checkpoint.\n"
           "\n"
-          "Actions (without one, ganctl loads the configuration and the backend and reports them):\n"
+          "Actions:\n"
           "  -h, --help             show this help and exit\n"
           "  -V, --version          show the version and the plugin ABI; with --backend, also\n"
           "                         load that backend and show what it runs on\n"
-          "      --list-plugins     list every plugin in the search path, whether it loads,\n"
-          "                         and its settings\n"
+          "      --list-plugins     list every plugin in the search path and its settings\n"
+          "      --print-config     print every setting with its value and origin, and exit\n"
+          "  -r, --resume DIR       continue the run in folder DIR from its checkpoint\n"
           "\n"
           "Settings (highest precedence first: these options, --config, $GANCTL_CONFIG,\n"
-          "the installed ganctl.conf):\n"
+          "the installed ganctl.conf; a resumed run starts from its saved settings):\n"
           "      --backend NAME     the compute backend, backend-NAME.so (sets backend.name)\n"
-          "  -s, --set KEY=VALUE    set one setting, e.g. --set backend.threads=4; repeatable\n"
+          "  -s, --set KEY=VALUE    set one setting, e.g. --set run.iterations=500; repeatable\n"
           "  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
           "      --plugin-dir DIR   look for plugins in DIR before $GANCTL_PLUGIN_PATH and\n"
           "                         " GAN_PKGLIBDIR "; repeatable\n"
           "\n"
           "Environment: GANCTL_PLUGIN_PATH (colon-separated plugin folders), GANCTL_CONFIG\n"
           "(a configuration file), OPENBLAS_CORETYPE (the cpu backend's OpenBLAS kernel).\n"
-          "Exit status: 0 success, 1 a plugin or device failed, 2 usage or configuration error.\n"
+          "Exit status: 0 success, 1 a plugin, device or training failure, 2 usage or\n"
+          "configuration error, 130 or 143 stopped by SIGINT or SIGTERM (checkpoint written).\n"
           "See ganctl(1), ganctl.conf(5) and ganctl-plugin(7).\n",
           out);
 }
@@ -87,12 +99,14 @@ static int fail_line(const struct gan_error *err)
 
 /* ------------------------------------------------------------------ options */
 
-enum { OPT_LIST_PLUGINS = 256, OPT_BACKEND, OPT_PLUGIN_DIR };
+enum { OPT_LIST_PLUGINS = 256, OPT_BACKEND, OPT_PLUGIN_DIR, OPT_PRINT_CONFIG };
 
 static const struct option long_options[] = {
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { "list-plugins", no_argument, NULL, OPT_LIST_PLUGINS },
+    { "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
+    { "resume", required_argument, NULL, 'r' },
     { "backend", required_argument, NULL, OPT_BACKEND },
     { "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
     { "config", required_argument, NULL, 'c' },
@@ -112,11 +126,13 @@ static int parse_options(struct cli *c, int argc, char **argv)
     }
     opterr = 0; /* getopt's own messages would name the libtool wrapper, not ganctl */
     int opt;
-    while ((opt = getopt_long(argc, argv, ":hVc:s:", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":hVc:s:r:", long_options, NULL)) != -1) {
         switch (opt) {
         case 'h': c->help = 1; break;
         case 'V': c->version = 1; break;
         case OPT_LIST_PLUGINS: c->list_plugins = 1; break;
+        case OPT_PRINT_CONFIG: c->print_config = 1; break;
+        case 'r': c->resume = optarg; break;
         case 'c': c->config_file = optarg; break;
         case OPT_PLUGIN_DIR: c->plugin_dirs[c->plugin_dir_count++] = optarg; break;
         case OPT_BACKEND:
@@ -149,8 +165,8 @@ static int parse_options(struct cli *c, int argc, char **argv)
                 argv[optind]);
         return EXIT_USAGE;
     }
-    if (c->list_plugins && c->version) {
-        fputs("ganctl: --list-plugins and --version are separate actions: give one of them\n",
+    if (c->list_plugins + c->version + c->print_config + (c->resume != NULL) > 1) {
+        fputs("ganctl: --list-plugins, --version, --print-config and --resume are separate actions: give one of them\n",
               stderr);
         return EXIT_USAGE;
     }
@@ -159,20 +175,10 @@ static int parse_options(struct cli *c, int argc, char **argv)
 
 /* ------------------------------------------------------------------ loading */
 
-static gan_status load_config(const struct cli *c, struct gan_log *log, gan_config **out,
-                              struct gan_error *err)
+/* The --set and --backend changes, in argv order. */
+static gan_status apply_assignments(const struct cli *c, gan_config *cfg, struct gan_error *err)
 {
-    gan_config *cfg;
-    gan_status st = gan_config_new(&cfg, err);
-    if (st != GAN_OK)
-        return st;
-    const char *env = getenv("GANCTL_CONFIG");
-    struct gan_config_files files = {
-        .installed = GAN_SYSCONFDIR "/ganctl.conf",
-        .env = env && *env ? env : NULL,
-        .file = c->config_file,
-    };
-    st = gan_config_read_files(cfg, &files, err);
+    gan_status st = GAN_OK;
     for (size_t i = 0; st == GAN_OK && i < c->assignment_count; i++) {
         const struct assignment *a = &c->assignments[i];
         if (a->set) {
@@ -182,6 +188,64 @@ static gan_status load_config(const struct cli *c, struct gan_log *log, gan_conf
             snprintf(origin, sizeof origin, "--backend %s", a->backend);
             st = gan_config_set_string(cfg, "backend.name", a->backend, origin, err);
         }
+    }
+    return st;
+}
+
+/* The configuration saved in a run's checkpoint, as `label` names it. */
+static gan_status saved_config(const char *dir, gan_config **out, char *label, size_t size,
+                               struct gan_error *err)
+{
+    *out = NULL;
+    char *path = gan_run_path(dir, GAN_RUN_CHECKPOINT);
+    if (!path)
+        return gan_error_set(err, GAN_ERR_NOMEM, "out of memory");
+    snprintf(label, size, "%s (saved configuration)", path);
+    char *text = NULL;
+    gan_status st = gan_checkpoint_read_config(path, &text, err);
+    free(path);
+    if (st == GAN_OK)
+        st = gan_config_new(out, err);
+    if (st == GAN_OK)
+        st = gan_config_read_string(*out, text, label, GAN_CONFIG_FILE, err);
+    free(text);
+    if (st != GAN_OK) {
+        gan_config_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+static gan_status load_config(const struct cli *c, struct gan_log *log, gan_config **out,
+                              struct gan_error *err)
+{
+    gan_config *cfg;
+    gan_status st;
+    if (c->resume) {
+        /* A resumed run starts from its own settings, not from the installed file or
+         * $GANCTL_CONFIG: those may have changed since it began. */
+        char label[4200];
+        if ((st = saved_config(c->resume, &cfg, label, sizeof label, err)) != GAN_OK)
+            return st;
+        if (c->config_file)
+            st = gan_config_read_file(cfg, c->config_file, GAN_CONFIG_FILE, err);
+    } else {
+        if ((st = gan_config_new(&cfg, err)) != GAN_OK)
+            return st;
+        const char *env = getenv("GANCTL_CONFIG");
+        struct gan_config_files files = {
+            .installed = GAN_SYSCONFDIR "/ganctl.conf",
+            .env = env && *env ? env : NULL,
+            .file = c->config_file,
+        };
+        st = gan_config_read_files(cfg, &files, err);
+    }
+    if (st == GAN_OK)
+        st = apply_assignments(c, cfg, err);
+    if (st == GAN_OK && c->resume) {
+        char origin[4200];
+        snprintf(origin, sizeof origin, "--resume %s", c->resume);
+        st = gan_config_set_string(cfg, "run.dir", c->resume, origin, err);
     }
     const char *level = NULL;
     enum gan_log_level parsed;
@@ -196,6 +260,64 @@ static gan_status load_config(const struct cli *c, struct gan_log *log, gan_conf
         gan_log_write(log, GAN_LOG_DEBUG, "read %s", gan_config_file_at(cfg, i));
     *out = cfg;
     return GAN_OK;
+}
+
+/* What a resumed run may change: how long it runs, what it writes when, how much it
+ * logs, and the backend (which may change the last bits of the results). */
+static int may_change_on_resume(const char *key)
+{
+    static const char *const keys[] = {
+        "run.dir", "run.iterations", "run.log_every", "run.eval_every", "run.image_every",
+        "run.checkpoint_every", "log.level",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(key, keys[i]) == 0)
+            return 1;
+    return strncmp(key, "backend.", 8) == 0;
+}
+
+static int same_value(const struct gan_config_value *a, const struct gan_config_value *b)
+{
+    char x[1024], y[1024];
+    gan_config_format_value(a, x, sizeof x);
+    gan_config_format_value(b, y, sizeof y);
+    return a->type == b->type && strcmp(x, y) == 0;
+}
+
+/* A resumed run's settings against those it was trained with. */
+static gan_status check_resume_changes(const struct cli *c, const gan_config *cfg,
+                                       const gan_loader *loader, const struct gan_log *log,
+                                       struct gan_error *err)
+{
+    gan_config *saved;
+    char label[4200];
+    gan_status st = saved_config(c->resume, &saved, label, sizeof label, err);
+    if (st == GAN_OK)
+        st = gan_trainer_check_config(saved, loader, err);
+    for (size_t i = 0; st == GAN_OK && i < gan_config_count(cfg); i++) {
+        const struct gan_config_value *v = gan_config_at(cfg, i);
+        const struct gan_config_value *was = gan_config_find(saved, v->key);
+        if (was && same_value(v, was))
+            continue;
+        char now[512], then[512];
+        gan_config_format_value(v, now, sizeof now);
+        if (was)
+            gan_config_format_value(was, then, sizeof then);
+        else
+            snprintf(then, sizeof then, "no value");
+        if (may_change_on_resume(v->key)) {
+            if (strncmp(v->key, "backend.", 8) == 0)
+                gan_log_write(log, GAN_LOG_WARN,
+                              "%s: %s = %s, the run was trained with %s: the results may differ in the last bits from an uninterrupted run",
+                              v->origin, v->key, now, then);
+            continue;
+        }
+        st = gan_error_set(err, GAN_ERR_CONFIG,
+                           "%s: %s = %s, but the run in %s was trained with %s: a resumed run keeps its settings except run.iterations, run.*_every, log.level and backend.*; start a new run to change it",
+                           v->origin, v->key, now, c->resume, then);
+    }
+    gan_config_free(saved);
+    return st;
 }
 
 static void log_settings(const gan_config *cfg, const struct gan_log *log)
@@ -285,6 +407,131 @@ static void list_plugins(const gan_loader *loader, const struct gan_plugin_list 
     }
 }
 
+/* ------------------------------------------------------------------ training */
+
+/* The signal that asked training to stop, 0 while none did. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int signo)
+{
+    stop_signal = signo;
+}
+
+/* The first SIGINT or SIGTERM asks the trainer to stop after the iteration in
+ * progress; the handler is then reset, so a second one stops ganctl at once. */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+struct progress_state {
+    const struct gan_log *log;
+    int terminal;                 /* stderr is a terminal: one line, rewritten in place */
+    int line_open;                /* a progress line is on screen without its newline */
+    double last_draw;
+};
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* On a terminal, the progress line is redrawn at most ten times a second (and at each
+ * evaluation); elsewhere each evaluation gives one plain log line. */
+static void on_progress(void *ctx, const struct gan_progress *p, int final)
+{
+    struct progress_state *ps = ctx;
+    char line[512];
+    gan_progress_format(line, sizeof line, p);
+    if (ps->terminal && gan_log_enabled(ps->log, GAN_LOG_INFO)) {
+        double now = monotonic_s();
+        if (!final && !p->evaluated && now - ps->last_draw < 0.1)
+            return;
+        ps->last_draw = now;
+        fprintf(stderr, "\r\033[K%s", line);
+        ps->line_open = 1;
+        if (final) {
+            fputc('\n', stderr);
+            ps->line_open = 0;
+        }
+        fflush(stderr);
+        return;
+    }
+    if (p->evaluated || final)
+        gan_log_write(ps->log, GAN_LOG_INFO, "%s", line);
+}
+
+/* The final quality line, with the real-vs-real floors beside the values. */
+static void print_result(const struct gan_trainer_result *r)
+{
+    char wall[32];
+    gan_format_duration(wall, sizeof wall, r->session_s);
+    printf("%s: %lld of %lld iterations; this session %s at %.2f it/s; run folder %s\n",
+           r->interrupted ? "stopped" : "trained", (long long)r->iterations,
+           (long long)r->planned, wall, r->it_per_s, r->run_dir);
+    if (!r->has_quality)
+        return;
+    const struct gan_toy_quality *q = &r->quality, *f = &r->floor;
+    printf("quality at iteration %lld (%s, %u generated vs %u real samples):",
+           (long long)r->quality_iteration, r->data, GAN_EVAL_SAMPLES, GAN_EVAL_SAMPLES);
+    if (q->has_modes)
+        printf(" modes %ld/%zu (floor %ld/%zu), high-quality %.1f%% (floor %.1f%%),",
+               q->modes_covered, q->modes_total, f->modes_covered, f->modes_total,
+               q->high_quality_pct, f->high_quality_pct);
+    printf(" sliced W1 %.4f (floor %.4f)\n", q->sliced_w1, f->sliced_w1);
+}
+
+static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
+                 const struct gan_log *log)
+{
+    struct gan_error err;
+    gan_error_clear(&err);
+    struct progress_state ps = { log, isatty(STDERR_FILENO), 0, 0.0 };
+    struct gan_trainer_setup setup = {
+        .config = cfg, .loader = loader, .log = log, .resume_dir = c->resume,
+        .stop = &stop_signal, .events = { &ps, on_progress },
+    };
+    if (c->resume && check_resume_changes(c, cfg, loader, log, &err) != GAN_OK)
+        return fail_line(&err);
+    gan_trainer *t = NULL;
+    if (gan_trainer_new(&setup, &t, &err) != GAN_OK)
+        return fail_line(&err);
+    log_settings(cfg, log);
+    gan_log_write(log, GAN_LOG_INFO, "backend: %s", gan_trainer_backend_description(t));
+    gan_log_write(log, GAN_LOG_INFO, "%s %s in %s", c->resume ? "resuming" : "training",
+                  c->resume ? "from its checkpoint" : "a new run", gan_trainer_run_dir(t));
+    catch_stop_signals();
+    struct gan_trainer_result r;
+    gan_status st = gan_trainer_run(t, &r, &err);
+    if (ps.line_open)
+        fputc('\n', stderr);
+    int rc = 0;
+    if (st != GAN_OK) {
+        rc = fail_line(&err);
+        if (rc == EXIT_USAGE)
+            rc = EXIT_RUNTIME;
+    } else {
+        print_result(&r);
+        if (r.interrupted) {
+            gan_log_write(log, GAN_LOG_INFO,
+                          "stopped by signal %d after iteration %lld; checkpoint in %s/%s: continue with ganctl --resume %s",
+                          (int)stop_signal, (long long)r.iterations, r.run_dir, GAN_RUN_CHECKPOINT,
+                          r.run_dir);
+            rc = EXIT_SIGNAL_BASE + (int)stop_signal;
+        }
+    }
+    gan_trainer_free(t);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ main */
 
 int gan_cli_main(int argc, char **argv)
@@ -329,23 +576,33 @@ int gan_cli_main(int argc, char **argv)
         list_plugins(loader, &list);
         goto done;
     }
-    if (c.version)
-        print_version();
-    if (open_backend(loader, cfg, &log, &module, &inst, &err) != GAN_OK) {
-        rc = fail_line(&err);
+    if (c.print_config) {
+        if (gan_trainer_check_config(cfg, loader, &err) != GAN_OK) {
+            rc = fail_line(&err);
+            goto done;
+        }
+        char *text = gan_config_to_text(cfg, 1);
+        if (!text) {
+            fputs("ganctl: out of memory\n", stderr);
+            rc = EXIT_RUNTIME;
+            goto done;
+        }
+        fputs(text, stdout);
+        free(text);
         goto done;
     }
     if (c.version) {
+        print_version();
+        if (open_backend(loader, cfg, &log, &module, &inst, &err) != GAN_OK) {
+            rc = fail_line(&err);
+            goto done;
+        }
         printf("backend %s %s: %s\n", module->plugin.name,
                module->plugin.version ? module->plugin.version : "",
                gan_backend_instance_describe(inst));
         goto done;
     }
-    gan_log_write(&log, GAN_LOG_INFO, "backend %s %s (%s): %s", module->plugin.name,
-                  module->plugin.version ? module->plugin.version : "", module->path,
-                  gan_backend_instance_describe(inst));
-    printf("ganctl: training is not part of this build yet: the configuration is valid and "
-           "backend %s loaded; nothing was trained\n", module->plugin.name);
+    rc = train(&c, cfg, loader, &log);
 
 done:
     fflush(stdout);

@@ -1107,7 +1107,12 @@ void gan_config_format_value(const struct gan_config_value *v, char *buf, size_t
         snprintf(buf, size, "%lld", v->i);
         break;
     case GAN_CONFIG_FLOAT:
-        snprintf(buf, size, "%.17g", v->f);
+        /* The shortest form that reads back as the same double: 0.2, not 0.2000…01. */
+        for (int digits = 15; digits <= 17; digits++) {
+            snprintf(buf, size, "%.*g", digits, v->f);
+            if (strtod(buf, NULL) == v->f)
+                break;
+        }
         /* Keep it a float when read back: libconfig reads "2" as an integer. */
         if (!strpbrk(buf, ".eEn"))
             strncat(buf, ".0", size - strlen(buf) - 1);

@@ -80,7 +80,7 @@ static gan_status lookup(struct gan_plugin_host *h, const char *key,
         s++;
     if (!s || !s->name || !h->config)
         return GAN_ERR_NOT_FOUND;
-    char full[256];
+    char full[400];
     snprintf(full, sizeof full, "%s.%s", h->group, key);
     *value = gan_config_find(h->config, full);
     *spec = s;

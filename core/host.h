@@ -11,8 +11,9 @@
 
 struct gan_plugin_host {
     struct gan_host host;                    /* what the plugin receives; host.ctx is this */
-    char label[96];                          /* "backend cpu": prefixes its log lines */
-    char group[32];                          /* its configuration group, e.g. "backend" */
+    char label[160];                         /* "backend cpu": prefixes its log lines */
+    char group[160];                         /* its configuration group, e.g. "backend",
+                                                "critic.model", "loss.gradient-penalty" */
     const struct gan_setting_spec *settings; /* what it declared; other keys are NOT_FOUND */
     const gan_config *config;                /* borrowed; may be NULL (no values at all) */
     const struct gan_log *log;               /* borrowed; may be NULL (silent) */

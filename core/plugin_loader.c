@@ -122,11 +122,14 @@ enum gan_plugin_kind gan_plugin_kind_parse(const char *word)
 
 /* ------------------------------------------------------------------ one module */
 
-/* The backend slots a plugin must fill; every other slot is optional. */
-static const struct {
+/* A slot of an ops table: its name and where it is. */
+struct slot {
     const char *name;
     size_t offset;
-} required_slots[] = {
+};
+
+/* The slots each kind of plugin must fill; every other slot is optional. */
+static const struct slot backend_required[] = {
 #define SLOT(s) { #s, offsetof(struct gan_backend_ops, s) }
     SLOT(create), SLOT(destroy), SLOT(describe),
     SLOT(buffer_alloc), SLOT(buffer_free), SLOT(upload), SLOT(download), SLOT(copy),
@@ -137,6 +140,19 @@ static const struct {
 #undef SLOT
 };
 
+/* A model without destroy keeps nothing to free; without describe it is logged by name. */
+static const struct slot model_required[] = {
+    { "create", offsetof(struct gan_model_ops, create) },
+    { "forward", offsetof(struct gan_model_ops, forward) },
+};
+
+/* A loss term without destroy keeps nothing to free. */
+static const struct slot loss_required[] = {
+    { "create", offsetof(struct gan_loss_ops, create) },
+    { "targets", offsetof(struct gan_loss_ops, targets) },
+    { "term", offsetof(struct gan_loss_ops, term) },
+};
+
 /* A synchronous backend has no queued work to wait for. */
 static gan_status default_synchronize(gan_backend *be)
 {
@@ -144,38 +160,66 @@ static gan_status default_synchronize(gan_backend *be)
     return GAN_OK;
 }
 
-static int slot_filled(const struct gan_backend_ops *ops, size_t offset)
+static int slot_filled(const void *ops, size_t offset)
 {
     void (*fn)(void);
     memcpy(&fn, (const unsigned char *)ops + offset, sizeof fn);
     return fn != NULL;
 }
 
-/* The host's copy of a backend's table: the plugin's struct_size bytes at most. */
-static gan_status copy_backend_ops(struct gan_module *m, struct gan_error *err)
+/* The host's copy of a plugin's ops table (`dst`, `size` bytes, whose first member is
+ * the table's struct_size): at most the plugin's struct_size bytes are read, the rest
+ * stays zero, and every required slot must be filled. `what` names the table. */
+static gan_status copy_ops(struct gan_module *m, void *dst, size_t size,
+                           const struct slot *required, size_t n_required, const char *what,
+                           struct gan_error *err)
 {
     const void *ops = m->plugin.ops;
     if (!ops)
         return gan_error_set(err, GAN_ERR_INVALID,
-                             "%s: its descriptor has no ops table: fix the plugin (set .ops to its struct gan_backend_ops)",
-                             m->path);
-    size_t size;
-    memcpy(&size, ops, sizeof size);
-    if (size < sizeof size)
+                             "%s: its descriptor has no ops table: fix the plugin (set .ops to its struct gan_%s_ops)",
+                             m->path, what);
+    size_t declared;
+    memcpy(&declared, ops, sizeof declared);
+    if (declared < sizeof declared)
         return gan_error_set(err, GAN_ERR_ABI,
-                             "%s: its backend ops table declares struct_size %zu: rebuild the plugin against these headers",
-                             m->path, size);
-    memset(&m->backend, 0, sizeof m->backend);
-    memcpy(&m->backend, ops, size < sizeof m->backend ? size : sizeof m->backend);
-    for (size_t i = 0; i < sizeof required_slots / sizeof required_slots[0]; i++)
-        if (!slot_filled(&m->backend, required_slots[i].offset))
+                             "%s: its %s ops table declares struct_size %zu: rebuild the plugin against these headers",
+                             m->path, what, declared);
+    memset(dst, 0, size);
+    memcpy(dst, ops, declared < size ? declared : size);
+    for (size_t i = 0; i < n_required; i++)
+        if (!slot_filled(dst, required[i].offset))
             return gan_error_set(err, GAN_ERR_ABI,
-                                 "%s: required slot %s missing from its backend ops table: implement it, or rebuild the plugin against these headers",
-                                 m->path, required_slots[i].name);
-    if (!m->backend.synchronize)
-        m->backend.synchronize = default_synchronize;
-    m->backend.struct_size = sizeof m->backend;
-    m->plugin.ops = &m->backend;
+                                 "%s: required slot %s missing from its %s ops table: implement it, or rebuild the plugin against these headers",
+                                 m->path, required[i].name, what);
+    /* Every table starts with its size: the host's copy is its own size. */
+    memcpy(dst, &size, sizeof size);
+    m->plugin.ops = dst;
+    return GAN_OK;
+}
+
+#define COUNT_OF(a) (sizeof (a) / sizeof (a)[0])
+
+/* The host's copy of the table of whichever kind the plugin is. */
+static gan_status copy_kind_ops(struct gan_module *m, struct gan_error *err)
+{
+    gan_status st;
+    switch (m->plugin.kind) {
+    case GAN_PLUGIN_BACKEND:
+        st = copy_ops(m, &m->backend, sizeof m->backend, backend_required,
+                      COUNT_OF(backend_required), "backend", err);
+        if (st == GAN_OK && !m->backend.synchronize)
+            m->backend.synchronize = default_synchronize;
+        return st;
+    case GAN_PLUGIN_MODEL:
+        return copy_ops(m, &m->model, sizeof m->model, model_required,
+                        COUNT_OF(model_required), "model", err);
+    case GAN_PLUGIN_LOSS:
+        return copy_ops(m, &m->loss, sizeof m->loss, loss_required, COUNT_OF(loss_required),
+                        "loss", err);
+    case GAN_PLUGIN_SCALER:
+        break;
+    }
     return GAN_OK;
 }
 
@@ -220,9 +264,7 @@ static gan_status check_descriptor(struct gan_module *m, const struct gan_plugin
                              "%s: declares %s \"%s\", but its file name says %s \"%s\": rename the file to %s-%s.so",
                              m->path, declared_kind, m->plugin.name, gan_plugin_kind_name(kind),
                              name, declared_kind, m->plugin.name);
-    if (m->plugin.kind == GAN_PLUGIN_BACKEND)
-        return copy_backend_ops(m, err);
-    return GAN_OK;
+    return copy_kind_ops(m, err);
 }
 
 gan_status gan_module_open(const char *path, enum gan_plugin_kind kind, const char *name,
@@ -471,7 +513,15 @@ static gan_status describe_settings(struct gan_plugin_info *p, const struct gan_
     if (!p->settings)
         return GAN_ERR_NOMEM;
     p->setting_count = n;
-    const char *group = gan_plugin_kind_name(d->kind);
+    /* Where the settings go in a configuration: a model's under the group of the
+     * network that uses it, a loss term's under its own name. */
+    char group[300];
+    if (d->kind == GAN_PLUGIN_MODEL)
+        snprintf(group, sizeof group, "{generator,critic}.model");
+    else if (d->kind == GAN_PLUGIN_LOSS)
+        snprintf(group, sizeof group, "loss.%s", d->name ? d->name : "?");
+    else
+        snprintf(group, sizeof group, "%s", gan_plugin_kind_name(d->kind));
     for (size_t i = 0; i < n; i++) {
         const struct gan_setting_spec *s = &d->settings[i];
         struct gan_plugin_setting_info *o = &p->settings[i];

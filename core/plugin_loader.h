@@ -26,12 +26,15 @@ const char *gan_loader_dir_at(const gan_loader *loader, size_t index);
 struct gan_module {
     void *handle;                     /* from dlopen */
     char *path;
-    /* Fields beyond the plugin's struct_size are zero. For a backend, plugin.ops
-     * points at `backend` below, not into the module. */
+    /* Fields beyond the plugin's struct_size are zero. For a backend, model or loss
+     * term, plugin.ops points at the copy of its table below, not into the module. */
     struct gan_plugin plugin;
-    /* Backends: slots beyond the table's struct_size are zero, then optional slots the
+    /* The copy of the kind's table (the others stay zero): slots beyond the plugin's
+     * struct_size are zero, and struct_size is the host's. Backends' optional slots the
      * plugin left NULL get the core's defaults (synchronize: nothing to wait for). */
     struct gan_backend_ops backend;
+    struct gan_model_ops model;       /* required: create, forward */
+    struct gan_loss_ops loss;         /* required: create, targets, term */
 };
 
 /* Opens the module file at `path`, which must be the plugin of `kind` named `name`.

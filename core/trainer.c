@@ -1,0 +1,1223 @@
+/* trainer.c — the WGAN-GP training loop over plugins: set-up from the configuration, the
+ * generator and critic steps, evaluation, metrics rows, pictures, checkpoints and resume. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "checkpoint.h"
+#include "optimizer.h"
+#include "tensor_internal.h"
+#include "toy_data.h"
+#include "toy_plot.h"
+#include "trainer.h"
+
+/* Most loss terms, and most scalars one objective's terms may report. */
+#define MAX_TERMS 16
+#define MAX_METRICS 32
+
+/* ------------------------------------------------------------------ plugins */
+
+/* A model plugin instance for one network. */
+struct model_inst {
+    struct gan_module *module;
+    struct gan_plugin_host host;
+    gan_model *model;
+    char description[256];
+};
+
+/* A loss-term plugin instance. */
+struct loss_inst {
+    struct gan_module *module;
+    struct gan_plugin_host host;
+    gan_loss *loss;
+    unsigned targets;
+    const char *name;             /* points into the configuration's loss.terms */
+};
+
+/* The modules a configuration names, opened, with their settings applied. */
+struct plugins {
+    struct gan_module *backend;
+    struct gan_module *model[2];  /* generator, critic */
+    struct gan_module *loss[MAX_TERMS];
+    const char *loss_name[MAX_TERMS];
+    size_t n_loss;
+};
+
+static const char *const net_names[2] = { "generator", "critic" };
+
+static void plugins_close(struct plugins *p)
+{
+    gan_module_close(p->backend);
+    for (int i = 0; i < 2; i++)
+        gan_module_close(p->model[i]);
+    for (size_t i = 0; i < p->n_loss; i++)
+        gan_module_close(p->loss[i]);
+    memset(p, 0, sizeof *p);
+}
+
+/* Opens a plugin named by `key` and checks the settings in `group` against its spec. */
+static gan_status open_named(const gan_loader *loader, gan_config *cfg,
+                             enum gan_plugin_kind kind, const char *name, const char *group,
+                             struct gan_module **out, struct gan_error *err)
+{
+    gan_status st = gan_loader_open(loader, kind, name, out, err);
+    if (st != GAN_OK)
+        return st;
+    char label[300];
+    snprintf(label, sizeof label, "%s \"%s\"", gan_plugin_kind_name(kind), name);
+    return gan_config_apply_plugin(cfg, group, label, (*out)->plugin.settings, err);
+}
+
+static gan_status plugins_open(struct plugins *p, gan_config *cfg, const gan_loader *loader,
+                               struct gan_error *err)
+{
+    memset(p, 0, sizeof *p);
+    const char *name;
+    gan_status st;
+    if (gan_config_get_string(cfg, "backend.name", &name) != GAN_OK)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "backend.name has no value");
+    if ((st = open_named(loader, cfg, GAN_PLUGIN_BACKEND, name, "backend", &p->backend, err)) != GAN_OK)
+        return st;
+    for (int i = 0; i < 2; i++) {
+        char key[64], group[64];
+        snprintf(key, sizeof key, "%s.model.name", net_names[i]);
+        snprintf(group, sizeof group, "%s.model", net_names[i]);
+        if (gan_config_get_string(cfg, key, &name) != GAN_OK)
+            return gan_error_set(err, GAN_ERR_INTERNAL, "%s has no value", key);
+        if ((st = open_named(loader, cfg, GAN_PLUGIN_MODEL, name, group, &p->model[i], err)) != GAN_OK)
+            return st;
+    }
+    const char *const *terms;
+    size_t n;
+    if (gan_config_get_strings(cfg, "loss.terms", &terms, &n) != GAN_OK)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "loss.terms has no value");
+    if (n > MAX_TERMS)
+        return gan_error_set(err, GAN_ERR_CONFIG, "%s: loss.terms lists %zu terms; at most %d are supported",
+                             gan_config_find(cfg, "loss.terms")->origin, n, MAX_TERMS);
+    for (size_t i = 0; i < n; i++) {
+        char group[300];
+        snprintf(group, sizeof group, "loss.%s", terms[i]);
+        p->loss_name[i] = terms[i];
+        st = open_named(loader, cfg, GAN_PLUGIN_LOSS, terms[i], group, &p->loss[i], err);
+        if (p->loss[i])
+            p->n_loss = i + 1;
+        if (st != GAN_OK)
+            return st;
+    }
+    return gan_config_check_loss_groups(cfg, terms, n, err);
+}
+
+gan_status gan_trainer_check_config(gan_config *config, const gan_loader *loader,
+                                    struct gan_error *err)
+{
+    struct plugins p;
+    gan_status st = plugins_open(&p, config, loader, err);
+    plugins_close(&p);
+    return st;
+}
+
+/* ------------------------------------------------------------------ the trainer */
+
+/* One objective's reported scalars (loss.h's gan_metric_sink). */
+struct sink {
+    const char *names[MAX_METRICS];
+    gan_tensor *values[MAX_METRICS];
+    size_t count;
+    int overflow;
+};
+
+/* The last known value of everything a metrics row holds. */
+struct latest {
+    double critic_loss, generator_loss;
+    double critic_norm, generator_norm;
+    double critic_metric[MAX_METRICS], generator_metric[MAX_METRICS];
+};
+
+struct gan_trainer {
+    gan_config *cfg;
+    const struct gan_log *log;
+    volatile sig_atomic_t *stop;
+    struct gan_train_events events;
+
+    struct plugins plugins;
+    struct gan_backend_instance *backend;
+    gan_ctx *ctx;
+    gan_net *net[2];
+    struct model_inst model[2];
+    gan_optimizer *opt[2];
+    struct loss_inst loss[MAX_TERMS];
+    size_t n_loss;
+
+    /* Settings. */
+    uint64_t seed;
+    int64_t iterations, batch, z_dim, n_critic;
+    int64_t log_every, eval_every, image_every, checkpoint_every;
+    int metrics_time;
+    enum gan_toy_kind kind;
+    const char *data_name;
+
+    /* State: what a checkpoint holds. */
+    int64_t iteration;
+    uint64_t z_offset, loss_offset;
+    gan_toy_sampler *sampler;
+    double elapsed_before;        /* training time of earlier sessions */
+
+    /* Evaluation. */
+    gan_tensor *eval_z;           /* [GAN_EVAL_SAMPLES, z_dim], persistent */
+    float *eval_real;             /* GAN_EVAL_SAMPLES × 2 */
+    float *eval_fake;
+    struct gan_toy_modes modes;
+    struct gan_toy_quality floor, quality;
+    int has_quality;
+    int64_t quality_iteration;
+
+    /* Metrics. */
+    char *critic_names[MAX_METRICS], *generator_names[MAX_METRICS];
+    char *generator_reported[MAX_METRICS];  /* as the terms name them */
+    size_t n_critic_metrics, n_generator_metrics;
+    char **columns;
+    size_t n_columns;
+    struct latest latest;
+    float *real_batch;            /* batch × 2 */
+
+    /* Outputs. */
+    char *run_dir;
+    char *checkpoint_path;
+    char *config_text;            /* for checkpoints */
+    gan_metrics_csv *metrics;
+    int64_t checkpoint_iteration; /* of the last checkpoint written; -1 none */
+    int64_t image_iteration;
+
+    /* Timing of this session. */
+    struct timespec t0;
+    int64_t start_iteration;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double session_s(const gan_trainer *t)
+{
+    return now_s() - ((double)t->t0.tv_sec + 1e-9 * (double)t->t0.tv_nsec);
+}
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static gan_status nomem(struct gan_error *err)
+{
+    return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while setting up training");
+}
+
+/* The context's failure as the trainer's error, naming what was being done. */
+static gan_status ctx_fail(gan_trainer *t, struct gan_error *err, const char *doing)
+{
+    gan_status st = gan_ctx_status(t->ctx);
+    if (st == GAN_OK)
+        st = GAN_ERR_INTERNAL;
+    gan_error_set(err, st, "%s: %s", doing, gan_ctx_error(t->ctx));
+    gan_ctx_clear_error(t->ctx);
+    return st;
+}
+
+static const char *backend_message(void *arg)
+{
+    struct gan_backend_instance *inst = arg;
+    return inst->host.error.message;
+}
+
+/* ------------------------------------------------------------------ settings */
+
+static long long get_int(const gan_config *cfg, const char *key)
+{
+    long long v = 0;
+    gan_config_get_int(cfg, key, &v);
+    return v;
+}
+
+static double get_float(const gan_config *cfg, const char *key)
+{
+    double v = 0;
+    gan_config_get_float(cfg, key, &v);
+    return v;
+}
+
+static void adam_settings(const gan_config *cfg, const char *net, struct gan_adam_settings *s)
+{
+    char key[96];
+#define OPT(field) \
+    snprintf(key, sizeof key, "%s.optimizer." #field, net); \
+    s->field = get_float(cfg, key);
+    OPT(lr) OPT(beta1) OPT(beta2) OPT(eps) OPT(weight_decay) OPT(clip_norm)
+#undef OPT
+}
+
+static gan_status read_settings(gan_trainer *t, struct gan_error *err)
+{
+    const gan_config *cfg = t->cfg;
+    t->seed = (uint64_t)get_int(cfg, "run.seed");
+    t->iterations = get_int(cfg, "run.iterations");
+    t->log_every = get_int(cfg, "run.log_every");
+    t->eval_every = get_int(cfg, "run.eval_every");
+    t->image_every = get_int(cfg, "run.image_every");
+    t->checkpoint_every = get_int(cfg, "run.checkpoint_every");
+    gan_config_get_bool(cfg, "run.metrics_time", &t->metrics_time);
+    t->batch = get_int(cfg, "data.batch_size");
+    t->z_dim = get_int(cfg, "generator.z_dim");
+    t->n_critic = get_int(cfg, "critic.iterations");
+    if (gan_config_get_string(cfg, "data.name", &t->data_name) != GAN_OK)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "data.name has no value");
+    return gan_toy_dataset_from_name(t->data_name, &t->kind, err);
+}
+
+/* ------------------------------------------------------------------ set-up */
+
+static gan_status make_models(gan_trainer *t, struct gan_error *err)
+{
+    for (int i = 0; i < 2; i++) {
+        struct model_inst *mi = &t->model[i];
+        mi->module = t->plugins.model[i];
+        if (gan_net_new(t->ctx, net_names[i], &t->net[i]) != GAN_OK)
+            return ctx_fail(t, err, "creating a network");
+        char label[200], group[64];
+        snprintf(label, sizeof label, "model %s (%s)", mi->module->plugin.name, net_names[i]);
+        snprintf(group, sizeof group, "%s.model", net_names[i]);
+        gan_plugin_host_init(&mi->host, label, group, mi->module->plugin.settings, t->cfg, t->log);
+        struct gan_model_io io;
+        memset(&io, 0, sizeof io);
+        io.in_ndim = 1;
+        io.out_ndim = 1;
+        if (i == 0) {
+            io.in_dims[0] = t->z_dim;
+            io.out_dims[0] = 2;
+        } else {
+            io.in_dims[0] = 2;
+            io.out_dims[0] = 1;
+        }
+        gan_net_set_host(t->net[i], &mi->host.host);
+        gan_status st = mi->module->model.create(&mi->host.host,
+                                                 i == 0 ? GAN_MODEL_GENERATOR : GAN_MODEL_CRITIC,
+                                                 &io, t->net[i], &mi->model);
+        gan_net_set_host(t->net[i], NULL);
+        if (st == GAN_OK && !mi->model)
+            st = GAN_ERR_INTERNAL;
+        if (st != GAN_OK) {
+            const char *why = mi->host.error.message[0] ? mi->host.error.message
+                            : gan_ctx_error(t->ctx)[0] ? gan_ctx_error(t->ctx) : "it gave no reason";
+            gan_error_set(err, st, "model \"%s\" (%s) could not build the %s: %s",
+                          mi->module->plugin.name, mi->module->path, net_names[i], why);
+            gan_ctx_clear_error(t->ctx);
+            return st;
+        }
+        const char *d = mi->module->model.describe ? mi->module->model.describe(mi->model) : NULL;
+        snprintf(mi->description, sizeof mi->description, "%s%s%s", mi->module->plugin.name,
+                 d ? ": " : "", d ? d : "");
+    }
+    return GAN_OK;
+}
+
+static gan_status make_losses(gan_trainer *t, struct gan_error *err)
+{
+    unsigned all = 0;
+    for (size_t i = 0; i < t->plugins.n_loss; i++) {
+        struct loss_inst *li = &t->loss[i];
+        li->module = t->plugins.loss[i];
+        li->name = t->plugins.loss_name[i];
+        char label[200], group[200];
+        snprintf(label, sizeof label, "loss %s", li->name);
+        snprintf(group, sizeof group, "loss.%s", li->name);
+        gan_plugin_host_init(&li->host, label, group, li->module->plugin.settings, t->cfg, t->log);
+        gan_status st = li->module->loss.create(&li->host.host, &li->loss);
+        if (st == GAN_OK && !li->loss)
+            st = GAN_ERR_INTERNAL;
+        if (st != GAN_OK)
+            return gan_error_set(err, st, "loss \"%s\" (%s) could not start: %s", li->name,
+                                 li->module->path,
+                                 li->host.error.message[0] ? li->host.error.message : "it gave no reason");
+        t->n_loss = i + 1;
+        li->targets = li->module->loss.targets(li->loss);
+        all |= li->targets;
+    }
+    const char *origin = gan_config_find(t->cfg, "loss.terms")->origin;
+    if (!(all & GAN_LOSS_CRITIC))
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: no term of loss.terms contributes to the critic's objective: add one, e.g. \"wasserstein\"",
+                             origin);
+    if (!(all & GAN_LOSS_GENERATOR))
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: no term of loss.terms contributes to the generator's objective: add one, e.g. \"wasserstein\"",
+                             origin);
+    return GAN_OK;
+}
+
+/* ------------------------------------------------------------------ one objective */
+
+static void sink_report(void *ctx, const char *name, gan_tensor *scalar)
+{
+    struct sink *s = ctx;
+    if (!name || !scalar)
+        return;
+    for (size_t i = 0; i < s->count; i++)
+        if (strcmp(s->names[i], name) == 0) {
+            s->values[i] = scalar;
+            return;
+        }
+    if (s->count == MAX_METRICS) {
+        s->overflow = 1;
+        return;
+    }
+    s->names[s->count] = name;
+    s->values[s->count++] = scalar;
+}
+
+static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
+{
+    gan_trainer *t = arg;
+    return t->model[1].module->model.forward(t->model[1].model, ctx, x);
+}
+
+/* One value of a single-element tensor. */
+static gan_status scalar_value(gan_trainer *t, gan_tensor *v, double *out)
+{
+    float f;
+    if (gan_tensor_numel(v) != 1)
+        return ti_fail(t->ctx, GAN_ERR_INVALID, "a reported value has %lld elements; it must have one",
+                       (long long)gan_tensor_numel(v));
+    gan_status st = gan_tensor_to_host(t->ctx, v, &f, 1);
+    *out = f;
+    return st;
+}
+
+/* The objective of `target` (critic or generator) on a batch: the sum of the terms that
+ * contribute to it. real may be NULL for the generator's. Reported scalars go to sink.
+ * Returns NULL with the failure in the context; a term that fails without saying why
+ * is named. */
+static gan_tensor *objective(gan_trainer *t, enum gan_loss_target target, gan_tensor *real,
+                             gan_tensor *fake, uint64_t *loss_offset, struct sink *sink)
+{
+    gan_ctx *ctx = t->ctx;
+    struct gan_model_ops *critic = &t->model[1].module->model;
+    struct gan_loss_inputs in;
+    memset(&in, 0, sizeof in);
+    in.fake = fake;
+    in.d_fake = critic->forward(t->model[1].model, ctx, fake);
+    if (target == GAN_LOSS_CRITIC) {
+        in.real = real;
+        in.d_real = critic->forward(t->model[1].model, ctx, real);
+    }
+    in.critic = critic_forward;
+    in.critic_ctx = t;
+    in.seed = t->seed;
+    in.offset = loss_offset;
+    in.iteration = t->iteration;
+    struct gan_metric_sink ms = { sink, sink_report };
+    gan_tensor *total = NULL;
+    if (!in.d_fake || (target == GAN_LOSS_CRITIC && !in.d_real))
+        return NULL;
+    for (size_t i = 0; i < t->n_loss; i++) {
+        struct loss_inst *li = &t->loss[i];
+        if (!(li->targets & target))
+            continue;
+        li->host.error.message[0] = '\0';
+        gan_tensor *v = li->module->loss.term(li->loss, ctx, target, &in, &ms);
+        if (!v) {
+            if (gan_ctx_status(ctx) == GAN_OK)
+                ti_fail(ctx, GAN_ERR_INTERNAL, "loss \"%s\" failed: %s", li->name,
+                        li->host.error.message[0] ? li->host.error.message : "it gave no reason");
+            return NULL;
+        }
+        if (gan_tensor_numel(v) != 1) {
+            ti_fail(ctx, GAN_ERR_INVALID, "loss \"%s\" returned %lld values for the %s's objective; a term is one value",
+                    li->name, (long long)gan_tensor_numel(v),
+                    target == GAN_LOSS_CRITIC ? "critic" : "generator");
+            return NULL;
+        }
+        total = total ? gan_add(ctx, total, v) : v;
+    }
+    if (sink->overflow) {
+        ti_fail(ctx, GAN_ERR_INVALID, "the loss terms report more than %d values", MAX_METRICS);
+        return NULL;
+    }
+    return total;
+}
+
+/* z for a batch of n from the training stream. */
+static gan_tensor *draw_z(gan_trainer *t, int64_t n, uint64_t *offset)
+{
+    int64_t dims[2] = { n, t->z_dim };
+    gan_tensor *z = gan_tensor_normal(t->ctx, GAN_F32, 2, dims, t->seed, *offset, 0.0f, 1.0f);
+    *offset += (uint64_t)(n * t->z_dim + 3) / 4;
+    return z;
+}
+
+/* Copies the reported values into `values` in the order of `names`, the names the
+ * terms report (NaN when a name was not reported this time). */
+static gan_status read_metrics(gan_trainer *t, struct sink *s, char **names, size_t n,
+                               double *values)
+{
+    for (size_t k = 0; k < n; k++) {
+        values[k] = NAN;
+        for (size_t i = 0; i < s->count; i++)
+            if (strcmp(s->names[i], names[k]) == 0) {
+                gan_status st = scalar_value(t, s->values[i], &values[k]);
+                if (st != GAN_OK)
+                    return st;
+            }
+    }
+    return GAN_OK;
+}
+
+/* One critic step: a fresh real batch, fake from fresh z (the generator is not
+ * differentiated), the critic's objective, its gradient, Adam. */
+static gan_status critic_step(gan_trainer *t, struct gan_error *err)
+{
+    gan_ctx *ctx = t->ctx;
+    gan_status st = gan_toy_sample(t->sampler, (size_t)t->batch, t->real_batch, err);
+    if (st != GAN_OK)
+        return st;
+    int64_t dims[2] = { t->batch, 2 };
+    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, 2, dims, t->real_batch);
+    gan_ctx_no_grad_push(ctx);
+    gan_tensor *z = draw_z(t, t->batch, &t->z_offset);
+    gan_tensor *fake = z ? t->model[0].module->model.forward(t->model[0].model, ctx, z) : NULL;
+    gan_ctx_no_grad_pop(ctx);
+    struct sink sink = { .count = 0 };
+    gan_tensor *loss = real && fake ? objective(t, GAN_LOSS_CRITIC, real, fake, &t->loss_offset, &sink)
+                                    : NULL;
+    if (!loss || gan_net_zero_grads(t->net[1]) != GAN_OK ||
+        gan_net_backward(t->net[1], loss, NULL) != GAN_OK)
+        return ctx_fail(t, err, "critic step");
+    struct gan_optimizer_report rep;
+    if (scalar_value(t, loss, &t->latest.critic_loss) != GAN_OK ||
+        read_metrics(t, &sink, t->critic_names, t->n_critic_metrics, t->latest.critic_metric) != GAN_OK ||
+        gan_optimizer_step(t->opt[1], &rep) != GAN_OK)
+        return ctx_fail(t, err, "critic step");
+    t->latest.critic_norm = rep.grad_norm;
+    gan_ctx_step_end(ctx);
+    return GAN_OK;
+}
+
+/* One generator step: fresh z, the generator's objective through the critic, its
+ * gradient with respect to the generator only, Adam. */
+static gan_status generator_step(gan_trainer *t, struct gan_error *err)
+{
+    gan_ctx *ctx = t->ctx;
+    gan_tensor *z = draw_z(t, t->batch, &t->z_offset);
+    gan_tensor *fake = z ? t->model[0].module->model.forward(t->model[0].model, ctx, z) : NULL;
+    struct sink sink = { .count = 0 };
+    gan_tensor *loss = fake ? objective(t, GAN_LOSS_GENERATOR, NULL, fake, &t->loss_offset, &sink)
+                            : NULL;
+    if (!loss || gan_net_zero_grads(t->net[0]) != GAN_OK ||
+        gan_net_backward(t->net[0], loss, NULL) != GAN_OK)
+        return ctx_fail(t, err, "generator step");
+    struct gan_optimizer_report rep;
+    if (scalar_value(t, loss, &t->latest.generator_loss) != GAN_OK ||
+        read_metrics(t, &sink, t->generator_reported, t->n_generator_metrics,
+                     t->latest.generator_metric) != GAN_OK ||
+        gan_optimizer_step(t->opt[0], &rep) != GAN_OK)
+        return ctx_fail(t, err, "generator step");
+    t->latest.generator_norm = rep.grad_norm;
+    gan_ctx_step_end(ctx);
+    return GAN_OK;
+}
+
+/* ------------------------------------------------------------------ the trial step */
+
+static int has_name(char **names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static gan_status check_shape(gan_trainer *t, gan_tensor *x, int64_t rows, int64_t cols,
+                              const char *what, struct gan_error *err)
+{
+    if (gan_tensor_ndim(x) == 2 && gan_tensor_dim(x, 0) == rows && gan_tensor_dim(x, 1) == cols)
+        return GAN_OK;
+    int mi = strcmp(what, "generator") == 0 ? 0 : 1;
+    char shape[128];
+    int64_t dims[GAN_TENSOR_MAX_DIMS];
+    for (int d = 0; d < gan_tensor_ndim(x); d++)
+        dims[d] = gan_tensor_dim(x, d);
+    return gan_error_set(err, GAN_ERR_INVALID,
+                         "model \"%s\" (%s) gave the %s an output of shape %s for a batch of %lld; it must be [%lld, %lld]: fix the model",
+                         t->model[mi].module->plugin.name, t->model[mi].module->path, what,
+                         ti_dims_str(shape, sizeof shape, gan_tensor_ndim(x), dims),
+                         (long long)rows, (long long)rows, (long long)cols);
+}
+
+/* Runs both objectives once on a small batch with scratch streams, changing nothing:
+ * it checks that the models and terms work together and learns the names of the
+ * values the terms report, which become metrics.csv's columns. */
+static gan_status trial_step(gan_trainer *t, struct gan_error *err)
+{
+    gan_ctx *ctx = t->ctx;
+    int64_t n = t->batch < (int64_t)GAN_EVAL_SAMPLES ? t->batch : (int64_t)GAN_EVAL_SAMPLES;
+    int64_t dims[2] = { n, 2 };
+    uint64_t z_offset = GAN_STREAM_PROBE, loss_offset = GAN_STREAM_PROBE + (UINT64_C(1) << 40);
+    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, 2, dims, t->eval_real);
+    gan_tensor *z = draw_z(t, n, &z_offset);
+    gan_tensor *fake = z ? t->model[0].module->model.forward(t->model[0].model, ctx, z) : NULL;
+    if (!real || !fake)
+        return ctx_fail(t, err, "trying the generator");
+    gan_status st = check_shape(t, fake, n, 2, "generator", err);
+    if (st != GAN_OK)
+        return st;
+    gan_tensor *d = t->model[1].module->model.forward(t->model[1].model, ctx, real);
+    if (!d)
+        return ctx_fail(t, err, "trying the critic");
+    if ((st = check_shape(t, d, n, 1, "critic", err)) != GAN_OK)
+        return st;
+    for (int which = 0; which < 2; which++) {
+        struct sink sink = { .count = 0 };
+        enum gan_loss_target target = which ? GAN_LOSS_GENERATOR : GAN_LOSS_CRITIC;
+        gan_tensor *loss = objective(t, target, which ? NULL : real, fake, &loss_offset, &sink);
+        if (!loss)
+            return ctx_fail(t, err, which ? "trying the generator's objective"
+                                          : "trying the critic's objective");
+        for (size_t i = 0; i < sink.count; i++) {
+            char name[160];
+            if (which == 0) {
+                snprintf(name, sizeof name, "%s", sink.names[i]);
+                if (!(t->critic_names[t->n_critic_metrics] = dup_string(name)))
+                    return nomem(err);
+                t->n_critic_metrics++;
+            } else {
+                /* A name the critic's terms report already gets the network's prefix. */
+                snprintf(name, sizeof name, "%s%s",
+                         has_name(t->critic_names, t->n_critic_metrics, sink.names[i]) ? "generator_" : "",
+                         sink.names[i]);
+                t->generator_names[t->n_generator_metrics] = dup_string(name);
+                t->generator_reported[t->n_generator_metrics] = dup_string(sink.names[i]);
+                if (!t->generator_names[t->n_generator_metrics] ||
+                    !t->generator_reported[t->n_generator_metrics]) {
+                    free(t->generator_names[t->n_generator_metrics]);
+                    free(t->generator_reported[t->n_generator_metrics]);
+                    return nomem(err);
+                }
+                t->n_generator_metrics++;
+            }
+        }
+    }
+    gan_ctx_step_end(ctx);
+    return GAN_OK;
+}
+
+/* metrics.csv's columns: fixed ones around the reported values. */
+static gan_status make_columns(gan_trainer *t, struct gan_error *err)
+{
+    const char *names[3 * MAX_METRICS + 16];
+    size_t n = 0;
+    names[n++] = "iteration";
+    if (t->metrics_time)
+        names[n++] = "time_s";
+    names[n++] = "critic_loss";
+    names[n++] = "generator_loss";
+    for (size_t i = 0; i < t->n_critic_metrics; i++)
+        names[n++] = t->critic_names[i];
+    for (size_t i = 0; i < t->n_generator_metrics; i++)
+        names[n++] = t->generator_names[i];
+    names[n++] = "critic_grad_norm";
+    names[n++] = "generator_grad_norm";
+    if (t->modes.count) {
+        names[n++] = "modes_covered";
+        names[n++] = "high_quality_pct";
+    }
+    names[n++] = "sliced_w1";
+    t->columns = calloc(n, sizeof *t->columns);
+    if (!t->columns)
+        return nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(names[i], names[j]) == 0)
+                return gan_error_set(err, GAN_ERR_INVALID,
+                                     "a loss term reports a value named \"%s\", which ganctl's metrics already have: rename it in the plugin",
+                                     names[i]);
+        if (!(t->columns[i] = dup_string(names[i])))
+            return nomem(err);
+        t->n_columns = i + 1;
+    }
+    return GAN_OK;
+}
+
+/* ------------------------------------------------------------------ evaluation */
+
+/* The generator's samples for the fixed evaluation z, into t->eval_fake. */
+static gan_status generate_eval(gan_trainer *t, struct gan_error *err)
+{
+    gan_ctx *ctx = t->ctx;
+    gan_ctx_no_grad_push(ctx);
+    gan_tensor *fake = t->model[0].module->model.forward(t->model[0].model, ctx, t->eval_z);
+    gan_ctx_no_grad_pop(ctx);
+    if (!fake || gan_tensor_to_host(ctx, fake, t->eval_fake, 2 * GAN_EVAL_SAMPLES) != GAN_OK)
+        return ctx_fail(t, err, "evaluation");
+    gan_ctx_step_end(ctx);
+    return GAN_OK;
+}
+
+static gan_status evaluate(gan_trainer *t, struct gan_error *err)
+{
+    if (t->has_quality && t->quality_iteration == t->iteration)
+        return GAN_OK;
+    gan_status st = generate_eval(t, err);
+    if (st == GAN_OK)
+        st = gan_toy_quality(t->kind, t->eval_fake, GAN_EVAL_SAMPLES, t->eval_real,
+                             GAN_EVAL_SAMPLES, &t->quality, err);
+    if (st != GAN_OK)
+        return st;
+    t->has_quality = 1;
+    t->quality_iteration = t->iteration;
+    return GAN_OK;
+}
+
+/* The critic's value on the picture's lattice, in chunks the size of an evaluation
+ * batch so that the step's buffers are the ones evaluations use already. */
+static gan_status critic_field(gan_trainer *t, float *field, struct gan_error *err)
+{
+    gan_ctx *ctx = t->ctx;
+    const size_t n = (size_t)GAN_PLOT_GRID * GAN_PLOT_GRID;
+    float *xy = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *xy);
+    if (!xy)
+        return nomem(err);
+    gan_status st = GAN_OK;
+    for (size_t at = 0; st == GAN_OK && at < n; at += GAN_EVAL_SAMPLES) {
+        size_t m = n - at < GAN_EVAL_SAMPLES ? n - at : GAN_EVAL_SAMPLES;
+        for (size_t k = 0; k < GAN_EVAL_SAMPLES; k++) {
+            size_t p = at + (k < m ? k : 0);
+            size_t i = p / GAN_PLOT_GRID, j = p % GAN_PLOT_GRID;
+            xy[2 * k] = (float)(-GAN_TOY_PLOT_DEFAULT_EXTENT +
+                                2.0 * GAN_TOY_PLOT_DEFAULT_EXTENT * (double)j / (GAN_PLOT_GRID - 1));
+            xy[2 * k + 1] = (float)(-GAN_TOY_PLOT_DEFAULT_EXTENT +
+                                    2.0 * GAN_TOY_PLOT_DEFAULT_EXTENT * (double)i / (GAN_PLOT_GRID - 1));
+        }
+        int64_t dims[2] = { GAN_EVAL_SAMPLES, 2 };
+        gan_ctx_no_grad_push(ctx);
+        gan_tensor *x = gan_tensor_from_host(ctx, GAN_F32, 2, dims, xy);
+        gan_tensor *d = x ? critic_forward(t, ctx, x) : NULL;
+        gan_ctx_no_grad_pop(ctx);
+        float *values = xy;   /* GAN_EVAL_SAMPLES × 2 floats; the lattice is not needed now */
+        if (!d || gan_tensor_to_host(ctx, d, values, GAN_EVAL_SAMPLES) != GAN_OK)
+            st = ctx_fail(t, err, "drawing the critic's field");
+        else
+            memcpy(field + at, values, m * sizeof *field);
+        gan_ctx_step_end(ctx);
+    }
+    free(xy);
+    return st;
+}
+
+/* A picture of the current state into `name` in the run folder. */
+static gan_status picture(gan_trainer *t, const char *name, struct gan_error *err)
+{
+    float *field = malloc((size_t)GAN_PLOT_GRID * GAN_PLOT_GRID * sizeof *field);
+    if (!field)
+        return nomem(err);
+    /* The evaluation's samples are the picture's generated points. */
+    gan_status st = evaluate(t, err);
+    if (st == GAN_OK)
+        st = critic_field(t, field, err);
+    char title[200];
+    int used = snprintf(title, sizeof title, "%s  iter %lld", t->data_name, (long long)t->iteration);
+    if (t->quality.has_modes && used > 0 && (size_t)used < sizeof title)
+        used += snprintf(title + used, sizeof title - (size_t)used, "  modes %ld/%zu  hq %.1f%%",
+                         t->quality.modes_covered, t->quality.modes_total, t->quality.high_quality_pct);
+    if (used > 0 && (size_t)used < sizeof title)
+        snprintf(title + used, sizeof title - (size_t)used, "  sW1 %.3g", t->quality.sliced_w1);
+    if (st == GAN_OK) {
+        struct gan_toy_plot plot;
+        memset(&plot, 0, sizeof plot);
+        plot.field = field;
+        plot.grid = GAN_PLOT_GRID;
+        plot.real = t->eval_real;
+        plot.n_real = GAN_PLOT_POINTS;
+        plot.fake = t->eval_fake;
+        plot.n_fake = GAN_PLOT_POINTS;
+        plot.title = title;
+        char *path = gan_run_path(t->run_dir, name);
+        st = path ? gan_toy_plot_write(path, &plot, err) : nomem(err);
+        free(path);
+    }
+    free(field);
+    if (st == GAN_OK)
+        t->image_iteration = t->iteration;
+    return st;
+}
+
+/* ------------------------------------------------------------------ outputs */
+
+static gan_status write_row(gan_trainer *t, struct gan_error *err)
+{
+    struct gan_cell cells[3 * MAX_METRICS + 16];
+    size_t n = 0;
+    int evaluated = t->has_quality && t->quality_iteration == t->iteration;
+    int generator_ran = t->iteration > 1;
+    cells[n++] = (struct gan_cell){ GAN_CELL_INT, t->iteration, 0 };
+    if (t->metrics_time)
+        cells[n++] = (struct gan_cell){ GAN_CELL_FLOAT, 0, t->elapsed_before + session_s(t) };
+    cells[n++] = (struct gan_cell){ GAN_CELL_FLOAT, 0, t->latest.critic_loss };
+    cells[n++] = (struct gan_cell){ generator_ran ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
+                                    t->latest.generator_loss };
+    for (size_t i = 0; i < t->n_critic_metrics; i++)
+        cells[n++] = (struct gan_cell){ GAN_CELL_FLOAT, 0, t->latest.critic_metric[i] };
+    for (size_t i = 0; i < t->n_generator_metrics; i++)
+        cells[n++] = (struct gan_cell){ generator_ran ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
+                                        t->latest.generator_metric[i] };
+    cells[n++] = (struct gan_cell){ GAN_CELL_FLOAT, 0, t->latest.critic_norm };
+    cells[n++] = (struct gan_cell){ generator_ran ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
+                                    t->latest.generator_norm };
+    if (t->modes.count) {
+        cells[n++] = (struct gan_cell){ evaluated ? GAN_CELL_INT : GAN_CELL_EMPTY,
+                                        t->quality.modes_covered, 0 };
+        cells[n++] = (struct gan_cell){ evaluated ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
+                                        t->quality.high_quality_pct };
+    }
+    cells[n++] = (struct gan_cell){ evaluated ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
+                                    t->quality.sliced_w1 };
+    return gan_metrics_csv_row(t->metrics, cells, n, err);
+}
+
+static gan_status save_checkpoint(gan_trainer *t, struct gan_error *err)
+{
+    struct gan_checkpoint_net nets[2];
+    for (int i = 0; i < 2; i++)
+        nets[i] = (struct gan_checkpoint_net){ net_names[i], t->net[i], t->opt[i] };
+    struct gan_checkpoint_state state;
+    memset(&state, 0, sizeof state);
+    state.iteration = t->iteration;
+    state.seed = t->seed;
+    state.z_offset = t->z_offset;
+    state.loss_offset = t->loss_offset;
+    gan_toy_sampler_get_state(t->sampler, &state.data);
+    state.elapsed_s = t->elapsed_before + session_s(t);
+    state.config_text = t->config_text;
+    gan_status st = gan_metrics_csv_sync(t->metrics, err);
+    if (st == GAN_OK)
+        st = gan_checkpoint_save(t->checkpoint_path, nets, 2, &state, err);
+    if (st == GAN_OK) {
+        t->checkpoint_iteration = t->iteration;
+        gan_log_write(t->log, GAN_LOG_DEBUG, "checkpoint at iteration %lld: %s",
+                      (long long)t->iteration, t->checkpoint_path);
+    }
+    return st;
+}
+
+static void fill_progress(const gan_trainer *t, struct gan_progress *p)
+{
+    memset(p, 0, sizeof *p);
+    p->iteration = t->iteration;
+    p->total = t->iterations;
+    p->elapsed_s = session_s(t);
+    int64_t done = t->iteration - t->start_iteration;
+    p->it_per_s = done > 0 && p->elapsed_s > 0 ? (double)done / p->elapsed_s : 0.0;
+    p->critic_loss = t->iteration > 0 ? t->latest.critic_loss : NAN;
+    p->generator_loss = t->iteration > 1 ? t->latest.generator_loss : NAN;
+    p->w_distance = NAN;
+    for (size_t i = 0; i < t->n_critic_metrics; i++)
+        if (strcmp(t->critic_names[i], "w_distance") == 0)
+            p->w_distance = t->latest.critic_metric[i];
+    p->has_quality = t->has_quality;
+    p->evaluated = t->has_quality && t->quality_iteration == t->iteration;
+    p->quality_iteration = t->quality_iteration;
+    p->quality = t->quality;
+}
+
+static gan_status write_summary(gan_trainer *t, const char *status, struct gan_error *err)
+{
+    struct gan_named_value final[4 + 2 * MAX_METRICS];
+    size_t n = 0;
+    final[n++] = (struct gan_named_value){ "critic_loss", t->latest.critic_loss };
+    final[n++] = (struct gan_named_value){ "generator_loss", t->latest.generator_loss };
+    for (size_t i = 0; i < t->n_critic_metrics; i++)
+        final[n++] = (struct gan_named_value){ t->critic_names[i], t->latest.critic_metric[i] };
+    for (size_t i = 0; i < t->n_generator_metrics; i++)
+        final[n++] = (struct gan_named_value){ t->generator_names[i], t->latest.generator_metric[i] };
+    final[n++] = (struct gan_named_value){ "critic_grad_norm", t->latest.critic_norm };
+    final[n++] = (struct gan_named_value){ "generator_grad_norm", t->latest.generator_norm };
+    double session = session_s(t);
+    int64_t done = t->iteration - t->start_iteration;
+    struct gan_run_summary s;
+    memset(&s, 0, sizeof s);
+    s.status = status;
+    s.version = gan_version();
+    s.backend = gan_backend_instance_describe(t->backend);
+    s.generator = t->model[0].description;
+    s.critic = t->model[1].description;
+    s.data = t->data_name;
+    s.run_dir = t->run_dir;
+    s.iterations = t->iteration;
+    s.iterations_planned = t->iterations;
+    s.wall_time_s = t->elapsed_before + session;
+    s.iterations_per_s = done > 0 && session > 0 ? (double)done / session : NAN;
+    s.final = final;
+    s.final_count = t->iteration > 0 ? n : 0;
+    s.has_quality = t->has_quality;
+    s.quality_iteration = t->quality_iteration;
+    s.quality_samples = GAN_EVAL_SAMPLES;
+    s.quality = t->quality;
+    s.floor = t->floor;
+    s.checkpoint = t->checkpoint_iteration >= 0 ? GAN_RUN_CHECKPOINT : NULL;
+    s.final_image = t->image_iteration == t->iterations ? GAN_RUN_FINAL_IMAGE : NULL;
+    s.config = t->cfg;
+    return gan_run_summary_write(t->run_dir, &s, err);
+}
+
+/* ------------------------------------------------------------------ new, free */
+
+static gan_status set_up_eval(gan_trainer *t, struct gan_error *err)
+{
+    gan_toy_modes(t->kind, &t->modes);
+    t->eval_real = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval_real);
+    t->eval_fake = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval_fake);
+    t->real_batch = malloc((size_t)t->batch * 2 * sizeof *t->real_batch);
+    if (!t->eval_real || !t->eval_fake || !t->real_batch)
+        return nomem(err);
+    gan_toy_sampler *held_out;
+    gan_status st = gan_toy_sampler_new(t->kind, t->seed, GAN_STREAM_EVAL_REAL, &held_out, err);
+    if (st != GAN_OK)
+        return st;
+    st = gan_toy_sample(held_out, GAN_EVAL_SAMPLES, t->eval_real, err);
+    gan_toy_sampler_free(held_out);
+    if (st == GAN_OK)
+        st = gan_toy_quality_floor(t->kind, t->seed, GAN_STREAM_FLOOR, GAN_EVAL_SAMPLES,
+                                   &t->floor, err);
+    if (st != GAN_OK)
+        return st;
+    int64_t dims[2] = { GAN_EVAL_SAMPLES, t->z_dim };
+    gan_tensor *z = gan_tensor_new_persistent(t->ctx, GAN_F32, 2, dims);
+    gan_tensor *drawn = gan_tensor_normal(t->ctx, GAN_F32, 2, dims, t->seed, GAN_STREAM_EVAL_Z,
+                                          0.0f, 1.0f);
+    if (!z || !drawn || gan_tensor_copy(t->ctx, z, drawn) != GAN_OK) {
+        gan_tensor_free(z);
+        return ctx_fail(t, err, "drawing the evaluation's z");
+    }
+    t->eval_z = z;
+    gan_ctx_step_end(t->ctx);
+    return GAN_OK;
+}
+
+/* A new run's folder and files; or a resumed run's, with its checkpoint loaded. */
+static gan_status set_up_run_dir(gan_trainer *t, const char *resume_dir, struct gan_error *err)
+{
+    gan_status st;
+    if (resume_dir) {
+        size_t n = strlen(resume_dir);
+        while (n > 1 && resume_dir[n - 1] == '/')
+            n--;
+        if (!(t->run_dir = malloc(n + 1)))
+            return nomem(err);
+        memcpy(t->run_dir, resume_dir, n);
+        t->run_dir[n] = '\0';
+    } else {
+        const char *dir = "";
+        gan_config_get_string(t->cfg, "run.dir", &dir);
+        const struct gan_config_value *v = gan_config_find(t->cfg, "run.dir");
+        if ((st = gan_run_dir_create(dir, v ? v->origin : "run.dir", t->data_name, &t->run_dir,
+                                     err)) != GAN_OK)
+            return st;
+        if ((st = gan_config_set_string(t->cfg, "run.dir", t->run_dir, v ? v->origin : "default",
+                                        err)) != GAN_OK)
+            return st;
+    }
+    if (!(t->checkpoint_path = gan_run_path(t->run_dir, GAN_RUN_CHECKPOINT)))
+        return nomem(err);
+    int64_t resume_after = -1;
+    if (resume_dir) {
+        struct gan_checkpoint_net nets[2];
+        for (int i = 0; i < 2; i++)
+            nets[i] = (struct gan_checkpoint_net){ net_names[i], t->net[i], t->opt[i] };
+        struct gan_checkpoint_state state;
+        if ((st = gan_checkpoint_load(t->checkpoint_path, nets, 2, &state, err)) != GAN_OK)
+            return st;
+        if (state.seed != t->seed)
+            return gan_error_set(err, GAN_ERR_FORMAT,
+                                 "%s: the checkpoint was written with seed %llu but its configuration says run.seed = %llu: the file is damaged",
+                                 t->checkpoint_path, (unsigned long long)state.seed,
+                                 (unsigned long long)t->seed);
+        if ((st = gan_toy_sampler_set_state(t->sampler, &state.data, err)) != GAN_OK)
+            return st;
+        t->iteration = state.iteration;
+        t->z_offset = state.z_offset;
+        t->loss_offset = state.loss_offset;
+        t->elapsed_before = state.elapsed_s;
+        t->checkpoint_iteration = state.iteration;
+        resume_after = state.iteration;
+    }
+    char *text = gan_config_to_text(t->cfg, 1);
+    t->config_text = gan_config_to_text(t->cfg, 0);
+    if (!text || !t->config_text) {
+        free(text);
+        return nomem(err);
+    }
+    static const char head[] =
+        "# config.conf - the configuration of this run, every setting with where it came from.\n"
+        "# ganctl -c config.conf repeats the run (set run.dir to a new folder first).\n";
+    char *full = malloc(strlen(head) + strlen(text) + 1);
+    if (!full) {
+        free(text);
+        return nomem(err);
+    }
+    strcpy(full, head);
+    strcat(full, text);
+    free(text);
+    st = gan_run_write_text(t->run_dir, GAN_RUN_CONFIG, full, err);
+    free(full);
+    if (st != GAN_OK)
+        return st;
+    char *path = gan_run_path(t->run_dir, GAN_RUN_METRICS);
+    if (!path)
+        return nomem(err);
+    st = gan_metrics_csv_open(path, (const char *const *)t->columns, t->n_columns, resume_after,
+                              &t->metrics, err);
+    free(path);
+    return st;
+}
+
+gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **out,
+                           struct gan_error *err)
+{
+    *out = NULL;
+    gan_trainer *t = calloc(1, sizeof *t);
+    if (!t)
+        return nomem(err);
+    t->cfg = setup->config;
+    t->log = setup->log;
+    t->stop = setup->stop;
+    t->events = setup->events;
+    t->checkpoint_iteration = -1;
+    t->image_iteration = -1;
+    t->latest.critic_loss = t->latest.generator_loss = NAN;
+    t->latest.critic_norm = t->latest.generator_norm = NAN;
+    clock_gettime(CLOCK_MONOTONIC, &t->t0);
+
+    gan_status st = plugins_open(&t->plugins, t->cfg, setup->loader, err);
+    if (st == GAN_OK)
+        st = read_settings(t, err);
+    if (st == GAN_OK)
+        st = gan_backend_instance_new(t->plugins.backend, t->cfg, t->log, &t->backend, err);
+    if (st == GAN_OK) {
+        st = gan_ctx_new(&t->plugins.backend->backend, t->backend->be, &t->ctx);
+        if (st != GAN_OK)
+            gan_error_set(err, st, "cannot make the compute context: out of memory");
+        else
+            gan_ctx_set_backend_message(t->ctx, backend_message, t->backend);
+    }
+    if (st == GAN_OK)
+        st = make_models(t, err);
+    if (st == GAN_OK)
+        st = make_losses(t, err);
+    /* Initialised from the seed even when resuming (the checkpoint then overwrites the
+     * values): the same code path either way. */
+    uint64_t init[2] = { GAN_STREAM_INIT_GENERATOR, GAN_STREAM_INIT_CRITIC };
+    for (int i = 0; st == GAN_OK && i < 2; i++) {
+        struct gan_adam_settings as;
+        adam_settings(t->cfg, net_names[i], &as);
+        if (gan_net_init(t->net[i], t->seed, &init[i]) != GAN_OK ||
+            gan_optimizer_new(t->net[i], &as, &t->opt[i]) != GAN_OK)
+            st = ctx_fail(t, err, net_names[i]);
+    }
+    t->z_offset = GAN_STREAM_Z;
+    t->loss_offset = GAN_STREAM_LOSS;
+    if (st == GAN_OK)
+        st = gan_toy_sampler_new(t->kind, t->seed, GAN_STREAM_DATA, &t->sampler, err);
+    if (st == GAN_OK)
+        st = set_up_eval(t, err);
+    if (st == GAN_OK)
+        st = trial_step(t, err);
+    if (st == GAN_OK)
+        st = make_columns(t, err);
+    if (st == GAN_OK)
+        st = set_up_run_dir(t, setup->resume_dir, err);
+    if (st != GAN_OK) {
+        gan_trainer_free(t);
+        return st;
+    }
+    t->start_iteration = t->iteration;
+    for (int i = 0; i < 2; i++)
+        gan_log_write(t->log, GAN_LOG_INFO, "%s: %s (%lld parameters)", net_names[i],
+                      t->model[i].description, (long long)gan_net_total(t->net[i]));
+    *out = t;
+    return GAN_OK;
+}
+
+void gan_trainer_free(gan_trainer *t)
+{
+    if (!t)
+        return;
+    gan_metrics_csv_close(t->metrics, NULL);
+    for (size_t i = 0; i < t->n_loss; i++)
+        if (t->loss[i].loss && t->loss[i].module->loss.destroy)
+            t->loss[i].module->loss.destroy(t->loss[i].loss);
+    for (int i = 0; i < 2; i++) {
+        if (t->model[i].model && t->model[i].module->model.destroy)
+            t->model[i].module->model.destroy(t->model[i].model);
+        gan_optimizer_free(t->opt[i]);
+        gan_net_free(t->net[i]);
+    }
+    gan_tensor_free(t->eval_z);
+    gan_ctx_free(t->ctx);
+    gan_backend_instance_free(t->backend);
+    plugins_close(&t->plugins);
+    gan_toy_sampler_free(t->sampler);
+    for (size_t i = 0; i < t->n_critic_metrics; i++)
+        free(t->critic_names[i]);
+    for (size_t i = 0; i < t->n_generator_metrics; i++) {
+        free(t->generator_names[i]);
+        free(t->generator_reported[i]);
+    }
+    for (size_t i = 0; i < t->n_columns; i++)
+        free(t->columns[i]);
+    free(t->columns);
+    free(t->eval_real);
+    free(t->eval_fake);
+    free(t->real_batch);
+    free(t->run_dir);
+    free(t->checkpoint_path);
+    free(t->config_text);
+    free(t);
+}
+
+/* ------------------------------------------------------------------ the loop */
+
+static int due(int64_t iteration, int64_t every)
+{
+    return every > 0 && iteration % every == 0;
+}
+
+static void report_progress(gan_trainer *t, int final)
+{
+    if (!t->events.progress)
+        return;
+    struct gan_progress p;
+    fill_progress(t, &p);
+    t->events.progress(t->events.ctx, &p, final);
+}
+
+static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_result *r,
+                         struct gan_error *err)
+{
+    gan_status st = GAN_OK;
+    int complete = t->iteration >= t->iterations;
+    if (!interrupted && complete) {
+        st = evaluate(t, err);
+        if (st == GAN_OK)
+            st = picture(t, GAN_RUN_FINAL_IMAGE, err);
+    }
+    if (st == GAN_OK && t->checkpoint_iteration != t->iteration)
+        st = save_checkpoint(t, err);
+    if (st == GAN_OK)
+        st = write_summary(t, interrupted ? "interrupted" : "completed", err);
+    if (st == GAN_OK)
+        report_progress(t, 1);
+    memset(r, 0, sizeof *r);
+    r->interrupted = interrupted;
+    r->iterations = t->iteration;
+    r->planned = t->iterations;
+    r->session_s = session_s(t);
+    r->wall_time_s = t->elapsed_before + r->session_s;
+    int64_t done = t->iteration - t->start_iteration;
+    r->it_per_s = done > 0 && r->session_s > 0 ? (double)done / r->session_s : 0.0;
+    r->run_dir = t->run_dir;
+    r->data = t->data_name;
+    r->has_quality = t->has_quality;
+    r->quality_iteration = t->quality_iteration;
+    r->quality = t->quality;
+    r->floor = t->floor;
+    return st;
+}
+
+gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
+                           struct gan_error *err)
+{
+    clock_gettime(CLOCK_MONOTONIC, &t->t0);
+    t->start_iteration = t->iteration;
+    gan_status st = GAN_OK;
+    int interrupted = 0;
+    while (t->iteration < t->iterations) {
+        if (t->stop && *t->stop) {
+            interrupted = 1;
+            break;
+        }
+        /* gan_toy.py: the generator first (not on the very first iteration), then
+         * n_critic critic steps, each on a fresh real batch. */
+        if (t->iteration > 0 && (st = generator_step(t, err)) != GAN_OK)
+            return st;
+        for (int64_t c = 0; c < t->n_critic; c++)
+            if ((st = critic_step(t, err)) != GAN_OK)
+                return st;
+        t->iteration++;
+        int final = t->iteration == t->iterations;
+        int eval = due(t->iteration, t->eval_every) || final;
+        int image = due(t->iteration, t->image_every);
+        if (eval && (st = evaluate(t, err)) != GAN_OK)
+            return st;
+        if (image) {
+            char name[64];
+            snprintf(name, sizeof name, "samples-%06lld.png", (long long)t->iteration);
+            if ((st = picture(t, name, err)) != GAN_OK)
+                return st;
+        }
+        int logged = due(t->iteration, t->log_every) || eval || image || final;
+        if (logged && (st = write_row(t, err)) != GAN_OK)
+            return st;
+        if (due(t->iteration, t->checkpoint_every) && (st = save_checkpoint(t, err)) != GAN_OK)
+            return st;
+        if (logged && !final)
+            report_progress(t, 0);
+    }
+    if (t->stop && *t->stop && t->iteration < t->iterations)
+        interrupted = 1;
+    return finish(t, interrupted, result, err);
+}
+
+/* ------------------------------------------------------------------ queries */
+
+gan_ctx *gan_trainer_ctx(const gan_trainer *t)
+{
+    return t->ctx;
+}
+
+gan_net *gan_trainer_net(const gan_trainer *t, enum gan_model_role role)
+{
+    return role == GAN_MODEL_GENERATOR ? t->net[0] : role == GAN_MODEL_CRITIC ? t->net[1] : NULL;
+}
+
+const char *gan_trainer_run_dir(const gan_trainer *t)
+{
+    return t->run_dir;
+}
+
+int64_t gan_trainer_iteration(const gan_trainer *t)
+{
+    return t->iteration;
+}
+
+const char *gan_trainer_backend_description(const gan_trainer *t)
+{
+    return gan_backend_instance_describe(t->backend);
+}
+
+size_t gan_trainer_column_count(const gan_trainer *t)
+{
+    return t->n_columns;
+}
+
+const char *gan_trainer_column(const gan_trainer *t, size_t index)
+{
+    return index < t->n_columns ? t->columns[index] : NULL;
+}
