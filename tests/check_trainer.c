@@ -1,0 +1,485 @@
+/* check_trainer.c — the training loop on a tiny WGAN-GP: finite losses and complete outputs,
+ * byte-identical metrics from the same seed, flat memory over many steps, stop, bad set-ups. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "../core/configuration.h"
+#include "../core/plugin_loader.h"
+#include "../core/run_dir.h"
+#include "../core/tensor_internal.h"
+#include "../core/trainer.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+/* A scratch folder for the test's runs; removed (with its files) by the teardown. */
+static char scratch[512];
+
+static void scratch_setup(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/ganctl-trainer-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(scratch));
+}
+
+static void scratch_teardown(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A WGAN-GP small enough to train in well under a second per hundred iterations. */
+static const char *const tiny[] = {
+    "backend.threads=1",
+    "generator.model.width=16", "generator.model.depth=2",
+    "critic.model.width=16", "critic.model.depth=2",
+    "data.batch_size=32", "critic.iterations=2",
+    "generator.optimizer.lr=1e-3", "critic.optimizer.lr=1e-3",
+    "loss.gradient-penalty.lambda=0.1",
+    "run.iterations=20", "run.log_every=5", "run.eval_every=10", "run.image_every=10",
+    "run.checkpoint_every=10", "run.metrics_time=false",
+    NULL,
+};
+
+static gan_config *tiny_config(const char *dir, const char *const *extra)
+{
+    gan_config *cfg = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_config_new(&cfg, &err), GAN_OK);
+    for (const char *const *s = tiny; *s; s++)
+        ck_assert_msg(gan_config_set(cfg, *s, &err) == GAN_OK, "%s: %s", *s, err.message);
+    for (const char *const *s = extra; s && *s; s++)
+        ck_assert_msg(gan_config_set(cfg, *s, &err) == GAN_OK, "%s: %s", *s, err.message);
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", scratch, dir);
+    ck_assert_int_eq(gan_config_set_string(cfg, "run.dir", path, "test", &err), GAN_OK);
+    return cfg;
+}
+
+static gan_loader *test_loader(void)
+{
+    gan_loader *l = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_msg(gan_loader_new(&l, NULL, 0, getenv("GANCTL_PLUGIN_PATH"), NULL, &err) == GAN_OK,
+                  "%s", err.message);
+    return l;
+}
+
+/* What the progress callback sees; it can ask the trainer to stop. */
+static volatile sig_atomic_t stop_flag;
+
+struct watch {
+    int64_t stop_at;              /* set stop_flag once this iteration is reported; 0 never */
+    gan_trainer **trainer;
+    int calls, finals;
+    int64_t last;
+    int all_finite;
+    struct gan_ctx_stats at[4];   /* context stats at the iterations in `when` */
+    int64_t when[4];
+};
+
+static void on_progress(void *ctx, const struct gan_progress *p, int final)
+{
+    struct watch *w = ctx;
+    w->calls++;
+    w->finals += final;
+    w->last = p->iteration;
+    if (!isfinite(p->critic_loss) || (p->iteration > 1 && !isfinite(p->generator_loss)))
+        w->all_finite = 0;
+    for (int i = 0; i < 4; i++)
+        if (w->when[i] == p->iteration && w->trainer && *w->trainer)
+            gan_ctx_get_stats(gan_trainer_ctx(*w->trainer), &w->at[i]);
+    if (w->stop_at && p->iteration >= w->stop_at)
+        stop_flag = SIGINT;
+}
+
+/* Builds and runs a trainer; returns it (for inspection) with its result. */
+static gan_trainer *train(gan_config *cfg, gan_loader *loader, struct watch *w,
+                          struct gan_trainer_result *r)
+{
+    static gan_trainer *current;
+    stop_flag = 0;
+    current = NULL;
+    w->trainer = &current;
+    w->all_finite = 1;
+    struct gan_trainer_setup setup = {
+        .config = cfg, .loader = loader, .log = NULL, .resume_dir = NULL, .stop = &stop_flag,
+        .events = { w, on_progress },
+    };
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_msg(gan_trainer_new(&setup, &current, &err) == GAN_OK, "%s", err.message);
+    ck_assert_msg(gan_trainer_run(current, r, &err) == GAN_OK, "%s", err.message);
+    return current;
+}
+
+static char *read_file(const char *dir, const char *name)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = NULL;
+    struct gan_error err;
+    ck_assert_msg(gan_run_read_text(path, &text, &err) == GAN_OK, "%s", err.message);
+    return text;
+}
+
+static int file_exists(const char *dir, const char *name)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat sb;
+    return stat(path, &sb) == 0 && sb.st_size > 0;
+}
+
+/* Index of column `name` in a CSV header line, or -1. */
+static int column_of(const char *header, const char *name)
+{
+    int index = 0;
+    size_t n = strlen(name);
+    for (const char *p = header; *p && *p != '\n'; index++) {
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\n'))
+            return index;
+        p = strpbrk(p, ",\n");
+        if (!p || *p == '\n')
+            break;
+        p++;
+    }
+    return -1;
+}
+
+/* Cell `col` of line `line` (0 = header) as text, into buf. */
+static const char *cell(const char *csv, int line, int col, char *buf, size_t size)
+{
+    const char *p = csv;
+    for (int i = 0; i < line && p; i++) {
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    ck_assert_ptr_nonnull(p);
+    for (int i = 0; i < col && p; i++) {
+        p = strpbrk(p, ",\n");
+        ck_assert_msg(p && *p == ',', "line %d has fewer than %d cells", line, col + 1);
+        p++;
+    }
+    size_t n = strcspn(p, ",\n");
+    snprintf(buf, size, "%.*s", (int)n, p);
+    return buf;
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+/* ------------------------------------------------------------------ the loop */
+
+START_TEST(trains_and_writes_outputs)
+{
+    gan_loader *loader = test_loader();
+    gan_config *cfg = tiny_config("run", NULL);
+    struct watch w = { 0 };
+    struct gan_trainer_result r;
+    gan_trainer *t = train(cfg, loader, &w, &r);
+    ck_assert_int_eq(r.interrupted, 0);
+    ck_assert_int_eq(r.iterations, 20);
+    ck_assert_int_eq(gan_trainer_iteration(t), 20);
+    ck_assert(w.all_finite);
+    ck_assert_int_eq(w.finals, 1);
+    ck_assert_int_eq(w.last, 20);
+    ck_assert(r.has_quality);
+    ck_assert_int_eq(r.quality_iteration, 20);
+    ck_assert_int_eq(r.floor.modes_covered, 8);
+    ck_assert(isfinite(r.quality.sliced_w1) && r.quality.sliced_w1 > 0);
+
+    const char *dir = gan_trainer_run_dir(t);
+    char *csv = read_file(dir, GAN_RUN_METRICS);
+    /* Rows at 5, 10, 15, 20 (log_every 5; evaluations at 10 and 20 fall on them). */
+    ck_assert_int_eq(count_lines(csv), 5);
+    static const char *const expected[] = {
+        "iteration", "critic_loss", "generator_loss", "w_distance", "penalty",
+        "critic_grad_norm", "generator_grad_norm", "modes_covered", "high_quality_pct",
+        "sliced_w1",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        ck_assert_msg(column_of(csv, expected[i]) >= 0, "metrics.csv lacks %s: %.200s",
+                      expected[i], csv);
+    ck_assert_int_eq(column_of(csv, "time_s"), -1);   /* run.metrics_time=false */
+    ck_assert_int_eq(column_of(csv, "iteration"), 0);
+    char buf[64];
+    ck_assert_str_eq(cell(csv, 1, 0, buf, sizeof buf), "5");
+    ck_assert_str_eq(cell(csv, 4, 0, buf, sizeof buf), "20");
+    /* Every loss value is a finite number; the quality only at evaluations. */
+    for (int line = 1; line <= 4; line++) {
+        for (const char *name = "critic_loss"; name; name = strcmp(name, "critic_loss") == 0 ? "generator_loss" : NULL) {
+            char *end;
+            double v = strtod(cell(csv, line, column_of(csv, name), buf, sizeof buf), &end);
+            ck_assert_msg(*end == '\0' && isfinite(v), "line %d %s = \"%s\"", line, name, buf);
+        }
+    }
+    ck_assert_str_eq(cell(csv, 1, column_of(csv, "sliced_w1"), buf, sizeof buf), "");
+    ck_assert_str_ne(cell(csv, 2, column_of(csv, "sliced_w1"), buf, sizeof buf), "");
+    ck_assert_str_ne(cell(csv, 4, column_of(csv, "modes_covered"), buf, sizeof buf), "");
+    free(csv);
+
+    ck_assert(file_exists(dir, "samples-000010.png"));
+    ck_assert(file_exists(dir, "samples-000020.png"));
+    ck_assert(file_exists(dir, GAN_RUN_FINAL_IMAGE));
+    ck_assert(file_exists(dir, GAN_RUN_CHECKPOINT));
+    ck_assert(file_exists(dir, GAN_RUN_CONFIG));
+
+    /* summary.json: parses, says what happened, and keeps the floors beside the values. */
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s", dir, GAN_RUN_SUMMARY);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    ck_assert_msg(root != NULL, "summary.json: %s", jerr.text);
+    ck_assert_str_eq(json_string_value(json_object_get(root, "status")), "completed");
+    ck_assert_int_eq(json_integer_value(json_object_get(root, "iterations")), 20);
+    json_t *q = json_object_get(root, "quality");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(q, "real_vs_real_floor"),
+                                                        "modes_covered")), 8);
+    ck_assert(json_is_real(json_object_get(json_object_get(q, "generated"), "sliced_w1")));
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+                         json_object_get(json_object_get(root, "config"), "critic"), "model"),
+                         "width")), 16);
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(root, "backend")), "cpu"));
+    json_decref(root);
+
+    /* config.conf reads back as the same configuration. */
+    char *text = read_file(dir, GAN_RUN_CONFIG);
+    gan_config *back = NULL;
+    struct gan_error err;
+    ck_assert_int_eq(gan_config_new(&back, &err), GAN_OK);
+    ck_assert_msg(gan_config_read_string(back, text, "config.conf", GAN_CONFIG_FILE, &err) == GAN_OK,
+                  "%s", err.message);
+    for (size_t i = 0; i < gan_config_count(cfg); i++) {
+        const struct gan_config_value *v = gan_config_at(cfg, i);
+        const struct gan_config_value *b = gan_config_find(back, v->key);
+        ck_assert_msg(b != NULL, "config.conf lacks %s", v->key);
+        char x[512], y[512];
+        gan_config_format_value(v, x, sizeof x);
+        gan_config_format_value(b, y, sizeof y);
+        ck_assert_str_eq(x, y);
+    }
+    gan_config_free(back);
+    free(text);
+
+    gan_trainer_free(t);
+    gan_config_free(cfg);
+    gan_loader_free(loader);
+}
+END_TEST
+
+/* The same seed gives byte-identical metrics (the time column off); another seed does
+ * not. Swept over the data sets, whose samplers differ. */
+static const char *const data_sets[] = { "8gaussians", "25gaussians", "swissroll" };
+
+START_TEST(same_seed_same_metrics)
+{
+    gan_loader *loader = test_loader();
+    char data[64];
+    snprintf(data, sizeof data, "data.name=%s", data_sets[_i]);
+    const char *extra_a[] = { data, "run.seed=7", NULL };
+    const char *extra_c[] = { data, "run.seed=8", NULL };
+    char *csv[3];
+    const char *names[3] = { "a", "b", "c" };
+    for (int k = 0; k < 3; k++) {
+        gan_config *cfg = tiny_config(names[k], k < 2 ? extra_a : extra_c);
+        struct watch w = { 0 };
+        struct gan_trainer_result r;
+        gan_trainer *t = train(cfg, loader, &w, &r);
+        csv[k] = read_file(gan_trainer_run_dir(t), GAN_RUN_METRICS);
+        gan_trainer_free(t);
+        gan_config_free(cfg);
+    }
+    ck_assert_str_eq(csv[0], csv[1]);
+    ck_assert_str_ne(csv[0], csv[2]);
+    /* swissroll has no modes: no mode columns. */
+    ck_assert_int_eq(column_of(csv[0], "modes_covered") >= 0, strcmp(data_sets[_i], "swissroll") != 0);
+    for (int k = 0; k < 3; k++)
+        free(csv[k]);
+    gan_loader_free(loader);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ memory */
+
+/* After the first evaluation and picture (new buffer sizes), nothing grows: no step
+ * tensor or tape node survives a step, and the pool and device buffers stay the same. */
+START_TEST(memory_is_flat)
+{
+    gan_loader *loader = test_loader();
+    const char *extra[] = { "run.iterations=400", "run.log_every=1", "run.eval_every=25",
+                            "run.image_every=50", "run.checkpoint_every=100", NULL };
+    gan_config *cfg = tiny_config("mem", extra);
+    struct watch w = { 0 };
+    w.when[0] = 60;
+    w.when[1] = 200;
+    w.when[2] = 399;
+    w.when[3] = -1;
+    struct gan_trainer_result r;
+    gan_trainer *t = train(cfg, loader, &w, &r);
+    ck_assert_int_eq(r.iterations, 400);
+    for (int i = 0; i < 3; i++) {
+        const struct gan_ctx_stats *s = &w.at[i];
+        ck_assert_uint_eq(s->step_tensors, 0);
+        ck_assert_uint_eq(s->nodes, 0);
+        ck_assert_uint_eq(s->device_buffers, w.at[0].device_buffers);
+        ck_assert_uint_eq(s->device_bytes, w.at[0].device_bytes);
+        ck_assert_uint_eq(s->pool_buffers, w.at[0].pool_buffers);
+        ck_assert_uint_eq(s->persistent_tensors, w.at[0].persistent_tensors);
+        ck_assert_uint_eq(s->backend_allocs, w.at[0].backend_allocs);
+    }
+    ck_assert_uint_gt(w.at[0].device_buffers, 0);
+    gan_trainer_free(t);
+    gan_config_free(cfg);
+    gan_loader_free(loader);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ stopping */
+
+START_TEST(stop_checkpoints_and_reports)
+{
+    gan_loader *loader = test_loader();
+    const char *extra[] = { "run.log_every=1", "run.checkpoint_every=0", NULL };
+    gan_config *cfg = tiny_config("stop", extra);
+    struct watch w = { 0 };
+    w.stop_at = 7;
+    struct gan_trainer_result r;
+    gan_trainer *t = train(cfg, loader, &w, &r);
+    ck_assert_int_eq(r.interrupted, 1);
+    ck_assert_int_eq(r.iterations, 7);
+    const char *dir = gan_trainer_run_dir(t);
+    ck_assert(file_exists(dir, GAN_RUN_CHECKPOINT));
+    ck_assert(!file_exists(dir, GAN_RUN_FINAL_IMAGE));
+    char *summary = read_file(dir, GAN_RUN_SUMMARY);
+    ck_assert_ptr_nonnull(strstr(summary, "\"status\": \"interrupted\""));
+    ck_assert_ptr_nonnull(strstr(summary, "\"iterations\": 7"));
+    free(summary);
+    gan_trainer_free(t);
+    gan_config_free(cfg);
+    gan_loader_free(loader);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ bad set-ups */
+
+struct bad_case {
+    const char *set[3];
+    gan_status status;
+    const char *message;          /* a part of the error */
+};
+
+static const struct bad_case bad_cases[] = {
+    { { "loss.terms=[\"wasserstein\", \"no-such-term\"]", NULL }, GAN_ERR_NOT_FOUND,
+      "loss \"no-such-term\" not found: looked for loss-no-such-term.so" },
+    { { "loss.terms=[\"gradient-penalty\"]", NULL }, GAN_ERR_CONFIG,
+      "no term of loss.terms contributes to the generator's objective" },
+    { { "loss.terms=[\"wasserstein\"]", NULL }, GAN_ERR_CONFIG,
+      "\"loss.gradient-penalty.lambda\" configures the loss term \"gradient-penalty\", which loss.terms does not list" },
+    { { "critic.model.widht=8", NULL }, GAN_ERR_CONFIG,
+      "unknown setting \"critic.model.widht\"; did you mean \"critic.model.width\"?" },
+    { { "loss.gradient-penalty.lambda=\"big\"", NULL }, GAN_ERR_CONFIG,
+      "\"loss.gradient-penalty.lambda\" must be a number, got a string" },
+    { { "generator.model.name=nope", NULL }, GAN_ERR_NOT_FOUND, "model \"nope\" not found" },
+};
+
+START_TEST(bad_setups_are_explained)
+{
+    const struct bad_case *c = &bad_cases[_i];
+    gan_loader *loader = test_loader();
+    gan_config *cfg = tiny_config("bad", c->set);
+    struct gan_trainer_setup setup = { .config = cfg, .loader = loader };
+    gan_trainer *t = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_trainer_new(&setup, &t, &err), c->status);
+    ck_assert_ptr_null(t);
+    ck_assert_msg(strstr(err.message, c->message), "\"%s\" lacks \"%s\"", err.message, c->message);
+    /* A set-up that fails makes no run folder. */
+    char path[700];
+    snprintf(path, sizeof path, "%s/bad", scratch);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    gan_config_free(cfg);
+    gan_loader_free(loader);
+}
+END_TEST
+
+/* A folder that holds a run already is refused, not mixed. */
+START_TEST(existing_run_is_not_overwritten)
+{
+    gan_loader *loader = test_loader();
+    const char *extra[] = { "run.iterations=2", NULL };
+    gan_config *cfg = tiny_config("twice", extra);
+    struct watch w = { 0 };
+    struct gan_trainer_result r;
+    gan_trainer *t = train(cfg, loader, &w, &r);
+    gan_trainer_free(t);
+    gan_config_free(cfg);
+    cfg = tiny_config("twice", extra);
+    struct gan_trainer_setup setup = { .config = cfg, .loader = loader };
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_trainer_new(&setup, &t, &err), GAN_ERR_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err.message, "already holds a run: continue it with ganctl --resume"));
+    gan_config_free(cfg);
+    gan_loader_free(loader);
+}
+END_TEST
+
+static Suite *trainer_suite(void)
+{
+    Suite *s = suite_create("trainer");
+    TCase *loop = tcase_create("loop");
+    tcase_add_checked_fixture(loop, scratch_setup, scratch_teardown);
+    tcase_set_timeout(loop, 120);
+    tcase_add_test(loop, trains_and_writes_outputs);
+    tcase_add_loop_test(loop, same_seed_same_metrics, 0,
+                        (int)(sizeof data_sets / sizeof data_sets[0]));
+    suite_add_tcase(s, loop);
+
+    TCase *memory = tcase_create("memory");
+    tcase_add_checked_fixture(memory, scratch_setup, scratch_teardown);
+    tcase_set_timeout(memory, 120);
+    tcase_add_test(memory, memory_is_flat);
+    suite_add_tcase(s, memory);
+
+    TCase *stop = tcase_create("stop");
+    tcase_add_checked_fixture(stop, scratch_setup, scratch_teardown);
+    tcase_set_timeout(stop, 120);
+    tcase_add_test(stop, stop_checkpoints_and_reports);
+    suite_add_tcase(s, stop);
+
+    TCase *bad = tcase_create("set-up errors");
+    tcase_add_checked_fixture(bad, scratch_setup, scratch_teardown);
+    tcase_set_timeout(bad, 120);
+    tcase_add_loop_test(bad, bad_setups_are_explained, 0,
+                        (int)(sizeof bad_cases / sizeof bad_cases[0]));
+    tcase_add_test(bad, existing_run_is_not_overwritten);
+    suite_add_tcase(s, bad);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(trainer_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
