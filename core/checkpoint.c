@@ -171,8 +171,8 @@ static gan_status open_file(const char *path, gan_st_file **f, struct gan_error 
     gan_status st = gan_st_open(path, f, msg, sizeof msg);
     if (st == GAN_ERR_NOT_FOUND || (st == GAN_ERR_IO && access(path, F_OK) != 0))
         return gan_error_set(err, GAN_ERR_NOT_FOUND,
-                             "%s: no checkpoint there: %s; a run folder holds one once a run has written it (run.checkpoint_every, or at its end)",
-                             path, msg);
+                             "%s: no checkpoint there; a run folder holds one once its run has written it (every run.checkpoint_every iterations, on a stop, and at the end)",
+                             path);
     if (st != GAN_OK)
         return gan_error_set(err, st, "%s: not a usable checkpoint: %s", path, msg);
     const char *format = gan_st_metadata_get(*f, "format");

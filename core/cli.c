@@ -204,6 +204,12 @@ static gan_status saved_config(const char *dir, gan_config **out, char *label, s
     char *text = NULL;
     gan_status st = gan_checkpoint_read_config(path, &text, err);
     free(path);
+    /* A folder without a run is a mistake in the command, like a missing --config file. */
+    if (st == GAN_ERR_NOT_FOUND) {
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        st = gan_error_set(err, GAN_ERR_CONFIG, "--resume %s: %s", dir, why);
+    }
     if (st == GAN_OK)
         st = gan_config_new(out, err);
     if (st == GAN_OK)

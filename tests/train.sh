@@ -1,0 +1,126 @@
+#!/bin/sh
+# train.sh — end-to-end training with the ganctl program on a tiny WGAN-GP: the run folder's
+# files, the final quality line, --resume, and SIGINT/SIGTERM writing a checkpoint.
+
+GANCTL=${GANCTL:-./core/ganctl}
+failures=0
+checks=0
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-train.XXXXXX") || exit 99
+trap 'rm -rf "$work"' EXIT
+
+test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
+GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
+export GANCTL_CONFIG
+
+# A network small enough that a few hundred iterations take seconds.
+tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
+      -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
+      -s critic.iterations=2 -s loss.gradient-penalty.lambda=0.1 -s run.log_every=5
+      -s run.eval_every=10 -s run.image_every=10 -s run.checkpoint_every=20"
+
+run() {
+    # shellcheck disable=SC2086 # $tiny is a list of options
+    "$GANCTL" $tiny "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+}
+
+fail() {
+    failures=$((failures + 1))
+    echo "FAIL: $*"
+    echo "  stdout: $(cat "$work/out")"
+    echo "  stderr: $(cat "$work/err")"
+}
+
+check() {
+    what=$1
+    shift
+    checks=$((checks + 1))
+    if "$@"; then echo "ok: $what"; else fail "$what"; fi
+}
+
+rc_is() { test "$rc" -eq "$1"; }
+has() { grep -qF -- "$2" "$1"; }
+lacks() { ! grep -qF -- "$2" "$1"; }
+is_png() { test "$(head -c 8 "$1" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n'; }
+last_iteration() { tail -n 1 "$1" | cut -d, -f1; }
+
+# --------------------------------------------------------------- a short run
+run -s run.iterations=30 -s run.dir="$work/a"
+check "a short run exits 0" rc_is 0
+check "it prints the final quality with its floors" \
+    has "$work/out" "quality at iteration 30 (8gaussians, 2500 generated vs 2500 real samples): modes"
+check "the floors are beside the values" sh -c 'grep -q "(floor 8/8), high-quality .* (floor .*%), sliced W1 .* (floor " "$1"' _ "$work/out"
+check "it names the run folder" has "$work/out" "run folder $work/a"
+for f in metrics.csv summary.json config.conf checkpoint.safetensors final.png \
+         samples-000010.png samples-000020.png samples-000030.png; do
+    check "the run folder has $f" test -s "$work/a/$f"
+done
+check "final.png is a PNG" is_png "$work/a/final.png"
+check "metrics.csv starts with its header" \
+    sh -c 'head -n 1 "$1" | grep -q "^iteration,time_s,critic_loss,generator_loss,.*,sliced_w1$"' _ "$work/a/metrics.csv"
+check "metrics.csv has a row every 5 iterations" test "$(wc -l <"$work/a/metrics.csv")" -eq 7
+check "metrics.csv ends at iteration 30" test "$(last_iteration "$work/a/metrics.csv")" = 30
+check "summary.json says completed" has "$work/a/summary.json" '"status": "completed"'
+check "summary.json has the floor" has "$work/a/summary.json" '"real_vs_real_floor"'
+check "stderr is plain log lines when not a terminal" \
+    sh -c 'grep -q "^ganctl: iter 10/30 " "$1" && ! grep -q "$(printf "\r")" "$1"' _ "$work/err"
+check "the checkpoint names the networks' parameters" has "$work/a/checkpoint.safetensors" '"critic.fc0.weight"'
+check "config.conf can be read back" sh -c '"$1" -c "$2" --print-config >/dev/null 2>&1' _ "$GANCTL" "$work/a/config.conf"
+
+run -s run.iterations=30 -s run.dir="$work/a"
+check "a folder holding a run is refused" sh -c 'test '"$rc"' -eq 2 && grep -q "already holds a run: continue it with ganctl --resume" "$1"' _ "$work/err"
+
+# --------------------------------------------------------------- --resume
+"$GANCTL" --resume "$work/a" -s run.iterations=40 >"$work/out" 2>"$work/err"
+rc=$?
+check "--resume with more iterations exits 0" rc_is 0
+check "--resume continues metrics.csv" test "$(last_iteration "$work/a/metrics.csv")" = 40
+check "--resume keeps the earlier rows" test "$(grep -c '^30,' "$work/a/metrics.csv")" -eq 1
+check "--resume reports 40 iterations" has "$work/out" "trained: 40 of 40 iterations"
+"$GANCTL" --resume "$work/a" -s critic.model.width=8 >"$work/out" 2>"$work/err"
+rc=$?
+check "--resume refuses a change to the networks (exit 2, one line)" \
+    sh -c 'test '"$rc"' -eq 2 && test "$(wc -l <"$1")" -eq 1' _ "$work/err"
+check "--resume names the setting it refuses" \
+    has "$work/err" "critic.model.width = 8, but the run in $work/a was trained with 16"
+"$GANCTL" --resume "$work/nowhere" >"$work/out" 2>"$work/err"
+rc=$?
+check "--resume of a folder without a run exits 2" rc_is 2
+check "--resume of a folder without a run says so" has "$work/err" "no checkpoint there"
+
+# --------------------------------------------------------------- signals
+# stop_with SIGNAL DIR: starts a long run, waits for its first rows, sends SIGNAL.
+stop_with() {
+    # shellcheck disable=SC2086
+    "$GANCTL" $tiny -s run.iterations=1000000 -s run.checkpoint_every=0 -s run.dir="$2" \
+        >"$work/out" 2>"$work/err" &
+    pid=$!
+    tries=0
+    while [ "$(cat "$2/metrics.csv" 2>/dev/null | wc -l)" -lt 3 ] && [ $tries -lt 600 ]; do
+        sleep 0.1
+        tries=$((tries + 1))
+    done
+    kill "-$1" "$pid"
+    wait "$pid"
+    rc=$?
+}
+
+stop_with INT "$work/int"
+check "SIGINT exits 130" rc_is 130
+check "SIGINT writes a checkpoint" test -s "$work/int/checkpoint.safetensors"
+check "SIGINT writes summary.json as interrupted" has "$work/int/summary.json" '"status": "interrupted"'
+check "SIGINT says how to continue" has "$work/err" "continue with ganctl --resume $work/int"
+stopped=$(sed -n 's/.*"iterations": \([0-9]*\),.*/\1/p' "$work/int/summary.json" | head -n 1)
+check "the stopped run counted its iterations" test "${stopped:-0}" -gt 0
+"$GANCTL" --resume "$work/int" -s run.iterations=$((stopped + 7)) >"$work/out" 2>"$work/err"
+rc=$?
+check "a run stopped by SIGINT resumes" rc_is 0
+check "the resumed run finishes where asked" has "$work/out" "trained: $((stopped + 7)) of $((stopped + 7)) iterations"
+
+stop_with TERM "$work/term"
+check "SIGTERM exits 143" rc_is 143
+check "SIGTERM writes a checkpoint" test -s "$work/term/checkpoint.safetensors"
+
+echo "$checks checks, $failures failed"
+test "$failures" -eq 0
