@@ -115,6 +115,7 @@ gan_status gan_image_set_load(const char *dir, enum gan_image_split split,
         .dims = { GAN_IDX_ANY_SIZE },
     };
     struct gan_idx images, labels;
+    memset(&images, 0, sizeof images);
     memset(&labels, 0, sizeof labels);
     gan_status st = read_part(dir, file_stems[split][0], &images_e, &images, err);
     if (st == GAN_OK)
