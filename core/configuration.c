@@ -27,6 +27,7 @@ struct schema_key {
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
 static const char *const toy_names[] = { "8gaussians", "25gaussians", "swissroll", NULL };
+static const char *const decays[] = { "none", "linear", NULL };
 
 #define STR(k, d, ch, sum) { k, GAN_SETTING_STRING, d, ch, 0, 0, 0, 0, 0, sum }
 #define INT_MIN_(k, d, lo, sum) { k, GAN_SETTING_INT, d, NULL, 0, 1, 0, lo, 0, sum }
@@ -45,7 +46,8 @@ static const char *const toy_names[] = { "8gaussians", "25gaussians", "swissroll
     FLOAT_RANGE(net ".optimizer.beta2", "0.9", 0, 0.999999, "Adam's second-moment decay, in [0, 1)"), \
     FLOAT_RANGE(net ".optimizer.eps", "1e-8", 1e-30, 1, "Adam's epsilon, added to the root of the second moment"), \
     FLOAT_MIN(net ".optimizer.weight_decay", "0.0", 0, "L2 penalty added to the gradient, as torch.optim.Adam"), \
-    FLOAT_MIN(net ".optimizer.clip_norm", "0.0", 0, "clip the global gradient norm to this; 0 = no clipping")
+    FLOAT_MIN(net ".optimizer.clip_norm", "0.0", 0, "clip the global gradient norm to this; 0 = no clipping"), \
+    STR(net ".optimizer.lr_decay", "\"linear\"", decays, "\"linear\": lr falls to 0 at run.iterations; \"none\": constant")
 
 /* The core's own settings. ganctl.conf(5) and etc/ganctl.conf list the same keys. The
  * defaults here are the WGAN-GP paper's toy set-up where it has one. */
@@ -71,6 +73,19 @@ static const struct schema_key core_keys[] = {
     LIST("loss.terms", "[\"wasserstein\", \"gradient-penalty\"]", "the loss-term plugins, loss-NAME.so, summed into the objectives"),
 };
 #define CORE_KEY_COUNT (sizeof core_keys / sizeof core_keys[0])
+
+/* Defaults ganctl gives settings of the plugins it ships, for the configuration that
+ * runs without any file: the demo (ganctl.conf(5) says how and why it differs from the
+ * paper's set-up, which etc/toy-paper.conf holds). Each applies only while the selected
+ * plugin declares the key; for another plugin it is dropped, never an error. */
+static const struct {
+    const char *key, *value;
+} plugin_defaults[] = {
+    { "generator.model.width", "256" },
+    { "critic.model.width", "256" },
+    { "loss.gradient-penalty.lambda", "0.1" },
+};
+#define PLUGIN_DEFAULT_ORIGIN "default (ganctl's demo)"
 
 /* Groups the core knows. */
 static const char *const core_groups[] = {
@@ -140,6 +155,14 @@ static void value_release(struct gan_config_value *v)
 static gan_status nomem(struct gan_error *err)
 {
     return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while reading the configuration");
+}
+
+/* Removes value `at`, keeping the order of the rest. */
+static void remove_at(gan_config *cfg, size_t at)
+{
+    value_release(&cfg->values[at]);
+    memmove(&cfg->values[at], &cfg->values[at + 1], (cfg->count - at - 1) * sizeof cfg->values[0]);
+    cfg->count--;
 }
 
 static long find_index(const gan_config *cfg, const char *key)
@@ -930,6 +953,12 @@ gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const cha
         const struct gan_setting_spec *s = spec;
         while (s && s->name && strcmp(s->name, name) != 0)
             s++;
+        /* ganctl's own defaults for its shipped plugins fit only those. */
+        if (v->source == GAN_CONFIG_DEFAULT &&
+            (!s || !s->name || !type_accepts(s->type, v->type))) {
+            remove_at(cfg, i--);
+            continue;
+        }
         if (!s || !s->name)
             return unknown_key(err, v->origin, v->key, group, label, spec);
         if (!type_accepts(s->type, v->type))
@@ -969,6 +998,18 @@ gan_status gan_config_new(gan_config **out, struct gan_error *err)
         if (st != GAN_OK) {
             gan_config_free(cfg);
             return st == GAN_ERR_NOMEM ? nomem(err) : gan_error_set(err, GAN_ERR_INTERNAL, "bad core default: %s", why);
+        }
+    }
+    for (size_t i = 0; i < sizeof plugin_defaults / sizeof plugin_defaults[0]; i++) {
+        struct parsed p;
+        char why[256];
+        gan_status st = parse_value(plugin_defaults[i].value, &p, why, sizeof why);
+        if (st == GAN_OK)
+            st = store(cfg, plugin_defaults[i].key, &p, PLUGIN_DEFAULT_ORIGIN, GAN_CONFIG_DEFAULT,
+                       err);
+        if (st != GAN_OK) {
+            gan_config_free(cfg);
+            return st == GAN_ERR_NOMEM ? nomem(err) : gan_error_set(err, GAN_ERR_INTERNAL, "bad default: %s", why);
         }
     }
     *out = cfg;
@@ -1175,7 +1216,7 @@ const char *gan_config_key_summary(const char *key)
     return k ? k->summary : NULL;
 }
 
-gan_status gan_config_check_loss_groups(const gan_config *cfg, const char *const *terms,
+gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *terms,
                                         size_t count, struct gan_error *err)
 {
     size_t n = strlen(LOSS_GROUP);
@@ -1188,6 +1229,10 @@ gan_status gan_config_check_loss_groups(const gan_config *cfg, const char *const
         int listed = 0;
         for (size_t t = 0; t < count && !listed; t++)
             listed = strlen(terms[t]) == len && strncmp(terms[t], term, len) == 0;
+        if (!listed && v->source == GAN_CONFIG_DEFAULT) {
+            remove_at(cfg, i--);
+            continue;
+        }
         if (!listed)
             return gan_error_set(err, GAN_ERR_CONFIG,
                                  "%s: \"%s\" configures the loss term \"%.*s\", which loss.terms does not list: add \"%.*s\" to loss.terms or remove the setting",

@@ -87,7 +87,9 @@ gan_status gan_config_set_string(gan_config *cfg, const char *key, const char *v
 
 /* Checks every value in `group` that is not a core key against a plugin's declared
  * settings (NULL-terminated `spec`, may be NULL), then stores the spec's defaults for
- * the keys nobody set. `label` names the plugin in messages, e.g. `backend "cpu"`.
+ * the keys nobody set. ganctl's defaults for its shipped plugins (source
+ * GAN_CONFIG_DEFAULT) that the spec does not declare, or declares with another type,
+ * are dropped rather than reported. `label` names the plugin in messages, e.g. `backend "cpu"`.
  * GAN_ERR_CONFIG for the user's mistakes; GAN_ERR_INVALID for a plugin whose spec is
  * itself wrong (a default of the wrong type, a name the core already uses). */
 gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const char *label,
@@ -111,8 +113,9 @@ int gan_config_is_core_key(const char *key);
 const char *gan_config_key_summary(const char *key);
 
 /* Keys loss.TERM.* whose TERM is not in `terms` (count names): the first one found is
- * reported as GAN_ERR_CONFIG, since no loaded plugin would ever read it. */
-gan_status gan_config_check_loss_groups(const gan_config *cfg, const char *const *terms,
+ * reported as GAN_ERR_CONFIG, since no loaded plugin would ever read it; ganctl's own
+ * defaults for such a term are dropped instead. */
+gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *terms,
                                         size_t count, struct gan_error *err);
 
 /* Every value as a libconfig file: nested groups, values in the order their keys were

@@ -14,6 +14,7 @@ struct gan_optimizer {
     struct gan_adam_settings s;
     gan_tensor *m, *v;            /* [total] F32, persistent; NULL for an empty net */
     int64_t steps;
+    double lr_scale;
 };
 
 static int finite_at_least(double x, double lo)
@@ -71,6 +72,7 @@ gan_status gan_optimizer_new(gan_net *net, const struct gan_adam_settings *setti
         return ti_fail(ctx, GAN_ERR_NOMEM, "gan_optimizer_new: out of host memory");
     opt->net = net;
     opt->s = *settings;
+    opt->lr_scale = 1.0;
     int64_t total = gan_net_total(net);
     if (total > 0) {
         /* Zero moments, as Adam starts; the gradient arena is made now too, so that the
@@ -160,7 +162,7 @@ gan_status gan_optimizer_step(gan_optimizer *opt, struct gan_optimizer_report *r
     if (!TI_HAS(ctx, op, adam))
         return ctx->status;
     struct gan_adam p = {
-        .lr = (float)opt->s.lr, .beta1 = (float)opt->s.beta1, .beta2 = (float)opt->s.beta2,
+        .lr = (float)(opt->s.lr * opt->lr_scale), .beta1 = (float)opt->s.beta1, .beta2 = (float)opt->s.beta2,
         .eps = (float)opt->s.eps, .weight_decay = (float)opt->s.weight_decay,
         .step = opt->steps + 1, .grad_scale = (float)rep.clip_factor,
     };
@@ -182,6 +184,12 @@ gan_status gan_optimizer_step(gan_optimizer *opt, struct gan_optimizer_report *r
     }
     opt->steps++;
     return GAN_OK;
+}
+
+void gan_optimizer_set_lr_scale(gan_optimizer *opt, double scale)
+{
+    if (opt && scale >= 0.0 && isfinite(scale))
+        opt->lr_scale = scale;
 }
 
 int64_t gan_optimizer_steps(const gan_optimizer *opt)

@@ -47,6 +47,10 @@ gan_status gan_optimizer_step(gan_optimizer *opt, struct gan_optimizer_report *r
  * NaN elements (which the norm leaves out). */
 gan_status gan_optimizer_grad_norm(gan_optimizer *opt, double *norm, uint64_t *nonfinite);
 
+/* Multiplies the learning rate of the following steps by `scale` (≥ 0): the trainer's
+ * schedule (lr_decay). 1 until set. */
+void gan_optimizer_set_lr_scale(gan_optimizer *opt, double scale);
+
 /* Steps taken so far; setting it (from a checkpoint) makes the next step number + 1. */
 int64_t gan_optimizer_steps(const gan_optimizer *opt);
 void gan_optimizer_set_steps(gan_optimizer *opt, int64_t steps);

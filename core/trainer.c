@@ -157,6 +157,7 @@ struct gan_trainer {
     int64_t iterations, batch, z_dim, n_critic;
     int64_t log_every, eval_every, image_every, checkpoint_every;
     int metrics_time;
+    int lr_decay[2];              /* linear decay of each network's learning rate */
     enum gan_toy_kind kind;
     const char *data_name;
 
@@ -279,6 +280,13 @@ static gan_status read_settings(gan_trainer *t, struct gan_error *err)
     t->batch = get_int(cfg, "data.batch_size");
     t->z_dim = get_int(cfg, "generator.z_dim");
     t->n_critic = get_int(cfg, "critic.iterations");
+    for (int i = 0; i < 2; i++) {
+        char key[64];
+        const char *decay = "none";
+        snprintf(key, sizeof key, "%s.optimizer.lr_decay", net_names[i]);
+        gan_config_get_string(cfg, key, &decay);
+        t->lr_decay[i] = strcmp(decay, "linear") == 0;
+    }
     if (gan_config_get_string(cfg, "data.name", &t->data_name) != GAN_OK)
         return gan_error_set(err, GAN_ERR_INTERNAL, "data.name has no value");
     return gan_toy_dataset_from_name(t->data_name, &t->kind, err);
@@ -1153,6 +1161,11 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
             interrupted = 1;
             break;
         }
+        /* The learning rates of this iteration: linear decay (the WGAN-GP code's
+         * schedule for CIFAR-10) goes from lr at iteration 0 to 0 at run.iterations. */
+        for (int i = 0; i < 2; i++)
+            gan_optimizer_set_lr_scale(t->opt[i], t->lr_decay[i]
+                ? 1.0 - (double)t->iteration / (double)t->iterations : 1.0);
         /* gan_toy.py: the generator first (not on the very first iteration), then
          * n_critic critic steps, each on a fresh real batch. */
         if (t->iteration > 0 && (st = generator_step(t, err)) != GAN_OK)

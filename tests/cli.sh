@@ -47,7 +47,7 @@ stdout_lacks() { ! grep -qiE -- "$1" "$work/out"; }
 one_error() { rc_is "$1" && stderr_lines 1 && grep -q '^ganctl: ' "$work/err"; }
 
 test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
-GANCTL_PLUGIN_PATH=${GANCTL_PLUGIN_PATH:-$(pwd)/backends/cpu/.libs}
+GANCTL_PLUGIN_PATH=${GANCTL_PLUGIN_PATH:-$(pwd)/backends/cpu/.libs:$(pwd)/plugins/models/.libs:$(pwd)/plugins/losses/.libs}
 GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
 export GANCTL_PLUGIN_PATH GANCTL_CONFIG
 cpu_dir=${GANCTL_PLUGIN_PATH%%:*}
@@ -55,7 +55,7 @@ cpu_dir=${GANCTL_PLUGIN_PATH%%:*}
 # --help and --version
 run --help
 check "--help exits 0 and lists every option" \
-    sh -c 'test '"$rc"' -eq 0 && for o in --help --version --list-plugins --backend --plugin-dir --config --set -h -V -c -s; do grep -qe " $o" "$1" || exit 1; done' _ "$work/out"
+    sh -c 'test '"$rc"' -eq 0 && for o in --help --version --list-plugins --print-config --resume --backend --plugin-dir --config --set -h -V -r -c -s; do grep -qe " $o" "$1" || exit 1; done' _ "$work/out"
 check "--help fits one screen" test "$(wc -l <"$work/out")" -le 40
 run -h
 check "-h is --help" rc_is 0
@@ -79,6 +79,8 @@ check "--list-plugins exits 0" rc_is 0
 check "--list-plugins lists the cpu backend with its file" stdout_has "file:     $cpu_dir/backend-cpu.so"
 check "--list-plugins shows the cpu backend's setting" stdout_has "setting:  backend.threads, an integer, default 0"
 check "--list-plugins says the cpu backend is available" stdout_has "status:   available (cpu:"
+check "--list-plugins shows where a model's settings go" stdout_has "setting:  {generator,critic}.model.width, an integer"
+check "--list-plugins shows where a loss term's settings go" stdout_has "setting:  loss.gradient-penalty.lambda, a number"
 
 # a missing backend: one line naming the folders, exit 1
 run --backend nope
@@ -134,28 +136,48 @@ printf 'log = { level = "debug" \n' >"$work/broken.conf"
 run --config "$work/broken.conf"
 check "a syntax error exits 2 naming the line" sh -c 'test '"$rc"' -eq 2 && grep -qF "$1:2: syntax error" "$2"' _ "$work/broken.conf" "$work/err"
 
-# the default run: configuration and backend, then a plain statement, no training
-run
-check "the default run exits 0" rc_is 0
-check "the default run logs the backend it loaded" stderr_has "ganctl: backend cpu"
-check "the default run says training is not part of this build" stdout_has "training is not part of this build yet"
-check "the default run does not pretend to train" stdout_lacks "epoch|iteration|loss|step [0-9]"
+# --print-config: every setting, with its origin, plugins' defaults included
+run --print-config
+check "--print-config exits 0" rc_is 0
+check "--print-config shows the core's settings" stdout_has "iterations = "
+check "--print-config shows the models' settings" stdout_has "width = "
+check "--print-config shows the loss terms' settings" stdout_has "lambda = "
+check "--print-config gives each value's origin" stdout_has "name = \"cpu\";  # default"
 printf 'log = { level = "error"; };\nbackend = { threads = 1; };\n' >"$work/quiet.conf"
-run -c "$work/quiet.conf"
+run -c "$work/quiet.conf" --print-config
 check "log.level from --config silences info" sh -c 'test '"$rc"' -eq 0 && test ! -s "$1"' _ "$work/err"
-run -c "$work/quiet.conf" -s log.level=debug
-check "--set beats --config" stderr_has "ganctl: debug: log.level = \"debug\" (--set log.level=debug)"
-check "debug output gives each value's origin" stderr_has "backend.threads = 1 ($work/quiet.conf:2)"
+run -c "$work/quiet.conf" -s log.level=debug --print-config
+check "--set beats --config" stdout_has "level = \"debug\";  # --set log.level=debug"
+check "each value's origin is its file and line" stdout_has "threads = 1;  # $work/quiet.conf:2"
+check "debug output names the files read" stderr_has "ganctl: debug: read $work/quiet.conf (given with --config)"
+run --print-config -s run.iterations=0
+check "a setting below its bound exits 2" one_error 2
+check "a setting below its bound is explained" stderr_has '"run.iterations" must be at least 1, got 0'
+run --print-config -s 'loss.terms=["wasserstein", "wasserstein"]'
+check "a loss term listed twice exits 2" one_error 2
+run --print-config -s loss.nope.x=1
+check "settings of a term not in loss.terms exit 2" one_error 2
+check "settings of a term not in loss.terms are explained" \
+    stderr_has 'configures the loss term "nope", which loss.terms does not list'
+run --print-config -s critic.model.widht=8
+check "a misspelt model setting is named, with a suggestion" \
+    stderr_has 'unknown setting "critic.model.widht"; did you mean "critic.model.width"?'
 
-# the installed ganctl.conf: valid as shipped, and with the cpu backend's lines enabled
+# the installed ganctl.conf and the shipped examples: valid as shipped
+for conf in ganctl.conf toy-paper.conf 25gaussians.conf swissroll.conf; do
+    shipped=${srcdir:-.}/etc/$conf
+    run -c "$shipped" --print-config
+    check "the shipped $conf is valid" rc_is 0
+done
 shipped=${srcdir:-.}/etc/ganctl.conf
-run -c "$shipped" -s log.level=debug
-check "the shipped ganctl.conf is valid" rc_is 0
-check "the shipped ganctl.conf sets backend.name" stderr_has "backend.name = \"cpu\" ($shipped:"
+run -c "$shipped" --print-config
+check "the shipped ganctl.conf sets backend.name" stdout_has "name = \"cpu\";  # $shipped:"
 sed 's/^\( *\)# \(threads = \)/\1\2/' "$shipped" >"$work/enabled.conf"
-run -c "$work/enabled.conf" -s log.level=debug
+run -c "$work/enabled.conf" --print-config
 check "the shipped ganctl.conf's cpu settings are valid when enabled" \
-    sh -c 'test '"$rc"' -eq 0 && grep -qF "backend.threads = 0 ($1:" "$2"' _ "$work/enabled.conf" "$work/err"
+    sh -c 'test '"$rc"' -eq 0 && grep -qF "threads = 0;  # $1:" "$2"' _ "$work/enabled.conf" "$work/out"
+run -c "${srcdir:-.}/etc/toy-paper.conf" --print-config
+check "toy-paper.conf sets the paper's lambda" stdout_has "lambda = 0.1;  # ${srcdir:-.}/etc/toy-paper.conf:"
 
 # --backend cpu --version: the OpenBLAS kernel in use
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx2 /proc/cpuinfo 2>/dev/null; then

@@ -29,15 +29,28 @@ if [ -n "${GANCTL:-}" ]; then
     done
 fi
 
-# Every setting in the installed ganctl.conf is in ganctl.conf(5).
-for key in backend.name backend.threads log.level; do
-    if grep -q "^\.B $key\$" "$srcdir/man/ganctl.conf.5"; then
+# Every setting --print-config shows (the core's and the shipped plugins') is in
+# ganctl.conf(5) and written out, perhaps commented, in the installed ganctl.conf.
+# A setting both networks have may be documented once as "net .optimizer.lr".
+keys="backend.name backend.threads log.level"
+if [ -n "${GANCTL:-}" ]; then
+    keys=$(GANCTL_CONFIG=/dev/null "$GANCTL" --print-config | awk '
+        / = \{$/ { stack[++depth] = $1; next }
+        /^ *\};$/ { depth--; next }
+        / = / { key = ""; for (i = 1; i <= depth; i++) key = key stack[i] "."; print key $1 }')
+    [ -n "$keys" ] || { echo "FAIL: ganctl --print-config printed no settings"; failures=$((failures + 1)); }
+fi
+for key in $keys; do
+    escaped=$(printf '%s' "$key" | sed 's/-/\\\\-/g')
+    net_form=$(printf '%s' "$escaped" | sed -n 's/^\(generator\|critic\)\./net ./p')
+    if grep -q "^\.B $escaped\$" "$srcdir/man/ganctl.conf.5" ||
+       { [ -n "$net_form" ] && grep -qF -- "$net_form" "$srcdir/man/ganctl.conf.5"; }; then
         echo "ok: ganctl.conf(5) documents $key"
     else
         echo "FAIL: ganctl.conf(5) does not document $key"
         failures=$((failures + 1))
     fi
-    leaf=${key#*.}
+    leaf=${key##*.}
     if grep -qE "^ *#? *$leaf = " "$srcdir/etc/ganctl.conf"; then
         echo "ok: etc/ganctl.conf writes out $key"
     else
