@@ -13,5 +13,6 @@
 #include <ganctl/tensor.h>
 #include <ganctl/model.h>
 #include <ganctl/loss.h>
+#include <ganctl/scaler.h>
 
 #endif
