@@ -658,6 +658,144 @@ END_TEST
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* ------------------------------------------------------------------ training settings */
+
+START_TEST(training_defaults_and_nesting)
+{
+    gan_config *cfg = fresh();
+    long long it;
+    ck_assert_int_eq(gan_config_get_int(cfg, "run.iterations", &it), GAN_OK);
+    ck_assert_int_gt(it, 0);
+    const char *const *terms;
+    size_t n;
+    ck_assert_int_eq(gan_config_get_strings(cfg, "loss.terms", &terms, &n), GAN_OK);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(terms[0], "wasserstein");
+    ck_assert_str_eq(terms[1], "gradient-penalty");
+    /* Nested groups in a file, a term's group under loss. */
+    const char *path = put_file("train.conf",
+        "critic = {\n  iterations = 3;\n  model = { name = \"mlp\"; width = 64; };\n"
+        "  optimizer = { lr = 2e-4; };\n};\n"
+        "loss = {\n  terms = (\"wasserstein\", \"gradient-penalty\");\n"
+        "  gradient-penalty = { lambda = 0.5; };\n};\n");
+    read_ok(cfg, path, GAN_CONFIG_FILE);
+    assert_value(cfg, "critic.iterations", 3, at(path, 2));
+    assert_value(cfg, "critic.model.width", 64, at(path, 3));
+    double lr, lambda;
+    ck_assert_int_eq(gan_config_get_float(cfg, "critic.optimizer.lr", &lr), GAN_OK);
+    ck_assert_double_eq(lr, 2e-4);
+    ck_assert_int_eq(gan_config_get_float(cfg, "loss.gradient-penalty.lambda", &lambda), GAN_OK);
+    ck_assert_double_eq(lambda, 0.5);
+    ck_assert_int_eq(gan_config_get_strings(cfg, "loss.terms", &terms, &n), GAN_OK);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(gan_config_find(cfg, "loss.terms")->origin, at(path, 7));
+    ck_assert(gan_config_is_core_key("run.seed"));
+    ck_assert(!gan_config_is_core_key("critic.model.width"));
+    ck_assert_ptr_nonnull(gan_config_key_summary("critic.iterations"));
+    gan_config_free(cfg);
+}
+END_TEST
+
+static const struct bad_set_case bad_training_cases[] = {
+    { "run.iterations=0", "--set run.iterations=0: \"run.iterations\" must be at least 1, got 0" },
+    { "data.batch_size=2000000", "--set data.batch_size=2000000: \"data.batch_size\" must be between 1 and 1048576, got 2000000" },
+    { "critic.optimizer.beta1=1", "--set critic.optimizer.beta1=1: \"critic.optimizer.beta1\" must be between 0 and 0.999999, got 1" },
+    { "generator.optimizer.lr=-1e-3", "--set generator.optimizer.lr=-1e-3: \"generator.optimizer.lr\" must be at least 0, got -0.001" },
+    { "data.name=moons", "--set data.name=moons: \"data.name\" must be one of 8gaussians, 25gaussians, swissroll, got \"moons\"" },
+    { "loss.terms=wasserstein", "--set loss.terms=wasserstein: \"loss.terms\" must be a list of strings, got a string: write it in brackets, e.g. loss.terms = [\"wasserstein\", \"gradient-penalty\"]" },
+    { "loss.terms=[1, 2]", "--set loss.terms=[1, 2]: \"loss.terms\" must be a list of strings, got one that holds other values: write it in brackets, e.g. loss.terms = [\"wasserstein\", \"gradient-penalty\"]" },
+    { "loss.terms=[]", "--set loss.terms=[]: \"loss.terms\" is empty: list at least one name, e.g. loss.terms = [\"wasserstein\", \"gradient-penalty\"]" },
+    { "loss.terms=[\"a\", \"a\"]", "--set loss.terms=[\"a\", \"a\"]: \"loss.terms\" names \"a\" twice: list each once" },
+    { "loss.gradient-penalty=1", "--set loss.gradient-penalty=1: \"loss.gradient-penalty\" must be a group, got an integer: a loss term's settings go inside it, e.g. loss.gradient-penalty = { lambda = 0.1; }" },
+    { "critic.iteration=3", "--set critic.iteration=3: unknown setting \"critic.iteration\"; did you mean \"critic.iterations\"?" },
+    { "run.metrics_time=1", "--set run.metrics_time=1: \"run.metrics_time\" must be a boolean, got an integer: write true or false without quotes" },
+};
+
+START_TEST(training_values_checked)
+{
+    const struct bad_set_case *c = &bad_training_cases[_i];
+    gan_config *cfg = fresh();
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_config_set(cfg, c->assignment, &err), GAN_ERR_CONFIG);
+    ck_assert_str_eq(err.message, c->message);
+    gan_config_free(cfg);
+}
+END_TEST
+
+/* Settings of a loss term that loss.terms does not list are an error, except ganctl's
+ * own defaults, which are dropped; likewise a plugin group's defaults the selected
+ * plugin does not declare. */
+START_TEST(unused_term_groups)
+{
+    static const struct gan_setting_spec tiny_spec[] = {
+        { "depth", GAN_SETTING_INT, "2", "layers" },
+        { NULL, 0, NULL, NULL },
+    };
+    gan_config *cfg = fresh();
+    struct gan_error err;
+    gan_error_clear(&err);
+    const char *only[] = { "wasserstein" };
+    ck_assert(gan_config_find(cfg, "loss.gradient-penalty.lambda") != NULL);
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, &err), GAN_OK);
+    ck_assert_ptr_null(gan_config_find(cfg, "loss.gradient-penalty.lambda"));
+    /* A model plugin without "width": ganctl's default width is dropped, not an error. */
+    ck_assert(gan_config_find(cfg, "critic.model.width") != NULL);
+    ck_assert_int_eq(gan_config_apply_plugin(cfg, "critic.model", "model \"tiny\"", tiny_spec, &err),
+                     GAN_OK);
+    ck_assert_ptr_null(gan_config_find(cfg, "critic.model.width"));
+    assert_value(cfg, "critic.model.depth", 2, "default");
+    /* The user's own value is not dropped: it is reported. */
+    set_ok(cfg, "loss.hinge.margin=1");
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, &err), GAN_ERR_CONFIG);
+    ck_assert_str_eq(err.message, "--set loss.hinge.margin=1: \"loss.hinge.margin\" configures the loss term \"hinge\", which loss.terms does not list: add \"hinge\" to loss.terms or remove the setting");
+    set_ok(cfg, "generator.model.width=9");
+    ck_assert_int_eq(gan_config_apply_plugin(cfg, "generator.model", "model \"tiny\"", tiny_spec, &err),
+                     GAN_ERR_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err.message, "unknown setting \"generator.model.width\""));
+    gan_config_free(cfg);
+}
+END_TEST
+
+/* The configuration written as text reads back to the same values, lists and nested
+ * plugin groups included. */
+START_TEST(text_reads_back)
+{
+    gan_config *cfg = fresh();
+    set_ok(cfg, "run.dir=\"/tmp/a \\\"q\\\" b\"");
+    set_ok(cfg, "run.seed=5000000000");
+    set_ok(cfg, "critic.optimizer.lr=0.1");
+    set_ok(cfg, "loss.terms=[\"wasserstein\", \"gradient-penalty\", \"x\"]");
+    set_ok(cfg, "loss.x.weight=2.5");
+    set_ok(cfg, "backend.threads=3");
+    char *text = gan_config_to_text(cfg, 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(strstr(text, "  lr = 0.1;  # --set critic.optimizer.lr=0.1\n"));
+    ck_assert_ptr_nonnull(strstr(text, "seed = 5000000000L;"));
+    const char *path = put_file("back.conf", text);
+    gan_config *back = fresh();
+    read_ok(back, path, GAN_CONFIG_FILE);
+    ck_assert_uint_eq(gan_config_count(back), gan_config_count(cfg));
+    for (size_t i = 0; i < gan_config_count(cfg); i++) {
+        const struct gan_config_value *v = gan_config_at(cfg, i);
+        const struct gan_config_value *b = gan_config_find(back, v->key);
+        ck_assert_msg(b != NULL, "%s did not come back", v->key);
+        char x[512], y[512];
+        gan_config_format_value(v, x, sizeof x);
+        gan_config_format_value(b, y, sizeof y);
+        ck_assert_str_eq(x, y);
+    }
+    gan_config *again = fresh();
+    struct gan_error err;
+    ck_assert_int_eq(gan_config_read_string(again, text, "saved", GAN_CONFIG_FILE, &err), GAN_OK);
+    ck_assert_int_eq(strncmp(gan_config_find(again, "loss.x.weight")->origin, "saved:", 6), 0);
+    free(text);
+    gan_config_free(cfg);
+    gan_config_free(back);
+    gan_config_free(again);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -690,6 +828,14 @@ static Suite *config_suite(void)
     tcase_add_test(plugin, plugin_without_settings);
     tcase_add_test(plugin, plugin_spec_bugs_blamed_on_plugin);
     suite_add_tcase(s, plugin);
+
+    TCase *train = tcase_create("training settings");
+    tcase_add_checked_fixture(train, scratch_setup, scratch_teardown);
+    tcase_add_test(train, training_defaults_and_nesting);
+    tcase_add_loop_test(train, training_values_checked, 0, COUNT(bad_training_cases));
+    tcase_add_test(train, unused_term_groups);
+    tcase_add_test(train, text_reads_back);
+    suite_add_tcase(s, train);
 
     TCase *host = tcase_create("host services");
     tcase_add_test(host, host_answers_declared_settings);
