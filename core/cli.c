@@ -81,10 +81,18 @@ static void print_version(void)
     printf("ganctl %s (plugin ABI %d.%d)\n", gan_version(), GAN_ABI_MAJOR, GAN_ABI_MINOR);
 }
 
+/* Nonzero while a progress line is on the terminal without its newline: a log line
+ * then starts on a line of its own. */
+static int progress_line_open;
+
 /* The program's log sink: stderr, one prefixed line per message. */
 static void stderr_sink(void *ctx, enum gan_log_level level, const char *line)
 {
     (void)ctx;
+    if (progress_line_open) {
+        fputc('\n', stderr);
+        progress_line_open = 0;
+    }
     const char *tag = level == GAN_LOG_ERROR ? "error: "
                     : level == GAN_LOG_WARN  ? "warning: "
                     : level == GAN_LOG_DEBUG ? "debug: " : "";
@@ -439,7 +447,6 @@ static void catch_stop_signals(void)
 struct progress_state {
     const struct gan_log *log;
     int terminal;                 /* stderr is a terminal: one line, rewritten in place */
-    int line_open;                /* a progress line is on screen without its newline */
     double last_draw;
 };
 
@@ -463,10 +470,10 @@ static void on_progress(void *ctx, const struct gan_progress *p, int final)
             return;
         ps->last_draw = now;
         fprintf(stderr, "\r\033[K%s", line);
-        ps->line_open = 1;
+        progress_line_open = 1;
         if (final) {
             fputc('\n', stderr);
-            ps->line_open = 0;
+            progress_line_open = 0;
         }
         fflush(stderr);
         return;
@@ -500,7 +507,7 @@ static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
 {
     struct gan_error err;
     gan_error_clear(&err);
-    struct progress_state ps = { log, isatty(STDERR_FILENO), 0, 0.0 };
+    struct progress_state ps = { log, isatty(STDERR_FILENO), 0.0 };
     struct gan_trainer_setup setup = {
         .config = cfg, .loader = loader, .log = log, .resume_dir = c->resume,
         .stop = &stop_signal, .events = { &ps, on_progress },
@@ -517,8 +524,10 @@ static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
     catch_stop_signals();
     struct gan_trainer_result r;
     gan_status st = gan_trainer_run(t, &r, &err);
-    if (ps.line_open)
+    if (progress_line_open) {
         fputc('\n', stderr);
+        progress_line_open = 0;
+    }
     int rc = 0;
     if (st != GAN_OK) {
         rc = fail_line(&err);
