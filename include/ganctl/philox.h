@@ -8,6 +8,15 @@
 #include <stdint.h>
 #include <math.h>
 
+/* Under nvcc the functions below are compiled for the host and the device alike, so
+ * that a CUDA kernel draws the very words and values the host does; a C compiler
+ * sees plain static inline functions. */
+#ifdef __CUDACC__
+#define GAN_PHILOX_HOSTDEV __host__ __device__
+#else
+#define GAN_PHILOX_HOSTDEV
+#endif
+
 /* The round multipliers and the Weyl sequence that schedules the key (the golden
  * ratio and sqrt(3) − 1 as 32-bit fractions), from the paper. */
 #define GAN_PHILOX_M0 0xD2511F53u
@@ -18,7 +27,8 @@
 /* One Philox round: two 32×32→64 multiplies whose high halves are mixed with the
  * other two words and the round key; the words also trade places (a fixed
  * permutation), so that every word feeds a multiply within two rounds. */
-static inline void gan_philox4x32_round(uint32_t ctr[4], const uint32_t key[2])
+static inline GAN_PHILOX_HOSTDEV void gan_philox4x32_round(uint32_t ctr[4],
+                                                        const uint32_t key[2])
 {
     uint64_t p0 = (uint64_t)GAN_PHILOX_M0 * ctr[0];
     uint64_t p1 = (uint64_t)GAN_PHILOX_M1 * ctr[2];
@@ -35,8 +45,9 @@ static inline void gan_philox4x32_round(uint32_t ctr[4], const uint32_t key[2])
  * The key is bumped between rounds (rounds − 1 times), never before the first.
  * Only 10 rounds are used for numbers; other counts exist for the known-answer
  * vectors, which also cover 7 rounds and so pin the key schedule down. */
-static inline void gan_philox4x32_r(unsigned rounds, const uint32_t in[4],
-                                    const uint32_t key_in[2], uint32_t out[4])
+static inline GAN_PHILOX_HOSTDEV void gan_philox4x32_r(unsigned rounds, const uint32_t in[4],
+                                                    const uint32_t key_in[2],
+                                                    uint32_t out[4])
 {
     uint32_t key[2] = { key_in[0], key_in[1] };
     out[0] = in[0];
@@ -53,15 +64,16 @@ static inline void gan_philox4x32_r(unsigned rounds, const uint32_t in[4],
 }
 
 /* Philox4x32-10, the variant every ganctl backend uses. */
-static inline void gan_philox4x32_10(const uint32_t in[4], const uint32_t key[2],
-                                     uint32_t out[4])
+static inline GAN_PHILOX_HOSTDEV void gan_philox4x32_10(const uint32_t in[4],
+                                                     const uint32_t key[2], uint32_t out[4])
 {
     gan_philox4x32_r(10, in, key, out);
 }
 
 /* Block `block` of the stream for `seed`, as defined in include/ganctl/backend.h:
  * key (seed low, seed high), counter (block low, block high, 0, 0). */
-static inline void gan_philox_block(uint64_t seed, uint64_t block, uint32_t out[4])
+static inline GAN_PHILOX_HOSTDEV void gan_philox_block(uint64_t seed, uint64_t block,
+                                                    uint32_t out[4])
 {
     const uint32_t key[2] = { (uint32_t)seed, (uint32_t)(seed >> 32) };
     const uint32_t ctr[4] = { (uint32_t)block, (uint32_t)(block >> 32), 0u, 0u };
@@ -70,7 +82,7 @@ static inline void gan_philox_block(uint64_t seed, uint64_t block, uint32_t out[
 
 /* The uniform value of one 32-bit word, exactly: its top 24 bits centred in their
  * interval of width 2^-24, so it lies in [2^-25, 1 − 2^-25] and never at 0 or 1. */
-static inline double gan_philox_word_uniform(uint32_t w)
+static inline GAN_PHILOX_HOSTDEV double gan_philox_word_uniform(uint32_t w)
 {
     return ((double)(w >> 8) + 0.5) * 0x1p-24;
 }
@@ -78,7 +90,8 @@ static inline double gan_philox_word_uniform(uint32_t w)
 /* Two standard normals from two words by Box–Muller in double precision:
  * r = sqrt(−2 ln u1), z0 = r cos(2π u2), z1 = r sin(2π u2). u1 > 0, so the log is
  * finite. */
-static inline void gan_philox_word_normals(uint32_t w0, uint32_t w1, double z[2])
+static inline GAN_PHILOX_HOSTDEV void gan_philox_word_normals(uint32_t w0, uint32_t w1,
+                                                           double z[2])
 {
     const double two_pi = 6.283185307179586476925286766559;
     double u1 = gan_philox_word_uniform(w0), u2 = gan_philox_word_uniform(w1);

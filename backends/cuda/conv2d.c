@@ -1,0 +1,527 @@
+/* conv2d.c — the CUDA backend's 2-D convolution through cuDNN: forward, backward-data and
+ * backward-filter, with descriptors and the algorithm choice cached per convolution shape. */
+#include "config.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+
+/* Choices, and why:
+ *   - Compute type FP32 for every dtype (cuDNN's FLOAT, PSEUDO_HALF and
+ *     PSEUDO_BFLOAT16 configurations): 16-bit tensors are read and written as stored,
+ *     products accumulate in FP32, and the result is rounded once, as on the CPU.
+ *   - FP32 convolutions run with CUDNN_FMA_MATH: cuDNN's default math lets Ampere and
+ *     later GPUs use TF32 (10-bit mantissas), which would make FP32 runs quietly less
+ *     exact than the CPU backend's. 16-bit ones may use tensor cores.
+ *   - The algorithm comes from cuDNN's heuristics (cudnnGet…Algorithm_v7: no trial
+ *     runs, no memory of their own), filtered to those within the workspace limit and,
+ *     by default, to deterministic ones first, so that a run repeats bit for bit. The
+ *     candidates are kept in order; one that cuDNN refuses at run time (it happens with
+ *     heuristics) is dropped for the next.
+ *   - Should cuDNN offer nothing for a 16-bit convolution (a GPU without BF16 kernels,
+ *     say), it runs on FP32 copies in scratch and the result is rounded once: slower,
+ *     same numbers as the CPU backend.
+ *   - A plan (descriptors, candidates) is made the first time a shape is seen and
+ *     kept for the instance's life: a training step sees the same few shapes again
+ *     and again. */
+
+enum conv_kind { CONV_FORWARD, CONV_BACKWARD_DATA, CONV_BACKWARD_FILTER };
+
+static const char *const conv_names[3] = {
+    "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter"
+};
+
+#define CONV_MAX_ALGOS 16
+
+struct cuda_conv_plan {
+    struct cuda_conv_plan *next;
+    enum conv_kind kind;
+    struct gan_conv2d c;
+    int staged;                        /* runs on FP32 copies of 16-bit tensors */
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    int count, pick;                   /* usable candidates; the one in use */
+    int algo[CONV_MAX_ALGOS];
+    cudnnMathType_t math[CONV_MAX_ALGOS];
+    size_t memory[CONV_MAX_ALGOS];
+};
+
+/* Element counts of one convolution's tensors. */
+struct conv_sizes {
+    size_t x, w, y;
+};
+
+/* ---------------------------------------------------------------- checks */
+
+static int mul_fits(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return 0;
+    *out = a * b;
+    return 1;
+}
+
+static gan_status check_axis(gan_backend *be, const char *op, char axis, int64_t in,
+                             int64_t k, int64_t stride, int64_t pad, int64_t dilation,
+                             int64_t out)
+{
+    int64_t extent = dilation * (k - 1) + 1;
+    int64_t padded = in + 2 * pad;
+    if (extent > padded)
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                              "%s: the dilated kernel spans %lld %s-positions (dilation %lld · "
+                              "(k%c %lld − 1) + 1) but the padded input has only %lld (%c_in "
+                              "%lld + 2 · pad %lld); use a smaller kernel or dilation, or more "
+                              "padding", op, (long long)extent, axis == 'h' ? "row" : "column",
+                              (long long)dilation, axis, (long long)k, (long long)padded, axis,
+                              (long long)in, (long long)pad);
+    int64_t expect = (padded - extent) / stride + 1;
+    if (out != expect)
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                              "%s: %c_out is %lld but (%c_in %lld + 2·pad %lld − dilation %lld·"
+                              "(k%c %lld − 1) − 1) / stride %lld + 1 = %lld; set %c_out to %lld",
+                              op, axis, (long long)out, axis, (long long)in, (long long)pad,
+                              (long long)dilation, axis, (long long)k, (long long)stride,
+                              (long long)expect, axis, (long long)expect);
+    return GAN_OK;
+}
+
+static gan_status check_desc(gan_backend *be, const char *op, const struct gan_conv2d *c,
+                             float beta, struct conv_sizes *z)
+{
+    const struct gan_host *host = be->host;
+    if (!c)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "%s: the descriptor is NULL; pass a struct gan_conv2d", op);
+    const struct { const char *name; int64_t v, min; } sizes[] = {
+        { "n", c->n, 1 }, { "c_in", c->c_in, 1 }, { "h_in", c->h_in, 1 },
+        { "w_in", c->w_in, 1 }, { "c_out", c->c_out, 1 }, { "kh", c->kh, 1 },
+        { "kw", c->kw, 1 }, { "stride_h", c->stride_h, 1 }, { "stride_w", c->stride_w, 1 },
+        { "pad_h", c->pad_h, 0 }, { "pad_w", c->pad_w, 0 },
+        { "dilation_h", c->dilation_h, 1 }, { "dilation_w", c->dilation_w, 1 },
+        { "h_out", c->h_out, 1 }, { "w_out", c->w_out, 1 },
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        if (sizes[i].v < sizes[i].min)
+            return host->fail(host->ctx, GAN_ERR_INVALID, "%s: %s is %lld; it must be at least "
+                              "%lld", op, sizes[i].name, (long long)sizes[i].v,
+                              (long long)sizes[i].min);
+        if (sizes[i].v > INT_MAX)
+            return host->fail(host->ctx, GAN_ERR_INVALID,
+                              "%s: %s is %lld, more than the %d cuDNN's descriptors hold", op,
+                              sizes[i].name, (long long)sizes[i].v, INT_MAX);
+    }
+    if (!cuda_is_float(c->dtype)) {
+        const char *name = gan_dtype_name(c->dtype);
+        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
+                          "%s: dtype %s is not supported; use F32, F16 or BF16", op,
+                          name ? name : "(invalid)");
+    }
+    if (beta != 0.0f && beta != 1.0f)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "%s: beta is %g; it must be 0 (overwrite) or 1 (accumulate)", op,
+                          (double)beta);
+    gan_status st = check_axis(be, op, 'h', c->h_in, c->kh, c->stride_h, c->pad_h,
+                               c->dilation_h, c->h_out);
+    if (st == GAN_OK)
+        st = check_axis(be, op, 'w', c->w_in, c->kw, c->stride_w, c->pad_w, c->dilation_w,
+                        c->w_out);
+    if (st != GAN_OK)
+        return st;
+    size_t hw_in, hw_out, khw, ci, co, cw;
+    int ok = mul_fits((size_t)c->h_in, (size_t)c->w_in, &hw_in)
+          && mul_fits((size_t)c->c_in, hw_in, &ci)
+          && mul_fits((size_t)c->n, ci, &z->x)
+          && mul_fits((size_t)c->h_out, (size_t)c->w_out, &hw_out)
+          && mul_fits((size_t)c->c_out, hw_out, &co)
+          && mul_fits((size_t)c->n, co, &z->y)
+          && mul_fits((size_t)c->kh, (size_t)c->kw, &khw)
+          && mul_fits((size_t)c->c_in, khw, &cw)
+          && mul_fits((size_t)c->c_out, cw, &z->w);
+    /* cuDNN's 4-D descriptors take int sizes and strides. */
+    if (!ok || z->x > INT_MAX || z->y > INT_MAX || z->w > INT_MAX)
+        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
+                          "%s: a tensor of this convolution has more than %d elements, more "
+                          "than cuDNN's 4-D descriptors index; split the batch", op, INT_MAX);
+    return GAN_OK;
+}
+
+static gan_status check_ref(gan_backend *be, const char *op, const char *name,
+                            const struct gan_ref *r, enum gan_dtype dtype, size_t count)
+{
+    if (!r || !r->buf)
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                              "%s: %s has no buffer; pass a ref to an allocated buffer", op,
+                              name);
+    if (r->dtype != dtype) {
+        const char *given = gan_dtype_name(r->dtype);
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                              "%s: %s is %s but the descriptor's dtype is %s; every tensor of "
+                              "a convolution has the descriptor's dtype", op, name,
+                              given ? given : "(invalid)", gan_dtype_name(dtype));
+    }
+    return cuda_check_ref(be, op, name, r, count, (int)dtype);
+}
+
+/* An output that shares memory with an input: cuDNN reads the inputs while it writes. */
+static gan_status check_disjoint(gan_backend *be, const char *op, const char *out_name,
+                                 const struct gan_ref *out, size_t out_count,
+                                 const char *in_name, const struct gan_ref *in,
+                                 size_t in_count)
+{
+    if (out->buf != in->buf)
+        return GAN_OK;
+    size_t a0 = out->offset, a1 = out->offset + out_count;
+    size_t b0 = in->offset, b1 = in->offset + in_count;
+    if (a0 < b1 && b0 < a1)
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                              "%s: %s (elements %zu..%zu) overlaps %s (elements %zu..%zu) in "
+                              "the same buffer; give the output its own memory",
+                              op, out_name, a0, a1, in_name, b0, b1);
+    return GAN_OK;
+}
+
+/* ---------------------------------------------------------------- plans */
+
+static void plan_free(struct cuda_conv_plan *p)
+{
+    if (p->xd)
+        cudnnDestroyTensorDescriptor(p->xd);
+    if (p->yd)
+        cudnnDestroyTensorDescriptor(p->yd);
+    if (p->wd)
+        cudnnDestroyFilterDescriptor(p->wd);
+    if (p->cd)
+        cudnnDestroyConvolutionDescriptor(p->cd);
+    free(p);
+}
+
+void cuda_conv_plans_free(gan_backend *be)
+{
+    while (be->plans) {
+        struct cuda_conv_plan *next = be->plans->next;
+        plan_free(be->plans);
+        be->plans = next;
+    }
+}
+
+static int same_conv(const struct gan_conv2d *a, const struct gan_conv2d *b)
+{
+    return a->n == b->n && a->c_in == b->c_in && a->h_in == b->h_in && a->w_in == b->w_in &&
+           a->c_out == b->c_out && a->kh == b->kh && a->kw == b->kw &&
+           a->stride_h == b->stride_h && a->stride_w == b->stride_w &&
+           a->pad_h == b->pad_h && a->pad_w == b->pad_w &&
+           a->dilation_h == b->dilation_h && a->dilation_w == b->dilation_w &&
+           a->h_out == b->h_out && a->w_out == b->w_out && a->dtype == b->dtype;
+}
+
+/* Describes the convolution to cuDNN with tensors of data type `dt`. */
+static gan_status plan_describe(gan_backend *be, struct cuda_conv_plan *p, cudnnDataType_t dt)
+{
+    const struct gan_conv2d *c = &p->c;
+    const char *op = conv_names[p->kind];
+    gan_status st = cuda_check_dnn(be, op,
+        cudnnSetTensor4dDescriptor(p->xd, CUDNN_TENSOR_NCHW, dt, (int)c->n, (int)c->c_in,
+                                   (int)c->h_in, (int)c->w_in));
+    if (st == GAN_OK)
+        st = cuda_check_dnn(be, op,
+            cudnnSetFilter4dDescriptor(p->wd, dt, CUDNN_TENSOR_NCHW, (int)c->c_out,
+                                       (int)c->c_in, (int)c->kh, (int)c->kw));
+    if (st == GAN_OK)
+        st = cuda_check_dnn(be, op,
+            cudnnSetTensor4dDescriptor(p->yd, CUDNN_TENSOR_NCHW, dt, (int)c->n, (int)c->c_out,
+                                       (int)c->h_out, (int)c->w_out));
+    if (st == GAN_OK)
+        st = cuda_check_dnn(be, op,
+            cudnnSetConvolution2dDescriptor(p->cd, (int)c->pad_h, (int)c->pad_w,
+                                            (int)c->stride_h, (int)c->stride_w,
+                                            (int)c->dilation_h, (int)c->dilation_w,
+                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    if (st == GAN_OK)
+        st = cuda_check_dnn(be, op,
+            cudnnSetConvolutionMathType(p->cd, dt == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH
+                                                                      : CUDNN_TENSOR_OP_MATH));
+    if (st != GAN_OK)
+        return st;
+    int n, ch, h, w;
+    st = cuda_check_dnn(be, op,
+                        cudnnGetConvolution2dForwardOutputDim(p->cd, p->xd, p->wd, &n, &ch,
+                                                              &h, &w));
+    if (st == GAN_OK && (n != c->n || ch != c->c_out || h != c->h_out || w != c->w_out))
+        return be->host->fail(be->host->ctx, GAN_ERR_INTERNAL,
+                              "%s: cuDNN computes an output of %d×%d×%d×%d where the checked "
+                              "descriptor says %lld×%lld×%lld×%lld", op, n, ch, h, w,
+                              (long long)c->n, (long long)c->c_out, (long long)c->h_out,
+                              (long long)c->w_out);
+    return st;
+}
+
+/* One candidate from any of cuDNN's three perf-result types (same fields). */
+struct candidate {
+    int algo;
+    cudnnStatus_t status;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t math;
+};
+
+#define COPY_PERF(dst, src, n) \
+    for (int i_ = 0; i_ < (n); i_++) { \
+        (dst)[i_].algo = (int)(src)[i_].algo; \
+        (dst)[i_].status = (src)[i_].status; \
+        (dst)[i_].memory = (src)[i_].memory; \
+        (dst)[i_].determinism = (src)[i_].determinism; \
+        (dst)[i_].math = (src)[i_].mathType; \
+    }
+
+/* Asks cuDNN's heuristics for the algorithms of the plan's convolution and keeps the
+ * usable ones in the order described at the top of this file. p->count = 0 when
+ * there are none (or cuDNN does not support the configuration at all). */
+static gan_status plan_choose(gan_backend *be, struct cuda_conv_plan *p, int fp32)
+{
+    const char *op = conv_names[p->kind];
+    struct candidate cand[CONV_MAX_ALGOS];
+    int got = 0;
+    cudnnStatus_t s;
+    if (p->kind == CONV_FORWARD) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CONV_MAX_ALGOS];
+        s = cudnnGetConvolutionForwardAlgorithm_v7(be->dnn, p->xd, p->wd, p->cd, p->yd,
+                                                   CONV_MAX_ALGOS, &got, perf);
+        if (s == CUDNN_STATUS_SUCCESS)
+            COPY_PERF(cand, perf, got);
+    } else if (p->kind == CONV_BACKWARD_DATA) {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CONV_MAX_ALGOS];
+        s = cudnnGetConvolutionBackwardDataAlgorithm_v7(be->dnn, p->wd, p->yd, p->cd, p->xd,
+                                                        CONV_MAX_ALGOS, &got, perf);
+        if (s == CUDNN_STATUS_SUCCESS)
+            COPY_PERF(cand, perf, got);
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CONV_MAX_ALGOS];
+        s = cudnnGetConvolutionBackwardFilterAlgorithm_v7(be->dnn, p->xd, p->yd, p->cd, p->wd,
+                                                          CONV_MAX_ALGOS, &got, perf);
+        if (s == CUDNN_STATUS_SUCCESS)
+            COPY_PERF(cand, perf, got);
+    }
+    p->count = p->pick = 0;
+    if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED)
+        return GAN_OK;
+    gan_status st = cuda_check_dnn(be, op, s);
+    if (st != GAN_OK)
+        return st;
+    /* Two passes: deterministic candidates first (when asked for), then the rest. */
+    for (int pass = be->deterministic ? 0 : 1; pass < 2; pass++)
+        for (int i = 0; i < got && i < CONV_MAX_ALGOS; i++) {
+            const struct candidate *c = &cand[i];
+            int det = c->determinism == CUDNN_DETERMINISTIC;
+            int tensor_math = c->math == CUDNN_TENSOR_OP_MATH ||
+                              c->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+            if (c->status != CUDNN_STATUS_SUCCESS || c->memory > be->workspace_limit ||
+                (fp32 && tensor_math) || (pass == 0 && !det) ||
+                (pass == 1 && be->deterministic && det))
+                continue;
+            p->algo[p->count] = c->algo;
+            p->math[p->count] = fp32 ? CUDNN_FMA_MATH : c->math;
+            p->memory[p->count] = c->memory;
+            p->count++;
+        }
+    return GAN_OK;
+}
+
+/* (Re)describes the plan with tensors of FP32 (staged) or of the convolution's own
+ * dtype, and chooses its candidates. */
+static gan_status plan_setup(gan_backend *be, struct cuda_conv_plan *p, int staged)
+{
+    cudnnDataType_t dt = CUDNN_DATA_FLOAT;
+    if (!staged && p->c.dtype == GAN_F16)
+        dt = CUDNN_DATA_HALF;
+    else if (!staged && p->c.dtype == GAN_BF16)
+        dt = CUDNN_DATA_BFLOAT16;
+    p->staged = staged;
+    gan_status st = plan_describe(be, p, dt);
+    if (st == GAN_OK)
+        st = plan_choose(be, p, dt == CUDNN_DATA_FLOAT);
+    return st;
+}
+
+static gan_status plan_get(gan_backend *be, enum conv_kind kind, const struct gan_conv2d *c,
+                           struct cuda_conv_plan **out)
+{
+    for (struct cuda_conv_plan *p = be->plans; p; p = p->next)
+        if (p->kind == kind && same_conv(&p->c, c)) {
+            *out = p;
+            return GAN_OK;
+        }
+    const char *op = conv_names[kind];
+    struct cuda_conv_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return be->host->fail(be->host->ctx, GAN_ERR_NOMEM,
+                              "%s: out of host memory for a convolution plan", op);
+    p->kind = kind;
+    p->c = *c;
+    gan_status st = cuda_check_dnn(be, op, cudnnCreateTensorDescriptor(&p->xd));
+    if (st == GAN_OK)
+        st = cuda_check_dnn(be, op, cudnnCreateTensorDescriptor(&p->yd));
+    if (st == GAN_OK)
+        st = cuda_check_dnn(be, op, cudnnCreateFilterDescriptor(&p->wd));
+    if (st == GAN_OK)
+        st = cuda_check_dnn(be, op, cudnnCreateConvolutionDescriptor(&p->cd));
+    if (st == GAN_OK)
+        st = plan_setup(be, p, 0);
+    if (st != GAN_OK) {
+        plan_free(p);
+        return st;
+    }
+    p->next = be->plans;
+    be->plans = p;
+    *out = p;
+    return GAN_OK;
+}
+
+/* ---------------------------------------------------------------- running */
+
+/* The three tensors of a call in cuDNN's terms: for the forward pass in1 = x, in2 = w,
+ * out = y; backward data: in1 = dy, in2 = w, out = dx; backward filter: in1 = x,
+ * in2 = dy, out = dw. */
+static cudnnStatus_t plan_run(gan_backend *be, const struct cuda_conv_plan *p,
+                              const void *in1, const void *in2, float beta, void *out,
+                              void *ws, size_t ws_bytes)
+{
+    const float alpha = 1.0f;
+    int algo = p->algo[p->pick];
+    switch (p->kind) {
+    case CONV_FORWARD:
+        return cudnnConvolutionForward(be->dnn, &alpha, p->xd, in1, p->wd, in2, p->cd,
+                                       (cudnnConvolutionFwdAlgo_t)algo, ws, ws_bytes, &beta,
+                                       p->yd, out);
+    case CONV_BACKWARD_DATA:
+        return cudnnConvolutionBackwardData(be->dnn, &alpha, p->wd, in2, p->yd, in1, p->cd,
+                                            (cudnnConvolutionBwdDataAlgo_t)algo, ws, ws_bytes,
+                                            &beta, p->xd, out);
+    default:
+        return cudnnConvolutionBackwardFilter(be->dnn, &alpha, p->xd, in1, p->yd, in2, p->cd,
+                                              (cudnnConvolutionBwdFilterAlgo_t)algo, ws,
+                                              ws_bytes, &beta, p->wd, out);
+    }
+}
+
+static gan_status conv_call(gan_backend *be, enum conv_kind kind, const struct gan_conv2d *c,
+                            const char *n1, const struct gan_ref *r1, const char *n2,
+                            const struct gan_ref *r2, float beta, const char *no,
+                            const struct gan_ref *ro)
+{
+    const char *op = conv_names[kind];
+    struct conv_sizes z = { 0, 0, 0 };
+    gan_status st = check_desc(be, op, c, beta, &z);
+    if (st != GAN_OK)
+        return st;
+    /* Element counts of in1, in2, out for this kind (see plan_run). */
+    size_t c1 = kind == CONV_BACKWARD_DATA ? z.y : z.x;
+    size_t c2 = kind == CONV_BACKWARD_FILTER ? z.y : z.w;
+    size_t co = kind == CONV_FORWARD ? z.y : kind == CONV_BACKWARD_DATA ? z.x : z.w;
+    st = check_ref(be, op, n1, r1, c->dtype, c1);
+    if (st == GAN_OK)
+        st = check_ref(be, op, n2, r2, c->dtype, c2);
+    if (st == GAN_OK)
+        st = check_ref(be, op, no, ro, c->dtype, co);
+    if (st == GAN_OK)
+        st = check_disjoint(be, op, no, ro, co, n1, r1, c1);
+    if (st == GAN_OK)
+        st = check_disjoint(be, op, no, ro, co, n2, r2, c2);
+    if (st == GAN_OK)
+        st = cuda_enter(be);
+    struct cuda_conv_plan *p = NULL;
+    if (st == GAN_OK)
+        st = plan_get(be, kind, c, &p);
+    if (st != GAN_OK)
+        return st;
+
+    const void *in1 = cuda_ref_ptr(r1), *in2 = cuda_ref_ptr(r2);
+    void *out = cuda_ref_ptr(ro);
+    for (;;) {
+        if (p->pick >= p->count) {
+            if (!p->staged && c->dtype != GAN_F32) {
+                if ((st = plan_setup(be, p, 1)) != GAN_OK)
+                    return st;
+                be->host->log(be->host->ctx, GAN_LOG_DEBUG,
+                              "%s: cuDNN has no %s algorithm for this shape; computing on "
+                              "FP32 copies", op, gan_dtype_name(c->dtype));
+                continue;
+            }
+            return be->host->fail(be->host->ctx, GAN_ERR_UNSUPPORTED,
+                                  "%s: cuDNN offers no algorithm for this convolution (n %lld, "
+                                  "c_in %lld, %lld×%lld, c_out %lld, kernel %lld×%lld, %s) "
+                                  "within the workspace limit of %zu MiB; raise the backend's "
+                                  "workspace_mb", op, (long long)c->n, (long long)c->c_in,
+                                  (long long)c->h_in, (long long)c->w_in, (long long)c->c_out,
+                                  (long long)c->kh, (long long)c->kw, gan_dtype_name(c->dtype),
+                                  be->workspace_limit >> 20);
+        }
+        void *ws = NULL;
+        if ((st = cuda_workspace(be, op, p->memory[p->pick], &ws)) != GAN_OK)
+            return st;
+        if ((st = cuda_check_dnn(be, op, cudnnSetConvolutionMathType(p->cd,
+                                                                      p->math[p->pick]))) != GAN_OK)
+            return st;
+        const void *a1 = in1, *a2 = in2;
+        void *ao = out;
+        float *s1 = NULL, *s2 = NULL, *so = NULL;
+        if (p->staged) {
+            /* FP32 copies of the three tensors in scratch, 256-byte aligned. */
+            size_t b1 = (c1 * sizeof(float) + 255) & ~(size_t)255;
+            size_t b2 = (c2 * sizeof(float) + 255) & ~(size_t)255;
+            unsigned char *area = NULL;
+            if ((st = cuda_scratch(be, op, b1 + b2 + co * sizeof(float), (void **)&area)) != GAN_OK)
+                return st;
+            s1 = (float *)area;
+            s2 = (float *)(area + b1);
+            so = (float *)(area + b1 + b2);
+            st = cuda_convert(be, in1, c->dtype, s1, GAN_F32, c1);
+            if (st == GAN_OK)
+                st = cuda_convert(be, in2, c->dtype, s2, GAN_F32, c2);
+            if (st == GAN_OK && beta != 0.0f)
+                st = cuda_convert(be, out, c->dtype, so, GAN_F32, co);
+            if (st != GAN_OK)
+                return st;
+            a1 = s1;
+            a2 = s2;
+            ao = so;
+        }
+        cudnnStatus_t s = plan_run(be, p, a1, a2, beta, ao, ws, p->memory[p->pick]);
+        if (s == CUDNN_STATUS_SUCCESS) {
+            if (p->staged)
+                return cuda_convert(be, so, GAN_F32, out, c->dtype, co);
+            return GAN_OK;
+        }
+        if (CUDNN_STATUS_CATEGORY(s) != CUDNN_STATUS_NOT_SUPPORTED)
+            return cuda_check_dnn(be, op, s);
+        be->host->log(be->host->ctx, GAN_LOG_DEBUG,
+                      "%s: cuDNN refused algorithm %d at run time; trying the next", op,
+                      p->algo[p->pick]);
+        p->pick++;
+    }
+}
+
+gan_status cuda_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
+                               const struct gan_ref *x, const struct gan_ref *w,
+                               float beta, const struct gan_ref *y)
+{
+    return conv_call(be, CONV_FORWARD, c, "x", x, "w", w, beta, "y", y);
+}
+
+gan_status cuda_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
+                                     const struct gan_ref *dy, const struct gan_ref *w,
+                                     float beta, const struct gan_ref *dx)
+{
+    return conv_call(be, CONV_BACKWARD_DATA, c, "dy", dy, "w", w, beta, "dx", dx);
+}
+
+gan_status cuda_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *c,
+                                       const struct gan_ref *x, const struct gan_ref *dy,
+                                       float beta, const struct gan_ref *dw)
+{
+    return conv_call(be, CONV_BACKWARD_FILTER, c, "x", x, "dy", dy, beta, "dw", dw);
+}

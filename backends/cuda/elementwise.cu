@@ -1,0 +1,187 @@
+/* elementwise.cu — the CUDA backend's strided, broadcasting unary and binary kernels: one
+ * thread per element, operands loaded as FP32, computed in FP32 and rounded once on store. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+#include "convert.cuh"
+
+/* Semantics are the CPU backend's (backends/cpu/elementwise.c), op for op: RELU maps
+ * NaN to NaN and −0 to +0, STEP and GREATER give 0 for NaN, SIGN gives 0 for ±0 and
+ * NaN, MAX and MIN are fmaxf and fminf (a NaN loses to a number), FILL never reads x.
+ * The module is compiled with -fmad=false, so a·b + c is two roundings here as on the
+ * CPU: every op that IEEE 754 rounds exactly (+, −, ·, /, sqrt, the comparisons) gives
+ * the CPU's bits. tanh, sigmoid, exp and log come from CUDA's math library, within
+ * 2 ulp of the exact value, and may differ from glibc's in the last bits.
+ *
+ * Layout: the host merges dimensions first (cuda_iter_plan), so a contiguous tensor
+ * is one dimension and each thread does one division per remaining dimension. An
+ * output that is the same view as an input is safe: the thread that reads an element
+ * is the one that writes it. */
+
+struct ew_args {
+    int ndim;
+    int op;
+    float alpha;
+    int64_t count;
+    int64_t dim[GAN_MAX_DIMS];
+    unsigned char *base[3];           /* element 0 of each operand's view */
+    int dtype[3];
+    int64_t stride[3][GAN_MAX_DIMS];
+};
+
+static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
+    "unary(COPY)", "unary(NEG)", "unary(SCALE)", "unary(ADD_SCALAR)", "unary(RELU)",
+    "unary(LEAKY_RELU)", "unary(STEP)", "unary(TANH)", "unary(SIGMOID)", "unary(SQUARE)",
+    "unary(SQRT)", "unary(RSQRT)", "unary(RECIPROCAL)", "unary(EXP)", "unary(LOG)",
+    "unary(ABS)", "unary(SIGN)", "unary(FILL)"
+};
+
+static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
+    "binary(ADD)", "binary(SUB)", "binary(MUL)", "binary(DIV)", "binary(MAX)",
+    "binary(MIN)", "binary(GREATER)"
+};
+
+__device__ __forceinline__ float unary_value(int op, float alpha, float x)
+{
+    switch (op) {
+    case GAN_UNARY_COPY: return x;
+    case GAN_UNARY_NEG: return -x;
+    case GAN_UNARY_SCALE: return alpha * x;
+    case GAN_UNARY_ADD_SCALAR: return x + alpha;
+    case GAN_UNARY_RELU: return x <= 0.0f ? 0.0f : x;
+    case GAN_UNARY_LEAKY_RELU: return x > 0.0f ? x : alpha * x;
+    case GAN_UNARY_STEP: return x > 0.0f ? 1.0f : 0.0f;
+    case GAN_UNARY_TANH: return tanhf(x);
+    case GAN_UNARY_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case GAN_UNARY_SQUARE: return x * x;
+    case GAN_UNARY_SQRT: return sqrtf(x);
+    case GAN_UNARY_RSQRT: return 1.0f / sqrtf(x);
+    case GAN_UNARY_RECIPROCAL: return 1.0f / x;
+    case GAN_UNARY_EXP: return expf(x);
+    case GAN_UNARY_LOG: return logf(x);
+    case GAN_UNARY_ABS: return fabsf(x);
+    case GAN_UNARY_SIGN: return (float)((x > 0.0f) - (x < 0.0f));
+    default: return alpha; /* GAN_UNARY_FILL */
+    }
+}
+
+__device__ __forceinline__ float binary_value(int op, float a, float b)
+{
+    switch (op) {
+    case GAN_BINARY_ADD: return a + b;
+    case GAN_BINARY_SUB: return a - b;
+    case GAN_BINARY_MUL: return a * b;
+    case GAN_BINARY_DIV: return a / b;
+    case GAN_BINARY_MAX: return fmaxf(a, b);
+    case GAN_BINARY_MIN: return fminf(a, b);
+    default: return a > b ? 1.0f : 0.0f; /* GAN_BINARY_GREATER */
+    }
+}
+
+/* NOPS = 2: unary (x, y); 3: binary (a, b, y). */
+template <int NOPS>
+__global__ void ew_kernel(ew_args a)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.count; i += step) {
+        int64_t off[NOPS], rest = i;
+#pragma unroll
+        for (int k = 0; k < NOPS; k++)
+            off[k] = 0;
+        /* Row-major decomposition of i, innermost dimension first. */
+        for (int d = a.ndim - 1; d >= 0; d--) {
+            int64_t idx = rest;
+            if (d > 0) {
+                idx = rest % a.dim[d];
+                rest /= a.dim[d];
+            }
+#pragma unroll
+            for (int k = 0; k < NOPS; k++)
+                off[k] += idx * a.stride[k][d];
+        }
+        float y;
+        if (NOPS == 2) {
+            float x = a.op == GAN_UNARY_FILL ? 0.0f : dev_load(a.base[0], a.dtype[0], off[0]);
+            y = unary_value(a.op, a.alpha, x);
+        } else {
+            y = binary_value(a.op, dev_load(a.base[0], a.dtype[0], off[0]),
+                             dev_load(a.base[1], a.dtype[1], off[1]));
+        }
+        dev_store(a.base[NOPS - 1], a.dtype[NOPS - 1], off[NOPS - 1], y);
+    }
+}
+
+/* Used at create time: fails when this build has no kernel image for the device. */
+extern "C" cudaError_t cuda_kernels_probe(void);
+extern "C" cudaError_t cuda_kernels_probe(void)
+{
+    struct cudaFuncAttributes attr;
+    return cudaFuncGetAttributes(&attr, ew_kernel<2>);
+}
+
+static gan_status ew_launch(gan_backend *be, const char *name, int nops, int op, float alpha,
+                            const struct cuda_iter *it, const struct gan_operand *const *ops)
+{
+    ew_args a;
+    memset(&a, 0, sizeof a);
+    a.ndim = it->ndim;
+    a.op = op;
+    a.alpha = alpha;
+    a.count = it->count;
+    for (int d = 0; d < it->ndim; d++)
+        a.dim[d] = it->dim[d];
+    for (int k = 0; k < nops; k++) {
+        const struct gan_operand *o = ops[k];
+        a.base[k] = (unsigned char *)o->buf->ptr + o->offset * gan_dtype_size(o->dtype);
+        a.dtype[k] = (int)o->dtype;
+        for (int d = 0; d < it->ndim; d++)
+            a.stride[k][d] = it->stride[k][d];
+    }
+    gan_status st = cuda_enter(be);
+    if (st != GAN_OK)
+        return st;
+    unsigned blocks = cuda_blocks(it->count, (unsigned)be->sm_count * 32u);
+    if (nops == 2)
+        ew_kernel<2><<<blocks, CUDA_THREADS, 0, be->stream>>>(a);
+    else
+        ew_kernel<3><<<blocks, CUDA_THREADS, 0, be->stream>>>(a);
+    return cuda_launched(be, name);
+}
+
+gan_status cuda_unary(gan_backend *be, enum gan_unary_op op, float alpha,
+                      const struct gan_shape *shape, const struct gan_operand *x,
+                      const struct gan_operand *y)
+{
+    if ((unsigned)op >= GAN_UNARY_OP_COUNT)
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                              "unary: op %d is not a gan_unary_op (0 to %d)", (int)op,
+                              GAN_UNARY_OP_COUNT - 1);
+    const struct gan_operand *ops[2] = { x, y };
+    static const char *const names[2] = { "x", "y" };
+    struct cuda_iter it;
+    gan_status st = cuda_iter_plan(be, unary_names[op], shape, 2, ops, names, &it);
+    if (st != GAN_OK || it.count == 0)
+        return st;
+    return ew_launch(be, unary_names[op], 2, (int)op, alpha, &it, ops);
+}
+
+gan_status cuda_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
+                       const struct gan_operand *a, const struct gan_operand *b,
+                       const struct gan_operand *y)
+{
+    if ((unsigned)op >= GAN_BINARY_OP_COUNT)
+        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
+                              "binary: op %d is not a gan_binary_op (0 to %d)", (int)op,
+                              GAN_BINARY_OP_COUNT - 1);
+    const struct gan_operand *ops[3] = { a, b, y };
+    static const char *const names[3] = { "a", "b", "y" };
+    struct cuda_iter it;
+    gan_status st = cuda_iter_plan(be, binary_names[op], shape, 3, ops, names, &it);
+    if (st != GAN_OK || it.count == 0)
+        return st;
+    return ew_launch(be, binary_names[op], 3, (int)op, 0.0f, &it, ops);
+}

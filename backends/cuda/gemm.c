@@ -1,0 +1,282 @@
+/* gemm.c — C = alpha·op(A)·op(B) + beta·C through cuBLAS (cublasGemmEx, strided batched),
+ * row-major, FP32/FP16/BF16 operands with FP32 accumulation; mixed types staged through FP32. */
+#include "config.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+
+/* Row-major through a column-major library: a row-major matrix is the column-major
+ * matrix of its transpose, so C = op(A)·op(B) is computed as Cᵀ = op(B)ᵀ·op(A)ᵀ, that
+ * is cuBLAS's gemm with the operands swapped, m and n swapped, and each operand's own
+ * transpose flag: no data moves.
+ *
+ * Types. cublasGemmEx with CUBLAS_COMPUTE_32F accepts A and B of one type, FP32, FP16
+ * or BF16, and C of that type or FP32; products are exact and accumulate in FP32 (on
+ * tensor cores for 16-bit inputs; FP32 inputs never use TF32 under this compute type).
+ * Any other mix (A and B of different types, FP32 inputs with a 16-bit C, FP16 inputs
+ * with a BF16 C) is staged as the CPU backend does it: 16-bit operands widened exactly
+ * to FP32 in scratch, a 16-bit C accumulated in an FP32 copy and rounded once.
+ *
+ * Edge cases follow the CPU backend: beta = 0 never reads C (cuBLAS promises it; NaN
+ * there does not come through); k = 0 or alpha = 0 gives beta·C without reading A or
+ * B (done with the element-wise kernel, so no library convention is relied on). */
+
+struct stored {
+    const char *name;             /* "A", "B", "C" */
+    const struct gan_ref *ref;
+    int64_t rows, cols, ld, stride;
+};
+
+/* Elements from an operand's first element to one past its last over all batch
+ * entries; -1 when that overflows. 0 when it has no elements. */
+static int64_t stored_extent(const struct stored *s, int64_t batch)
+{
+    if (s->rows == 0 || s->cols == 0)
+        return 0;
+    int64_t last_row, one, across;
+    if (__builtin_mul_overflow(s->rows - 1, s->ld, &last_row) ||
+        __builtin_add_overflow(last_row, s->cols, &one) ||
+        __builtin_mul_overflow(batch - 1, s->stride, &across) ||
+        __builtin_add_overflow(across, one, &one))
+        return -1;
+    return one;
+}
+
+static gan_status check_stored(gan_backend *be, const struct stored *s, int64_t batch,
+                               int used)
+{
+    const struct gan_host *host = be->host;
+    const char *tname = gan_dtype_name(s->ref->dtype);
+    const char lc = (char)(s->name[0] - 'A' + 'a');
+    if (!cuda_is_float(s->ref->dtype))
+        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
+                          "gemm: %s has dtype %s; GEMM takes F32, F16 or BF16 operands: cast "
+                          "it first", s->name, tname ? tname : "(invalid)");
+    int64_t min_ld = s->cols > 1 ? s->cols : 1;
+    if (s->ld < min_ld || s->ld > INT_MAX)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "gemm: ld%c = %lld for a stored %lld×%lld %s; it must be at least "
+                          "%lld (the stored row length) and at most %d (cuBLAS's int)", lc,
+                          (long long)s->ld, (long long)s->rows, (long long)s->cols, s->name,
+                          (long long)min_ld, INT_MAX);
+    if (batch > 1 && s->stride < 0)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "gemm: stride_%c = %lld is negative; batch entries must follow "
+                          "matrix 0 in memory", lc, (long long)s->stride);
+    int64_t extent = stored_extent(s, batch);
+    if (extent < 0)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "gemm: %s (%lld×%lld, ld %lld, batch %lld, stride %lld) spans more "
+                          "elements than fit in 64 bits; check the shape and strides",
+                          s->name, (long long)s->rows, (long long)s->cols, (long long)s->ld,
+                          (long long)batch, (long long)s->stride);
+    if (extent == 0 || !used)
+        return GAN_OK;
+    if (!s->ref->buf)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "gemm: %s has no buffer but %lld elements to address; pass a buffer "
+                          "from buffer_alloc", s->name, (long long)extent);
+    size_t have = s->ref->buf->bytes / gan_dtype_size(s->ref->dtype);
+    if (s->ref->offset > have || (uint64_t)extent > have - s->ref->offset)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "gemm: %s (stored %lld×%lld %s, ld %lld, batch %lld, stride %lld) "
+                          "needs %lld elements from element offset %zu, but its buffer holds "
+                          "%zu %s elements; fix the shape, strides or offset, or allocate a "
+                          "larger buffer", s->name, (long long)s->rows, (long long)s->cols,
+                          tname, (long long)s->ld, (long long)batch, (long long)s->stride,
+                          (long long)extent, s->ref->offset, have, tname);
+    return GAN_OK;
+}
+
+static gan_status validate(gan_backend *be, const struct gan_gemm *g, struct stored *sa,
+                           struct stored *sb, struct stored *sc)
+{
+    const struct gan_host *host = be->host;
+    if (!g)
+        return host->fail(host->ctx, GAN_ERR_INVALID, "gemm: the descriptor is NULL");
+    if ((g->trans_a != 0 && g->trans_a != 1) || (g->trans_b != 0 && g->trans_b != 1))
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "gemm: trans_a = %d, trans_b = %d; each must be 0 or 1",
+                          g->trans_a, g->trans_b);
+    if (g->m < 0 || g->n < 0 || g->k < 0)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "gemm: m = %lld, n = %lld, k = %lld; sizes cannot be negative",
+                          (long long)g->m, (long long)g->n, (long long)g->k);
+    if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX)
+        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
+                          "gemm: m = %lld, n = %lld, k = %lld; cuBLAS takes sizes up to %d: "
+                          "split the product", (long long)g->m, (long long)g->n,
+                          (long long)g->k, INT_MAX);
+    if (g->batch < 1 || g->batch > INT_MAX)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "gemm: batch = %lld; it must be 1 to %d", (long long)g->batch,
+                          INT_MAX);
+    *sa = (struct stored){ "A", &g->a, g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k,
+                           g->lda, g->stride_a };
+    *sb = (struct stored){ "B", &g->b, g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n,
+                           g->ldb, g->stride_b };
+    *sc = (struct stored){ "C", &g->c, g->m, g->n, g->ldc, g->stride_c };
+    const int out = g->m > 0 && g->n > 0, product = out && g->k > 0;
+    gan_status st = check_stored(be, sa, g->batch, product);
+    if (st == GAN_OK)
+        st = check_stored(be, sb, g->batch, product);
+    if (st == GAN_OK)
+        st = check_stored(be, sc, g->batch, out);
+    if (st != GAN_OK)
+        return st;
+    /* Batch entries writing one C would race on the device. */
+    if (g->batch > 1 && g->stride_c == 0 && out)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "gemm: stride_c = 0 with batch = %lld: every product would write "
+                          "the same C; give each its own C, or sum the inputs first",
+                          (long long)g->batch);
+    return GAN_OK;
+}
+
+static cudaDataType cuda_type(enum gan_dtype t)
+{
+    switch (t) {
+    case GAN_F16: return CUDA_R_16F;
+    case GAN_BF16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+    }
+}
+
+/* An operand as cuBLAS gets it: where, what type, its row stride and batch stride. */
+struct operand {
+    void *ptr;
+    enum gan_dtype dtype;
+    int64_t ld, stride;
+};
+
+/* The matrices of `s` (batch entries, or one when they all share it) as a strided
+ * element-wise view, and a packed view of the same shape in an FP32 area. */
+static void matrix_views(const struct stored *s, int64_t count, struct gan_shape *shape,
+                         struct gan_operand *view, struct gan_buffer *area, void *ptr,
+                         struct gan_operand *packed)
+{
+    memset(shape, 0, sizeof *shape);
+    shape->ndim = 3;
+    shape->dim[0] = count;
+    shape->dim[1] = s->rows;
+    shape->dim[2] = s->cols;
+    memset(view, 0, sizeof *view);
+    view->buf = s->ref->buf;
+    view->offset = s->ref->offset;
+    view->dtype = s->ref->dtype;
+    view->stride[0] = s->stride;
+    view->stride[1] = s->ld;
+    view->stride[2] = 1;
+    area->bytes = (size_t)(count * s->rows * s->cols) * sizeof(float);
+    area->ptr = ptr;
+    memset(packed, 0, sizeof *packed);
+    packed->buf = area;
+    packed->dtype = GAN_F32;
+    packed->stride[0] = s->rows * s->cols;
+    packed->stride[1] = s->cols;
+    packed->stride[2] = 1;
+}
+
+static size_t align256(size_t bytes)
+{
+    return (bytes + 255) & ~(size_t)255;
+}
+
+gan_status cuda_gemm(gan_backend *be, const struct gan_gemm *g)
+{
+    struct stored sa, sb, sc;
+    gan_status st = validate(be, g, &sa, &sb, &sc);
+    if (st != GAN_OK)
+        return st;
+    const int64_t m = g->m, n = g->n, k = g->k, batch = g->batch;
+    if (m == 0 || n == 0)
+        return GAN_OK;
+    if ((st = cuda_enter(be)) != GAN_OK)
+        return st;
+
+    if (k == 0 || g->alpha == 0.0f) {
+        /* C = beta·C, in place, over (batch, m, n); beta = 0 writes zeros unread. */
+        struct gan_shape shape = { 3, { batch, m, n } };
+        struct gan_operand c;
+        memset(&c, 0, sizeof c);
+        c.buf = g->c.buf;
+        c.offset = g->c.offset;
+        c.dtype = g->c.dtype;
+        c.stride[0] = g->stride_c;
+        c.stride[1] = g->ldc;
+        c.stride[2] = 1;
+        return g->beta == 0.0f ? cuda_unary(be, GAN_UNARY_FILL, 0.0f, &shape, &c, &c)
+                               : cuda_unary(be, GAN_UNARY_SCALE, g->beta, &shape, &c, &c);
+    }
+
+    struct operand oa = { cuda_ref_ptr(&g->a), g->a.dtype, g->lda, g->stride_a };
+    struct operand ob = { cuda_ref_ptr(&g->b), g->b.dtype, g->ldb, g->stride_b };
+    struct operand oc = { cuda_ref_ptr(&g->c), g->c.dtype, g->ldc, g->stride_c };
+    const int native = oa.dtype == ob.dtype && (oc.dtype == GAN_F32 || oc.dtype == oa.dtype);
+    const int stage_a = !native && oa.dtype != GAN_F32;
+    const int stage_b = !native && ob.dtype != GAN_F32;
+    const int stage_c = !native && oc.dtype != GAN_F32;
+    /* A shared operand (stride 0) is widened once for the whole batch. */
+    const int64_t count_a = g->stride_a ? batch : 1, count_b = g->stride_b ? batch : 1;
+    size_t bytes_a = stage_a ? align256((size_t)(count_a * sa.rows * sa.cols) * sizeof(float)) : 0;
+    size_t bytes_b = stage_b ? align256((size_t)(count_b * sb.rows * sb.cols) * sizeof(float)) : 0;
+    size_t bytes_c = stage_c ? align256((size_t)(batch * m * n) * sizeof(float)) : 0;
+    unsigned char *scratch = NULL;
+    if (bytes_a + bytes_b + bytes_c &&
+        (st = cuda_scratch(be, "gemm", bytes_a + bytes_b + bytes_c, (void **)&scratch)) != GAN_OK)
+        return st;
+
+    struct gan_shape shape;
+    struct gan_operand view, packed;
+    struct gan_buffer area;
+    if (stage_a) {
+        matrix_views(&sa, count_a, &shape, &view, &area, scratch, &packed);
+        if ((st = cuda_unary(be, GAN_UNARY_COPY, 0.0f, &shape, &view, &packed)) != GAN_OK)
+            return st;
+        oa = (struct operand){ scratch, GAN_F32, sa.cols > 1 ? sa.cols : 1,
+                               g->stride_a ? sa.rows * sa.cols : 0 };
+    }
+    if (stage_b) {
+        matrix_views(&sb, count_b, &shape, &view, &area, scratch + bytes_a, &packed);
+        if ((st = cuda_unary(be, GAN_UNARY_COPY, 0.0f, &shape, &view, &packed)) != GAN_OK)
+            return st;
+        ob = (struct operand){ scratch + bytes_a, GAN_F32, sb.cols > 1 ? sb.cols : 1,
+                               g->stride_b ? sb.rows * sb.cols : 0 };
+    }
+    unsigned char *cpack = scratch + bytes_a + bytes_b;
+    if (stage_c) {
+        matrix_views(&sc, batch, &shape, &view, &area, cpack, &packed);
+        if (g->beta != 0.0f &&
+            (st = cuda_unary(be, GAN_UNARY_COPY, 0.0f, &shape, &view, &packed)) != GAN_OK)
+            return st;
+        oc = (struct operand){ cpack, GAN_F32, n, m * n };
+    }
+
+    const float alpha = g->alpha, beta = g->beta;
+    const cublasOperation_t op_a = g->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (batch == 1)
+        st = cuda_check_blas(be, "gemm: cublasGemmEx",
+                             cublasGemmEx(be->blas, op_b, op_a, (int)n, (int)m, (int)k, &alpha,
+                                          ob.ptr, cuda_type(ob.dtype), (int)ob.ld,
+                                          oa.ptr, cuda_type(oa.dtype), (int)oa.ld, &beta,
+                                          oc.ptr, cuda_type(oc.dtype), (int)oc.ld,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    else
+        st = cuda_check_blas(be, "gemm: cublasGemmStridedBatchedEx",
+                             cublasGemmStridedBatchedEx(
+                                 be->blas, op_b, op_a, (int)n, (int)m, (int)k, &alpha,
+                                 ob.ptr, cuda_type(ob.dtype), (int)ob.ld, (long long)ob.stride,
+                                 oa.ptr, cuda_type(oa.dtype), (int)oa.ld, (long long)oa.stride,
+                                 &beta, oc.ptr, cuda_type(oc.dtype), (int)oc.ld,
+                                 (long long)oc.stride, (int)batch, CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT));
+    if (st != GAN_OK || !stage_c)
+        return st;
+    /* The FP32 result, rounded once into C. */
+    matrix_views(&sc, batch, &shape, &view, &area, cpack, &packed);
+    return cuda_unary(be, GAN_UNARY_COPY, 0.0f, &shape, &packed, &view);
+}
