@@ -740,13 +740,22 @@ static gan_status picture(gan_trainer *t, const char *name, struct gan_error *er
     gan_status st = evaluate(t, err);
     if (st == GAN_OK)
         st = critic_field(t, field, err);
+    /* The title strip holds 42 characters at the default size: the data set is in the
+     * folder's name, and the separators shrink when the numbers grow. */
     char title[200];
-    int used = snprintf(title, sizeof title, "%s  iter %lld", t->data_name, (long long)t->iteration);
-    if (t->quality.has_modes && used > 0 && (size_t)used < sizeof title)
-        used += snprintf(title + used, sizeof title - (size_t)used, "  modes %ld/%zu  hq %.1f%%",
-                         t->quality.modes_covered, t->quality.modes_total, t->quality.high_quality_pct);
-    if (used > 0 && (size_t)used < sizeof title)
-        snprintf(title + used, sizeof title - (size_t)used, "  sW1 %.3g", t->quality.sliced_w1);
+    for (int sep = 2; sep >= 1; sep--) {
+        const char *gap = sep == 2 ? "  " : " ";
+        int used = snprintf(title, sizeof title, "iter %lld", (long long)t->iteration);
+        if (t->quality.has_modes && used > 0 && (size_t)used < sizeof title)
+            used += snprintf(title + used, sizeof title - (size_t)used, "%smodes %ld/%zu%shq %.1f%%",
+                             gap, t->quality.modes_covered, t->quality.modes_total, gap,
+                             t->quality.high_quality_pct);
+        if (used > 0 && (size_t)used < sizeof title)
+            used += snprintf(title + used, sizeof title - (size_t)used, "%ssW1 %.3f", gap,
+                             t->quality.sliced_w1);
+        if (used <= 42)
+            break;
+    }
     if (st == GAN_OK) {
         struct gan_toy_plot plot;
         memset(&plot, 0, sizeof plot);
