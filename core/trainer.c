@@ -545,6 +545,18 @@ static gan_status generator_step(gan_trainer *t, struct gan_error *err)
 
 /* ------------------------------------------------------------------ the trial step */
 
+/* A reported value's name becomes a CSV column and a JSON key: keep it plain. */
+static int plain_name(const char *name)
+{
+    if (!*name || strlen(name) > 64)
+        return 0;
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '.' || *c == '-'))
+            return 0;
+    return 1;
+}
+
 static int has_name(char **names, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
@@ -601,6 +613,10 @@ static gan_status trial_step(gan_trainer *t, struct gan_error *err)
                                           : "trying the critic's objective");
         for (size_t i = 0; i < sink.count; i++) {
             char name[160];
+            if (!plain_name(sink.names[i]))
+                return gan_error_set(err, GAN_ERR_INVALID,
+                                     "a loss term reports a value named \"%.80s\": names are 1 to 64 letters, digits, '_', '.' or '-' (they become metrics.csv columns); fix the plugin",
+                                     sink.names[i]);
             if (which == 0) {
                 snprintf(name, sizeof name, "%s", sink.names[i]);
                 if (!(t->critic_names[t->n_critic_metrics] = dup_string(name)))
