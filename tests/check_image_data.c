@@ -458,6 +458,7 @@ START_TEST(test_batch_errors)
     ck_assert_int_eq(gan_image_sampler_next(s, 8, x, NULL, &err), GAN_OK);
     ck_assert_int_eq(gan_image_sampler_next(s, 8, x, NULL, &err), GAN_OK);
     ck_assert_uint_eq(gan_image_sampler_tell(s).epoch, 1);
+    gan_image_sampler_free(s);
     ck_assert_int_eq(gan_image_sampler_new(NULL, 1, &s, &err), GAN_ERR_INVALID);
     ck_assert_ptr_null(s);
     gan_image_set_free(set);
