@@ -57,7 +57,7 @@ static const struct schema_key core_keys[] = {
     STR("log.level", "\"info\"", log_levels, "how much ganctl writes to standard error"),
     STR("run.dir", "\"\"", NULL, "the run folder; \"\" = runs/DATA-YYYYMMDD-HHMMSS"),
     INT_RANGE("run.seed", "0", 0, 9007199254740991.0, "the seed of every random number of the run"),
-    INT_MIN_("run.iterations", "5000", 1, "generator iterations to train"),
+    INT_MIN_("run.iterations", "4000", 1, "generator iterations to train"),
     INT_MIN_("run.log_every", "10", 1, "write a metrics.csv row every this many iterations"),
     INT_MIN_("run.eval_every", "500", 0, "toy quality metrics every this many iterations; 0 = at the end only"),
     INT_MIN_("run.image_every", "1000", 0, "a PNG every this many iterations; 0 = at the end only"),
