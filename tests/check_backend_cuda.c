@@ -734,11 +734,15 @@ START_TEST(test_gemm_edges)
     free(rc);
     free(rg);
 
-    /* A full of NaN, alpha 0: C = 0.5·C exactly; then k = 0 with beta 0: zeros. */
+    /* A full of NaN, alpha 0: C = 0.5·C exactly (from the same C on both); then k = 0
+     * with beta 0: zeros. */
     for (int i = 0; i < M * K; i++)
         a[i] = NAN;
+    for (int i = 0; i < M * N; i++)
+        c[i] = uniform(-1, 1);
     for (int s = 0; s < 2; s++) {
         ok(s, ops[s]->upload(be[s], A.b[s], 0, a, sizeof a), "upload");
+        ok(s, ops[s]->upload(be[s], C.b[s], 0, c, sizeof c), "upload");
         struct gan_gemm g = { .m = M, .n = N, .k = K, .alpha = 0, .beta = 0.5f,
                               .a = twin_ref(&A, s, 0), .b = twin_ref(&B, s, 0),
                               .c = twin_ref(&C, s, 0), .lda = K, .ldb = N, .ldc = N,

@@ -45,6 +45,7 @@ struct cuda_conv_plan {
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
     int count, pick;                   /* usable candidates; the one in use */
+    int ready;                         /* the pick's math type is set, its workspace known */
     int algo[CONV_MAX_ALGOS];
     cudnnMathType_t math[CONV_MAX_ALGOS];
     size_t memory[CONV_MAX_ALGOS];
@@ -306,7 +307,7 @@ static gan_status plan_choose(gan_backend *be, struct cuda_conv_plan *p, int fp3
         if (s == CUDNN_STATUS_SUCCESS)
             COPY_PERF(cand, perf, got);
     }
-    p->count = p->pick = 0;
+    p->count = p->pick = p->ready = 0;
     if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED)
         return GAN_OK;
     gan_status st = cuda_check_dnn(be, op, s);
@@ -383,6 +384,53 @@ static gan_status plan_get(gan_backend *be, enum conv_kind kind, const struct ga
 
 /* ---------------------------------------------------------------- running */
 
+/* The workspace the plan's current candidate needs with the math type now set on the
+ * descriptor (the heuristics' figure was for the math type they assumed). */
+static cudnnStatus_t plan_workspace(gan_backend *be, const struct cuda_conv_plan *p,
+                                    size_t *bytes)
+{
+    int algo = p->algo[p->pick];
+    switch (p->kind) {
+    case CONV_FORWARD:
+        return cudnnGetConvolutionForwardWorkspaceSize(be->dnn, p->xd, p->wd, p->cd, p->yd,
+                                                       (cudnnConvolutionFwdAlgo_t)algo, bytes);
+    case CONV_BACKWARD_DATA:
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(
+            be->dnn, p->wd, p->yd, p->cd, p->xd, (cudnnConvolutionBwdDataAlgo_t)algo, bytes);
+    default:
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            be->dnn, p->xd, p->yd, p->cd, p->wd, (cudnnConvolutionBwdFilterAlgo_t)algo, bytes);
+    }
+}
+
+/* Makes the plan's current candidate usable: its math type set and its workspace
+ * within the limit. Moves on to the next candidate when cuDNN refuses one; *usable = 0
+ * when none is left. */
+static gan_status plan_ready(gan_backend *be, struct cuda_conv_plan *p, int *usable)
+{
+    const char *op = conv_names[p->kind];
+    for (; !p->ready && p->pick < p->count; p->pick++) {
+        gan_status st = cuda_check_dnn(be, op,
+                                       cudnnSetConvolutionMathType(p->cd, p->math[p->pick]));
+        if (st != GAN_OK)
+            return st;
+        size_t bytes = 0;
+        cudnnStatus_t s = plan_workspace(be, p, &bytes);
+        if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED)
+            continue;
+        if ((st = cuda_check_dnn(be, op, s)) != GAN_OK)
+            return st;
+        if (bytes > be->workspace_limit)
+            continue;
+        if (bytes > p->memory[p->pick])
+            p->memory[p->pick] = bytes;
+        p->ready = 1;
+        break;
+    }
+    *usable = p->ready;
+    return GAN_OK;
+}
+
 /* The three tensors of a call in cuDNN's terms: for the forward pass in1 = x, in2 = w,
  * out = y; backward data: in1 = dy, in2 = w, out = dx; backward filter: in1 = x,
  * in2 = dy, out = dw. */
@@ -442,7 +490,10 @@ static gan_status conv_call(gan_backend *be, enum conv_kind kind, const struct g
     const void *in1 = cuda_ref_ptr(r1), *in2 = cuda_ref_ptr(r2);
     void *out = cuda_ref_ptr(ro);
     for (;;) {
-        if (p->pick >= p->count) {
+        int usable = 0;
+        if ((st = plan_ready(be, p, &usable)) != GAN_OK)
+            return st;
+        if (!usable) {
             if (!p->staged && c->dtype != GAN_F32) {
                 if ((st = plan_setup(be, p, 1)) != GAN_OK)
                     return st;
@@ -462,9 +513,6 @@ static gan_status conv_call(gan_backend *be, enum conv_kind kind, const struct g
         }
         void *ws = NULL;
         if ((st = cuda_workspace(be, op, p->memory[p->pick], &ws)) != GAN_OK)
-            return st;
-        if ((st = cuda_check_dnn(be, op, cudnnSetConvolutionMathType(p->cd,
-                                                                      p->math[p->pick]))) != GAN_OK)
             return st;
         const void *a1 = in1, *a2 = in2;
         void *ao = out;
@@ -502,6 +550,7 @@ static gan_status conv_call(gan_backend *be, enum conv_kind kind, const struct g
                       "%s: cuDNN refused algorithm %d at run time; trying the next", op,
                       p->algo[p->pick]);
         p->pick++;
+        p->ready = 0;
     }
 }
 

@@ -274,7 +274,9 @@ gan_status cuda_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_
     a.nk = plan_group(shape, axes, 0, x, y, a.kdim, a.kx, a.ky);
     int64_t no_y[GAN_MAX_DIMS];
     a.nr = rcount ? plan_group(shape, axes, 1, x, y, a.rdim, a.rx, no_y) : 0;
-    a.x = (const unsigned char *)x->buf->ptr + x->offset * gan_dtype_size(x->dtype);
+    /* x needs no buffer when nothing is reduced from it (an empty reduced dimension) */
+    a.x = x->buf ? (const unsigned char *)x->buf->ptr + x->offset * gan_dtype_size(x->dtype)
+                 : NULL;
     a.y = (unsigned char *)y->buf->ptr + y->offset * gan_dtype_size(y->dtype);
     a.xt = (int)x->dtype;
     a.yt = (int)y->dtype;
