@@ -1,5 +1,5 @@
 /* convert.cuh — device-side FP32 ↔ FP16/BF16 conversion that gives the CPU backend's bits
- * exactly (nearest even, subnormals, signed zero, overflow to inf, NaN payloads), typed loads and stores. */
+ * exactly (nearest even, subnormals, overflow to inf, NaN payloads), and typed loads and stores. */
 #ifndef GANCTL_CUDA_CONVERT_CUH
 #define GANCTL_CUDA_CONVERT_CUH
 

@@ -1,5 +1,5 @@
 /* grad_stats.cu — the CUDA backend's gradient statistics (non-finite, zero and FP16-subnormal
- * counts; absmax, Σu² and min |u| of u = x · inv_scale) with the fused unscale, in one pass and one wait. */
+ * counts; absmax, Σu², min |u| of u = x · inv_scale), fused with the unscale; one pass, one wait. */
 #include "config.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* reduce.cu — the CUDA backend's reductions (sum, mean, max, min, sum of squares, abs-max)
- * along any set of axes, accumulated in FP32, in a fixed order so that a call repeats bit for bit. */
+ * along any set of axes, accumulated in FP32 in a fixed order, so that a call repeats bit for bit. */
 #include "config.h"
 
 #include <math.h>
