@@ -26,8 +26,16 @@ gan_status cuda_check_rt(gan_backend *be, const char *call, cudaError_t err)
                               "%s: %s (%s); the GPU is out of memory: use smaller batches "
                               "or models, or free device memory", call,
                               cudaGetErrorString(err), cudaGetErrorName(err));
-    return be->host->fail(be->host->ctx, GAN_ERR_DEVICE, "%s: %s (%s)", call,
-                          cudaGetErrorString(err), cudaGetErrorName(err));
+    /* Errors that kill the context surface at the next call that waits, which is
+     * rarely the kernel that caused them. */
+    int lost = err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure ||
+               err == cudaErrorIllegalInstruction || err == cudaErrorMisalignedAddress ||
+               err == cudaErrorHardwareStackError || err == cudaErrorInvalidPc ||
+               err == cudaErrorAssert || err == cudaErrorLaunchTimeout;
+    return be->host->fail(be->host->ctx, GAN_ERR_DEVICE, "%s: %s (%s)%s", call,
+                          cudaGetErrorString(err), cudaGetErrorName(err),
+                          lost ? "; a kernel queued earlier failed and the GPU context is "
+                                 "lost: restart the program" : "");
 }
 
 gan_status cuda_check_blas(gan_backend *be, const char *call, cublasStatus_t err)
