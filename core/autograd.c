@@ -49,6 +49,9 @@ gan_status ti_record(gan_ctx *ctx, gan_tensor *out, const char *op, ti_backward_
     n->needs[0] = w0;
     n->needs[1] = w1;
     n->out = out;
+    n->scope = ctx->scope;
+    n->policy_off = ctx->policy_off > 0;
+    n->from_backward = ctx->in_backward != 0;
     ctx->nodes[ctx->n_nodes++] = n;
     out->grad_fn = n;
     *node = n;
@@ -108,7 +111,12 @@ static gan_status accumulate(gan_ctx *ctx, gan_tensor *t, gan_tensor *g, const c
     if (g->dtype != t->dtype && !(g = gan_cast(ctx, g, t->dtype)))
         return ti_result(ctx, 0);
     if (t->grad_epoch == ctx->epoch && t->grad) {
+        /* Both terms have t's dtype and so must their sum: the precision policy would
+         * widen two 16-bit gradients under O1, so it is suspended here (and for this
+         * node's own backward, which the node remembers). */
+        ctx->policy_off++;
         gan_tensor *sum = gan_add(ctx, t->grad, g);
+        ctx->policy_off--;
         if (!sum)
             return ti_result(ctx, 0);
         t->grad = sum;
@@ -193,7 +201,18 @@ static gan_status backward_pass(gan_ctx *ctx, size_t n_nodes, uint64_t epoch)
             node->needs[i] = needs[i] && gradient_wanted(node->in[i], epoch);
         }
         gan_tensor *gin[TI_NODE_MAX_IN] = { NULL, NULL };
+        /* The backward runs under the policy its forward ran under: in the node's scope
+         * (an FP32 scope's gradient is FP32 too, wherever gan_grad was called from), and
+         * suspended where the forward was. */
+        struct ti_scope *scope = ctx->scope;
+        int policy_off = ctx->policy_off, in_backward = ctx->in_backward;
+        ctx->scope = node->scope;
+        ctx->policy_off = node->policy_off;
+        ctx->in_backward = 1;
         gan_status st = node->backward(ctx, node, out->grad, gin);
+        ctx->scope = scope;
+        ctx->policy_off = policy_off;
+        ctx->in_backward = in_backward;
         int wanted[TI_NODE_MAX_IN];
         for (int i = 0; i < node->n_in; i++) {
             wanted[i] = node->needs[i];
@@ -276,4 +295,39 @@ gan_status gan_grad(gan_ctx *ctx, int n_outputs, gan_tensor *const *outputs,
         for (int j = 0; j < n_inputs; j++)
             grads[j] = NULL;
     return st;
+}
+
+/* ------------------------------------------------------------------ the tape, read */
+
+size_t gan_ctx_tape_length(const gan_ctx *ctx)
+{
+    return ctx ? ctx->n_nodes : 0;
+}
+
+gan_status gan_ctx_tape_entry(gan_ctx *ctx, size_t index, struct gan_tape_entry *entry,
+                              size_t entry_size)
+{
+    if (!ctx)
+        return GAN_ERR_INVALID;
+    if (!entry)
+        return ti_fail(ctx, GAN_ERR_INVALID, "gan_ctx_tape_entry: entry is NULL; pass the "
+                       "struct to fill");
+    if (index >= ctx->n_nodes)
+        return ti_fail(ctx, GAN_ERR_INVALID, "gan_ctx_tape_entry: node %zu of a tape of %zu; "
+                       "ask gan_ctx_tape_length first", index, ctx->n_nodes);
+    const struct ti_node *n = ctx->nodes[index];
+    struct gan_tape_entry e;
+    memset(&e, 0, sizeof e);
+    e.op = n->op;
+    e.scope = n->scope ? n->scope->path : "";
+    e.fp32_scope = n->scope && n->scope->fp32;
+    e.policy_off = n->policy_off;
+    e.from_backward = n->from_backward;
+    e.n_inputs = n->n_in;
+    e.inputs[0] = n->in[0];
+    e.inputs[1] = n->n_in > 1 ? n->in[1] : NULL;
+    e.output = n->out;
+    e.grad = n->out->grad_epoch == ctx->epoch && ctx->epoch ? n->out->grad : NULL;
+    memcpy(entry, &e, entry_size < sizeof e ? entry_size : sizeof e);
+    return GAN_OK;
 }

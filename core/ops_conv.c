@@ -108,7 +108,9 @@ gan_tensor *gan_conv2d(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride, i
                 ti_dims_str(ws, sizeof ws, 4, w->dim), stride, pad);
         return NULL;
     }
-    enum gan_dtype dt = ti_result_dtype(x, w);
+    enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_GEMM, &x, &w);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
     int64_t dims[4] = { x->dim[0], w->dim[0], ho, wo };
     gan_tensor *y = ti_new_step(ctx, op, dt, 4, dims);
     gan_tensor *x2 = y ? ti_as_dtype(ctx, op, x, dt) : NULL;
@@ -178,7 +180,9 @@ gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, 
                 ti_dims_str(ws, sizeof ws, 4, w->dim), stride, pad);
         return NULL;
     }
-    enum gan_dtype dt = ti_result_dtype(x, w);
+    enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_GEMM, &x, &w);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
     int64_t dims[4] = { x->dim[0], w->dim[1], ho, wo };
     gan_tensor *y = ti_new_step(ctx, op, dt, 4, dims);
     gan_tensor *x2 = y ? ti_as_dtype(ctx, op, x, dt) : NULL;
@@ -250,7 +254,9 @@ gan_tensor *gan_conv2d_backward_filter(gan_ctx *ctx, gan_tensor *x, gan_tensor *
                 kh, kw, stride, pad);
         return NULL;
     }
-    enum gan_dtype dt = ti_result_dtype(x, dy);
+    enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_GEMM, &x, &dy);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
     int64_t dims[4] = { dy->dim[1], x->dim[1], kh, kw };
     gan_tensor *y = ti_new_step(ctx, op, dt, 4, dims);
     gan_tensor *x2 = y ? ti_as_dtype(ctx, op, x, dt) : NULL;

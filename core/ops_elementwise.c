@@ -59,7 +59,10 @@ static gan_tensor *binary_forward(gan_ctx *ctx, const char *op, enum gan_binary_
     int64_t dims[GAN_TENSOR_MAX_DIMS];
     if (!broadcast_dims(ctx, op, a, b, &ndim, dims) || !TI_HAS(ctx, op, binary))
         return NULL;
-    gan_tensor *y = ti_new_step(ctx, op, ti_result_dtype(a, b), ndim, dims);
+    enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &a, &b);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
+    gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
     if (!y)
         return NULL;
     struct gan_shape shape = ti_shape(ndim, dims);
@@ -81,7 +84,10 @@ static gan_tensor *unary_forward(gan_ctx *ctx, const char *op, enum gan_unary_op
 {
     if (!ctx || !ti_check_input(ctx, op, "a", a))
         return NULL;
-    gan_tensor *y = ti_new_step(ctx, op, a->dtype, a->ndim, a->dim);
+    enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &a, NULL);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
+    gan_tensor *y = ti_new_step(ctx, op, dt, a->ndim, a->dim);
     if (!y || ti_unary(ctx, op, uop, alpha, a, y) != GAN_OK)
         return NULL;
     if (!backward)

@@ -47,7 +47,9 @@ gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int trans_a, 
                 trans_b ? " transposed" : "");
         return NULL;
     }
-    enum gan_dtype dt = ti_result_dtype(a, b);
+    enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_GEMM, &a, &b);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
     int64_t dims[2] = { m, n };
     gan_tensor *y = ti_new_step(ctx, op, dt, 2, dims);
     if (!y)

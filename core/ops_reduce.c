@@ -93,7 +93,13 @@ static gan_tensor *reduce_forward(gan_ctx *ctx, const char *op, enum gan_reduce_
         else if (keepdim)
             dims[ndim++] = 1;
     }
-    gan_tensor *y = ti_new_step(ctx, op, a->dtype, ndim, dims);
+    /* Over every element it is a loss reduction: FP32 under every policy. */
+    int every = axes == (a->ndim ? (uint32_t)((1u << a->ndim) - 1u) : 0u);
+    enum gan_dtype dt = ti_policy_apply(ctx, every ? TI_CLASS_LOSS_REDUCE : TI_CLASS_POINTWISE,
+                                        &a, NULL);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
+    gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
     if (!y || reduce_into(ctx, op, rop, a, axes, y) != GAN_OK)
         return NULL;
     struct ti_node *node;

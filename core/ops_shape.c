@@ -189,10 +189,13 @@ gan_tensor *gan_slice0(gan_ctx *ctx, gan_tensor *a, int64_t begin, int64_t end)
 /* ------------------------------------------------------------------ cast */
 
 /* d cast(x) = g cast back to x's dtype (rounding there, as a real mixed-precision
- * backward does). */
+ * backward does). A 16-bit gradient about to be widened into an FP32 tensor (a
+ * parameter's, under the precision policy) is kept for gan_tensor_grad16 first. */
 static gan_status cast_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
                                 gan_tensor **gin)
 {
+    if (node->in[0]->dtype == GAN_F32 && g->dtype != GAN_F32)
+        ti_note_grad16(ctx, node->in[0], g);
     gin[0] = gan_cast(ctx, g, node->in[0]->dtype);
     return ti_result(ctx, gin[0] != NULL);
 }

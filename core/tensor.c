@@ -128,6 +128,10 @@ gan_status gan_ctx_new(const struct gan_backend_ops *ops, gan_backend *be, gan_c
     ctx->ops.struct_size = sizeof ctx->ops;
     ctx->be = be;
     ctx->next_id = 1;
+    /* From 1, so that a tensor's zeroed cache and gradient records never look current. */
+    ctx->step_no = 1;
+    ctx->prec_mode = GAN_F32;
+    ctx->prec_level = GAN_PRECISION_O2;
     *out = ctx;
     return GAN_OK;
 }
@@ -438,6 +442,9 @@ void gan_ctx_step_end(gan_ctx *ctx)
         tensor_release(ctx, t);
     }
     ctx->n_step = 0;
+    /* Casts cached on persistent tensors, and their 16-bit gradients, were step tensors:
+     * a new step number makes every one of them stale at once. */
+    ctx->step_no++;
 }
 
 void gan_ctx_free(gan_ctx *ctx)
@@ -458,6 +465,7 @@ void gan_ctx_free(gan_ctx *ctx)
         free(t);
     }
     ti_tape_destroy(ctx);
+    ti_precision_destroy(ctx);
     free(ctx);
 }
 
@@ -478,6 +486,9 @@ void gan_ctx_get_stats(const gan_ctx *ctx, struct gan_ctx_stats *stats)
     stats->spare_tensors = ctx->n_spare_tensors;
     stats->spare_nodes = ctx->n_spare_nodes;
     stats->backend_allocs = ctx->backend_allocs;
+    stats->backend_casts = ctx->backend_casts;
+    stats->policy_casts = ctx->policy_casts;
+    stats->cast_cache_hits = ctx->cast_cache_hits;
 }
 
 /* ------------------------------------------------------------------ kernel views */
@@ -569,6 +580,7 @@ static gan_status raw_cast(gan_ctx *ctx, const char *op, gan_buffer *x, enum gan
     if (!TI_HAS(ctx, op, cast))
         return ctx->status;
     struct gan_ref xr = { x, 0, xt }, yr = { y, 0, yt };
+    ctx->backend_casts++;
     gan_status st = ctx->ops.cast(ctx->be, n, &xr, &yr, NULL);
     return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "cast", st);
 }
@@ -687,6 +699,7 @@ gan_status gan_tensor_set_from_host(gan_ctx *ctx, gan_tensor *t, const float *va
         return ti_fail(ctx, GAN_ERR_INVALID, "%s: the tensor is the result of a recorded "
                        "op (%s); overwriting it would make its gradients wrong: write into "
                        "a leaf or persistent tensor", op, t->grad_fn->op);
+    t->version++;
     return upload_values(ctx, op, t, values);
 }
 
@@ -756,6 +769,7 @@ gan_status gan_tensor_copy(gan_ctx *ctx, gan_tensor *dst, const gan_tensor *src)
                        "overwriting it would make its gradients wrong", op, dst->grad_fn->op);
     if (dst == src || dst->numel == 0)
         return GAN_OK;
+    dst->version++;
     if (dst->dtype == src->dtype) {
         if (!TI_HAS(ctx, op, copy))
             return ctx->status;
@@ -861,7 +875,16 @@ void gan_tensor_set_requires_grad(gan_tensor *t, int requires_grad)
                 "gradient; only F32, F16 and BF16 tensors do", gan_dtype_name(t->dtype));
         return;
     }
+    /* A cast cached while t did not require a gradient has no node to pass one back. */
+    if (t->requires_grad != (requires_grad != 0))
+        t->version++;
     t->requires_grad = requires_grad != 0;
+}
+
+void gan_tensor_touch(gan_tensor *t)
+{
+    if (t)
+        t->version++;
 }
 
 int gan_tensor_requires_grad(const gan_tensor *t)

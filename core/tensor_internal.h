@@ -43,6 +43,10 @@ struct gan_ctx_stats {
     size_t spare_tensors;       /* tensor structs kept for reuse */
     size_t spare_nodes;         /* node structs kept for reuse */
     uint64_t backend_allocs;    /* buffer_alloc calls since the context was made */
+    /* The precision policy's work, since the context was made: */
+    uint64_t backend_casts;     /* calls of the backend's cast kernel (any cause) */
+    uint64_t policy_casts;      /* casts the policy made for an op's inputs */
+    uint64_t cast_cache_hits;   /* inputs it found already cast this step */
 };
 void gan_ctx_get_stats(const gan_ctx *ctx, struct gan_ctx_stats *stats);
 /* Returns every pooled buffer to the backend (after a change of batch size, say). */
@@ -59,9 +63,25 @@ gan_tensor *gan_conv2d_backward_filter(gan_ctx *ctx, gan_tensor *x, gan_tensor *
 gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride,
                                     int pad, int output_padding_h, int output_padding_w);
 
+/* Tells the context that t's values changed behind its back (a kernel wrote t's buffer
+ * directly, as the optimizer's fused update does): a 16-bit copy the precision policy
+ * cached for t is not used again. gan_tensor_set_from_host and gan_tensor_copy do this
+ * themselves, and gan_ctx_step_end drops every cached copy, so only a writer that
+ * changes a tensor in the middle of a step needs it. */
+void gan_tensor_touch(gan_tensor *t);
+
 /* ------------------------------------------------------------------ private to libganctl */
 
 struct ti_node;
+struct ti_scope;
+
+/* A cast of a tensor that the precision policy made for an op's input, reused while
+ * the tensor's values and the step are the same (see ti_policy_input). */
+struct ti_cast_cache {
+    gan_tensor *copy;           /* a step tensor of the target dtype */
+    uint64_t version;           /* the source's version when it was made */
+    uint64_t step;              /* the context's step when it was made */
+};
 
 struct gan_tensor {
     gan_ctx *ctx;
@@ -81,6 +101,12 @@ struct gan_tensor {
     uint64_t grad_epoch;
     gan_tensor *grad;           /* the gradient accumulated so far */
     uint64_t input_epoch;       /* is one of the call's inputs */
+
+    /* Precision policy (precision.c). */
+    uint64_t version;           /* bumped whenever the values change in place */
+    struct ti_cast_cache cast[2];  /* [1]: a recorded cast, [0]: an unrecorded one */
+    gan_tensor *grad16;         /* the 16-bit gradient its cast passed back (gan_tensor_grad16) */
+    uint64_t grad16_step;       /* the step it belongs to */
 };
 
 /* Writes the gradients of a node's inputs, given the gradient `g` of its output.
@@ -104,6 +130,10 @@ struct ti_node {
     int64_t iparam[GAN_TENSOR_MAX_DIMS];
     uint64_t needed_epoch;      /* leads to an input of the current gan_grad */
     struct ti_node *next_spare;
+    /* Where it ran, so that its backward runs under the same precision policy. */
+    struct ti_scope *scope;     /* NULL: the top level */
+    unsigned char policy_off;   /* recorded while the policy was suspended */
+    unsigned char from_backward;  /* recorded by a backward pass (create_graph) */
 };
 
 /* Records the first failure in the context (later ones are dropped: the first
@@ -158,6 +188,45 @@ gan_tensor *ti_ones_like(gan_ctx *ctx, const char *op, const gan_tensor *t);
 int ti_wants_grad(const gan_ctx *ctx, const gan_tensor *t);
 gan_status ti_record(gan_ctx *ctx, gan_tensor *out, const char *op, ti_backward_fn fn,
                      gan_tensor *in0, gan_tensor *in1, struct ti_node **node);
+/* ------------------------------------------------------------------ precision policy
+ * (precision.c; the rules are documented in tensor.h). */
+
+/* How the policy treats an op. Shape ops (reshape, concat0, slice0, sum_to,
+ * broadcast_to) and gan_cast are not governed: they keep their inputs' dtype. */
+enum ti_op_class {
+    TI_CLASS_GEMM,          /* matmul and the three convolutions */
+    TI_CLASS_POINTWISE,     /* element-wise ops, and sums or means over some axes */
+    TI_CLASS_LOSS_REDUCE    /* a sum or mean over every element */
+};
+
+/* A module scope: its full dotted path, interned for the context's lifetime so that
+ * nodes can point at it. */
+struct ti_scope {
+    char *path;                 /* "critic.fc3" */
+    const char *name;           /* its last part, inside path */
+    int fp32;                   /* an FP32 pattern matches it */
+    struct ti_scope *parent;    /* NULL at the top level */
+    struct ti_scope *child, *sibling;
+    struct ti_scope *all_next;  /* every scope of the context, for re-matching */
+};
+
+#define TI_SCOPE_MAX_DEPTH 16
+
+/* Applies the policy to an op's float inputs: each of *a and *b (b may be NULL) that
+ * does not have the op's compute dtype is replaced by its cast (recorded, so gradients
+ * flow back through it; cached per step, so a parameter is cast once per step).
+ * Returns the dtype of the op's result: the compute dtype, or ti_result_dtype(a, b)
+ * when the policy is off (mode fp32, or suspended). GAN_DTYPE_COUNT when a cast failed
+ * (recorded). */
+enum gan_dtype ti_policy_apply(gan_ctx *ctx, enum ti_op_class cls, gan_tensor **a,
+                               gan_tensor **b);
+/* The backward of a cast from F32 into 16 bit hands `g`, the 16-bit gradient of the
+ * cast's output, to this: it is kept on the FP32 source (through reshapes, on the
+ * tensor they were made from) for gan_tensor_grad16. */
+void ti_note_grad16(gan_ctx *ctx, gan_tensor *src, gan_tensor *g);
+/* Frees the scopes and patterns (gan_ctx_free). */
+void ti_precision_destroy(gan_ctx *ctx);
+
 /* autograd.c: the tape's nodes go back to the spare list at step end; freed with the
  * context. */
 void ti_tape_clear(gan_ctx *ctx);
@@ -200,6 +269,21 @@ struct gan_ctx {
     struct ti_node *spare_nodes;
     size_t n_spare_nodes;
     uint64_t epoch;                      /* one per gan_grad call */
+
+    /* The precision policy (precision.c). */
+    enum gan_dtype prec_mode;            /* GAN_F32 (off), GAN_F16 or GAN_BF16 */
+    int prec_level;                      /* GAN_PRECISION_O1 or _O2 */
+    int policy_off;                      /* > 0: suspended (gradient accumulation) */
+    char **fp32_patterns;
+    size_t n_patterns, cap_patterns;
+    struct ti_scope *scope;              /* the current scope; NULL at the top level */
+    struct ti_scope *scope_stack[TI_SCOPE_MAX_DEPTH];
+    int scope_depth;
+    struct ti_scope *scope_top;          /* the top-level scopes (siblings) */
+    struct ti_scope *scope_all;          /* every scope made */
+    int in_backward;                     /* a backward function is running */
+    uint64_t step_no;                    /* gan_ctx_step_end calls + 1 */
+    uint64_t backend_casts, policy_casts, cast_cache_hits;
 };
 
 /* What a backward function returns: GAN_OK when `ok`, else the failure the context

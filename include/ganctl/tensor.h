@@ -133,6 +133,118 @@ gan_tensor *gan_conv2d_transpose(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int
 /* Rounds to another dtype; the gradient is cast back to the input's dtype. */
 gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
 
+/* ------------------------------------------------------------------ precision policy
+ * Mixed precision (DESIGN.md, "Precision policy"): the context decides, op by op, the
+ * dtype an op computes in, and casts its inputs to it. Models and loss terms write
+ * plain FP32 code; the policy makes it 16-bit.
+ *
+ * Modes. fp32 (GAN_F32, the default): the policy is off, every op computes in the
+ * widest dtype of its inputs (F32 wins; F16 with BF16 gives F32), nothing is cast.
+ * fp16 (GAN_F16) and bf16 (GAN_BF16) at one of two levels, with "16 bit" meaning the
+ * mode's type:
+ *   O1  GEMM-class ops (gan_matmul, gan_conv2d, gan_conv2d_transpose and the filter
+ *       gradient of a convolution) compute in 16 bit: their inputs are cast to 16 bit,
+ *       the backend accumulates in FP32 and rounds the result once to 16 bit.
+ *       Every other governed op computes in FP32 (16-bit inputs are cast up, exactly).
+ *   O2  GEMM-class ops as in O1. An element-wise op (gan_add … gan_step) and a sum or
+ *       mean over some axes computes in 16 bit when any of its inputs is 16 bit — from
+ *       the first GEMM on, the activations are — and its FP32 inputs (parameters, data)
+ *       are cast down: the result is 16 bit, rounded once from an FP32 computation, and
+ *       reductions accumulate in FP32 inside the backend. One whose inputs are all FP32
+ *       (data before the first layer, the loss after its reduction) stays FP32. A sum
+ *       or mean over every element (GAN_ALL_AXES: the loss reduction) casts its input
+ *       up and gives an FP32 result, so losses, their scaling and their first
+ *       gradients are FP32.
+ * Shape ops (gan_reshape, gan_concat0, gan_slice0, gan_sum_to, gan_broadcast_to) and
+ * gan_cast are not governed: they keep their inputs' dtype (concat0 of two dtypes
+ * gives the wider).
+ *
+ * Parameters stay FP32 masters (optimizer state too); an op that needs one in 16 bit
+ * casts it at use. Casts made by the policy are recorded ops (gan_cast): a gradient
+ * flows back through the cast and is rounded to the source's dtype there, so every
+ * gradient has the dtype of its forward tensor and a parameter's gradient arrives in
+ * FP32. Each cast is cached on its source until the source's values change
+ * (gan_tensor_set_from_host, gan_tensor_copy) or the step ends (the optimizer updates
+ * parameters between steps): a weight used by many ops in a step is cast once, as
+ * PyTorch's autocast caches its weight casts for one forward region.
+ *
+ * Scopes and FP32 overrides. Models and loss terms name their parts with
+ * gan_ctx_scope_push / _pop; nested names join with '.' ("critic.fc3"; the network's
+ * name is pushed around a model's forward by its caller, the layer's name by the
+ * model). A scope that an FP32 pattern matches runs every governed op in FP32, as mode
+ * fp32 would with FP32 inputs: 16-bit inputs are cast up as they enter (recorded, so
+ * their gradients flow back cast down), and results leaving the scope stay FP32 until
+ * an op under the 16-bit policy casts them. A pattern matches a scope when it matches
+ * a run of whole parts of its path: "penalty" matches "penalty" and everything nested
+ * in it ("penalty.critic.fc0"); "critic.fc3" matches "critic.fc3" and
+ * "penalty.critic.fc3" but not "critic.fc30"; '*' matches any characters, dots
+ * included ("critic.norm*" matches "critic.norm1"). Every recorded node keeps the
+ * scope it ran in (and whether the policy was on), and its backward runs in that same
+ * scope, whenever and wherever gan_grad is called: so a penalty whose forward ran in
+ * an FP32 scope also has an FP32 inner gradient and an FP32 double backward. */
+enum gan_precision_level {
+    GAN_PRECISION_O1 = 1,
+    GAN_PRECISION_O2 = 2
+};
+
+/* Sets the mode (GAN_F32, GAN_F16 or GAN_BF16) and level (ignored for GAN_F32, but
+ * still checked). Takes effect for the next op; recorded nodes keep what they did.
+ * GAN_ERR_INVALID (recorded) for anything else. */
+gan_status gan_ctx_set_precision(gan_ctx *ctx, enum gan_dtype mode,
+                                 enum gan_precision_level level);
+void gan_ctx_get_precision(const gan_ctx *ctx, enum gan_dtype *mode,
+                           enum gan_precision_level *level);
+/* Adds an FP32 pattern: letters, digits, '_', '-', '.' between parts, and '*'; at most
+ * 255 characters. Applies to scopes entered before and after. */
+gan_status gan_ctx_add_fp32_scope(gan_ctx *ctx, const char *pattern);
+void gan_ctx_clear_fp32_scopes(gan_ctx *ctx);
+size_t gan_ctx_fp32_scope_count(const gan_ctx *ctx);
+const char *gan_ctx_fp32_scope(const gan_ctx *ctx, size_t i);   /* NULL past the end */
+
+/* Enters scope `name` (letters, digits, '_' and '-', 1 to 63 characters) inside the
+ * current one; at most 16 deep. Every push needs its pop, also on the failure paths of
+ * the code between them. */
+gan_status gan_ctx_scope_push(gan_ctx *ctx, const char *name);
+void gan_ctx_scope_pop(gan_ctx *ctx);
+/* The current scope's full path ("" at the top level) and whether a pattern makes it
+ * FP32. */
+const char *gan_ctx_scope(const gan_ctx *ctx);
+int gan_ctx_scope_is_fp32(const gan_ctx *ctx);
+
+/* The 16-bit gradient of a tensor used through the policy's 16-bit cast (a parameter
+ * under O1 or O2): what the last gan_grad of this step that reached the cast passed
+ * back into it, before it was widened to the tensor's FP32 — the values a loss scaler
+ * must inspect for underflow and overflow, since the FP32 gradient that arrives after
+ * the cast can no longer show them. A parameter reshaped before use (a bias as
+ * [C, 1, 1]) counts as used: the gradient is shaped like the reshaped tensor, with the
+ * parameter's element count. NULL when no such gradient exists this step (mode fp32, a
+ * parameter used only in FP32 scopes, no gan_grad yet). When a parameter is used both
+ * in 16 bit and in an FP32 scope, this holds the 16-bit part only. A step tensor. */
+gan_tensor *gan_tensor_grad16(const gan_tensor *t);
+
+/* ------------------------------------------------------------------ the tape
+ * For diagnostics: the nodes recorded this step, oldest first (a topological order),
+ * each with its op, its scope and its output. Valid until gan_ctx_step_end. */
+struct gan_tape_entry {
+    const char *op;             /* "gan_matmul" */
+    const char *scope;          /* "critic.fc0"; "" at the top level */
+    int fp32_scope;             /* an FP32 pattern matches the scope (now) */
+    int policy_off;             /* recorded with the policy suspended (gradient sums) */
+    int from_backward;          /* recorded by a backward pass (gan_grad, create_graph) */
+    int n_inputs;               /* 1 or 2 */
+    gan_tensor *inputs[2];
+    gan_tensor *output;
+    /* The gradient that reached `output` in the most recent gan_grad call, in the
+     * output's dtype, or NULL when that call did not reach it. */
+    gan_tensor *grad;
+};
+size_t gan_ctx_tape_length(const gan_ctx *ctx);
+/* Fills min(entry_size, sizeof *entry) bytes of *entry for node `index`
+ * (0 ≤ index < gan_ctx_tape_length): pass sizeof your struct, so that a caller built
+ * against an older, shorter struct keeps working. */
+gan_status gan_ctx_tape_entry(gan_ctx *ctx, size_t index, struct gan_tape_entry *entry,
+                              size_t entry_size);
+
 /* ------------------------------------------------------------------ gradients
  * PyTorch's torch.autograd.grad: the gradients of Σᵢ ⟨seedsᵢ, outputsᵢ⟩ with respect
  * to each input. seeds may be NULL (each output must then be a single element; seed
