@@ -136,6 +136,11 @@ static void report(const struct gan_metric_sink *metrics, const char *name, gan_
         metrics->report(metrics->ctx, name, v);
 }
 
+/* The term itself, from checked inputs; runs inside the "penalty" scope. */
+static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_inputs *in,
+                              const struct gan_metric_sink *metrics, int ndim, int64_t batch,
+                              int64_t features);
+
 static gan_tensor *gp_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target target,
                            const struct gan_loss_inputs *in,
                            const struct gan_metric_sink *metrics)
@@ -162,6 +167,21 @@ static gan_tensor *gp_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
     }
     int64_t batch = gan_tensor_dim(in->real, 0);
     int64_t features = gan_tensor_numel(in->real) / batch;
+    /* Everything the penalty computes — x̂, the critic's forward on it, the inner
+     * gradient and the norm — runs in the scope "penalty", so that the precision policy
+     * pattern "penalty" keeps all of it in FP32 (the backward passes run in the scope
+     * of the nodes they differentiate, so they follow). */
+    if (gan_ctx_scope_push(ctx, "penalty") != GAN_OK)
+        return NULL;
+    gan_tensor *term = gp_compute(l, ctx, in, metrics, ndim, batch, features);
+    gan_ctx_scope_pop(ctx);
+    return term;
+}
+
+static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_inputs *in,
+                              const struct gan_metric_sink *metrics, int ndim, int64_t batch,
+                              int64_t features)
+{
     gan_tensor *real = detached(ctx, in->real), *fake = detached(ctx, in->fake);
     if (!real || !fake)
         return NULL;

@@ -488,10 +488,48 @@ static gan_tensor *layer_norm(gan_ctx *ctx, gan_tensor *h, const struct conv_lay
                    per_channel(ctx, L->norm_bias, L->c_out));
 }
 
-/* x·Wᵀ + b for x [B, in]. */
+/* Scopes. Each layer's ops run in a scope named like its parameters ("conv1",
+ * "norm1", "fc0"; activations in the network's own), so that a precision pattern
+ * such as "critic.norm*" or "critic.conv2" can keep those layers in FP32. */
+static int enter(gan_ctx *ctx, const char *kind, int index)
+{
+    char name[24];
+    snprintf(name, sizeof name, "%s%d", kind, index);
+    return gan_ctx_scope_push(ctx, name) == GAN_OK;
+}
+
+/* x·Wᵀ + b for x [B, in], in scope fc0. */
 static gan_tensor *linear(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, gan_tensor *b)
 {
-    return gan_add(ctx, gan_matmul(ctx, x, w, 0, 1), b);
+    if (!enter(ctx, "fc", 0))
+        return NULL;
+    gan_tensor *y = gan_add(ctx, gan_matmul(ctx, x, w, 0, 1), b);
+    gan_ctx_scope_pop(ctx);
+    return y;
+}
+
+/* Layer L's convolution (or its transpose) and bias, in scope convI (deconvI). */
+static gan_tensor *conv_layer(gan_ctx *ctx, const struct conv_layer *L, int index,
+                              int transposed, gan_tensor *h)
+{
+    if (!enter(ctx, transposed ? "deconv" : "conv", index))
+        return NULL;
+    gan_tensor *c = transposed
+        ? gan_conv2d_transpose_hw(ctx, h, L->weight, DCGAN_STRIDE, DCGAN_PAD, L->pad_h, L->pad_w)
+        : gan_conv2d(ctx, h, L->weight, DCGAN_STRIDE, DCGAN_PAD);
+    gan_tensor *y = gan_add(ctx, c, per_channel(ctx, L->bias, L->c_out));
+    gan_ctx_scope_pop(ctx);
+    return y;
+}
+
+/* Layer L's layer norm, in scope normI. */
+static gan_tensor *norm_layer(gan_ctx *ctx, const struct conv_layer *L, int index, gan_tensor *h)
+{
+    if (!enter(ctx, "norm", index))
+        return NULL;
+    gan_tensor *y = layer_norm(ctx, h, L);
+    gan_ctx_scope_pop(ctx);
+    return y;
 }
 
 /* x as [B, n] (when it holds n values a sample), or NULL with the reason. */
@@ -522,10 +560,9 @@ static gan_tensor *critic_forward(gan_model *m, gan_ctx *ctx, gan_tensor *x)
     h = gan_reshape(ctx, h, 4, img);
     for (int i = 0; i < m->depth; i++) {
         const struct conv_layer *L = &m->layers[i];
-        h = gan_add(ctx, gan_conv2d(ctx, h, L->weight, DCGAN_STRIDE, DCGAN_PAD),
-                    per_channel(ctx, L->bias, L->c_out));
+        h = conv_layer(ctx, L, i, 0, h);
         if (L->norm_weight)
-            h = layer_norm(ctx, h, L);
+            h = norm_layer(ctx, L, i, h);
         h = gan_leaky_relu(ctx, h, m->leaky_slope);
     }
     int64_t flat[2] = { batch, m->top_c * m->top_h * m->top_w };
@@ -550,12 +587,10 @@ static gan_tensor *generator_forward(gan_model *m, gan_ctx *ctx, gan_tensor *z)
     h = gan_reshape(ctx, gan_relu(ctx, linear(ctx, h, m->fc_weight, m->fc_bias)), 4, top);
     for (int j = 0; j < m->depth; j++) {
         const struct conv_layer *L = &m->layers[j];
-        h = gan_add(ctx, gan_conv2d_transpose_hw(ctx, h, L->weight, DCGAN_STRIDE, DCGAN_PAD,
-                                                 L->pad_h, L->pad_w),
-                    per_channel(ctx, L->bias, L->c_out));
+        h = conv_layer(ctx, L, j, 1, h);
         if (j < m->depth - 1) {
             if (L->norm_weight)
-                h = layer_norm(ctx, h, L);
+                h = norm_layer(ctx, L, j, h);
             h = gan_relu(ctx, h);
         }
     }

@@ -245,6 +245,19 @@ static gan_tensor *activate(gan_model *m, gan_ctx *ctx, gan_tensor *h)
     }
 }
 
+/* Layer i, h·Wᵀ + b, in the scope named like its parameters ("fc2"), so that a
+ * precision pattern such as "critic.fc3" can keep one layer in FP32. */
+static gan_tensor *linear(gan_model *m, gan_ctx *ctx, int i, gan_tensor *h)
+{
+    char scope[24];
+    snprintf(scope, sizeof scope, "fc%d", i);
+    if (gan_ctx_scope_push(ctx, scope) != GAN_OK)
+        return NULL;
+    h = gan_add(ctx, gan_matmul(ctx, h, m->layers[i].weight, 0, 1), m->layers[i].bias);
+    gan_ctx_scope_pop(ctx);
+    return h;
+}
+
 /* x [B, sample...] flattened to [B, in]; each layer h·Wᵀ + b; the activation after every
  * hidden layer, none after the output layer; [B, out...] at the end. A wrong sample size
  * fails in the first reshape, whose message names both shapes. */
@@ -258,7 +271,7 @@ static gan_tensor *mlp_forward(gan_model *m, gan_ctx *ctx, gan_tensor *x)
     if (gan_tensor_ndim(x) != 2 || gan_tensor_dim(x, 1) != m->in_features)
         h = gan_reshape(ctx, x, 2, flat);
     for (int i = 0; i <= m->depth && h; i++) {
-        h = gan_add(ctx, gan_matmul(ctx, h, m->layers[i].weight, 0, 1), m->layers[i].bias);
+        h = linear(m, ctx, i, h);
         if (i < m->depth)
             h = activate(m, ctx, h);
     }
