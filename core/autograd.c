@@ -107,24 +107,26 @@ static gan_status accumulate(gan_ctx *ctx, gan_tensor *t, gan_tensor *g, const c
                        from, ti_dims_str(a, sizeof a, g->ndim, g->dim),
                        ti_dims_str(b, sizeof b, t->ndim, t->dim));
     /* A gradient has its tensor's dtype, as in PyTorch: an F16 tensor used by an F32
-     * op gets an F16 gradient. gan_cast records, so this stays differentiable. */
-    if (g->dtype != t->dtype && !(g = gan_cast(ctx, g, t->dtype)))
-        return ti_result(ctx, 0);
-    if (t->grad_epoch == ctx->epoch && t->grad) {
-        /* Both terms have t's dtype and so must their sum: the precision policy would
-         * widen two 16-bit gradients under O1, so it is suspended here (and for this
-         * node's own backward, which the node remembers). */
-        ctx->policy_off++;
+     * op gets an F16 gradient. gan_cast records, so this stays differentiable. The sum
+     * of two gradients keeps that dtype too: the precision policy, which would widen two
+     * 16-bit terms under O1, is suspended for this bookkeeping (and for its backward,
+     * which the nodes remember). */
+    ctx->policy_off++;
+    gan_status st = GAN_OK;
+    if (g->dtype != t->dtype && !(g = gan_cast(ctx, g, t->dtype))) {
+        st = ti_result(ctx, 0);
+    } else if (t->grad_epoch == ctx->epoch && t->grad) {
         gan_tensor *sum = gan_add(ctx, t->grad, g);
-        ctx->policy_off--;
-        if (!sum)
-            return ti_result(ctx, 0);
-        t->grad = sum;
+        if (sum)
+            t->grad = sum;
+        else
+            st = ti_result(ctx, 0);
     } else {
         t->grad = g;
         t->grad_epoch = ctx->epoch;
     }
-    return GAN_OK;
+    ctx->policy_off--;
+    return st;
 }
 
 static gan_status check_args(gan_ctx *ctx, int n_outputs, gan_tensor *const *outputs,
@@ -205,14 +207,12 @@ static gan_status backward_pass(gan_ctx *ctx, size_t n_nodes, uint64_t epoch)
          * (an FP32 scope's gradient is FP32 too, wherever gan_grad was called from), and
          * suspended where the forward was. */
         struct ti_scope *scope = ctx->scope;
-        int policy_off = ctx->policy_off, in_backward = ctx->in_backward;
+        int policy_off = ctx->policy_off;
         ctx->scope = node->scope;
         ctx->policy_off = node->policy_off;
-        ctx->in_backward = 1;
         gan_status st = node->backward(ctx, node, out->grad, gin);
         ctx->scope = scope;
         ctx->policy_off = policy_off;
-        ctx->in_backward = in_backward;
         int wanted[TI_NODE_MAX_IN];
         for (int i = 0; i < node->n_in; i++) {
             wanted[i] = node->needs[i];
@@ -258,9 +258,12 @@ gan_status gan_grad(gan_ctx *ctx, int n_outputs, gan_tensor *const *outputs,
     }
 
     /* Without create_graph the backward is plain arithmetic: nothing is recorded, so
-     * the gradients are constants. */
+     * the gradients are constants. With it, what is recorded is marked as made by a
+     * backward pass (the tape's readers tell the two apart). */
     if (!create_graph)
         gan_ctx_no_grad_push(ctx);
+    int in_backward = ctx->in_backward;
+    ctx->in_backward = 1;
     for (int i = 0; i < n_outputs && st == GAN_OK; i++) {
         gan_tensor *s = seeds ? seeds[i] : NULL;
         if (!s && !(s = ti_ones_like(ctx, "gan_grad", outputs[i])))
@@ -289,6 +292,7 @@ gan_status gan_grad(gan_ctx *ctx, int n_outputs, gan_tensor *const *outputs,
             st = ti_result(ctx, 0);
         grads[j] = g;
     }
+    ctx->in_backward = in_backward;
     if (!create_graph)
         gan_ctx_no_grad_pop(ctx);
     if (st != GAN_OK)
