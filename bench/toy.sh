@@ -193,10 +193,14 @@ fi
 
 # ------------------------------------------------------------------ ganctl
 now() { date +%s.%N; }
+# A metrics.csv row at the end of PyTorch's warm-up gives ganctl's rate over the same
+# iterations PyTorch times, beside the whole run's.
+log_every=$iterations
+[ "$warmup" -eq 0 ] || log_every=$warmup
 t0=$(now)
 "$ganctl" "${run_args[@]}" -s run.iterations="$iterations" -s run.eval_every=0 \
-    -s run.image_every=0 -s run.checkpoint_every=0 -s run.log_every="$iterations" \
-    -s run.dir="$work/ganctl-run" >"$work/ganctl.out" 2>"$work/ganctl.err"
+    -s run.image_every=0 -s run.checkpoint_every=0 -s run.log_every="$log_every" \
+    -s run.metrics_time=true -s run.dir="$work/ganctl-run" >"$work/ganctl.out" 2>"$work/ganctl.err"
 rc=$?
 t1=$(now)
 [ $rc -eq 0 ] || die "ganctl failed (exit $rc): $(tail -n 3 "$work/ganctl.err")"
@@ -207,10 +211,16 @@ g_train=$(json_num wall_time_s)
 g_modes=$(json_num modes_covered 1)
 g_hq=$(json_num high_quality_pct 1)
 g_sw1=$(json_num sliced_w1 1)
+g_total=$(json_num modes_total 1)
 g_wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+g_steady=$(awk -F, -v w="$warmup" -v n="$iterations" '
+    NR == 1 { if ($2 != "time_s") exit; next }
+    $1 == w { a = $2 } $1 == n { b = $2 }
+    END { if (w > 0 && b > a) printf "%.6f", (n - w) / (b - a) }' "$work/ganctl-run/metrics.csv")
 
 # ------------------------------------------------------------------ PyTorch
 t_rate=
+t_modes= t_total= t_hq= t_sw1=
 torch_why=
 if [ $no_torch -eq 1 ]; then
     torch_why="not run (--no-torch)"
@@ -262,6 +272,7 @@ else
             t_modes=$(tget "quality_${iterations}_modes")
             t_hq=$(tget "quality_${iterations}_high_quality_pct")
             t_sw1=$(tget "quality_${iterations}_sliced_w1")
+            t_total=$(tget "quality_${iterations}_modes_total")
         else
             torch_why="failed: $(tail -n 2 "$work/torch.out")"
         fi
@@ -271,6 +282,13 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 
 # ------------------------------------------------------------------ report
 f3() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
+# modes, total, high-quality %, sliced W1; the first three are empty for the swiss roll
+quality() {
+    if [ -n "$1" ] && [ "$1" != null ] && [ -n "$2" ]; then
+        printf 'modes %s/%s, high-quality %s%%, ' "$1" "$2" "$(awk -v x="$3" 'BEGIN { printf "%.2f", x }')"
+    fi
+    printf 'sliced W1 %s' "$(awk -v x="${4:-nan}" 'BEGIN { printf "%.4f", x }')"
+}
 gflops() { awk -v f="$flop_iter" -v r="$1" 'BEGIN { printf "%.1f", f * r * 1e-9 }'; }
 share() { awk -v f="$flop_iter" -v r="$1" -v s="$sgemm_rate" 'BEGIN { printf "%.0f%%", 100 * f * r * 1e-9 / s }'; }
 
@@ -282,14 +300,19 @@ echo "  load average before $load_before, after $load_after (2 cores shared: fig
 echo "ganctl:  $backend_line"
 printf '  %s it/s (summary.json: %d iterations in %s s of training); whole process %s s\n' \
     "$(f3 "$g_rate")" "$iterations" "$(f3 "$g_train")" "$g_wall"
-echo "  quality at the end: modes ${g_modes:-?}/8, high-quality ${g_hq:-?}%, sliced W1 ${g_sw1:-?}"
+[ -z "$g_steady" ] ||
+    printf '  %s it/s over iterations %d to %d (metrics.csv), the span PyTorch times\n' \
+        "$(f3 "$g_steady")" "$((warmup + 1))" "$iterations"
+echo "  quality at the end: $(quality "$g_modes" "$g_total" "$g_hq" "$g_sw1")"
 if [ -n "$t_rate" ]; then
     echo "PyTorch: torch $t_version, OpenBLAS kernel $t_kernels, $threads thread(s) ($(cat "$work/torch.cmd"))"
     printf '  %s it/s (%d iterations timed after %d of warm-up)\n' "$(f3 "$t_rate")" "$t_timed" "$warmup"
-    echo "  quality at the end: modes ${t_modes:-?}/8, high-quality ${t_hq:-?}%, sliced W1 $(awk -v x="${t_sw1:-nan}" 'BEGIN { printf "%.4f", x }')"
+    echo "  quality at the end: $(quality "$t_modes" "$t_total" "$t_hq" "$t_sw1")"
     ratio=$(awk -v a="$g_rate" -v b="$t_rate" 'BEGIN { printf "%.2f", a / b }')
     verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 1.5 ? "meets" : "misses") }')
     echo "ratio:   ganctl / PyTorch = ${ratio}x ($verdict the aim of 1.5x)"
+    [ -z "$g_steady" ] ||
+        echo "         over the same timed span: $(awk -v a="$g_steady" -v b="$t_rate" 'BEGIN { printf "%.2f", a / b }')x"
 else
     echo "PyTorch: $torch_why; ganctl's figures alone"
 fi
