@@ -166,7 +166,9 @@ gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
  * FP32. Each cast is cached on its source until the source's values change
  * (gan_tensor_set_from_host, gan_tensor_copy) or the step ends (the optimizer updates
  * parameters between steps): a weight used by many ops in a step is cast once, as
- * PyTorch's autocast caches its weight casts for one forward region.
+ * PyTorch's autocast caches its weight casts for one forward region. The 16-bit
+ * gradient a parameter's cast passed back stays readable (gan_tensor_grad16), so that
+ * a loss scaler can count its underflow.
  *
  * Scopes and FP32 overrides. Models and loss terms name their parts with
  * gan_ctx_scope_push / _pop; nested names join with '.' ("critic.fc3"; the network's
@@ -188,8 +190,10 @@ enum gan_precision_level {
 };
 
 /* Sets the mode (GAN_F32, GAN_F16 or GAN_BF16) and level (ignored for GAN_F32, but
- * still checked). Takes effect for the next op; recorded nodes keep what they did.
- * GAN_ERR_INVALID (recorded) for anything else. */
+ * still checked). Takes effect from the next op, backward passes included: a node
+ * keeps its scope, not the mode it ran under (so a forward can be recorded in 16 bit
+ * and differentiated in FP32, or the reverse). GAN_ERR_INVALID (recorded) for anything
+ * else. */
 gan_status gan_ctx_set_precision(gan_ctx *ctx, enum gan_dtype mode,
                                  enum gan_precision_level level);
 void gan_ctx_get_precision(const gan_ctx *ctx, enum gan_dtype *mode,
@@ -217,9 +221,11 @@ int gan_ctx_scope_is_fp32(const gan_ctx *ctx);
  * must inspect for underflow and overflow, since the FP32 gradient that arrives after
  * the cast can no longer show them. A parameter reshaped before use (a bias as
  * [C, 1, 1]) counts as used: the gradient is shaped like the reshaped tensor, with the
- * parameter's element count. NULL when no such gradient exists this step (mode fp32, a
- * parameter used only in FP32 scopes, no gan_grad yet). When a parameter is used both
- * in 16 bit and in an FP32 scope, this holds the 16-bit part only. A step tensor. */
+ * parameter's element count. NULL when no such gradient exists this step: mode fp32, a
+ * parameter only FP32 ops used (a bias under O1, anything in an FP32 scope), no gan_grad
+ * yet. Such a gradient was never 16 bit, so it cannot have underflowed in storage. When
+ * a parameter is used both in 16 bit and in FP32, this holds the 16-bit part only. A
+ * step tensor. */
 gan_tensor *gan_tensor_grad16(const gan_tensor *t);
 
 /* ------------------------------------------------------------------ the tape
