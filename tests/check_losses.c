@@ -687,6 +687,73 @@ START_TEST(test_gp_interpolates)
 }
 END_TEST
 
+/* A given α (ganctl grads): x̂ is built from it, not from the stream, which stays where it
+ * was; given the very α the stream would draw, the value is the drawn one's bit for bit;
+ * given another α, it differs; α shaped [B], [B, 1] or [B, 1, 1] all work (samples
+ * shaped [2, 3]); a wrong count is refused before the critic runs. */
+START_TEST(test_gp_given_alpha)
+{
+    struct term t;
+    ck_assert_int_eq(term_make(&t, &gp_mod, NULL), GAN_OK);
+    struct critic c;
+    critic_make(&c, CRITIC_TANH, 6);
+    critic_randomise(&c, 12u, 1.0f);
+    int64_t d[3] = { 5, 2, 3 };
+    struct batch bt;
+    batch_make(&bt, 3, d, 91u);
+    uint64_t seed = 777, offset = 40;
+    struct gan_loss_inputs in = gp_inputs(&bt, &c, seed, &offset);
+    double drawn = scalar(t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL));
+    ck_assert_uint_eq(offset, 42);
+
+    double *alpha = host_alpha(5, seed, 40);
+    float af[5], other[5];
+    for (int i = 0; i < 5; i++) {
+        af[i] = (float)alpha[i];
+        other[i] = (float)(0.05 + 0.2 * i);
+    }
+    static const int64_t shapes[3][3] = { { 5, 0, 0 }, { 5, 1, 0 }, { 5, 1, 1 } };
+    for (int k = 0; k < 3; k++) {
+        offset = 40;
+        in.alpha = host_tensor(k + 1, shapes[k], af);
+        c.keep_x = 1;
+        double given = scalar(t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL));
+        c.keep_x = 0;
+        ck_assert_msg(given == drawn, "α shaped with %d dims: %.9g, drawn %.9g", k + 1, given,
+                      drawn);
+        ck_assert_uint_eq(offset, 40);
+        ck_assert_int_eq(c.last_numel, 30);
+        for (int e = 0; e < 30; e++) {
+            double a = af[e / 6];
+            double want = a * bt.real[e] + (1 - a) * bt.fake[e];
+            ck_assert_msg(fabs(c.last_x[e] - want) <= 1e-6 * (1 + fabs(want)),
+                          "x̂[%d] = %.8g, want %.8g", e, c.last_x[e], want);
+        }
+    }
+    int64_t d1[1] = { 5 };
+    in.alpha = host_tensor(1, d1, other);
+    double moved = scalar(t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL));
+    ck_assert_msg(moved != drawn, "another α gave the same penalty %.9g", moved);
+    /* Without a stream at all: α given is enough. */
+    in.offset = NULL;
+    ck_assert_double_eq(scalar(t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL)), moved);
+
+    int calls = c.calls;
+    int64_t d4[2] = { 4, 1 };
+    in.alpha = host_tensor(2, d4, other);
+    in.offset = &offset;
+    ck_assert_ptr_null(t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL));
+    ck_assert_msg(strstr(t.th.last_error, "alpha has 4 values for a batch of 5"), "%s",
+                  t.th.last_error);
+    ck_assert_int_eq(c.calls, calls);
+    free(alpha);
+    gan_ctx_step_end(fx.ctx);
+    batch_free(&bt);
+    critic_free(&c);
+    term_free(&t);
+}
+END_TEST
+
 /* Same seed and offset, same α, same value; the next offset draws new α. */
 START_TEST(test_gp_reproducible_stream)
 {
@@ -1122,6 +1189,7 @@ static Suite *losses_suite(void)
     tcase_add_loop_test(tc, test_gp_mlp_value_against_host, 0, N_MLP);
     tcase_add_test(tc, test_gp_interpolates);
     tcase_add_test(tc, test_gp_reproducible_stream);
+    tcase_add_test(tc, test_gp_given_alpha);
     tcase_add_test(tc, test_wgan_gp_with_mlp_module);
     suite_add_tcase(s, tc);
 

@@ -40,6 +40,13 @@ struct gan_loss_inputs {
     uint64_t *offset;
 
     int64_t iteration;    /* the generator iteration this evaluation belongs to */
+
+    /* Optional (NULL in training): the interpolation weights α, one per sample (B
+     * elements, e.g. [B, 1]), that the gradient penalty uses instead of drawing them
+     * from the stream, which it then leaves untouched. `ganctl grads` sets it to replay
+     * a step with another implementation's α. Added at the end of the struct, so terms
+     * built before it existed still read the fields above; such a term ignores it. */
+    gan_tensor *alpha;
 };
 
 /* Where a term reports named scalars ("penalty", "w_distance"). The tensor must be a

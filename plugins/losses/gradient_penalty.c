@@ -151,11 +151,12 @@ static gan_tensor *gp_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
                    "%d; it contributes to the critic's objective (1) only", (int)target);
         return NULL;
     }
-    if (!in || !in->real || !in->fake || !in->critic || !in->offset) {
+    /* The stream is needed only when α is drawn. */
+    if (!in || !in->real || !in->fake || !in->critic || (!in->offset && !in->alpha)) {
         host->fail(host->ctx, GAN_ERR_INVALID, "loss gradient-penalty: the critic objective "
-                   "needs the real and fake batches, the critic and the random stream; "
-                   "%s is missing", !in ? "everything" : !in->real ? "real" : !in->fake
-                   ? "fake" : !in->critic ? "critic" : "offset");
+                   "needs the real and fake batches, the critic and the random stream (or "
+                   "given alpha); %s is missing", !in ? "everything" : !in->real ? "real"
+                   : !in->fake ? "fake" : !in->critic ? "critic" : "offset");
         return NULL;
     }
     int ndim = gan_tensor_ndim(in->real);
@@ -167,6 +168,12 @@ static gan_tensor *gp_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
     }
     int64_t batch = gan_tensor_dim(in->real, 0);
     int64_t features = gan_tensor_numel(in->real) / batch;
+    if (in->alpha && gan_tensor_numel(in->alpha) != batch) {
+        host->fail(host->ctx, GAN_ERR_INVALID, "loss gradient-penalty: the given alpha has "
+                   "%lld values for a batch of %lld; give one per sample, shaped [%lld, 1]",
+                   (long long)gan_tensor_numel(in->alpha), (long long)batch, (long long)batch);
+        return NULL;
+    }
     /* Everything the penalty computes — x̂, the critic's forward on it, the inner
      * gradient and the norm — runs in the scope "penalty", so that the precision policy
      * pattern "penalty" keeps all of it in FP32 (the backward passes run in the scope
@@ -187,16 +194,25 @@ static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
         return NULL;
 
     /* α ~ U(0, 1), one per sample, [B, 1, …, 1] so that it broadcasts over the sample's
-     * dimensions; B numbers take ceil(B / 4) blocks of the stream. */
+     * dimensions; B numbers take ceil(B / 4) blocks of the stream. A given α (checked
+     * by gp_term) takes the same layout and dtype, cut from any graph, and draws nothing. */
     int64_t adims[GAN_TENSOR_MAX_DIMS];
     adims[0] = batch;
     for (int d = 1; d < ndim; d++)
         adims[d] = 1;
-    gan_tensor *alpha = gan_tensor_uniform(ctx, gan_tensor_dtype(real), ndim, adims,
-                                           in->seed, *in->offset, 0.0f, 1.0f);
+    gan_tensor *alpha;
+    if (in->alpha) {
+        alpha = gan_reshape(ctx, detached(ctx, in->alpha), ndim, adims);
+        if (alpha && gan_tensor_dtype(alpha) != gan_tensor_dtype(real))
+            alpha = gan_cast(ctx, alpha, gan_tensor_dtype(real));
+    } else {
+        alpha = gan_tensor_uniform(ctx, gan_tensor_dtype(real), ndim, adims, in->seed,
+                                   *in->offset, 0.0f, 1.0f);
+        if (alpha)
+            *in->offset += (uint64_t)(batch + 3) / 4;
+    }
     if (!alpha)
         return NULL;
-    *in->offset += (uint64_t)(batch + 3) / 4;
 
     /* x̂ = α·real + (1 − α)·fake, written fake + α·(real − fake): one op fewer. Built from
      * constants, so it is a leaf; marked, the critic's gradient with respect to it can be
