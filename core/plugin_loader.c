@@ -153,6 +153,15 @@ static const struct slot loss_required[] = {
     { "term", offsetof(struct gan_loss_ops, term) },
 };
 
+/* A scaler without destroy keeps nothing to free; without describe it is logged by name. */
+static const struct slot scaler_required[] = {
+    { "create", offsetof(struct gan_scaler_ops, create) },
+    { "scale", offsetof(struct gan_scaler_ops, scale) },
+    { "update", offsetof(struct gan_scaler_ops, update) },
+    { "save_state", offsetof(struct gan_scaler_ops, save_state) },
+    { "load_state", offsetof(struct gan_scaler_ops, load_state) },
+};
+
 /* A synchronous backend has no queued work to wait for. */
 static gan_status default_synchronize(gan_backend *be)
 {
@@ -218,7 +227,8 @@ static gan_status copy_kind_ops(struct gan_module *m, struct gan_error *err)
         return copy_ops(m, &m->loss, sizeof m->loss, loss_required, COUNT_OF(loss_required),
                         "loss", err);
     case GAN_PLUGIN_SCALER:
-        break;
+        return copy_ops(m, &m->scaler, sizeof m->scaler, scaler_required,
+                        COUNT_OF(scaler_required), "scaler", err);
     }
     return GAN_OK;
 }

@@ -26,8 +26,8 @@ const char *gan_loader_dir_at(const gan_loader *loader, size_t index);
 struct gan_module {
     void *handle;                     /* from dlopen */
     char *path;
-    /* Fields beyond the plugin's struct_size are zero. For a backend, model or loss
-     * term, plugin.ops points at the copy of its table below, not into the module. */
+    /* Fields beyond the plugin's struct_size are zero. plugin.ops points at the copy of
+     * its kind's table below, not into the module. */
     struct gan_plugin plugin;
     /* The copy of the kind's table (the others stay zero): slots beyond the plugin's
      * struct_size are zero, and struct_size is the host's. Backends' optional slots the
@@ -35,6 +35,8 @@ struct gan_module {
     struct gan_backend_ops backend;
     struct gan_model_ops model;       /* required: create, forward */
     struct gan_loss_ops loss;         /* required: create, targets, term */
+    struct gan_scaler_ops scaler;     /* required: create, scale, update, save_state,
+                                         load_state */
 };
 
 /* Opens the module file at `path`, which must be the plugin of `kind` named `name`.
