@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "configuration.h"
 #include "error.h"
+#include "grads_cmd.h"
 #include "log.h"
 #include "plugin_loader.h"
 #include "run_dir.h"
@@ -59,6 +60,9 @@ static void usage(FILE *out)
           "      --list-plugins     list every plugin in the search path and its settings\n"
           "      --print-config     print every setting with its value and origin, and exit\n"
           "  -r, --resume DIR       continue the run in folder DIR from its checkpoint\n"
+          "  grads --checkpoint FILE --batch FILE --out FILE\n"
+          "                         write one step's gradients and losses on a given batch\n"
+          "                         (ganctl grads --help)\n"
           "\n"
           "Settings (highest precedence first: these options, --config, $GANCTL_CONFIG,\n"
           "the installed ganctl.conf; a resumed run starts from its saved settings):\n"
@@ -547,10 +551,49 @@ static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
     return rc;
 }
 
+/* ------------------------------------------------------------------ grads */
+
+/* `ganctl grads ...`: argv[0] is "grads". The result line goes to stdout. */
+static int grads_command(int argc, char **argv)
+{
+    struct gan_log log;
+    gan_log_init(&log, stderr_sink, NULL);
+    struct gan_error err;
+    gan_error_clear(&err);
+    struct gan_grads_args args;
+    gan_loader *loader = NULL;
+    struct gan_grads_report r;
+    int rc = 0;
+    if (gan_grads_parse_args(argc, argv, &args, &err) != GAN_OK) {
+        rc = fail_line(&err);
+    } else if (args.help) {
+        fputs(gan_grads_usage(), stdout);
+    } else if (gan_loader_new(&loader, args.plugin_dirs, args.plugin_dir_count,
+                              getenv("GANCTL_PLUGIN_PATH"), GAN_PKGLIBDIR, &err) != GAN_OK ||
+               gan_grads_run(&args, loader, &log, &r, &err) != GAN_OK) {
+        rc = fail_line(&err);
+    } else {
+        const struct gan_grads_value *cl = gan_grads_find_value(&r.values, "loss.critic");
+        const struct gan_grads_value *gl = gan_grads_find_value(&r.values, "loss.generator");
+        printf("wrote %s: gradients of %zu critic and %zu generator tensors and %zu loss values, "
+               "checkpoint iteration %lld, batch of %lld; loss.critic %.9g, loss.generator %.9g\n",
+               args.out, r.critic_tensors, r.generator_tensors, r.values.count,
+               (long long)r.iteration, (long long)r.batch_size, cl ? cl->value : NAN,
+               gl ? gl->value : NAN);
+    }
+    fflush(stdout);
+    gan_loader_free(loader);
+    gan_grads_args_free(&args);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ main */
 
 int gan_cli_main(int argc, char **argv)
 {
+    /* A command word comes first; everything else is an option of training's. */
+    if (argc > 1 && strcmp(argv[1], "grads") == 0)
+        return grads_command(argc - 1, argv + 1);
     struct cli c;
     memset(&c, 0, sizeof c);
     int rc = parse_options(&c, argc, argv);

@@ -1,0 +1,937 @@
+/* grads_cmd.c — `ganctl grads`: both objectives of a training step at a checkpoint's parameters
+ * on a given batch (real, z, α), their gradients and reported values, written as safetensors. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "checkpoint.h"
+#include "configuration.h"
+#include "grads_cmd.h"
+#include "host.h"
+#include "net.h"
+#include "run_dir.h"
+#include "safetensors.h"
+#include "tensor_internal.h"
+#include "toy_data.h"
+
+/* As the trainer: at most this many loss terms, and values one objective's terms report. */
+#define MAX_TERMS 16
+#define MAX_REPORTED 32
+
+/* The trainer builds its networks for the toy data sets' 2-D points. */
+#define SAMPLE_SIZE 2
+
+static const char *const net_names[2] = { "generator", "critic" };
+
+/* ------------------------------------------------------------------ the command line */
+
+static const char usage_text[] =
+    "Usage: ganctl grads --checkpoint FILE --batch FILE --out FILE [OPTION]...\n"
+    "Compute one training step's objectives at a checkpoint's parameters on a given batch,\n"
+    "with z and the gradient penalty's alpha from the batch instead of the run's stream,\n"
+    "and write every parameter's gradient and the loss values as safetensors.\n"
+    "\n"
+    "  -C, --checkpoint FILE  the checkpoint (or the run folder holding it)\n"
+    "  -b, --batch FILE       safetensors with real [B, 2], z [B, Z] and alpha [B, 1],\n"
+    "                         F32 or F64\n"
+    "  -o, --out FILE         the output: critic.NAME and generator.NAME gradients and\n"
+    "                         loss.critic, loss.generator, loss.penalty, ... ([1] each)\n"
+    "      --backend NAME     compute on another backend than the run's\n"
+    "  -s, --set KEY=VALUE    change a backend.* setting or log.level; repeatable\n"
+    "      --plugin-dir DIR   look for plugins in DIR first; repeatable\n"
+    "  -h, --help             show this help and exit\n"
+    "\n"
+    "The run's configuration comes from the checkpoint. See GRADIENT DUMP in ganctl(1).\n";
+
+const char *gan_grads_usage(void)
+{
+    return usage_text;
+}
+
+/* Matches argv[*i] against an option that takes a value, given as "--name VALUE",
+ * "--name=VALUE", "-x VALUE" or "-xVALUE". Returns 1 with *value set (and *i moved past
+ * it), 0 when it is another option, -1 when the value is missing. */
+static int option_value(int argc, char **argv, int *i, const char *name, char letter,
+                        const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, "--", 2) == 0 && strncmp(a + 2, name, n) == 0) {
+        if (a[2 + n] == '=') {
+            *value = a + 3 + n;
+            return 1;
+        }
+        if (a[2 + n] != '\0')
+            return 0;
+    } else if (letter && a[0] == '-' && a[1] == letter) {
+        if (a[2]) {
+            *value = a + 2;
+            return 1;
+        }
+    } else {
+        return 0;
+    }
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+gan_status gan_grads_parse_args(int argc, char **argv, struct gan_grads_args *args,
+                                struct gan_error *err)
+{
+    memset(args, 0, sizeof *args);
+    size_t n = argc > 0 ? (size_t)argc : 1;
+    args->plugin_dirs = calloc(n, sizeof *args->plugin_dirs);
+    args->settings = calloc(n, sizeof *args->settings);
+    if (!args->plugin_dirs || !args->settings)
+        return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while reading the options");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int r;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            args->help = 1;
+            continue;
+        }
+        static const struct {
+            const char *name;
+            char letter;
+        } opts[] = { { "checkpoint", 'C' }, { "batch", 'b' }, { "out", 'o' },
+                     { "backend", 0 }, { "set", 's' }, { "plugin-dir", 0 } };
+        size_t k;
+        for (k = 0, r = 0; k < sizeof opts / sizeof opts[0]; k++)
+            if ((r = option_value(argc, argv, &i, opts[k].name, opts[k].letter, &v)) != 0)
+                break;
+        if (r < 0)
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "grads: option %s needs a value: run ganctl grads --help", a);
+        if (r == 0)
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 a[0] == '-' ? "grads: unknown option %s: run ganctl grads --help"
+                                             : "grads: unexpected argument \"%s\": run ganctl grads --help",
+                                 a);
+        switch (k) {
+        case 0: args->checkpoint = v; break;
+        case 1: args->batch = v; break;
+        case 2: args->out = v; break;
+        case 3: args->settings[args->setting_count++].backend = v; break;
+        case 4: args->settings[args->setting_count++].assignment = v; break;
+        default: args->plugin_dirs[args->plugin_dir_count++] = v; break;
+        }
+    }
+    if (args->help)
+        return GAN_OK;
+    if (!args->checkpoint || !args->batch || !args->out)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "grads needs --checkpoint FILE, --batch FILE and --out FILE; %s is missing: run ganctl grads --help",
+                             !args->checkpoint ? "--checkpoint" : !args->batch ? "--batch" : "--out");
+    return GAN_OK;
+}
+
+void gan_grads_args_free(struct gan_grads_args *args)
+{
+    free(args->plugin_dirs);
+    free(args->settings);
+    memset(args, 0, sizeof *args);
+}
+
+/* ------------------------------------------------------------------ the instance */
+
+struct model_inst {
+    struct gan_module *module;
+    struct gan_plugin_host host;
+    gan_model *model;
+};
+
+struct loss_inst {
+    struct gan_module *module;
+    struct gan_plugin_host host;
+    gan_loss *loss;
+    unsigned targets;
+    const char *name;             /* points into the configuration's loss.terms */
+};
+
+struct gan_grads {
+    gan_config *cfg;
+    const struct gan_log *log;
+    char *checkpoint;
+    int64_t iteration;
+    uint64_t seed, loss_offset;
+    int64_t z_dim;
+
+    struct gan_module *backend_module;
+    struct gan_module *model_module[2];
+    struct gan_module *loss_module[MAX_TERMS];
+    size_t n_modules;             /* loss modules opened */
+    struct gan_backend_instance *backend;
+    gan_ctx *ctx;
+    gan_net *net[2];
+    struct model_inst model[2];
+    struct loss_inst loss[MAX_TERMS];
+    size_t n_loss;
+};
+
+gan_ctx *gan_grads_ctx(const gan_grads *g)
+{
+    return g->ctx;
+}
+
+gan_net *gan_grads_net(const gan_grads *g, enum gan_model_role role)
+{
+    return role == GAN_MODEL_GENERATOR ? g->net[0] : role == GAN_MODEL_CRITIC ? g->net[1] : NULL;
+}
+
+const char *gan_grads_checkpoint(const gan_grads *g)
+{
+    return g->checkpoint;
+}
+
+int64_t gan_grads_iteration(const gan_grads *g)
+{
+    return g->iteration;
+}
+
+int64_t gan_grads_sample_size(const gan_grads *g)
+{
+    (void)g;
+    return SAMPLE_SIZE;
+}
+
+int64_t gan_grads_z_size(const gan_grads *g)
+{
+    return g->z_dim;
+}
+
+const char *gan_grads_backend_description(const gan_grads *g)
+{
+    return gan_backend_instance_describe(g->backend);
+}
+
+void gan_grads_free(gan_grads *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->n_loss; i++)
+        if (g->loss[i].loss && g->loss[i].module->loss.destroy)
+            g->loss[i].module->loss.destroy(g->loss[i].loss);
+    for (int i = 0; i < 2; i++) {
+        if (g->model[i].model && g->model[i].module->model.destroy)
+            g->model[i].module->model.destroy(g->model[i].model);
+        gan_net_free(g->net[i]);
+    }
+    gan_ctx_free(g->ctx);
+    gan_backend_instance_free(g->backend);
+    gan_module_close(g->backend_module);
+    for (int i = 0; i < 2; i++)
+        gan_module_close(g->model_module[i]);
+    for (size_t i = 0; i < g->n_modules; i++)
+        gan_module_close(g->loss_module[i]);
+    gan_config_free(g->cfg);
+    free(g->checkpoint);
+    free(g);
+}
+
+/* The context's failure as `err`, naming what was being done. */
+static gan_status ctx_fail(gan_grads *g, struct gan_error *err, const char *doing)
+{
+    gan_status st = gan_ctx_status(g->ctx);
+    if (st == GAN_OK)
+        st = GAN_ERR_INTERNAL;
+    gan_error_set(err, st, "%s: %s", doing, gan_ctx_error(g->ctx));
+    gan_ctx_clear_error(g->ctx);
+    return st;
+}
+
+static const char *backend_message(void *arg)
+{
+    struct gan_backend_instance *inst = arg;
+    return inst->host.error.message;
+}
+
+/* The checkpoint file: `path` itself, or the one in the run folder `path`. */
+static char *checkpoint_file(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return gan_run_path(path, GAN_RUN_CHECKPOINT);
+    char *copy = malloc(strlen(path) + 1);
+    if (copy)
+        strcpy(copy, path);
+    return copy;
+}
+
+/* The saved configuration, with the command line's backend changes. */
+static gan_status load_config(gan_grads *g, const struct gan_grads_setting *settings,
+                              size_t count, struct gan_error *err)
+{
+    char *text = NULL;
+    gan_status st = gan_checkpoint_read_config(g->checkpoint, &text, err);
+    if (st != GAN_OK)
+        return st;
+    char label[4200];
+    snprintf(label, sizeof label, "%s (saved configuration)", g->checkpoint);
+    st = gan_config_new(&g->cfg, err);
+    if (st == GAN_OK)
+        st = gan_config_read_string(g->cfg, text, label, GAN_CONFIG_FILE, err);
+    free(text);
+    for (size_t i = 0; st == GAN_OK && i < count; i++) {
+        const struct gan_grads_setting *s = &settings[i];
+        if (s->backend) {
+            char origin[512];
+            snprintf(origin, sizeof origin, "--backend %s", s->backend);
+            st = gan_config_set_string(g->cfg, "backend.name", s->backend, origin, err);
+            continue;
+        }
+        const char *a = s->assignment ? s->assignment : "";
+        size_t key = strcspn(a, "= ");
+        if (!(strncmp(a, "backend.", 8) == 0 || (key == 9 && strncmp(a, "log.level", 9) == 0)))
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "--set %s: ganctl grads computes with the checkpoint's configuration; only backend.* and log.level may be set",
+                                 a);
+        st = gan_config_set(g->cfg, a, err);
+    }
+    return st;
+}
+
+/* Opens the plugin `name` of `kind` and checks the settings of `group` against it. */
+static gan_status open_named(gan_grads *g, const gan_loader *loader, enum gan_plugin_kind kind,
+                             const char *name, const char *group, struct gan_module **out,
+                             struct gan_error *err)
+{
+    gan_status st = gan_loader_open(loader, kind, name, out, err);
+    if (st != GAN_OK)
+        return st;
+    char label[300];
+    snprintf(label, sizeof label, "%s \"%s\"", gan_plugin_kind_name(kind), name);
+    return gan_config_apply_plugin(g->cfg, group, label, (*out)->plugin.settings, err);
+}
+
+static gan_status open_plugins(gan_grads *g, const gan_loader *loader, struct gan_error *err)
+{
+    const char *name;
+    gan_status st;
+    if (gan_config_get_string(g->cfg, "backend.name", &name) != GAN_OK)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "backend.name has no value");
+    if ((st = open_named(g, loader, GAN_PLUGIN_BACKEND, name, "backend", &g->backend_module,
+                         err)) != GAN_OK)
+        return st;
+    for (int i = 0; i < 2; i++) {
+        char key[64], group[64];
+        snprintf(key, sizeof key, "%s.model.name", net_names[i]);
+        snprintf(group, sizeof group, "%s.model", net_names[i]);
+        if (gan_config_get_string(g->cfg, key, &name) != GAN_OK)
+            return gan_error_set(err, GAN_ERR_INTERNAL, "%s has no value", key);
+        if ((st = open_named(g, loader, GAN_PLUGIN_MODEL, name, group, &g->model_module[i],
+                             err)) != GAN_OK)
+            return st;
+    }
+    const char *const *terms;
+    size_t n;
+    if (gan_config_get_strings(g->cfg, "loss.terms", &terms, &n) != GAN_OK)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "loss.terms has no value");
+    if (n > MAX_TERMS)
+        return gan_error_set(err, GAN_ERR_CONFIG, "%s: loss.terms lists %zu terms; at most %d are supported",
+                             g->checkpoint, n, MAX_TERMS);
+    for (size_t i = 0; i < n; i++) {
+        char group[300];
+        snprintf(group, sizeof group, "loss.%s", terms[i]);
+        g->loss[i].name = terms[i];
+        st = open_named(g, loader, GAN_PLUGIN_LOSS, terms[i], group, &g->loss_module[i], err);
+        if (g->loss_module[i])
+            g->n_modules = i + 1;
+        if (st != GAN_OK)
+            return st;
+    }
+    return gan_config_check_loss_groups(g->cfg, terms, n, err);
+}
+
+static gan_status make_models(gan_grads *g, struct gan_error *err)
+{
+    for (int i = 0; i < 2; i++) {
+        struct model_inst *mi = &g->model[i];
+        mi->module = g->model_module[i];
+        if (gan_net_new(g->ctx, net_names[i], &g->net[i]) != GAN_OK)
+            return ctx_fail(g, err, "creating a network");
+        char label[200], group[64];
+        snprintf(label, sizeof label, "model %s (%s)", mi->module->plugin.name, net_names[i]);
+        snprintf(group, sizeof group, "%s.model", net_names[i]);
+        gan_plugin_host_init(&mi->host, label, group, mi->module->plugin.settings, g->cfg, g->log);
+        struct gan_model_io io;
+        memset(&io, 0, sizeof io);
+        io.in_ndim = io.out_ndim = 1;
+        io.in_dims[0] = i == 0 ? g->z_dim : SAMPLE_SIZE;
+        io.out_dims[0] = i == 0 ? SAMPLE_SIZE : 1;
+        gan_net_set_host(g->net[i], &mi->host.host);
+        gan_status st = mi->module->model.create(&mi->host.host,
+                                                 i == 0 ? GAN_MODEL_GENERATOR : GAN_MODEL_CRITIC,
+                                                 &io, g->net[i], &mi->model);
+        gan_net_set_host(g->net[i], NULL);
+        if (st == GAN_OK && !mi->model)
+            st = GAN_ERR_INTERNAL;
+        if (st != GAN_OK) {
+            const char *why = mi->host.error.message[0] ? mi->host.error.message
+                            : gan_ctx_error(g->ctx)[0] ? gan_ctx_error(g->ctx) : "it gave no reason";
+            gan_error_set(err, st, "model \"%s\" (%s) could not build the %s: %s",
+                          mi->module->plugin.name, mi->module->path, net_names[i], why);
+            gan_ctx_clear_error(g->ctx);
+            return st;
+        }
+    }
+    return GAN_OK;
+}
+
+static gan_status make_losses(gan_grads *g, struct gan_error *err)
+{
+    for (size_t i = 0; i < g->n_modules; i++) {
+        struct loss_inst *li = &g->loss[i];
+        li->module = g->loss_module[i];
+        char label[200], group[200];
+        snprintf(label, sizeof label, "loss %s", li->name);
+        snprintf(group, sizeof group, "loss.%s", li->name);
+        gan_plugin_host_init(&li->host, label, group, li->module->plugin.settings, g->cfg, g->log);
+        gan_status st = li->module->loss.create(&li->host.host, &li->loss);
+        if (st == GAN_OK && !li->loss)
+            st = GAN_ERR_INTERNAL;
+        if (st != GAN_OK)
+            return gan_error_set(err, st, "loss \"%s\" (%s) could not start: %s", li->name,
+                                 li->module->path,
+                                 li->host.error.message[0] ? li->host.error.message : "it gave no reason");
+        g->n_loss = i + 1;
+        li->targets = li->module->loss.targets(li->loss);
+    }
+    return GAN_OK;
+}
+
+/* A metadata integer of the checkpoint, written by checkpoint.c in decimal. */
+static gan_status meta_u64(const gan_st_file *f, const char *key, uint64_t *out, const char *path,
+                           struct gan_error *err)
+{
+    const char *text = gan_st_metadata_get(f, key);
+    char *end = NULL;
+    unsigned long long v = text ? strtoull(text, &end, 10) : 0;
+    if (!text || !*text || *end || *text == '-')
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: the checkpoint's metadata \"%s\" is missing or not a whole number: the file is damaged",
+                             path, key);
+    *out = v;
+    return GAN_OK;
+}
+
+/* Every parameter of both networks from the checkpoint (NET.NAME, F32, the parameter's
+ * shape), and the counters a step's loss terms see. Adam's moments and whatever else
+ * the file holds are not needed here. */
+static gan_status load_parameters(gan_grads *g, struct gan_error *err)
+{
+    gan_st_file *f = NULL;
+    char msg[768];
+    gan_status st = gan_st_open(g->checkpoint, &f, msg, sizeof msg);
+    if (st != GAN_OK)
+        return gan_error_set(err, st, "%s: not a usable checkpoint: %s", g->checkpoint, msg);
+    uint64_t iteration = 0;
+    st = meta_u64(f, "iteration", &iteration, g->checkpoint, err);
+    if (st == GAN_OK)
+        st = meta_u64(f, "rng.loss_offset", &g->loss_offset, g->checkpoint, err);
+    if (st == GAN_OK && iteration > INT64_MAX)
+        st = gan_error_set(err, GAN_ERR_FORMAT, "%s: iteration %llu is out of range",
+                           g->checkpoint, (unsigned long long)iteration);
+    g->iteration = (int64_t)iteration;
+    for (int n = 0; st == GAN_OK && n < 2; n++) {
+        gan_net *net = g->net[n];
+        for (size_t i = 0; st == GAN_OK && i < gan_net_count(net); i++) {
+            const gan_tensor *p = gan_net_tensor(net, i);
+            uint64_t shape[GAN_ST_MAX_DIMS];
+            int ndim = gan_tensor_ndim(p);
+            for (int d = 0; d < ndim; d++)
+                shape[d] = (uint64_t)gan_tensor_dim(p, d);
+            const struct gan_st_tensor *t;
+            st = gan_st_expect(f, gan_net_full_name(net, i), GAN_ST_F32, ndim, shape, &t, msg,
+                               sizeof msg);
+            if (st == GAN_ERR_NOT_FOUND)
+                st = gan_error_set(err, GAN_ERR_FORMAT,
+                                   "%s: the checkpoint lacks %s, which its own configuration builds: the file is damaged",
+                                   g->checkpoint, gan_net_full_name(net, i));
+            else if (st != GAN_OK)
+                st = gan_error_set(err, st, "%s (the file does not match its own configuration)", msg);
+            else if (gan_tensor_set_from_host(g->ctx, gan_net_tensor(net, i), t->data,
+                                              (size_t)t->count) != GAN_OK)
+                st = ctx_fail(g, err, "setting the parameters");
+        }
+    }
+    gan_st_close(f);
+    return st;
+}
+
+gan_status gan_grads_open(const char *checkpoint, const struct gan_grads_setting *settings,
+                          size_t setting_count, const gan_loader *loader,
+                          const struct gan_log *log, gan_grads **out, struct gan_error *err)
+{
+    *out = NULL;
+    gan_grads *g = calloc(1, sizeof *g);
+    if (!g || !(g->checkpoint = checkpoint_file(checkpoint))) {
+        free(g);
+        return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while opening %s", checkpoint);
+    }
+    g->log = log;
+    gan_status st = load_config(g, settings, setting_count, err);
+    if (st == GAN_OK)
+        st = open_plugins(g, loader, err);
+    long long z_dim = 0, seed = 0;
+    const char *data = NULL;
+    if (st == GAN_OK) {
+        gan_config_get_int(g->cfg, "generator.z_dim", &z_dim);
+        gan_config_get_int(g->cfg, "run.seed", &seed);
+        g->z_dim = z_dim;
+        g->seed = (uint64_t)seed;
+        enum gan_toy_kind kind;
+        if (gan_config_get_string(g->cfg, "data.name", &data) != GAN_OK)
+            st = gan_error_set(err, GAN_ERR_INTERNAL, "data.name has no value");
+        else
+            st = gan_toy_dataset_from_name(data, &kind, err);
+    }
+    if (st == GAN_OK)
+        st = gan_backend_instance_new(g->backend_module, g->cfg, log, &g->backend, err);
+    if (st == GAN_OK) {
+        st = gan_ctx_new(&g->backend_module->backend, g->backend->be, &g->ctx);
+        if (st != GAN_OK)
+            gan_error_set(err, st, "cannot make the compute context: out of memory");
+        else
+            gan_ctx_set_backend_message(g->ctx, backend_message, g->backend);
+    }
+    if (st == GAN_OK)
+        st = make_models(g, err);
+    if (st == GAN_OK)
+        st = make_losses(g, err);
+    if (st == GAN_OK)
+        st = load_parameters(g, err);
+    if (st != GAN_OK) {
+        gan_grads_free(g);
+        return st;
+    }
+    *out = g;
+    return GAN_OK;
+}
+
+/* ------------------------------------------------------------------ the batch */
+
+void gan_grads_batch_free(struct gan_grads_batch *batch)
+{
+    free(batch->real);
+    free(batch->z);
+    free(batch->alpha);
+    memset(batch, 0, sizeof *batch);
+}
+
+static void shape_text(char *buf, size_t size, const struct gan_st_tensor *t)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < t->ndim && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%llu", d ? ", " : "",
+                                 (unsigned long long)t->shape[d]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+}
+
+/* One tensor of the batch file: 2-D, `cols` columns, `rows` rows (or any number ≥ 1 when
+ * *rows is 0, which then becomes it), F32 or F64, finite; copied out as floats. */
+static gan_status batch_tensor(const gan_st_file *f, const char *path, const char *name,
+                               const char *cols_meaning, int64_t cols, int64_t *rows,
+                               float **out, struct gan_error *err)
+{
+    const struct gan_st_tensor *t = gan_st_find(f, name);
+    if (!t)
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: the batch has no tensor \"%s\"; a batch file holds real [B, %d], z [B, Z] and alpha [B, 1]",
+                             path, name, SAMPLE_SIZE);
+    char found[160];
+    shape_text(found, sizeof found, t);
+    char want[64];
+    if (*rows)
+        snprintf(want, sizeof want, "[%lld, %lld]", (long long)*rows, (long long)cols);
+    else
+        snprintf(want, sizeof want, "[B, %lld]", (long long)cols);
+    if (t->ndim != 2 || t->shape[1] != (uint64_t)cols || t->shape[0] < 1 ||
+        (*rows && t->shape[0] != (uint64_t)*rows))
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: %s is %s; it must be %s (%s%s)", path, name, found, want,
+                             cols_meaning, *rows ? ", one row per sample of real" : ", B ≥ 1");
+    if (t->dtype != GAN_ST_F32 && t->dtype != GAN_ST_F64)
+        return gan_error_set(err, GAN_ERR_FORMAT, "%s: %s is %s; write it as F32 or F64", path,
+                             name, gan_st_dtype_name(t->dtype));
+    size_t n = (size_t)t->count;
+    float *v = malloc(n * sizeof *v);
+    if (!v)
+        return gan_error_set(err, GAN_ERR_NOMEM, "out of memory reading %s from %s", name, path);
+    for (size_t k = 0; k < n; k++) {
+        /* The data is little-endian and 8-byte aligned in gan_st_open's copy. */
+        double x;
+        if (t->dtype == GAN_ST_F32) {
+            float y;
+            memcpy(&y, (const char *)t->data + 4 * k, 4);
+            x = y;
+        } else {
+            memcpy(&x, (const char *)t->data + 8 * k, 8);
+        }
+        v[k] = (float)x;
+        if (!isfinite(v[k])) {
+            free(v);
+            return gan_error_set(err, GAN_ERR_FORMAT, "%s: %s[%zu][%zu] is %g%s", path, name,
+                                 k / (size_t)cols, k % (size_t)cols, x,
+                                 isfinite(x) ? ", beyond FP32's range" : "; the batch must be finite");
+        }
+    }
+    *rows = (int64_t)t->shape[0];
+    *out = v;
+    return GAN_OK;
+}
+
+gan_status gan_grads_read_batch(const gan_grads *g, const char *path, struct gan_grads_batch *batch,
+                                struct gan_error *err)
+{
+    memset(batch, 0, sizeof *batch);
+    gan_st_file *f = NULL;
+    char msg[768];
+    gan_status st = gan_st_open(path, &f, msg, sizeof msg);
+    if (st != GAN_OK)
+        return gan_error_set(err, st, "--batch %s: %s", path, msg);
+    char z_meaning[96];
+    snprintf(z_meaning, sizeof z_meaning, "generator.z_dim = %lld", (long long)g->z_dim);
+    int64_t rows = 0;
+    st = batch_tensor(f, path, "real", "the checkpoint's critic takes 2-D points", SAMPLE_SIZE,
+                      &rows, &batch->real, err);
+    if (st == GAN_OK)
+        st = batch_tensor(f, path, "z", z_meaning, g->z_dim, &rows, &batch->z, err);
+    if (st == GAN_OK)
+        st = batch_tensor(f, path, "alpha", "one interpolation weight per sample", 1, &rows,
+                          &batch->alpha, err);
+    for (int64_t i = 0; st == GAN_OK && i < rows; i++)
+        if (!(batch->alpha[i] >= 0.0f && batch->alpha[i] <= 1.0f))
+            st = gan_error_set(err, GAN_ERR_FORMAT,
+                               "%s: alpha[%lld][0] is %g; interpolation weights lie in [0, 1]", path,
+                               (long long)i, batch->alpha[i]);
+    gan_st_close(f);
+    if (st != GAN_OK) {
+        gan_grads_batch_free(batch);
+        return st;
+    }
+    batch->size = rows;
+    return GAN_OK;
+}
+
+/* ------------------------------------------------------------------ evaluation */
+
+/* One objective's reported values (loss.h's gan_metric_sink). */
+struct sink {
+    const char *names[MAX_REPORTED];
+    gan_tensor *values[MAX_REPORTED];
+    size_t count;
+    int overflow;
+};
+
+static void sink_report(void *ctx, const char *name, gan_tensor *scalar)
+{
+    struct sink *s = ctx;
+    if (!name || !scalar)
+        return;
+    for (size_t i = 0; i < s->count; i++)
+        if (strcmp(s->names[i], name) == 0) {
+            s->values[i] = scalar;
+            return;
+        }
+    if (s->count == MAX_REPORTED) {
+        s->overflow = 1;
+        return;
+    }
+    s->names[s->count] = name;
+    s->values[s->count++] = scalar;
+}
+
+static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
+{
+    gan_grads *g = arg;
+    return g->model[1].module->model.forward(g->model[1].model, ctx, x);
+}
+
+/* The objective of `target`: the sum of the terms that contribute to it, in the order
+ * of loss.terms, on the same inputs the trainer gives them. NULL with the failure in
+ * the context. */
+static gan_tensor *objective(gan_grads *g, enum gan_loss_target target, gan_tensor *real,
+                             gan_tensor *fake, gan_tensor *alpha, uint64_t *loss_offset,
+                             struct sink *sink)
+{
+    gan_ctx *ctx = g->ctx;
+    struct gan_model_ops *critic = &g->model[1].module->model;
+    struct gan_loss_inputs in;
+    memset(&in, 0, sizeof in);
+    in.fake = fake;
+    in.d_fake = critic->forward(g->model[1].model, ctx, fake);
+    if (target == GAN_LOSS_CRITIC) {
+        in.real = real;
+        in.d_real = critic->forward(g->model[1].model, ctx, real);
+        in.alpha = alpha;
+    }
+    in.critic = critic_forward;
+    in.critic_ctx = g;
+    in.seed = g->seed;
+    in.offset = loss_offset;
+    in.iteration = g->iteration;
+    struct gan_metric_sink ms = { sink, sink_report };
+    if (!in.d_fake || (target == GAN_LOSS_CRITIC && !in.d_real))
+        return NULL;
+    gan_tensor *total = NULL;
+    for (size_t i = 0; i < g->n_loss; i++) {
+        struct loss_inst *li = &g->loss[i];
+        if (!(li->targets & target))
+            continue;
+        li->host.error.message[0] = '\0';
+        gan_tensor *v = li->module->loss.term(li->loss, ctx, target, &in, &ms);
+        if (!v) {
+            if (gan_ctx_status(ctx) == GAN_OK)
+                gan_ctx_fail(ctx, GAN_ERR_INTERNAL, "loss \"%s\" failed: %s", li->name,
+                             li->host.error.message[0] ? li->host.error.message : "it gave no reason");
+            return NULL;
+        }
+        if (gan_tensor_numel(v) != 1) {
+            gan_ctx_fail(ctx, GAN_ERR_INVALID, "loss \"%s\" returned %lld values; a term is one value",
+                         li->name, (long long)gan_tensor_numel(v));
+            return NULL;
+        }
+        total = total ? gan_add(ctx, total, v) : v;
+    }
+    if (!total)
+        gan_ctx_fail(ctx, GAN_ERR_CONFIG, "no term of loss.terms contributes to the %s's objective",
+                     target == GAN_LOSS_CRITIC ? "critic" : "generator");
+    if (sink->overflow)
+        gan_ctx_fail(ctx, GAN_ERR_INVALID, "the loss terms report more than %d values", MAX_REPORTED);
+    return sink->overflow ? NULL : total;
+}
+
+/* Appends name = the value of a single-element tensor. */
+static gan_status add_value(gan_grads *g, struct gan_grads_values *out, const char *name,
+                            gan_tensor *t, struct gan_error *err)
+{
+    if (gan_tensor_numel(t) != 1)
+        return gan_error_set(err, GAN_ERR_INVALID,
+                             "a loss term reports %s with %lld elements; a reported value is one",
+                             name, (long long)gan_tensor_numel(t));
+    for (size_t i = 0; i < out->count; i++)
+        if (strcmp(out->items[i].name, name) == 0)
+            return gan_error_set(err, GAN_ERR_INVALID,
+                                 "a loss term reports a value that becomes %s, which the dump already has: rename it in the plugin",
+                                 name);
+    if (out->count == GAN_GRADS_MAX_VALUES || strlen(name) >= sizeof out->items[0].name)
+        return gan_error_set(err, GAN_ERR_INVALID, "too many or too long reported values (at %s)", name);
+    float v;
+    if (gan_tensor_to_host(g->ctx, t, &v, 1) != GAN_OK)
+        return ctx_fail(g, err, "reading the loss values");
+    struct gan_grads_value *item = &out->items[out->count++];
+    snprintf(item->name, sizeof item->name, "%s", name);
+    item->value = v;
+    return GAN_OK;
+}
+
+static int reported(const struct sink *s, const char *name)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (strcmp(s->names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Both objectives with their values, and the gradients `grads` asks for; everything
+ * made here is a step tensor, freed by the caller's gan_ctx_step_end. */
+static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, unsigned grads,
+                                struct gan_grads_values *values, struct gan_error *err)
+{
+    gan_ctx *ctx = g->ctx;
+    int64_t rdims[2] = { b->size, SAMPLE_SIZE }, zdims[2] = { b->size, g->z_dim },
+            adims[2] = { b->size, 1 };
+    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, 2, rdims, b->real);
+    gan_tensor *z = gan_tensor_from_host(ctx, GAN_F32, 2, zdims, b->z);
+    gan_tensor *alpha = gan_tensor_from_host(ctx, GAN_F32, 2, adims, b->alpha);
+    if (!real || !z || !alpha)
+        return ctx_fail(g, err, "copying the batch to the backend");
+    const struct gan_model_ops *gen = &g->model[0].module->model;
+
+    /* The critic step: G(z) is not differentiated (the trainer computes it without
+     * recording), so the critic's objective reaches the critic's parameters only. The
+     * loss stream starts at the checkpoint's position for each objective, as the
+     * critic's next step would find it. */
+    uint64_t offset = g->loss_offset;
+    struct sink cs = { .count = 0 };
+    gan_ctx_no_grad_push(ctx);
+    gan_tensor *fake = gen->forward(g->model[0].model, ctx, z);
+    gan_ctx_no_grad_pop(ctx);
+    gan_tensor *critic_loss = fake ? objective(g, GAN_LOSS_CRITIC, real, fake, alpha, &offset, &cs)
+                                   : NULL;
+    if (!critic_loss)
+        return ctx_fail(g, err, "the critic's objective");
+    if ((grads & GAN_LOSS_CRITIC) && (gan_net_zero_grads(g->net[1]) != GAN_OK ||
+                                      gan_net_backward(g->net[1], critic_loss, NULL) != GAN_OK))
+        return ctx_fail(g, err, "the critic's gradient");
+
+    /* The generator step: G(z) recorded, through the critic. */
+    offset = g->loss_offset;
+    struct sink gs = { .count = 0 };
+    gan_tensor *fake_g = gen->forward(g->model[0].model, ctx, z);
+    gan_tensor *generator_loss = fake_g ? objective(g, GAN_LOSS_GENERATOR, NULL, fake_g, NULL,
+                                                    &offset, &gs)
+                                        : NULL;
+    if (!generator_loss)
+        return ctx_fail(g, err, "the generator's objective");
+    if ((grads & GAN_LOSS_GENERATOR) && (gan_net_zero_grads(g->net[0]) != GAN_OK ||
+                                         gan_net_backward(g->net[0], generator_loss, NULL) != GAN_OK))
+        return ctx_fail(g, err, "the generator's gradient");
+
+    values->count = 0;
+    gan_status st = add_value(g, values, "loss.critic", critic_loss, err);
+    if (st == GAN_OK)
+        st = add_value(g, values, "loss.generator", generator_loss, err);
+    char name[200];
+    for (size_t i = 0; st == GAN_OK && i < cs.count; i++) {
+        snprintf(name, sizeof name, "loss.%s", cs.names[i]);
+        st = add_value(g, values, name, cs.values[i], err);
+    }
+    /* A name the critic's terms report already gets the network's prefix (metrics.csv's rule). */
+    for (size_t i = 0; st == GAN_OK && i < gs.count; i++) {
+        snprintf(name, sizeof name, "loss.%s%s", reported(&cs, gs.names[i]) ? "generator_" : "",
+                 gs.names[i]);
+        st = add_value(g, values, name, gs.values[i], err);
+    }
+    return st;
+}
+
+gan_status gan_grads_evaluate(gan_grads *g, const struct gan_grads_batch *batch, unsigned grads,
+                              struct gan_grads_values *values, struct gan_error *err)
+{
+    if (!batch || batch->size < 1 || !batch->real || !batch->z || !batch->alpha)
+        return gan_error_set(err, GAN_ERR_INVALID, "gan_grads_evaluate: an empty batch");
+    gan_status st = evaluate_step(g, batch, grads, values, err);
+    gan_ctx_step_end(g->ctx);
+    return st;
+}
+
+const struct gan_grads_value *gan_grads_find_value(const struct gan_grads_values *values,
+                                                   const char *name)
+{
+    for (size_t i = 0; i < values->count; i++)
+        if (strcmp(values->items[i].name, name) == 0)
+            return &values->items[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ the dump */
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* Adds every gradient of `net` to the writer from `host` (the arena's layout). */
+static gan_status add_gradients(gan_grads *g, gan_st_writer *w, gan_net *net, float *host,
+                                struct gan_error *err)
+{
+    for (size_t i = 0; i < gan_net_count(net); i++) {
+        size_t n = (size_t)gan_net_numel(net, i);
+        float *at = host + gan_net_offset(net, i);
+        if (gan_net_grad_to_host(net, i, at, n) != GAN_OK)
+            return ctx_fail(g, err, "reading the gradients");
+        const gan_tensor *p = gan_net_tensor(net, i);
+        uint64_t shape[GAN_ST_MAX_DIMS];
+        int ndim = gan_tensor_ndim(p);
+        for (int d = 0; d < ndim; d++)
+            shape[d] = (uint64_t)gan_tensor_dim(p, d);
+        char msg[512];
+        if (gan_st_writer_add(w, gan_net_full_name(net, i), GAN_ST_F32, ndim, shape, at,
+                              n * sizeof *at, msg, sizeof msg) != GAN_OK)
+            return gan_error_set(err, GAN_ERR_INVALID, "%s", msg);
+    }
+    return GAN_OK;
+}
+
+gan_status gan_grads_dump(gan_grads *g, const struct gan_grads_batch *batch,
+                          const char *batch_path, const char *out_path,
+                          struct gan_grads_report *report, struct gan_error *err)
+{
+    memset(report, 0, sizeof *report);
+    if (same_file(out_path, g->checkpoint) || (batch_path && same_file(out_path, batch_path)))
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "--out %s is the %s file: name a new file for the gradients", out_path,
+                             same_file(out_path, g->checkpoint) ? "checkpoint" : "batch");
+    gan_status st = gan_grads_evaluate(g, batch, GAN_LOSS_CRITIC | GAN_LOSS_GENERATOR,
+                                       &report->values, err);
+    if (st != GAN_OK)
+        return st;
+    gan_st_writer *w = gan_st_writer_new();
+    float *host[2] = { NULL, NULL };
+    for (int i = 0; i < 2; i++)
+        host[i] = malloc(((size_t)gan_net_total(g->net[i]) + 1) * sizeof *host[i]);
+    float *scalars = malloc((report->values.count + 1) * sizeof *scalars);
+    if (!w || !host[0] || !host[1] || !scalars)
+        st = gan_error_set(err, GAN_ERR_NOMEM, "out of memory while writing %s", out_path);
+    for (int i = 0; st == GAN_OK && i < 2; i++)
+        st = add_gradients(g, w, g->net[i], host[i], err);
+    char msg[768];
+    for (size_t i = 0; st == GAN_OK && i < report->values.count; i++) {
+        uint64_t one = 1;
+        scalars[i] = (float)report->values.items[i].value;
+        if (gan_st_writer_add(w, report->values.items[i].name, GAN_ST_F32, 1, &one, &scalars[i],
+                              sizeof *scalars, msg, sizeof msg) != GAN_OK)
+            st = gan_error_set(err, GAN_ERR_INVALID, "%s", msg);
+    }
+    char number[32];
+    struct { const char *key, *value; } meta[7] = {
+        { "format", GAN_GRADS_FORMAT }, { "format_version", GAN_GRADS_VERSION },
+        { "ganctl_version", gan_version() }, { "checkpoint", g->checkpoint },
+        { "batch", batch_path ? batch_path : "" }, { "iteration", NULL }, { "batch_size", NULL },
+    };
+    for (int i = 0; st == GAN_OK && i < 7; i++) {
+        const char *value = meta[i].value;
+        if (!value) {
+            snprintf(number, sizeof number, "%lld",
+                     (long long)(i == 5 ? g->iteration : batch->size));
+            value = number;
+        }
+        if (gan_st_writer_set_metadata(w, meta[i].key, value, msg, sizeof msg) != GAN_OK)
+            st = gan_error_set(err, GAN_ERR_INVALID, "%s", msg);
+    }
+    if (st == GAN_OK && (st = gan_st_writer_write(w, out_path, msg, sizeof msg)) != GAN_OK)
+        gan_error_set(err, st, "%s", msg);
+    gan_st_writer_free(w);
+    free(host[0]);
+    free(host[1]);
+    free(scalars);
+    if (st != GAN_OK)
+        return st;
+    report->iteration = g->iteration;
+    report->batch_size = batch->size;
+    report->generator_tensors = gan_net_count(g->net[0]);
+    report->critic_tensors = gan_net_count(g->net[1]);
+    return GAN_OK;
+}
+
+gan_status gan_grads_run(const struct gan_grads_args *args, const gan_loader *loader,
+                         const struct gan_log *log, struct gan_grads_report *report,
+                         struct gan_error *err)
+{
+    memset(report, 0, sizeof *report);
+    gan_grads *g = NULL;
+    gan_status st = gan_grads_open(args->checkpoint, args->settings, args->setting_count, loader,
+                                   log, &g, err);
+    if (st != GAN_OK)
+        return st;
+    gan_log_write(log, GAN_LOG_DEBUG, "grads: %s at iteration %lld on %s", g->checkpoint,
+                  (long long)g->iteration, gan_grads_backend_description(g));
+    struct gan_grads_batch batch;
+    st = gan_grads_read_batch(g, args->batch, &batch, err);
+    if (st == GAN_OK)
+        st = gan_grads_dump(g, &batch, args->batch, args->out, report, err);
+    gan_grads_batch_free(&batch);
+    gan_grads_free(g);
+    return st;
+}
