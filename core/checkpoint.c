@@ -39,6 +39,7 @@ static gan_status ctx_error(struct gan_error *err, gan_ctx *ctx, const char *pat
 struct host_net {
     float *params;                /* total floats, in arena order */
     float *moments[2];
+    uint64_t scaler[GAN_SCALER_STATE_MAX];  /* the scaler's values, as their bits */
 };
 
 static gan_status add_tensor(gan_st_writer *w, const char *name, const gan_tensor *t,
@@ -69,6 +70,47 @@ static gan_status meta_u64(gan_st_writer *w, const char *key, uint64_t value, co
     char text[32];
     snprintf(text, sizeof text, "%" PRIu64, value);
     return meta(w, key, text, path, err);
+}
+
+/* A network's scaler state as tensors scaler.NET.VALUE and metadata. The numbers are
+ * kept in h->scaler, which lives as long as the writer needs them. */
+static gan_status add_scaling(gan_st_writer *w, const struct gan_checkpoint_net *cn,
+                              struct host_net *h, const char *path, struct gan_error *err)
+{
+    const struct gan_checkpoint_scaling *sc = cn->scaling;
+    const struct gan_scaler_state *state = &sc->state;
+    if (state->count > GAN_SCALER_STATE_MAX || !memchr(state->scaler, '\0', sizeof state->scaler))
+        return gan_error_set(err, GAN_ERR_INTERNAL,
+                             "%s: the %s's scaler gave a malformed state (%zu values)", path,
+                             cn->name, state->count);
+    char name[600], text[128];
+    gan_status st;
+    for (size_t i = 0; i < state->count; i++) {
+        const struct gan_scaler_value *v = &state->values[i];
+        if (!memchr(v->name, '\0', sizeof v->name) || !v->name[0] ||
+            (v->type != GAN_SCALER_INT64 && v->type != GAN_SCALER_FLOAT64))
+            return gan_error_set(err, GAN_ERR_INTERNAL,
+                                 "%s: the %s's scaler \"%s\" gave a malformed state value %zu",
+                                 path, cn->name, state->scaler, i);
+        snprintf(name, sizeof name, "scaler.%s.%s", cn->name, v->name);
+        memcpy(&h->scaler[i], v->type == GAN_SCALER_INT64 ? (const void *)&v->i : (const void *)&v->f,
+               sizeof h->scaler[i]);
+        uint64_t shape[1] = { 1 };
+        char msg[512];
+        st = gan_st_writer_add(w, name, v->type == GAN_SCALER_INT64 ? GAN_ST_I64 : GAN_ST_F64, 1,
+                               shape, &h->scaler[i], sizeof h->scaler[i], msg, sizeof msg);
+        if (st != GAN_OK)
+            return gan_error_set(err, st, "%s: %s", path, msg);
+    }
+    snprintf(name, sizeof name, "scaler.%s", cn->name);
+    snprintf(text, sizeof text, "%s/%" PRId64, state->scaler, state->version);
+    if ((st = meta(w, name, text, path, err)) != GAN_OK)
+        return st;
+    snprintf(name, sizeof name, "trainer.%s.skipped", cn->name);
+    if ((st = meta_u64(w, name, (uint64_t)sc->skipped, path, err)) != GAN_OK)
+        return st;
+    snprintf(name, sizeof name, "trainer.%s.overflows", cn->name);
+    return meta_u64(w, name, (uint64_t)sc->overflows, path, err);
 }
 
 /* Copies a net's parameters and moments to host memory and adds them to the writer. */
@@ -104,7 +146,10 @@ static gan_status add_net(gan_st_writer *w, const struct gan_checkpoint_net *cn,
         }
     }
     snprintf(name, sizeof name, "optimizer.%s.step", cn->name);
-    return meta_u64(w, name, (uint64_t)gan_optimizer_steps(cn->opt), path, err);
+    st = meta_u64(w, name, (uint64_t)gan_optimizer_steps(cn->opt), path, err);
+    if (st == GAN_OK && cn->scaling)
+        st = add_scaling(w, cn, h, path, err);
+    return st;
 }
 
 gan_status gan_checkpoint_save(const char *path, const struct gan_checkpoint_net *nets,
@@ -258,6 +303,75 @@ static gan_status load_tensor(const gan_st_file *f, const char *name, const gan_
     return GAN_OK;
 }
 
+/* Nonzero when `name` is scaler.NET.VALUE for the net called `net`. */
+static int is_scaler_value(const char *name, const char *net)
+{
+    size_t n = strlen(net);
+    return strncmp(name, "scaler.", 7) == 0 && strncmp(name + 7, net, n) == 0 &&
+           name[7 + n] == '.' && name[8 + n];
+}
+
+/* A network's loss scaling from the file: the metadata and every scaler.NET.* tensor. */
+static gan_status load_scaling(const gan_st_file *f, const struct gan_checkpoint_net *cn,
+                               const char *path, struct gan_error *err)
+{
+    struct gan_checkpoint_scaling *sc = cn->scaling;
+    memset(sc, 0, sizeof *sc);
+    char key[300];
+    snprintf(key, sizeof key, "scaler.%s", cn->name);
+    const char *text = gan_st_metadata_get(f, key);
+    const char *slash = text ? strrchr(text, '/') : NULL;
+    char *end = NULL;
+    long long version = slash ? strtoll(slash + 1, &end, 10) : 0;
+    if (!text)
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: the checkpoint's metadata lacks \"%s\" (the %s's loss scaler): it was written by an older ganctl or is damaged; start a new run",
+                             path, key, cn->name);
+    if (!slash || slash == text || (size_t)(slash - text) >= sizeof sc->state.scaler ||
+        !slash[1] || *end || version < 1)
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: the checkpoint's metadata \"%s\" is \"%.60s\", not NAME/VERSION: the file is damaged",
+                             path, key, text);
+    memcpy(sc->state.scaler, text, (size_t)(slash - text));
+    sc->state.version = version;
+    for (size_t k = 0; k < gan_st_count(f); k++) {
+        const struct gan_st_tensor *t = gan_st_tensor_at(f, k);
+        if (!is_scaler_value(t->name, cn->name))
+            continue;
+        const char *vname = t->name + strlen(cn->name) + 8;
+        if (sc->state.count == GAN_SCALER_STATE_MAX || strlen(vname) >= GAN_SCALER_NAME_MAX)
+            return gan_error_set(err, GAN_ERR_FORMAT,
+                                 "%s: %s: a scaler state holds at most %d values with names under %d bytes: the file is damaged",
+                                 path, t->name, GAN_SCALER_STATE_MAX, GAN_SCALER_NAME_MAX);
+        if ((t->dtype != GAN_ST_F64 && t->dtype != GAN_ST_I64) || t->count != 1 || t->nbytes != 8)
+            return gan_error_set(err, GAN_ERR_FORMAT,
+                                 "%s: %s is not one F64 or I64 number: the file is damaged",
+                                 path, t->name);
+        struct gan_scaler_value *v = &sc->state.values[sc->state.count++];
+        snprintf(v->name, sizeof v->name, "%s", vname);
+        if (t->dtype == GAN_ST_I64) {
+            v->type = GAN_SCALER_INT64;
+            memcpy(&v->i, t->data, sizeof v->i);
+        } else {
+            v->type = GAN_SCALER_FLOAT64;
+            memcpy(&v->f, t->data, sizeof v->f);
+        }
+    }
+    uint64_t skipped = 0, overflows = 0;
+    snprintf(key, sizeof key, "trainer.%s.skipped", cn->name);
+    gan_status st = meta_get_u64(f, key, &skipped, path, err);
+    snprintf(key, sizeof key, "trainer.%s.overflows", cn->name);
+    if (st == GAN_OK)
+        st = meta_get_u64(f, key, &overflows, path, err);
+    if (st == GAN_OK && (skipped > INT64_MAX || overflows > 3))
+        st = gan_error_set(err, GAN_ERR_FORMAT,
+                           "%s: the checkpoint's %s counters are out of range: the file is damaged",
+                           path, cn->name);
+    sc->skipped = (int64_t)skipped;
+    sc->overflows = (int64_t)overflows;
+    return st;
+}
+
 /* Every tensor of the file must belong to one of the nets. */
 static gan_status check_no_strangers(const gan_st_file *f, const struct gan_checkpoint_net *nets,
                                      size_t count, const char *path, struct gan_error *err)
@@ -268,6 +382,9 @@ static gan_status check_no_strangers(const gan_st_file *f, const struct gan_chec
         for (size_t i = 0; i < count && !known; i++) {
             gan_net *net = nets[i].net;
             if (gan_net_find(net, name) >= 0 && strncmp(name, nets[i].name, strlen(nets[i].name)) == 0)
+                known = 1;
+            /* A loss scaler's state is read only when asked for, but never a stranger. */
+            if (is_scaler_value(name, nets[i].name))
                 known = 1;
             char prefix[300];
             for (int m = 0; m < 2 && !known; m++) {
@@ -338,8 +455,11 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
         return st;
     uint64_t iteration = 0;
     st = check_no_strangers(f, nets, count, path, err);
-    for (size_t i = 0; st == GAN_OK && i < count; i++)
+    for (size_t i = 0; st == GAN_OK && i < count; i++) {
         st = load_net(f, &nets[i], path, err);
+        if (st == GAN_OK && nets[i].scaling)
+            st = load_scaling(f, &nets[i], path, err);
+    }
     if (st == GAN_OK)
         st = meta_get_u64(f, "iteration", &iteration, path, err);
     if (st == GAN_OK)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <ganctl/scaler.h>
 #include <ganctl/status.h>
 
 #include "error.h"
@@ -25,17 +26,35 @@
  *   data.block, data.shuffle_block, data.cursor   the real-data sampler's position
  *   elapsed_s                            training time so far, over every session
  *   config                               the run's configuration as a libconfig file
+ * and, for each network saved with its loss scaling (scaler.h's suggested layout):
+ *   scaler.NET.VALUE                     one value of the scaler's state: shape [1],
+ *                                        F64 (float64 values) or I64 (int64 values)
+ *   scaler.NET (metadata)                "NAME/VERSION": the scaler and its state format
+ *   trainer.NET.skipped (metadata)       optimizer steps the trainer skipped so far
+ *   trainer.NET.overflows (metadata)     overflow kinds seen since the last metrics row
  * so `torch.load`-free tools (safetensors.torch.load_file) see every tensor, and
  * load_state_dict of a torch.nn.Sequential takes the NET.* tensors with the prefix cut. */
 
 #define GAN_CHECKPOINT_FORMAT "ganctl-checkpoint"
 #define GAN_CHECKPOINT_VERSION "1"
 
+/* A network's loss scaling, as far as a resumed run needs it. */
+struct gan_checkpoint_scaling {
+    struct gan_scaler_state state;  /* the scaler's own, every counter (scaler.h) */
+    int64_t skipped;                /* steps skipped since the run began */
+    int64_t overflows;              /* a mask of overflow kinds (1 gradient, 2 forward) seen
+                                       since the last metrics row */
+};
+
 /* One network in a checkpoint. */
 struct gan_checkpoint_net {
     const char *name;             /* "generator", "critic": the net's prefix */
     gan_net *net;
     gan_optimizer *opt;
+    /* NULL: none saved, none loaded. Save: stored; load: filled from the file, which must
+     * hold it. load_state's checks of the values are the scaler's (the file's are only
+     * that each is one F64 or I64 number with a name that fits). */
+    struct gan_checkpoint_scaling *scaling;
 };
 
 /* Everything besides tensors. */

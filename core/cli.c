@@ -32,7 +32,9 @@
  * --set or --backend wins over an earlier one. */
 struct assignment {
     const char *set;              /* --set KEY=VALUE, or NULL */
-    const char *backend;          /* --backend NAME, or NULL */
+    const char *flag;             /* otherwise the flag, "--backend", with its */
+    const char *key;              /* setting, "backend.name", */
+    const char *value;            /* and its value */
 };
 
 struct cli {
@@ -67,6 +69,10 @@ static void usage(FILE *out)
           "Settings (highest precedence first: these options, --config, $GANCTL_CONFIG,\n"
           "the installed ganctl.conf; a resumed run starts from its saved settings):\n"
           "      --backend NAME     the compute backend, backend-NAME.so (sets backend.name)\n"
+          "      --precision MODE   fp32, fp16 or bf16 (sets precision.mode)\n"
+          "      --scaler NAME      the loss scaler, scaler-NAME.so (sets scaler.name); one\n"
+          "                         other than none implies --precision fp16 unless given\n"
+          "      --debug-level N    1: per-tensor gradient statistics (sets run.debug_level)\n"
           "  -s, --set KEY=VALUE    set one setting, e.g. --set run.iterations=500; repeatable\n"
           "  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
           "      --plugin-dir DIR   look for plugins in DIR before $GANCTL_PLUGIN_PATH and\n"
@@ -111,7 +117,10 @@ static int fail_line(const struct gan_error *err)
 
 /* ------------------------------------------------------------------ options */
 
-enum { OPT_LIST_PLUGINS = 256, OPT_BACKEND, OPT_PLUGIN_DIR, OPT_PRINT_CONFIG };
+enum {
+    OPT_LIST_PLUGINS = 256, OPT_BACKEND, OPT_PLUGIN_DIR, OPT_PRINT_CONFIG, OPT_PRECISION,
+    OPT_SCALER, OPT_DEBUG_LEVEL
+};
 
 static const struct option long_options[] = {
     { "help", no_argument, NULL, 'h' },
@@ -120,6 +129,9 @@ static const struct option long_options[] = {
     { "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
     { "resume", required_argument, NULL, 'r' },
     { "backend", required_argument, NULL, OPT_BACKEND },
+    { "precision", required_argument, NULL, OPT_PRECISION },
+    { "scaler", required_argument, NULL, OPT_SCALER },
+    { "debug-level", required_argument, NULL, OPT_DEBUG_LEVEL },
     { "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
     { "config", required_argument, NULL, 'c' },
     { "set", required_argument, NULL, 's' },
@@ -148,8 +160,21 @@ static int parse_options(struct cli *c, int argc, char **argv)
         case 'c': c->config_file = optarg; break;
         case OPT_PLUGIN_DIR: c->plugin_dirs[c->plugin_dir_count++] = optarg; break;
         case OPT_BACKEND:
-            c->assignments[c->assignment_count++].backend = optarg;
+            c->assignments[c->assignment_count++] =
+                (struct assignment){ NULL, "--backend", "backend.name", optarg };
             c->backend_chosen = 1;
+            break;
+        case OPT_PRECISION:
+            c->assignments[c->assignment_count++] =
+                (struct assignment){ NULL, "--precision", "precision.mode", optarg };
+            break;
+        case OPT_SCALER:
+            c->assignments[c->assignment_count++] =
+                (struct assignment){ NULL, "--scaler", "scaler.name", optarg };
+            break;
+        case OPT_DEBUG_LEVEL:
+            c->assignments[c->assignment_count++] =
+                (struct assignment){ NULL, "--debug-level", "run.debug_level", optarg };
             break;
         case 's':
             c->assignments[c->assignment_count++].set = optarg;
@@ -187,7 +212,7 @@ static int parse_options(struct cli *c, int argc, char **argv)
 
 /* ------------------------------------------------------------------ loading */
 
-/* The --set and --backend changes, in argv order. */
+/* The --set and setting flags' changes, in argv order. */
 static gan_status apply_assignments(const struct cli *c, gan_config *cfg, struct gan_error *err)
 {
     gan_status st = GAN_OK;
@@ -197,8 +222,12 @@ static gan_status apply_assignments(const struct cli *c, gan_config *cfg, struct
             st = gan_config_set(cfg, a->set, err);
         } else {
             char origin[512];
-            snprintf(origin, sizeof origin, "--backend %s", a->backend);
-            st = gan_config_set_string(cfg, "backend.name", a->backend, origin, err);
+            snprintf(origin, sizeof origin, "%s %s", a->flag, a->value);
+            /* A name is a name even when it looks like a number; a level is a number. */
+            if (strcmp(a->key, "run.debug_level") == 0)
+                st = gan_config_set_flag(cfg, a->key, a->value, origin, err);
+            else
+                st = gan_config_set_string(cfg, a->key, a->value, origin, err);
         }
     }
     return st;
@@ -286,7 +315,7 @@ static int may_change_on_resume(const char *key)
 {
     static const char *const keys[] = {
         "run.dir", "run.iterations", "run.log_every", "run.eval_every", "run.image_every",
-        "run.checkpoint_every", "log.level",
+        "run.checkpoint_every", "run.debug_level", "log.level",
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(key, keys[i]) == 0)
@@ -331,7 +360,7 @@ static gan_status check_resume_changes(const struct cli *c, const gan_config *cf
             continue;
         }
         st = gan_error_set(err, GAN_ERR_CONFIG,
-                           "%s: %s = %s, but the run in %s was trained with %s: a resumed run keeps its settings except run.iterations, run.*_every, log.level and backend.*; start a new run to change it",
+                           "%s: %s = %s, but the run in %s was trained with %s: a resumed run keeps its settings except run.iterations, run.*_every, run.debug_level, log.level and backend.*; start a new run to change it",
                            v->origin, v->key, now, c->resume, then);
     }
     gan_config_free(saved);

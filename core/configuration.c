@@ -23,19 +23,28 @@ struct schema_key {
     int has_min, has_max;         /* numbers: the bounds below apply */
     double min, max;
     const char *summary;          /* one line, as ganctl.conf(5) says it */
+    /* A string key (one of `choices`) that also takes a number > 0: penalty.inner_scale. */
+    int or_positive_number;
 };
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
 static const char *const toy_names[] = { "8gaussians", "25gaussians", "swissroll", NULL };
 static const char *const decays[] = { "none", "linear", NULL };
+static const char *const precision_modes[] = { "fp32", "fp16", "bf16", NULL };
+static const char *const precision_levels[] = { "O1", "O2", NULL };
+static const char *const inner_scales[] = { "outer", NULL };
 
-#define STR(k, d, ch, sum) { k, GAN_SETTING_STRING, d, ch, 0, 0, 0, 0, 0, sum }
-#define INT_MIN_(k, d, lo, sum) { k, GAN_SETTING_INT, d, NULL, 0, 1, 0, lo, 0, sum }
-#define INT_RANGE(k, d, lo, hi, sum) { k, GAN_SETTING_INT, d, NULL, 0, 1, 1, lo, hi, sum }
-#define FLOAT_RANGE(k, d, lo, hi, sum) { k, GAN_SETTING_FLOAT, d, NULL, 0, 1, 1, lo, hi, sum }
-#define FLOAT_MIN(k, d, lo, sum) { k, GAN_SETTING_FLOAT, d, NULL, 0, 1, 0, lo, 0, sum }
-#define BOOL(k, d, sum) { k, GAN_SETTING_BOOL, d, NULL, 0, 0, 0, 0, 0, sum }
-#define LIST(k, d, sum) { k, GAN_SETTING_STRING, d, NULL, 1, 0, 0, 0, 0, sum }
+#define STR(k, d, ch, sum) { k, GAN_SETTING_STRING, d, ch, 0, 0, 0, 0, 0, sum, 0 }
+#define INT_MIN_(k, d, lo, sum) { k, GAN_SETTING_INT, d, NULL, 0, 1, 0, lo, 0, sum, 0 }
+#define INT_RANGE(k, d, lo, hi, sum) { k, GAN_SETTING_INT, d, NULL, 0, 1, 1, lo, hi, sum, 0 }
+#define FLOAT_RANGE(k, d, lo, hi, sum) { k, GAN_SETTING_FLOAT, d, NULL, 0, 1, 1, lo, hi, sum, 0 }
+#define FLOAT_MIN(k, d, lo, sum) { k, GAN_SETTING_FLOAT, d, NULL, 0, 1, 0, lo, 0, sum, 0 }
+#define BOOL(k, d, sum) { k, GAN_SETTING_BOOL, d, NULL, 0, 0, 0, 0, 0, sum, 0 }
+#define LIST(k, d, sum) { k, GAN_SETTING_STRING, d, NULL, 1, 0, 0, 0, 0, sum, 0 }
+/* A list of strings that may be empty. */
+#define LIST0(k, d, sum) { k, GAN_SETTING_STRING, d, NULL, 2, 0, 0, 0, 0, sum, 0 }
+/* A word of `ch` or a number > 0. */
+#define STR_OR_NUMBER(k, d, ch, sum) { k, GAN_SETTING_STRING, d, ch, 0, 0, 0, 0, 0, sum, 1 }
 
 /* The optimizer settings of one network; both networks have the same. The betas are
  * the WGAN-GP paper's; the learning rate and its decay are the demo's (ganctl.conf(5):
@@ -63,13 +72,21 @@ static const struct schema_key core_keys[] = {
     INT_MIN_("run.image_every", "1000", 0, "a PNG every this many iterations; 0 = at the end only"),
     INT_MIN_("run.checkpoint_every", "1000", 0, "a checkpoint every this many iterations; 0 = at the end only"),
     BOOL("run.metrics_time", "true", "write the time_s column (wall clock) in metrics.csv"),
+    INT_RANGE("run.debug_level", "0", 0, 1, "1: per-parameter gradient statistics in the log and grad_stats.csv at every row"),
+    STR("precision.mode", "\"fp32\"", precision_modes, "fp32, or mixed precision with FP16 or BF16 compute and FP32 master weights"),
+    STR("precision.level", "\"O2\"", precision_levels, "O1: GEMM and conv in 16 bit; O2: nearly everything in 16 bit"),
+    LIST0("precision.fp32", "[]", "module scopes kept in FP32, e.g. [\"penalty\", \"critic.fc3\"]"),
+    STR_OR_NUMBER("penalty.inner_scale", "\"outer\"", inner_scales, "seed of the penalty's inner gradient: \"outer\" (the critic's loss scale) or a number"),
+    STR("scaler.name", "\"none\"", NULL, "the loss scaler of both networks, scaler-NAME.so"),
     STR("data.name", "\"8gaussians\"", toy_names, "the toy data set"),
     INT_RANGE("data.batch_size", "256", 1, 1048576, "real and generated samples per step"),
     INT_RANGE("generator.z_dim", "2", 1, 65536, "the size of the generator's input noise z"),
     STR("generator.model.name", "\"mlp\"", NULL, "the generator's model plugin, model-NAME.so"),
+    STR("generator.scaler.name", NULL, NULL, "the generator's own loss scaler, instead of scaler.name"),
     OPTIMIZER_KEYS("generator"),
     INT_RANGE("critic.iterations", "5", 1, 1000, "critic steps per generator step (n_critic)"),
     STR("critic.model.name", "\"mlp\"", NULL, "the critic's model plugin, model-NAME.so"),
+    STR("critic.scaler.name", NULL, NULL, "the critic's own loss scaler, instead of scaler.name"),
     OPTIMIZER_KEYS("critic"),
     LIST("loss.terms", "[\"wasserstein\", \"gradient-penalty\"]", "the loss-term plugins, loss-NAME.so, summed into the objectives"),
 };
@@ -94,14 +111,17 @@ static const struct {
 /* Groups the core knows. */
 static const char *const core_groups[] = {
     "backend", "log", "run", "data", "generator", "generator.model", "generator.optimizer",
-    "critic", "critic.model", "critic.optimizer", "loss"
+    "generator.scaler", "critic", "critic.model", "critic.optimizer", "critic.scaler", "loss",
+    "precision", "penalty", "scaler"
 };
 #define CORE_GROUP_COUNT (sizeof core_groups / sizeof core_groups[0])
 
 /* Groups whose keys, beyond the core's, belong to the plugin selected for the group
  * and are checked against its declared settings once it is loaded. Besides these,
  * every group loss.TERM holds the settings of the loss term TERM. */
-static const char *const plugin_groups[] = { "backend", "generator.model", "critic.model" };
+static const char *const plugin_groups[] = {
+    "backend", "generator.model", "critic.model", "scaler", "generator.scaler", "critic.scaler"
+};
 #define PLUGIN_GROUP_COUNT (sizeof plugin_groups / sizeof plugin_groups[0])
 #define LOSS_GROUP "loss"
 
@@ -451,7 +471,7 @@ static gan_status check_list(const struct schema_key *k, const struct parsed *p,
                              p->type == GAN_CONFIG_ARRAY || p->type == GAN_CONFIG_LIST
                                  ? "one that holds other values" : gan_config_type_phrase(p->type),
                              k->key, k->default_value);
-    if (p->n_items == 0)
+    if (p->n_items == 0 && k->list == 1)
         return gan_error_set(err, GAN_ERR_CONFIG,
                              "%s: \"%s\" is empty: list at least one name, e.g. %s = %s",
                              origin, k->key, k->key, k->default_value);
@@ -470,6 +490,22 @@ static gan_status check_core(const struct schema_key *k, const struct parsed *p,
 {
     if (k->list)
         return check_list(k, p, origin, err);
+    if (k->or_positive_number && (p->type == GAN_CONFIG_INT || p->type == GAN_CONFIG_FLOAT)) {
+        double x = p->type == GAN_CONFIG_INT ? (double)p->i : p->f;
+        char got[64];
+        format_bound(got, sizeof got, x);
+        /* Written as !(ok) so that NaN is refused too; 1e30 keeps 1/x a normal FP32. */
+        if (!(x > 0.0 && x <= 1e30))
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "%s: \"%s\" must be \"%s\" or a number > 0 (at most 1e30), got %s",
+                                 origin, k->key, k->choices[0], got);
+        return GAN_OK;
+    }
+    if (k->or_positive_number && p->type != GAN_CONFIG_STRING)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: \"%s\" must be \"%s\" or a number, got %s: write \"%s\" in double quotes or a number without",
+                             origin, k->key, k->choices[0], gan_config_type_phrase(p->type),
+                             k->choices[0]);
     if (!type_accepts(k->type, p->type))
         return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be %s, got %s: %s",
                              origin, k->key, gan_setting_type_phrase(k->type),
@@ -907,6 +943,19 @@ gan_status gan_config_set(gan_config *cfg, const char *assignment, struct gan_er
     return st;
 }
 
+gan_status gan_config_set_flag(gan_config *cfg, const char *key, const char *text,
+                               const char *origin, struct gan_error *err)
+{
+    struct parsed p;
+    char why[512];
+    gan_status st = parse_value(text, &p, why, sizeof why);
+    if (st == GAN_ERR_NOMEM)
+        return nomem(err);
+    if (st != GAN_OK)
+        return gan_error_set(err, st, "%s: %s", origin, why);
+    return put(cfg, key, &p, origin, GAN_CONFIG_COMMAND_LINE, err);
+}
+
 gan_status gan_config_set_string(gan_config *cfg, const char *key, const char *value,
                                  const char *origin, struct gan_error *err)
 {
@@ -996,6 +1045,9 @@ gan_status gan_config_new(gan_config **out, struct gan_error *err)
     for (size_t i = 0; i < CORE_KEY_COUNT; i++) {
         struct parsed p;
         char why[256];
+        /* A key without a default has no value until someone sets it. */
+        if (!core_keys[i].default_value)
+            continue;
         gan_status st = parse_value(core_keys[i].default_value, &p, why, sizeof why);
         if (st == GAN_OK)
             st = store(cfg, core_keys[i].key, &p, "default", GAN_CONFIG_DEFAULT, err);

@@ -81,6 +81,11 @@ gan_status gan_config_read_files(gan_config *cfg, const struct gan_config_files 
  * other word is a string as written (a bare string). */
 gan_status gan_config_set(gan_config *cfg, const char *assignment, struct gan_error *err);
 
+/* Sets `key` from a command-line flag's value, read as --set reads one (so "1" is an
+ * integer and "fp16" a string); `origin` names the flag ("--debug-level 1"). */
+gan_status gan_config_set_flag(gan_config *cfg, const char *key, const char *text,
+                               const char *origin, struct gan_error *err);
+
 /* Sets a string from a command-line flag; `origin` names the flag ("--backend cuda"). */
 gan_status gan_config_set_string(gan_config *cfg, const char *key, const char *value,
                                  const char *origin, struct gan_error *err);

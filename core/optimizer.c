@@ -127,25 +127,13 @@ gan_status gan_optimizer_grad_norm(gan_optimizer *opt, double *norm, uint64_t *n
     return GAN_OK;
 }
 
-gan_status gan_optimizer_step(gan_optimizer *opt, struct gan_optimizer_report *report)
+/* Clipping and the fused update, from a norm already measured over finite gradients. */
+static gan_status apply(gan_optimizer *opt, const char *op, struct gan_optimizer_report rep,
+                        struct gan_optimizer_report *report)
 {
-    const char *op = "gan_optimizer_step";
-    if (!opt)
-        return GAN_ERR_INVALID;
     gan_net *net = opt->net;
     gan_ctx *ctx = gan_net_ctx(net);
-    struct gan_optimizer_report rep = { 0.0, 1.0, 0 };
-    gan_status st = gan_optimizer_grad_norm(opt, &rep.grad_norm, &rep.nonfinite);
-    if (report)
-        *report = rep;
-    if (st != GAN_OK)
-        return st;
-    if (rep.nonfinite)
-        return ti_fail(ctx, GAN_ERR_NUMERIC,
-                       "%s: the %s's gradient has %llu inf or NaN values after step %lld: the run "
-                       "diverged; lower the learning rate, or set a clip_norm",
-                       op, net_label(net), (unsigned long long)rep.nonfinite,
-                       (long long)opt->steps);
+    gan_status st;
     /* torch.nn.utils.clip_grad_norm_'s rule: scale by max / (norm + 1e-6) when that is
      * below 1, so a norm at the bound is left alone. */
     if (opt->s.clip_norm > 0.0) {
@@ -184,6 +172,44 @@ gan_status gan_optimizer_step(gan_optimizer *opt, struct gan_optimizer_report *r
     }
     opt->steps++;
     return GAN_OK;
+}
+
+gan_status gan_optimizer_step(gan_optimizer *opt, struct gan_optimizer_report *report)
+{
+    const char *op = "gan_optimizer_step";
+    if (!opt)
+        return GAN_ERR_INVALID;
+    gan_net *net = opt->net;
+    gan_ctx *ctx = gan_net_ctx(net);
+    struct gan_optimizer_report rep = { 0.0, 1.0, 0 };
+    gan_status st = gan_optimizer_grad_norm(opt, &rep.grad_norm, &rep.nonfinite);
+    if (report)
+        *report = rep;
+    if (st != GAN_OK)
+        return st;
+    if (rep.nonfinite)
+        return ti_fail(ctx, GAN_ERR_NUMERIC,
+                       "%s: the %s's gradient has %llu inf or NaN values after step %lld: the run "
+                       "diverged; lower the learning rate, or set a clip_norm",
+                       op, net_label(net), (unsigned long long)rep.nonfinite,
+                       (long long)opt->steps);
+    return apply(opt, op, rep, report);
+}
+
+gan_status gan_optimizer_step_measured(gan_optimizer *opt, double grad_norm,
+                                       struct gan_optimizer_report *report)
+{
+    const char *op = "gan_optimizer_step_measured";
+    if (!opt)
+        return GAN_ERR_INVALID;
+    struct gan_optimizer_report rep = { grad_norm, 1.0, 0 };
+    if (report)
+        *report = rep;
+    if (!(grad_norm >= 0.0) || isinf(grad_norm))
+        return ti_fail(gan_net_ctx(opt->net), GAN_ERR_INVALID,
+                       "%s: the %s's gradient norm is %g; measure a finite gradient first",
+                       op, net_label(opt->net), grad_norm);
+    return apply(opt, op, rep, report);
 }
 
 void gan_optimizer_set_lr_scale(gan_optimizer *opt, double scale)

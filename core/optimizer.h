@@ -43,6 +43,12 @@ void gan_optimizer_free(gan_optimizer *opt);
  * recorded in the net's context. */
 gan_status gan_optimizer_step(gan_optimizer *opt, struct gan_optimizer_report *report);
 
+/* The same step from gradients the caller has measured already (the trainer's fused
+ * unscale and statistics pass): `grad_norm` is their global L2 norm, and the caller has
+ * made sure they are finite. Saves the norm's pass over the arena. */
+gan_status gan_optimizer_step_measured(gan_optimizer *opt, double grad_norm,
+                                       struct gan_optimizer_report *report);
+
 /* The global L2 norm of the net's gradient arena as it is now, with the count of inf or
  * NaN elements (which the norm leaves out). */
 gan_status gan_optimizer_grad_norm(gan_optimizer *opt, double *norm, uint64_t *nonfinite);

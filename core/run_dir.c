@@ -387,11 +387,13 @@ gan_status gan_metrics_csv_row(gan_metrics_csv *m, const struct gan_cell *cells,
         return gan_error_set(err, GAN_ERR_INTERNAL, "%s: a row of %zu cells for %zu columns",
                              m->path, count, m->columns);
     for (size_t i = 0; i < count; i++) {
-        char cell[64] = "";
+        char cell[256] = "";
         if (cells[i].kind == GAN_CELL_INT)
             snprintf(cell, sizeof cell, "%lld", cells[i].i);
         else if (cells[i].kind == GAN_CELL_FLOAT)
             format_float(cell, sizeof cell, cells[i].f);
+        else if (cells[i].kind == GAN_CELL_TEXT && cells[i].s)
+            snprintf(cell, sizeof cell, "%s", cells[i].s);
         fputs(cell, m->f);
         fputc(i + 1 < count ? ',' : '\n', m->f);
     }

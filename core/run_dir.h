@@ -17,6 +17,7 @@
 #define GAN_RUN_SUMMARY "summary.json"
 #define GAN_RUN_CHECKPOINT "checkpoint.safetensors"
 #define GAN_RUN_FINAL_IMAGE "final.png"
+#define GAN_RUN_GRAD_STATS "grad_stats.csv"   /* run.debug_level >= 1 */
 
 /* Makes the folder for a new run and gives its path (malloc'd, without a trailing '/').
  * `dir` is the run.dir setting: "" means runs/DATA-YYYYMMDD-HHMMSS under the current
@@ -40,15 +41,18 @@ gan_status gan_run_read_text(const char *path, char **out, struct gan_error *err
 /* ------------------------------------------------------------------ metrics.csv
  * One header line of column names, then one row per logged iteration; cells are
  * integers, floats written with 9 significant digits (an FP32 value reads back exactly),
- * "nan"/"inf"/"-inf", or empty where the value does not exist at that row (the toy
+ * "nan"/"inf"/"-inf", plain words, or empty where the value does not exist at that row (the toy
  * quality columns between evaluations, the generator's values before its first step). */
 
-enum gan_cell_kind { GAN_CELL_EMPTY = 0, GAN_CELL_INT, GAN_CELL_FLOAT };
+enum gan_cell_kind { GAN_CELL_EMPTY = 0, GAN_CELL_INT, GAN_CELL_FLOAT, GAN_CELL_TEXT };
 
 struct gan_cell {
     enum gan_cell_kind kind;
     long long i;
     double f;
+    /* GAN_CELL_TEXT: written as it is, so it must hold no comma, quote or newline
+     * (a word: "gradient", "critic.fc0.weight"); at most 255 bytes are written. */
+    const char *s;
 };
 
 typedef struct gan_metrics_csv gan_metrics_csv;

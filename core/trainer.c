@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
 #include "optimizer.h"
@@ -18,6 +19,11 @@
 /* Most loss terms, and most scalars one objective's terms may report. */
 #define MAX_TERMS 16
 #define MAX_METRICS 32
+/* Most inner gradients (the penalty's ∇ₓD(x̂)) one objective's terms may show. */
+#define MAX_INNER 8
+/* What a metrics row's overflow cell collects: the kinds seen since the previous row. */
+#define OVERFLOW_GRADIENT 1
+#define OVERFLOW_FORWARD 2
 
 /* ------------------------------------------------------------------ plugins */
 
@@ -38,6 +44,14 @@ struct loss_inst {
     const char *name;             /* points into the configuration's loss.terms */
 };
 
+/* A loss-scaler plugin instance for one network. */
+struct scaler_inst {
+    struct gan_module *module;
+    struct gan_plugin_host host;
+    gan_scaler *sc;
+    char description[300];
+};
+
 /* The modules a configuration names, opened, with their settings applied. */
 struct plugins {
     struct gan_module *backend;
@@ -45,6 +59,11 @@ struct plugins {
     struct gan_module *loss[MAX_TERMS];
     const char *loss_name[MAX_TERMS];
     size_t n_loss;
+    /* Each network's scaler, the group its settings come from ("scaler" or
+     * "critic.scaler"), and the shared group's scaler, opened to check its settings. */
+    struct gan_module *scaler[2];
+    char scaler_group[2][32];
+    struct gan_module *scaler_shared;
 };
 
 static const char *const net_names[2] = { "generator", "critic" };
@@ -56,6 +75,9 @@ static void plugins_close(struct plugins *p)
         gan_module_close(p->model[i]);
     for (size_t i = 0; i < p->n_loss; i++)
         gan_module_close(p->loss[i]);
+    for (int i = 0; i < 2; i++)
+        gan_module_close(p->scaler[i]);
+    gan_module_close(p->scaler_shared);
     memset(p, 0, sizeof *p);
 }
 
@@ -70,6 +92,117 @@ static gan_status open_named(const gan_loader *loader, gan_config *cfg,
     char label[300];
     snprintf(label, sizeof label, "%s \"%s\"", gan_plugin_kind_name(kind), name);
     return gan_config_apply_plugin(cfg, group, label, (*out)->plugin.settings, err);
+}
+
+/* A network has a scaler group of its own once any key NET.scaler.* is set; it then
+ * replaces the shared group "scaler" for that network (the settings are not merged). */
+static int own_scaler_group(const gan_config *cfg, const char *net)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s.scaler.", net);
+    size_t n = strlen(prefix);
+    for (size_t i = 0; i < gan_config_count(cfg); i++)
+        if (strncmp(gan_config_at(cfg, i)->key, prefix, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* The setting that names network i's scaler: NET.scaler.name, or scaler.name when the
+ * network's group does not name one. */
+static const struct gan_config_value *scaler_name_value(const gan_config *cfg, int i)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s.scaler.name", net_names[i]);
+    const struct gan_config_value *v = gan_config_find(cfg, key);
+    return v ? v : gan_config_find(cfg, "scaler.name");
+}
+
+/* Each network's scaler module, its settings checked against the group it reads; and
+ * the shared group's scaler when no network reads that group, so that its settings are
+ * checked all the same. */
+static gan_status open_scalers(struct plugins *p, gan_config *cfg, const gan_loader *loader,
+                               struct gan_error *err)
+{
+    gan_status st;
+    int shared_used = 0;
+    for (int i = 0; i < 2; i++) {
+        const struct gan_config_value *v = scaler_name_value(cfg, i);
+        if (!v || v->type != GAN_CONFIG_STRING)
+            return gan_error_set(err, GAN_ERR_INTERNAL, "scaler.name has no value");
+        int own = own_scaler_group(cfg, net_names[i]);
+        snprintf(p->scaler_group[i], sizeof p->scaler_group[i], "%s%s", own ? net_names[i] : "",
+                 own ? ".scaler" : "scaler");
+        shared_used |= !own;
+        if ((st = open_named(loader, cfg, GAN_PLUGIN_SCALER, v->s, p->scaler_group[i],
+                             &p->scaler[i], err)) != GAN_OK)
+            return st;
+    }
+    if (shared_used)
+        return GAN_OK;
+    const char *name;
+    if (gan_config_get_string(cfg, "scaler.name", &name) != GAN_OK)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "scaler.name has no value");
+    return open_named(loader, cfg, GAN_PLUGIN_SCALER, name, "scaler", &p->scaler_shared, err);
+}
+
+/* gan_ctx_add_fp32_scope's patterns: parts of letters, digits, '_', '-' and '*', joined
+ * by single dots; at most 255 characters. */
+static int valid_fp32_pattern(const char *pattern)
+{
+    size_t n = strlen(pattern);
+    if (n == 0 || n > 255 || pattern[0] == '.' || pattern[n - 1] == '.' || strstr(pattern, ".."))
+        return 0;
+    for (const char *c = pattern; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '-' || *c == '.' || *c == '*'))
+            return 0;
+    return 1;
+}
+
+/* The precision settings against the scalers: a scaler other than "none" without a
+ * precision.mode anywhere implies fp16 (at precision.level, O2 by default), since a loss
+ * scale is pointless in FP32; with precision.mode = "fp32" given, it is an error. Also
+ * checks the FP32 patterns and that the penalty's seed is set where ganctl reads it. */
+static gan_status check_precision(gan_config *cfg, const struct plugins *p,
+                                  struct gan_error *err)
+{
+    gan_status st;
+    int scaled = -1;              /* the network whose scaler scales, critic first */
+    for (int i = 1; i >= 0 && scaled < 0; i--)
+        if (strcmp(p->scaler[i]->plugin.name, "none") != 0)
+            scaled = i;
+    const struct gan_config_value *mode = gan_config_find(cfg, "precision.mode");
+    if (!mode || mode->type != GAN_CONFIG_STRING)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "precision.mode has no value");
+    if (scaled >= 0) {
+        const struct gan_config_value *sv = scaler_name_value(cfg, scaled);
+        if (mode->source == GAN_CONFIG_DEFAULT) {
+            char origin[700];
+            snprintf(origin, sizeof origin, "implied by %s = \"%s\" (%s)", sv->key, sv->s,
+                     sv->origin);
+            if ((st = gan_config_set_string(cfg, "precision.mode", "fp16", origin, err)) != GAN_OK)
+                return st;
+        } else if (strcmp(mode->s, "fp32") == 0) {
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "%s: precision.mode = \"fp32\" with the loss scaler \"%s\" (%s = \"%s\", %s): a loss scale does nothing in FP32; use --scaler none, or --precision fp16",
+                                 mode->origin, sv->s, sv->key, sv->s, sv->origin);
+        }
+    }
+    const struct gan_config_value *pv = gan_config_find(cfg, "precision.fp32");
+    for (size_t k = 0; pv && k < pv->n_items; k++)
+        if (!valid_fp32_pattern(pv->items[k]))
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "%s: precision.fp32 lists \"%.80s\", which is not a scope pattern: write scope names of letters, digits, '_' and '-' joined by single dots, with '*' for any characters (\"penalty\", \"critic.fc3\", \"critic.norm*\")",
+                                 pv->origin, pv->items[k]);
+    /* The gradient-penalty term's own seed is for hosts that pass none; ganctl always
+     * passes penalty.inner_scale, so a different value there would be silently unused. */
+    const struct gan_config_value *gv = gan_config_find(cfg, "loss.gradient-penalty.inner_scale");
+    double seed = 1.0;
+    if (gv && gan_config_get_float(cfg, gv->key, &seed) == GAN_OK && seed != 1.0)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: loss.gradient-penalty.inner_scale = %g: ganctl seeds the penalty's inner gradient with penalty.inner_scale (\"outer\": the critic's loss scale, or a number); set penalty.inner_scale = %g instead",
+                             gv->origin, seed, seed);
+    return GAN_OK;
 }
 
 static gan_status plugins_open(struct plugins *p, gan_config *cfg, const gan_loader *loader,
@@ -108,7 +241,11 @@ static gan_status plugins_open(struct plugins *p, gan_config *cfg, const gan_loa
         if (st != GAN_OK)
             return st;
     }
-    return gan_config_check_loss_groups(cfg, terms, n, err);
+    if ((st = gan_config_check_loss_groups(cfg, terms, n, err)) != GAN_OK)
+        return st;
+    if ((st = open_scalers(p, cfg, loader, err)) != GAN_OK)
+        return st;
+    return check_precision(cfg, p, err);
 }
 
 gan_status gan_trainer_check_config(gan_config *config, const gan_loader *loader,
@@ -128,6 +265,21 @@ struct sink {
     gan_tensor *values[MAX_METRICS];
     size_t count;
     int overflow;
+};
+
+/* One network's loss scaling: its scaler, what its last backward measured (the
+ * statistics the scaler was given) and the counters the metrics show. */
+struct scaling {
+    struct scaler_inst inst;
+    struct gan_scaler_tensor *entries;  /* parameters, then inner gradients; count + MAX_INNER */
+    size_t n_entries;             /* of the last update; 0 before the first */
+    char inner_names[MAX_INNER][64];
+    double scale_used;            /* the scale of the last backward */
+    double grad_norm;             /* the unscaled gradient's L2 norm (finite elements) */
+    double underflow_frac;        /* zeros and subnormals over the FP16 parameter gradients */
+    int64_t skipped;              /* steps skipped since the run began */
+    unsigned overflows;           /* OVERFLOW_* kinds since the last metrics row */
+    gan_tensor **grads;           /* count: gan_grad's results, step tensors */
 };
 
 /* The last known value of everything a metrics row holds. */
@@ -151,6 +303,16 @@ struct gan_trainer {
     gan_optimizer *opt[2];
     struct loss_inst loss[MAX_TERMS];
     size_t n_loss;
+    struct scaling scaling[2];
+
+    /* The inner gradients (loss.h) the terms showed in the objective being built, and
+     * the loss scale it is built for. inner_outer[k]: seeded with that scale, so an
+     * overflow in it is the scale's (GAN_SCALER_INNER_GRAD). */
+    struct gan_scaler_tensor inner[MAX_INNER];
+    char inner_name[MAX_INNER][64];
+    int inner_outer[MAX_INNER];
+    size_t n_inner;
+    double outer_scale;
 
     /* Settings. */
     uint64_t seed;
@@ -158,6 +320,11 @@ struct gan_trainer {
     int64_t log_every, eval_every, image_every, checkpoint_every;
     int metrics_time;
     int lr_decay[2];              /* linear decay of each network's learning rate */
+    enum gan_dtype precision;     /* GAN_F32, GAN_F16 or GAN_BF16 */
+    enum gan_precision_level level;
+    int inner_outer_scale;        /* penalty.inner_scale = "outer" */
+    double inner_scale;           /* ... else this number */
+    long long debug_level;
     enum gan_toy_kind kind;
     const char *data_name;
 
@@ -190,6 +357,7 @@ struct gan_trainer {
     char *checkpoint_path;
     char *config_text;            /* for checkpoints */
     gan_metrics_csv *metrics;
+    gan_metrics_csv *grad_csv;    /* grad_stats.csv at debug level 1 */
     int64_t checkpoint_iteration; /* of the last checkpoint written; -1 none */
     int64_t image_iteration;
 
@@ -287,9 +455,33 @@ static gan_status read_settings(gan_trainer *t, struct gan_error *err)
         gan_config_get_string(cfg, key, &decay);
         t->lr_decay[i] = strcmp(decay, "linear") == 0;
     }
+    t->debug_level = get_int(cfg, "run.debug_level");
+    const char *mode = "fp32", *level = "O2";
+    gan_config_get_string(cfg, "precision.mode", &mode);
+    gan_config_get_string(cfg, "precision.level", &level);
+    t->precision = strcmp(mode, "fp16") == 0 ? GAN_F16 : strcmp(mode, "bf16") == 0 ? GAN_BF16 : GAN_F32;
+    t->level = strcmp(level, "O1") == 0 ? GAN_PRECISION_O1 : GAN_PRECISION_O2;
+    const struct gan_config_value *inner = gan_config_find(cfg, "penalty.inner_scale");
+    t->inner_outer_scale = !inner || inner->type == GAN_CONFIG_STRING;
+    t->inner_scale = t->inner_outer_scale ? 1.0 : get_float(cfg, "penalty.inner_scale");
     if (gan_config_get_string(cfg, "data.name", &t->data_name) != GAN_OK)
         return gan_error_set(err, GAN_ERR_INTERNAL, "data.name has no value");
     return gan_toy_dataset_from_name(t->data_name, &t->kind, err);
+}
+
+/* The precision policy of the context: the mode and level, and the FP32 patterns. */
+static gan_status set_up_precision(gan_trainer *t, struct gan_error *err)
+{
+    if (gan_ctx_set_precision(t->ctx, t->precision, t->level) != GAN_OK)
+        return ctx_fail(t, err, "setting the precision");
+    const char *const *patterns;
+    size_t n = 0;
+    if (gan_config_get_strings(t->cfg, "precision.fp32", &patterns, &n) != GAN_OK)
+        n = 0;
+    for (size_t i = 0; i < n; i++)
+        if (gan_ctx_add_fp32_scope(t->ctx, patterns[i]) != GAN_OK)
+            return ctx_fail(t, err, "precision.fp32");
+    return GAN_OK;
 }
 
 /* ------------------------------------------------------------------ set-up */
@@ -372,6 +564,37 @@ static gan_status make_losses(gan_trainer *t, struct gan_error *err)
     return GAN_OK;
 }
 
+/* Each network's scaler instance, reading the group plugins_open chose for it. */
+static gan_status make_scalers(gan_trainer *t, struct gan_error *err)
+{
+    for (int i = 0; i < 2; i++) {
+        struct scaling *sg = &t->scaling[i];
+        struct scaler_inst *si = &sg->inst;
+        si->module = t->plugins.scaler[i];
+        char label[200];
+        snprintf(label, sizeof label, "scaler %s (%s)", si->module->plugin.name, net_names[i]);
+        gan_plugin_host_init(&si->host, label, t->plugins.scaler_group[i],
+                             si->module->plugin.settings, t->cfg, t->log);
+        gan_status st = si->module->scaler.create(&si->host.host, &si->sc);
+        if (st == GAN_OK && !si->sc)
+            st = GAN_ERR_INTERNAL;
+        if (st != GAN_OK)
+            return gan_error_set(err, st, "scaler \"%s\" (%s) could not start for the %s: %s",
+                                 si->module->plugin.name, si->module->path, net_names[i],
+                                 si->host.error.message[0] ? si->host.error.message
+                                                            : "it gave no reason");
+        const char *d = si->module->scaler.describe ? si->module->scaler.describe(si->sc) : NULL;
+        snprintf(si->description, sizeof si->description, "%s", d && *d ? d : si->module->plugin.name);
+        size_t count = gan_net_count(t->net[i]);
+        sg->entries = calloc(count + MAX_INNER, sizeof *sg->entries);
+        sg->grads = calloc(count ? count : 1, sizeof *sg->grads);
+        if (!sg->entries || !sg->grads)
+            return nomem(err);
+        sg->grad_norm = NAN;
+    }
+    return GAN_OK;
+}
+
 /* ------------------------------------------------------------------ one objective */
 
 static void sink_report(void *ctx, const char *name, gan_tensor *scalar)
@@ -392,10 +615,62 @@ static void sink_report(void *ctx, const char *name, gan_tensor *scalar)
     s->values[s->count++] = scalar;
 }
 
+/* A model's forward inside its network's scope ("generator", "critic"), which the
+ * precision policy's patterns and the tape's diagnostics name it by. */
+static gan_tensor *net_forward(gan_trainer *t, int i, gan_ctx *ctx, gan_tensor *x)
+{
+    if (!x || gan_ctx_scope_push(ctx, net_names[i]) != GAN_OK)
+        return NULL;
+    gan_tensor *y = t->model[i].module->model.forward(t->model[i].model, ctx, x);
+    gan_ctx_scope_pop(ctx);
+    return y;
+}
+
 static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
 {
+    return net_forward(arg, 1, ctx, x);
+}
+
+/* Statistics of a gradient tensor x seen through inv_scale, and with `out` the fused
+ * unscale x · inv_scale into it (backend.h's grad_stats). Failures go to the context. */
+static gan_status measure(gan_trainer *t, gan_tensor *x, float inv_scale,
+                          const struct gan_ref *out, struct gan_grad_stats *stats)
+{
+    gan_ctx *ctx = t->ctx;
+    memset(stats, 0, sizeof *stats);
+    size_t n = (size_t)gan_tensor_numel(x);
+    if (n == 0)
+        return GAN_OK;
+    const struct gan_backend_ops *ops = gan_ctx_backend_ops(ctx);
+    struct gan_ref xr = { gan_tensor_buffer(x), 0, gan_tensor_dtype(x) };
+    struct gan_ref none = { NULL, 0, GAN_F32 };
+    gan_status st = ops->grad_stats(gan_ctx_backend(ctx), n, &xr, inv_scale, out ? out : &none,
+                                    stats);
+    return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, "measuring gradients", "grad_stats", st);
+}
+
+/* loss.h's inner_grad: a term shows a gradient it took inside the objective, seeded with
+ * `seed`. Measured at once, in the dtype it was computed in (the 16-bit gradient that
+ * reached `wrt`'s cast, when the policy cast it). */
+static void on_inner_grad(void *arg, const char *name, gan_tensor *wrt, gan_tensor *grad,
+                          double seed)
+{
     gan_trainer *t = arg;
-    return t->model[1].module->model.forward(t->model[1].model, ctx, x);
+    if (!grad || t->n_inner == MAX_INNER || !(seed > 0.0))
+        return;
+    gan_tensor *g16 = wrt ? gan_tensor_grad16(wrt) : NULL;
+    gan_tensor *x = g16 && gan_tensor_numel(g16) == gan_tensor_numel(grad) ? g16 : grad;
+    size_t k = t->n_inner;
+    struct gan_scaler_tensor *e = &t->inner[k];
+    memset(e, 0, sizeof *e);
+    snprintf(t->inner_name[k], sizeof t->inner_name[k], "%s", name && *name ? name : "inner");
+    e->name = t->inner_name[k];
+    e->dtype = gan_tensor_dtype(x);
+    e->role = GAN_SCALER_INNER_GRAD;
+    /* Scales are FP32 numbers; a term may have passed the seed through a float. */
+    t->inner_outer[k] = (float)seed == (float)t->outer_scale;
+    if (measure(t, x, (float)(1.0 / seed), NULL, &e->stats) == GAN_OK)
+        t->n_inner++;
 }
 
 /* One value of a single-element tensor. */
@@ -418,20 +693,23 @@ static gan_tensor *objective(gan_trainer *t, enum gan_loss_target target, gan_te
                              gan_tensor *fake, uint64_t *loss_offset, struct sink *sink)
 {
     gan_ctx *ctx = t->ctx;
-    struct gan_model_ops *critic = &t->model[1].module->model;
     struct gan_loss_inputs in;
     memset(&in, 0, sizeof in);
     in.fake = fake;
-    in.d_fake = critic->forward(t->model[1].model, ctx, fake);
+    in.d_fake = critic_forward(t, ctx, fake);
     if (target == GAN_LOSS_CRITIC) {
         in.real = real;
-        in.d_real = critic->forward(t->model[1].model, ctx, real);
+        in.d_real = critic_forward(t, ctx, real);
     }
     in.critic = critic_forward;
     in.critic_ctx = t;
     in.seed = t->seed;
     in.offset = loss_offset;
     in.iteration = t->iteration;
+    in.inner_scale = t->inner_outer_scale ? t->outer_scale : t->inner_scale;
+    in.inner_grad = on_inner_grad;
+    in.inner_ctx = t;
+    t->n_inner = 0;
     struct gan_metric_sink ms = { sink, sink_report };
     gan_tensor *total = NULL;
     if (!in.d_fake || (target == GAN_LOSS_CRITIC && !in.d_real))
@@ -489,11 +767,161 @@ static gan_status read_metrics(gan_trainer *t, struct sink *s, char **names, siz
     return GAN_OK;
 }
 
+/* The backward of a finite objective, seeded with the loss scale s, then one pass per
+ * parameter that measures its gradient as the scaler must see it and writes it, times
+ * 1/s, into the net's FP32 gradient arena (every element of the arena is written, so it
+ * needs no zeroing). Under the precision policy a parameter's gradient was 16 bit before
+ * its cast widened it: that 16-bit gradient (gan_tensor_grad16) is what can underflow or
+ * overflow, so it is the one measured. Without FP32 patterns a parameter is used only
+ * through its 16-bit cast, and the widened gradient equals the 16-bit one exactly: one
+ * pass reads the 16-bit values and writes the unscaled FP32 ones. With patterns a
+ * parameter may also be used in FP32 (the critic inside an FP32 "penalty"), and the
+ * arena must get the sum: the 16-bit part is measured in a pass of its own. */
+static gan_status scaled_backward(gan_trainer *t, int i, gan_tensor *loss, double *norm2,
+                                  uint64_t *f16_elements, uint64_t *f16_low)
+{
+    struct scaling *sg = &t->scaling[i];
+    gan_ctx *ctx = t->ctx;
+    gan_net *net = t->net[i];
+    size_t count = gan_net_count(net);
+    int64_t dims[GAN_TENSOR_MAX_DIMS];
+    int ndim = gan_tensor_ndim(loss);
+    for (int d = 0; d < ndim; d++)
+        dims[d] = gan_tensor_dim(loss, d);
+    gan_tensor *seed = gan_tensor_full(ctx, GAN_F32, ndim, dims, (float)sg->scale_used);
+    if (!seed)
+        return gan_ctx_status(ctx);
+    gan_tensor *seeds[1] = { seed };
+    gan_status st = gan_grad(ctx, 1, &loss, seeds, (int)count, gan_net_tensors(net), sg->grads, 0);
+    if (st != GAN_OK)
+        return st;
+    float inv = (float)(1.0 / sg->scale_used);
+    int mixed = gan_ctx_fp32_scope_count(ctx) > 0;
+    for (size_t p = 0; p < count; p++) {
+        struct gan_scaler_tensor *e = &sg->entries[sg->n_entries++];
+        memset(e, 0, sizeof *e);
+        e->name = gan_net_full_name(net, p);
+        e->role = GAN_SCALER_PARAM_GRAD;
+        struct gan_ref arena = gan_net_grad_ref(net, p);
+        if (!arena.buf)
+            return ti_result(ctx, 0);
+        gan_tensor *g16 = gan_tensor_grad16(gan_net_tensor(net, p));
+        if (g16 && gan_tensor_numel(g16) != gan_net_numel(net, p))
+            g16 = NULL;
+        struct gan_grad_stats full;
+        if (g16 && !mixed) {
+            st = measure(t, g16, inv, &arena, &full);
+            e->stats = full;
+        } else {
+            st = measure(t, sg->grads[p], inv, &arena, &full);
+            e->stats = full;
+            if (st == GAN_OK && g16) {
+                uint64_t nonfinite = full.nonfinite;
+                st = measure(t, g16, inv, NULL, &e->stats);
+                if (e->stats.nonfinite < nonfinite)
+                    e->stats.nonfinite = nonfinite;
+            }
+        }
+        if (st != GAN_OK)
+            return st;
+        e->dtype = g16 ? gan_tensor_dtype(g16) : GAN_F32;
+        *norm2 += full.sum_squares;
+        if (e->dtype == GAN_F16) {
+            *f16_elements += e->stats.elements;
+            *f16_low += e->stats.zeros + e->stats.subnormal;
+        }
+    }
+    return GAN_OK;
+}
+
+static const char *overflow_word(enum gan_scaler_overflow o)
+{
+    return o == GAN_SCALER_GRADIENT_OVERFLOW ? "gradient overflow"
+         : o == GAN_SCALER_FORWARD_OVERFLOW ? "forward overflow" : "no overflow";
+}
+
+/* One network's update from its objective `loss` (value `value`), built for the scale
+ * sg->scale_used: the scaled backward (unless the objective is not finite), the scaler's
+ * verdict, and Adam unless it says skip. A skipped step leaves the parameters and Adam's
+ * state as they were. */
+static gan_status scaled_update(gan_trainer *t, int i, gan_tensor *loss, double value,
+                                struct gan_error *err)
+{
+    struct scaling *sg = &t->scaling[i];
+    struct scaler_inst *si = &sg->inst;
+    double norm2 = 0.0;
+    uint64_t f16_elements = 0, f16_low = 0;
+    struct gan_scaler_input in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = sizeof in;
+    in.step = gan_optimizer_steps(t->opt[i]) + sg->skipped;
+    in.scale = sg->scale_used;
+    sg->n_entries = 0;
+    int backward = isfinite(value);
+    if (!backward) {
+        /* A non-finite objective is the forward's doing unless an inner gradient the
+         * scale seeded overflowed first (scaler.h); either way there is nothing to
+         * differentiate. */
+        int inner_overflow = 0;
+        for (size_t k = 0; k < t->n_inner; k++)
+            inner_overflow |= t->inner_outer[k] && t->inner[k].stats.nonfinite > 0;
+        in.forward_overflow = !inner_overflow;
+    } else if (scaled_backward(t, i, loss, &norm2, &f16_elements, &f16_low) != GAN_OK) {
+        return ctx_fail(t, err, i ? "critic step" : "generator step");
+    }
+    for (size_t k = 0; k < t->n_inner; k++)
+        if (t->inner_outer[k]) {
+            struct gan_scaler_tensor *e = &sg->entries[sg->n_entries];
+            *e = t->inner[k];
+            snprintf(sg->inner_names[k], sizeof sg->inner_names[k], "%s", t->inner_name[k]);
+            e->name = sg->inner_names[k];
+            sg->n_entries++;
+        }
+    in.tensors = sg->n_entries ? sg->entries : NULL;
+    in.tensor_count = sg->n_entries;
+    struct gan_scaler_decision d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    si->host.error.message[0] = '\0';
+    gan_status st = si->module->scaler.update(si->sc, &in, &d);
+    if (st != GAN_OK)
+        return gan_error_set(err, st, "the %s's loss scaler \"%s\" stopped training at step %lld: %s",
+                             net_names[i], si->module->plugin.name, (long long)in.step,
+                             si->host.error.message[0] ? si->host.error.message : "it gave no reason");
+    uint64_t nonfinite = 0;
+    for (size_t k = 0; k < sg->n_entries; k++)
+        nonfinite += sg->entries[k].stats.nonfinite;
+    if (!d.skip && (!backward || nonfinite))
+        return gan_error_set(err, GAN_ERR_INTERNAL,
+                             "the %s's loss scaler \"%s\" (%s) applied step %lld although %s: fix the scaler (scaler.h: such a step must be skipped)",
+                             net_names[i], si->module->plugin.name, si->module->path,
+                             (long long)in.step, backward ? "its gradients are not finite"
+                                                          : "its objective is not finite");
+    sg->grad_norm = backward ? sqrt(norm2) : NAN;
+    sg->underflow_frac = f16_elements ? (double)f16_low / (double)f16_elements : 0.0;
+    if (d.overflow == GAN_SCALER_GRADIENT_OVERFLOW)
+        sg->overflows |= OVERFLOW_GRADIENT;
+    else if (d.overflow == GAN_SCALER_FORWARD_OVERFLOW)
+        sg->overflows |= OVERFLOW_FORWARD;
+    if (d.skip) {
+        sg->skipped++;
+        gan_log_write(t->log, GAN_LOG_DEBUG, "%s step %lld skipped (%s) at scale %.9g; next scale %.9g",
+                      net_names[i], (long long)in.step, overflow_word(d.overflow), in.scale,
+                      si->module->scaler.scale(si->sc));
+        return GAN_OK;
+    }
+    struct gan_optimizer_report rep;
+    if (gan_optimizer_step_measured(t->opt[i], sg->grad_norm, &rep) != GAN_OK)
+        return ctx_fail(t, err, i ? "critic step" : "generator step");
+    return GAN_OK;
+}
+
 /* One critic step: a fresh real batch, fake from fresh z (the generator is not
- * differentiated), the critic's objective, its gradient, Adam. */
+ * differentiated), the critic's objective, its scaled gradient, the scaler, Adam. */
 static gan_status critic_step(gan_trainer *t, struct gan_error *err)
 {
     gan_ctx *ctx = t->ctx;
+    struct scaling *sg = &t->scaling[1];
     gan_status st = gan_toy_sample(t->sampler, (size_t)t->batch, t->real_batch, err);
     if (st != GAN_OK)
         return st;
@@ -501,44 +929,44 @@ static gan_status critic_step(gan_trainer *t, struct gan_error *err)
     gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, 2, dims, t->real_batch);
     gan_ctx_no_grad_push(ctx);
     gan_tensor *z = draw_z(t, t->batch, &t->z_offset);
-    gan_tensor *fake = z ? t->model[0].module->model.forward(t->model[0].model, ctx, z) : NULL;
+    gan_tensor *fake = net_forward(t, 0, ctx, z);
     gan_ctx_no_grad_pop(ctx);
+    sg->scale_used = t->outer_scale = sg->inst.module->scaler.scale(sg->inst.sc);
     struct sink sink = { .count = 0 };
     gan_tensor *loss = real && fake ? objective(t, GAN_LOSS_CRITIC, real, fake, &t->loss_offset, &sink)
                                     : NULL;
-    if (!loss || gan_net_zero_grads(t->net[1]) != GAN_OK ||
-        gan_net_backward(t->net[1], loss, NULL) != GAN_OK)
+    if (!loss || gan_ctx_status(ctx) != GAN_OK ||
+        scalar_value(t, loss, &t->latest.critic_loss) != GAN_OK ||
+        read_metrics(t, &sink, t->critic_names, t->n_critic_metrics, t->latest.critic_metric) != GAN_OK)
         return ctx_fail(t, err, "critic step");
-    struct gan_optimizer_report rep;
-    if (scalar_value(t, loss, &t->latest.critic_loss) != GAN_OK ||
-        read_metrics(t, &sink, t->critic_names, t->n_critic_metrics, t->latest.critic_metric) != GAN_OK ||
-        gan_optimizer_step(t->opt[1], &rep) != GAN_OK)
-        return ctx_fail(t, err, "critic step");
-    t->latest.critic_norm = rep.grad_norm;
+    if ((st = scaled_update(t, 1, loss, t->latest.critic_loss, err)) != GAN_OK)
+        return st;
+    t->latest.critic_norm = sg->grad_norm;
     gan_ctx_step_end(ctx);
     return GAN_OK;
 }
 
 /* One generator step: fresh z, the generator's objective through the critic, its
- * gradient with respect to the generator only, Adam. */
+ * scaled gradient with respect to the generator only, the scaler, Adam. */
 static gan_status generator_step(gan_trainer *t, struct gan_error *err)
 {
     gan_ctx *ctx = t->ctx;
+    struct scaling *sg = &t->scaling[0];
     gan_tensor *z = draw_z(t, t->batch, &t->z_offset);
-    gan_tensor *fake = z ? t->model[0].module->model.forward(t->model[0].model, ctx, z) : NULL;
+    gan_tensor *fake = net_forward(t, 0, ctx, z);
+    sg->scale_used = t->outer_scale = sg->inst.module->scaler.scale(sg->inst.sc);
     struct sink sink = { .count = 0 };
     gan_tensor *loss = fake ? objective(t, GAN_LOSS_GENERATOR, NULL, fake, &t->loss_offset, &sink)
                             : NULL;
-    if (!loss || gan_net_zero_grads(t->net[0]) != GAN_OK ||
-        gan_net_backward(t->net[0], loss, NULL) != GAN_OK)
-        return ctx_fail(t, err, "generator step");
-    struct gan_optimizer_report rep;
-    if (scalar_value(t, loss, &t->latest.generator_loss) != GAN_OK ||
+    if (!loss || gan_ctx_status(ctx) != GAN_OK ||
+        scalar_value(t, loss, &t->latest.generator_loss) != GAN_OK ||
         read_metrics(t, &sink, t->generator_reported, t->n_generator_metrics,
-                     t->latest.generator_metric) != GAN_OK ||
-        gan_optimizer_step(t->opt[0], &rep) != GAN_OK)
+                     t->latest.generator_metric) != GAN_OK)
         return ctx_fail(t, err, "generator step");
-    t->latest.generator_norm = rep.grad_norm;
+    gan_status st = scaled_update(t, 0, loss, t->latest.generator_loss, err);
+    if (st != GAN_OK)
+        return st;
+    t->latest.generator_norm = sg->grad_norm;
     gan_ctx_step_end(ctx);
     return GAN_OK;
 }
@@ -591,15 +1019,16 @@ static gan_status trial_step(gan_trainer *t, struct gan_error *err)
     int64_t n = t->batch < (int64_t)GAN_EVAL_SAMPLES ? t->batch : (int64_t)GAN_EVAL_SAMPLES;
     int64_t dims[2] = { n, 2 };
     uint64_t z_offset = GAN_STREAM_PROBE, loss_offset = GAN_STREAM_PROBE + (UINT64_C(1) << 40);
+    t->outer_scale = 1.0;   /* the terms run as in training, unscaled */
     gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, 2, dims, t->eval_real);
     gan_tensor *z = draw_z(t, n, &z_offset);
-    gan_tensor *fake = z ? t->model[0].module->model.forward(t->model[0].model, ctx, z) : NULL;
+    gan_tensor *fake = net_forward(t, 0, ctx, z);
     if (!real || !fake)
         return ctx_fail(t, err, "trying the generator");
     gan_status st = check_shape(t, fake, n, 2, "generator", err);
     if (st != GAN_OK)
         return st;
-    gan_tensor *d = t->model[1].module->model.forward(t->model[1].model, ctx, real);
+    gan_tensor *d = critic_forward(t, ctx, real);
     if (!d)
         return ctx_fail(t, err, "trying the critic");
     if ((st = check_shape(t, d, n, 1, "critic", err)) != GAN_OK)
@@ -643,10 +1072,16 @@ static gan_status trial_step(gan_trainer *t, struct gan_error *err)
     return GAN_OK;
 }
 
+/* Each network's loss-scaling columns (critic first, as the other columns). */
+static const char *const scaling_columns[2][4] = {
+    { "generator_scale", "generator_skipped", "generator_overflow", "generator_underflow_frac" },
+    { "critic_scale", "critic_skipped", "critic_overflow", "critic_underflow_frac" },
+};
+
 /* metrics.csv's columns: fixed ones around the reported values. */
 static gan_status make_columns(gan_trainer *t, struct gan_error *err)
 {
-    const char *names[3 * MAX_METRICS + 16];
+    const char *names[3 * MAX_METRICS + 24];
     size_t n = 0;
     names[n++] = "iteration";
     if (t->metrics_time)
@@ -659,6 +1094,9 @@ static gan_status make_columns(gan_trainer *t, struct gan_error *err)
         names[n++] = t->generator_names[i];
     names[n++] = "critic_grad_norm";
     names[n++] = "generator_grad_norm";
+    for (int i = 1; i >= 0; i--)
+        for (int k = 0; k < 4; k++)
+            names[n++] = scaling_columns[i][k];
     if (t->modes.count) {
         names[n++] = "modes_covered";
         names[n++] = "high_quality_pct";
@@ -687,7 +1125,7 @@ static gan_status generate_eval(gan_trainer *t, struct gan_error *err)
 {
     gan_ctx *ctx = t->ctx;
     gan_ctx_no_grad_push(ctx);
-    gan_tensor *fake = t->model[0].module->model.forward(t->model[0].model, ctx, t->eval_z);
+    gan_tensor *fake = net_forward(t, 0, ctx, t->eval_z);
     gan_ctx_no_grad_pop(ctx);
     if (!fake || gan_tensor_to_host(ctx, fake, t->eval_fake, 2 * GAN_EVAL_SAMPLES) != GAN_OK)
         return ctx_fail(t, err, "evaluation");
@@ -794,42 +1232,144 @@ static gan_status picture(gan_trainer *t, const char *name, struct gan_error *er
 
 /* ------------------------------------------------------------------ outputs */
 
+static struct gan_cell cell_int(int present, long long v)
+{
+    return (struct gan_cell){ present ? GAN_CELL_INT : GAN_CELL_EMPTY, v, 0.0, NULL };
+}
+
+static struct gan_cell cell_float(int present, double v)
+{
+    return (struct gan_cell){ present ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0, v, NULL };
+}
+
+static struct gan_cell cell_text(const char *s)
+{
+    return (struct gan_cell){ GAN_CELL_TEXT, 0, 0.0, s };
+}
+
+/* The overflow cell: the kinds of overflow a network's steps had since the last row. */
+static const char *overflow_cell(unsigned overflows)
+{
+    switch (overflows & (OVERFLOW_GRADIENT | OVERFLOW_FORWARD)) {
+    case OVERFLOW_GRADIENT: return "gradient";
+    case OVERFLOW_FORWARD: return "forward";
+    case OVERFLOW_GRADIENT | OVERFLOW_FORWARD: return "both";
+    default: return "none";
+    }
+}
+
+/* grad_stats.csv's columns: one row per gradient tensor of each network's last update
+ * before a metrics row. */
+static const char *const grad_columns[] = {
+    "iteration", "network", "tensor", "role", "dtype", "scale", "elements", "zero_frac",
+    "subnormal_frac", "nonfinite", "absmax", "min_nonzero", "norm",
+};
+#define GRAD_COLUMNS (sizeof grad_columns / sizeof grad_columns[0])
+
+/* Debug level 1: each network's last update, tensor by tensor, as grad_stats.csv rows
+ * and as a table in the log. The statistics are those the scaler was given: counts of
+ * the stored (scaled) values, magnitudes of the unscaled ones. */
+static gan_status write_grad_stats(gan_trainer *t, struct gan_error *err)
+{
+    gan_log_write(t->log, GAN_LOG_INFO,
+                  "gradients at iteration %lld (each network's last step; zero%% and subn%% of the stored values, magnitudes unscaled):",
+                  (long long)t->iteration);
+    gan_log_write(t->log, GAN_LOG_INFO, "  %-28s %-4s %11s %9s %7s %7s %7s %10s %10s", "tensor",
+                  "type", "scale", "elements", "zero%", "subn%", "nonfin", "absmax", "norm");
+    for (int i = 1; i >= 0; i--) {
+        const struct scaling *sg = &t->scaling[i];
+        if (sg->n_entries == 0)
+            gan_log_write(t->log, GAN_LOG_INFO, "  %s: no gradients yet, or its last objective was not finite",
+                          net_names[i]);
+        for (size_t k = 0; k < sg->n_entries; k++) {
+            const struct gan_scaler_tensor *e = &sg->entries[k];
+            const struct gan_grad_stats *g = &e->stats;
+            double n = g->elements ? (double)g->elements : 1.0;
+            double zero = (double)g->zeros / n, sub = (double)g->subnormal / n;
+            double norm = sqrt(g->sum_squares);
+            const char *dtype = gan_dtype_name(e->dtype);
+            const char *role = e->role == GAN_SCALER_INNER_GRAD ? "inner" : "param";
+            gan_log_write(t->log, GAN_LOG_INFO, "  %-28s %-4s %11.5g %9llu %7.3f %7.3f %7llu %10.3e %10.3e",
+                          e->name, dtype, sg->scale_used, (unsigned long long)g->elements,
+                          100.0 * zero, 100.0 * sub, (unsigned long long)g->nonfinite, g->absmax,
+                          norm);
+            struct gan_cell cells[GRAD_COLUMNS];
+            size_t c = 0;
+            cells[c++] = cell_int(1, t->iteration);
+            cells[c++] = cell_text(net_names[i]);
+            cells[c++] = cell_text(e->name);
+            cells[c++] = cell_text(role);
+            cells[c++] = cell_text(dtype);
+            cells[c++] = cell_float(1, sg->scale_used);
+            cells[c++] = cell_int(1, (long long)g->elements);
+            cells[c++] = cell_float(1, zero);
+            cells[c++] = cell_float(1, sub);
+            cells[c++] = cell_int(1, (long long)g->nonfinite);
+            cells[c++] = cell_float(1, g->absmax);
+            cells[c++] = cell_float(1, g->min_nonzero);
+            cells[c++] = cell_float(1, norm);
+            gan_status st = gan_metrics_csv_row(t->grad_csv, cells, c, err);
+            if (st != GAN_OK)
+                return st;
+        }
+    }
+    return GAN_OK;
+}
+
 static gan_status write_row(gan_trainer *t, struct gan_error *err)
 {
-    struct gan_cell cells[3 * MAX_METRICS + 16];
+    struct gan_cell cells[3 * MAX_METRICS + 24];
     size_t n = 0;
     int evaluated = t->has_quality && t->quality_iteration == t->iteration;
     int generator_ran = t->iteration > 1;
-    cells[n++] = (struct gan_cell){ GAN_CELL_INT, t->iteration, 0 };
+    cells[n++] = cell_int(1, t->iteration);
     if (t->metrics_time)
-        cells[n++] = (struct gan_cell){ GAN_CELL_FLOAT, 0, t->elapsed_before + session_s(t) };
-    cells[n++] = (struct gan_cell){ GAN_CELL_FLOAT, 0, t->latest.critic_loss };
-    cells[n++] = (struct gan_cell){ generator_ran ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
-                                    t->latest.generator_loss };
+        cells[n++] = cell_float(1, t->elapsed_before + session_s(t));
+    cells[n++] = cell_float(1, t->latest.critic_loss);
+    cells[n++] = cell_float(generator_ran, t->latest.generator_loss);
     for (size_t i = 0; i < t->n_critic_metrics; i++)
-        cells[n++] = (struct gan_cell){ GAN_CELL_FLOAT, 0, t->latest.critic_metric[i] };
+        cells[n++] = cell_float(1, t->latest.critic_metric[i]);
     for (size_t i = 0; i < t->n_generator_metrics; i++)
-        cells[n++] = (struct gan_cell){ generator_ran ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
-                                        t->latest.generator_metric[i] };
-    cells[n++] = (struct gan_cell){ GAN_CELL_FLOAT, 0, t->latest.critic_norm };
-    cells[n++] = (struct gan_cell){ generator_ran ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
-                                    t->latest.generator_norm };
-    if (t->modes.count) {
-        cells[n++] = (struct gan_cell){ evaluated ? GAN_CELL_INT : GAN_CELL_EMPTY,
-                                        t->quality.modes_covered, 0 };
-        cells[n++] = (struct gan_cell){ evaluated ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
-                                        t->quality.high_quality_pct };
+        cells[n++] = cell_float(generator_ran, t->latest.generator_metric[i]);
+    cells[n++] = cell_float(1, t->latest.critic_norm);
+    cells[n++] = cell_float(generator_ran, t->latest.generator_norm);
+    for (int i = 1; i >= 0; i--) {
+        struct scaling *sg = &t->scaling[i];
+        int ran = i == 1 || generator_ran;
+        cells[n++] = cell_float(1, sg->inst.module->scaler.scale(sg->inst.sc));
+        cells[n++] = cell_int(1, sg->skipped);
+        cells[n++] = ran ? cell_text(overflow_cell(sg->overflows)) : cell_int(0, 0);
+        cells[n++] = cell_float(ran, sg->underflow_frac);
     }
-    cells[n++] = (struct gan_cell){ evaluated ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0,
-                                    t->quality.sliced_w1 };
-    return gan_metrics_csv_row(t->metrics, cells, n, err);
+    if (t->modes.count) {
+        cells[n++] = cell_int(evaluated, t->quality.modes_covered);
+        cells[n++] = cell_float(evaluated, t->quality.high_quality_pct);
+    }
+    cells[n++] = cell_float(evaluated, t->quality.sliced_w1);
+    gan_status st = gan_metrics_csv_row(t->metrics, cells, n, err);
+    if (st == GAN_OK && t->grad_csv)
+        st = write_grad_stats(t, err);
+    for (int i = 0; i < 2; i++)
+        t->scaling[i].overflows = 0;
+    return st;
 }
 
 static gan_status save_checkpoint(gan_trainer *t, struct gan_error *err)
 {
     struct gan_checkpoint_net nets[2];
-    for (int i = 0; i < 2; i++)
-        nets[i] = (struct gan_checkpoint_net){ net_names[i], t->net[i], t->opt[i] };
+    struct gan_checkpoint_scaling scalings[2];
+    for (int i = 0; i < 2; i++) {
+        struct scaling *sg = &t->scaling[i];
+        memset(&scalings[i], 0, sizeof scalings[i]);
+        if (sg->inst.module->scaler.save_state(sg->inst.sc, &scalings[i].state) != GAN_OK)
+            return gan_error_set(err, GAN_ERR_INTERNAL, "the %s's loss scaler \"%s\" could not save its state: %s",
+                                 net_names[i], sg->inst.module->plugin.name,
+                                 sg->inst.host.error.message[0] ? sg->inst.host.error.message
+                                                                : "it gave no reason");
+        scalings[i].skipped = sg->skipped;
+        scalings[i].overflows = sg->overflows;
+        nets[i] = (struct gan_checkpoint_net){ net_names[i], t->net[i], t->opt[i], &scalings[i] };
+    }
     struct gan_checkpoint_state state;
     memset(&state, 0, sizeof state);
     state.iteration = t->iteration;
@@ -872,7 +1412,7 @@ static void fill_progress(const gan_trainer *t, struct gan_progress *p)
 
 static gan_status write_summary(gan_trainer *t, const char *status, struct gan_error *err)
 {
-    struct gan_named_value final[4 + 2 * MAX_METRICS];
+    struct gan_named_value final[8 + 2 * MAX_METRICS];
     size_t n = 0;
     final[n++] = (struct gan_named_value){ "critic_loss", t->latest.critic_loss };
     final[n++] = (struct gan_named_value){ "generator_loss", t->latest.generator_loss };
@@ -882,6 +1422,12 @@ static gan_status write_summary(gan_trainer *t, const char *status, struct gan_e
         final[n++] = (struct gan_named_value){ t->generator_names[i], t->latest.generator_metric[i] };
     final[n++] = (struct gan_named_value){ "critic_grad_norm", t->latest.critic_norm };
     final[n++] = (struct gan_named_value){ "generator_grad_norm", t->latest.generator_norm };
+    for (int i = 1; i >= 0; i--) {
+        const struct scaling *sg = &t->scaling[i];
+        final[n++] = (struct gan_named_value){ scaling_columns[i][0],
+                                               sg->inst.module->scaler.scale(sg->inst.sc) };
+        final[n++] = (struct gan_named_value){ scaling_columns[i][1], (double)sg->skipped };
+    }
     double session = session_s(t);
     int64_t done = t->iteration - t->start_iteration;
     struct gan_run_summary s;
@@ -972,11 +1518,25 @@ static gan_status set_up_run_dir(gan_trainer *t, const char *resume_dir, struct 
     int64_t resume_after = -1;
     if (resume_dir) {
         struct gan_checkpoint_net nets[2];
+        struct gan_checkpoint_scaling scalings[2];
         for (int i = 0; i < 2; i++)
-            nets[i] = (struct gan_checkpoint_net){ net_names[i], t->net[i], t->opt[i] };
+            nets[i] = (struct gan_checkpoint_net){ net_names[i], t->net[i], t->opt[i], &scalings[i] };
         struct gan_checkpoint_state state;
         if ((st = gan_checkpoint_load(t->checkpoint_path, nets, 2, &state, err)) != GAN_OK)
             return st;
+        for (int i = 0; i < 2; i++) {
+            struct scaling *sg = &t->scaling[i];
+            struct scaler_inst *si = &sg->inst;
+            si->host.error.message[0] = '\0';
+            if ((st = si->module->scaler.load_state(si->sc, &scalings[i].state)) != GAN_OK)
+                return gan_error_set(err, st, "%s: the %s's loss scaler \"%s\" refuses the saved state (%s/%lld): %s",
+                                     t->checkpoint_path, net_names[i], si->module->plugin.name,
+                                     scalings[i].state.scaler, (long long)scalings[i].state.version,
+                                     si->host.error.message[0] ? si->host.error.message
+                                                                : "it gave no reason");
+            sg->skipped = scalings[i].skipped;
+            sg->overflows = (unsigned)scalings[i].overflows;
+        }
         if (state.seed != t->seed)
             return gan_error_set(err, GAN_ERR_FORMAT,
                                  "%s: the checkpoint was written with seed %llu but its configuration says run.seed = %llu: the file is damaged",
@@ -1018,6 +1578,15 @@ static gan_status set_up_run_dir(gan_trainer *t, const char *resume_dir, struct 
     st = gan_metrics_csv_open(path, (const char *const *)t->columns, t->n_columns, resume_after,
                               &t->metrics, err);
     free(path);
+    if (st != GAN_OK || t->debug_level < 1)
+        return st;
+    /* A resumed run may have started without the debug level: then the file is new. */
+    if (!(path = gan_run_path(t->run_dir, GAN_RUN_GRAD_STATS)))
+        return nomem(err);
+    st = gan_metrics_csv_open(path, grad_columns, GRAD_COLUMNS,
+                              resume_after >= 0 && access(path, F_OK) == 0 ? resume_after : -1,
+                              &t->grad_csv, err);
+    free(path);
     return st;
 }
 
@@ -1054,6 +1623,8 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
         st = make_models(t, err);
     if (st == GAN_OK)
         st = make_losses(t, err);
+    if (st == GAN_OK)
+        st = make_scalers(t, err);
     /* Initialised from the seed even when resuming (the checkpoint then overwrites the
      * values): the same code path either way. */
     uint64_t init[2] = { GAN_STREAM_INIT_GENERATOR, GAN_STREAM_INIT_CRITIC };
@@ -1071,6 +1642,8 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     if (st == GAN_OK)
         st = set_up_eval(t, err);
     if (st == GAN_OK)
+        st = set_up_precision(t, err);
+    if (st == GAN_OK)
         st = trial_step(t, err);
     if (st == GAN_OK)
         st = make_columns(t, err);
@@ -1084,6 +1657,18 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     for (int i = 0; i < 2; i++)
         gan_log_write(t->log, GAN_LOG_INFO, "%s: %s (%lld parameters)", net_names[i],
                       t->model[i].description, (long long)gan_net_total(t->net[i]));
+    if (t->precision != GAN_F32) {
+        const char *const *patterns;
+        size_t n = 0;
+        if (gan_config_get_strings(t->cfg, "precision.fp32", &patterns, &n) != GAN_OK)
+            n = 0;
+        gan_log_write(t->log, GAN_LOG_INFO, "precision: %s %s, FP32 master weights%s%zu FP32 scope pattern%s",
+                      t->precision == GAN_F16 ? "fp16" : "bf16",
+                      t->level == GAN_PRECISION_O1 ? "O1" : "O2", ", ", n, n == 1 ? "" : "s");
+    }
+    for (int i = 1; i >= 0; i--)
+        gan_log_write(t->log, GAN_LOG_INFO, "%s loss scaler: %s", net_names[i],
+                      t->scaling[i].inst.description);
     *out = t;
     return GAN_OK;
 }
@@ -1093,6 +1678,14 @@ void gan_trainer_free(gan_trainer *t)
     if (!t)
         return;
     gan_metrics_csv_close(t->metrics, NULL);
+    gan_metrics_csv_close(t->grad_csv, NULL);
+    for (int i = 0; i < 2; i++) {
+        struct scaler_inst *si = &t->scaling[i].inst;
+        if (si->sc && si->module->scaler.destroy)
+            si->module->scaler.destroy(si->sc);
+        free(t->scaling[i].entries);
+        free(t->scaling[i].grads);
+    }
     for (size_t i = 0; i < t->n_loss; i++)
         if (t->loss[i].loss && t->loss[i].module->loss.destroy)
             t->loss[i].module->loss.destroy(t->loss[i].loss);

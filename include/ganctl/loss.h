@@ -47,6 +47,25 @@ struct gan_loss_inputs {
      * a step with another implementation's α. Added at the end of the struct, so terms
      * built before it existed still read the fields above; such a term ignores it. */
     gan_tensor *alpha;
+
+    /* Loss scaling (plugin ABI 1.1: a term built for 1.1 is loaded only by hosts that
+     * fill these; tests and hosts that know nothing of them leave them zero).
+     *
+     * The core multiplies the objective by its network's loss scale s (scaler.h) before
+     * the backward pass. A term that takes a gradient inside the objective (the penalty's
+     * ∇ₓD(x̂)) seeds it with `inner_scale` and multiplies the result by 1 / inner_scale
+     * before using it, PyTorch's AMP recipe for a gradient penalty: seeded with s, the
+     * inner gradient is as far from FP16's underflow as the outer one. ganctl sets it from
+     * penalty.inner_scale (s for "outer", else that number). 0: the host asks nothing;
+     * the term uses its own setting. */
+    double inner_scale;
+    /* Shows the host such an inner gradient as computed, before the seed is divided out:
+     * `grad` is the gradient with respect to `wrt` seeded with `seed`, the seed used. The
+     * host measures it: a loss scaler must see an overflow the seed caused as a gradient
+     * overflow, not a forward one (scaler.h). NULL: nobody asks. */
+    void (*inner_grad)(void *inner_ctx, const char *name, gan_tensor *wrt, gan_tensor *grad,
+                       double seed);
+    void *inner_ctx;
 };
 
 /* Where a term reports named scalars ("penalty", "w_distance"). The tensor must be a

@@ -226,17 +226,23 @@ static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
         return NULL;
 
     /* ∇ₓ̂ Σ s·D(x̂) with the graph recorded (the critic's update differentiates it again),
-     * then ·1/s: PyTorch's recipe for a penalty under loss scaling, s = inner_scale. */
+     * then ·1/s: PyTorch's recipe for a penalty under loss scaling. s is the seed the host
+     * asks for (ganctl: the critic's loss scale, or penalty.inner_scale), else the
+     * inner_scale setting. The host sees the scaled gradient first: an overflow there is
+     * the scale's doing, which its loss scaler must know. */
+    float inner = in->inner_scale > 0.0 ? (float)in->inner_scale : l->inner_scale;
     int64_t ddims[GAN_TENSOR_MAX_DIMS];
     int dn = gan_tensor_ndim(d);
     for (int k = 0; k < dn; k++)
         ddims[k] = gan_tensor_dim(d, k);
-    gan_tensor *seed = gan_tensor_full(ctx, gan_tensor_dtype(d), dn, ddims, l->inner_scale);
+    gan_tensor *seed = gan_tensor_full(ctx, gan_tensor_dtype(d), dn, ddims, inner);
     gan_tensor *g = NULL;
     if (!seed || gan_grad(ctx, 1, &d, &seed, 1, &xhat, &g, 1) != GAN_OK)
         return NULL;
-    if (l->inner_scale != 1.0f)
-        g = gan_scale(ctx, g, 1.0f / l->inner_scale);
+    if (in->inner_grad)
+        in->inner_grad(in->inner_ctx, "penalty.inner", xhat, g, (double)inner);
+    if (inner != 1.0f)
+        g = gan_scale(ctx, g, 1.0f / inner);
     int64_t flat[2] = { batch, features };
     g = gan_reshape(ctx, g, 2, flat);
 
@@ -276,7 +282,8 @@ static const struct gan_setting_spec gp_settings[] = {
     { "target", GAN_SETTING_FLOAT, "1.0", "the gradient norm the penalty pulls toward" },
     { "one_sided", GAN_SETTING_BOOL, "false", "penalise only norms above the target" },
     { "inner_scale", GAN_SETTING_FLOAT, "1.0",
-      "seed of the inner gradient, divided out before the norm (loss scaling of the penalty)" },
+      "seed of the inner gradient, divided out before the norm, when the host gives none "
+      "(ganctl gives penalty.inner_scale)" },
     { NULL, 0, NULL, NULL },
 };
 
