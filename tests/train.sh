@@ -1,6 +1,6 @@
 #!/bin/sh
 # train.sh — end-to-end training with the ganctl program on a tiny WGAN-GP: the run folder's
-# files, the final quality line, --resume, and SIGINT/SIGTERM writing a checkpoint.
+# files, the final quality line, --resume, ganctl grads, and SIGINT/SIGTERM writing a checkpoint.
 
 GANCTL=${GANCTL:-./core/ganctl}
 failures=0
@@ -88,6 +88,50 @@ check "--resume names the setting it refuses" \
 rc=$?
 check "--resume of a folder without a run exits 2" rc_is 2
 check "--resume of a folder without a run says so" has "$work/err" "no checkpoint there"
+
+# --------------------------------------------------------------- ganctl grads
+# A batch file of two samples written byte by byte (safetensors: an 8-byte little-endian
+# header length, the JSON header padded with spaces to a multiple of 8, then the F32 data):
+# real [[1, -0.5], [-1, 0.5]], z [[0.5, 0.25], [-0.25, 1]], alpha [[0.25], [0.75]].
+write_batch() {
+    header='{"alpha":{"dtype":"F32","shape":[2,1],"data_offsets":[0,8]},"real":{"dtype":"F32","shape":[2,2],"data_offsets":[8,24]},"z":{"dtype":"F32","shape":[2,2],"data_offsets":[24,40]}}'
+    while [ $(( (${#header} + 8) % 8 )) -ne 0 ]; do header="$header "; done
+    {
+        printf "\\$(printf '%03o' "${#header}")\\000\\000\\000\\000\\000\\000\\000"
+        printf '%s' "$header"
+        printf '\000\000\200\076\000\000\100\077'                                   # alpha
+        printf '\000\000\200\077\000\000\000\277\000\000\200\277\000\000\000\077'   # real
+        printf '\000\000\000\077\000\000\200\076\000\000\200\276\000\000\200\077'   # z
+    } >"$1"
+}
+write_batch "$work/batch.safetensors"
+"$GANCTL" grads --checkpoint "$work/a" --batch "$work/batch.safetensors" --out "$work/grads.safetensors" \
+    >"$work/out" 2>"$work/err"
+rc=$?
+check "grads exits 0" rc_is 0
+check "grads says what it wrote" \
+    has "$work/out" "wrote $work/grads.safetensors: gradients of 6 critic and 6 generator tensors and 5 loss values, checkpoint iteration 40, batch of 2; loss.critic "
+for name in critic.fc0.weight critic.fc2.bias generator.fc0.weight generator.fc2.bias \
+            loss.critic loss.generator loss.penalty loss.w_distance loss.grad_norm; do
+    check "the dump holds $name" has "$work/grads.safetensors" "\"$name\":{\"dtype\":\"F32\""
+done
+check "the dump names its format" has "$work/grads.safetensors" '"format":"ganctl-grads"'
+"$GANCTL" grads --checkpoint "$work/a/checkpoint.safetensors" --batch "$work/a/checkpoint.safetensors" \
+    --out "$work/bad.safetensors" >"$work/out" 2>"$work/err"
+rc=$?
+check "grads on a file without the batch tensors exits 1 with one line" \
+    sh -c 'test '"$rc"' -eq 1 && test "$(wc -l <"$1")" -eq 1' _ "$work/err"
+check "grads names the missing tensor and the shapes" \
+    has "$work/err" 'the batch has no tensor "real"; a batch file holds real [B, 2], z [B, Z] and alpha [B, 1]'
+check "grads wrote nothing then" test ! -e "$work/bad.safetensors"
+"$GANCTL" grads --checkpoint "$work/a" --batch "$work/batch.safetensors" >"$work/out" 2>"$work/err"
+rc=$?
+check "grads without --out is a usage error" \
+    sh -c 'test '"$rc"' -eq 2 && grep -q -- "--out is missing" "$1"' _ "$work/err"
+"$GANCTL" grads --help >"$work/out" 2>"$work/err"
+rc=$?
+check "grads --help exits 0 and shows the options" \
+    sh -c 'test '"$rc"' -eq 0 && grep -q -- "--checkpoint FILE" "$1"' _ "$work/out"
 
 # --------------------------------------------------------------- signals
 # stop_with SIGNAL DIR: starts a long run, waits for its first rows, sends SIGNAL.
