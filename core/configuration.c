@@ -99,9 +99,6 @@ static const struct schema_key core_keys[] = {
 static const struct {
     const char *key, *value;
 } plugin_defaults[] = {
-    /* One OpenBLAS thread: the toy networks gain little from a second one on an idle
-     * machine, and on a busy one the waiting thread spins (2-3x slower, measured). */
-    { "backend.threads", "1" },
     { "generator.model.width", "256" },
     { "critic.model.width", "256" },
     { "loss.gradient-penalty.lambda", "0.1" },

@@ -175,7 +175,7 @@ check "the shipped ganctl.conf sets backend.name" stdout_has "name = \"cpu\";  #
 sed 's/^\( *\)# \(threads = \)/\1\2/' "$shipped" >"$work/enabled.conf"
 run -c "$work/enabled.conf" --print-config
 check "the shipped ganctl.conf's cpu settings are valid when enabled" \
-    sh -c 'test '"$rc"' -eq 0 && grep -qF "threads = 1;  # $1:" "$2"' _ "$work/enabled.conf" "$work/out"
+    sh -c 'test '"$rc"' -eq 0 && grep -qF "threads = 0;  # $1:" "$2"' _ "$work/enabled.conf" "$work/out"
 run -c "${srcdir:-.}/etc/toy-paper.conf" --print-config
 check "toy-paper.conf sets the paper's lambda" stdout_has "lambda = 0.1;  # ${srcdir:-.}/etc/toy-paper.conf:"
 
