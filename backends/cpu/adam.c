@@ -114,8 +114,7 @@ gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
         if (grad->dtype == GAN_F32) {
             g = (const float *)gp + start;
         } else {
-            for (size_t i = 0; i < len; i++)
-                stage[i] = cpu_load(gp, grad->dtype, (int64_t)(start + i));
+            cpu_convert(gp + start * gan_dtype_size(grad->dtype), grad->dtype, stage, GAN_F32, len);
             g = stage;
         }
         float *P = pp + start, *M = mp + start, *V = vp + start;
@@ -129,8 +128,8 @@ gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
             P[i] -= step_size * (mi / denom);
         }
         if (copy)
-            for (size_t i = 0; i < len; i++)
-                cpu_store(cp, param_copy->dtype, (int64_t)(start + i), P[i]);
+            cpu_convert(P, GAN_F32, cp + start * gan_dtype_size(param_copy->dtype),
+                        param_copy->dtype, len);
     }
     return GAN_OK;
 }

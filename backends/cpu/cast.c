@@ -116,6 +116,14 @@ static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned c
     }
 }
 
+void cpu_convert(const void *x, enum gan_dtype xt, void *y, enum gan_dtype yt, size_t n)
+{
+    if (xt == yt)
+        memcpy(y, x, n * gan_dtype_size(xt));
+    else
+        float_convert((const unsigned char *)x, xt, (unsigned char *)y, yt, n);
+}
+
 /* Classes of a stored float, from its bits (so that no FPU flush-to-zero mode can
  * hide a subnormal). */
 enum fclass { FC_ZERO, FC_SUBNORMAL, FC_NORMAL, FC_INF, FC_NAN };

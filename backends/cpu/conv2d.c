@@ -227,18 +227,12 @@ static gan_status scratch_parts(gan_backend *be, const char *op, size_t parts,
 /* 16-bit tensors are staged through FP32: these convert n elements each way. */
 static void load_f32(float *dst, const void *src, enum gan_dtype dtype, size_t n)
 {
-    if (dtype == GAN_F32) {
-        memcpy(dst, src, n * sizeof *dst);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        dst[i] = cpu_load(src, dtype, (int64_t)i);
+    cpu_convert(src, dtype, dst, GAN_F32, n);
 }
 
 static void store_from_f32(void *dst, enum gan_dtype dtype, const float *src, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        cpu_store(dst, dtype, (int64_t)i, src[i]);
+    cpu_convert(src, GAN_F32, dst, dtype, n);
 }
 
 /* Images are processed in groups: the column matrices of g images side by side make

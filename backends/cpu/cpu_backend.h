@@ -104,6 +104,10 @@ gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
 /* Nonzero when cpu_cast converts F32 ↔ F16 with the CPU's F16C instructions (the
  * results are the same bits either way; this says which path the tests exercise). */
 int cpu_cast_uses_f16c(void);
+/* n contiguous elements of float type xt at x into float type yt at y (round to nearest
+ * even), by cpu_cast's block converters: F16C where the CPU has it, bit-identical to
+ * convert.h's element functions. The kernels stage 16-bit runs through FP32 with it. */
+void cpu_convert(const void *x, enum gan_dtype xt, void *y, enum gan_dtype yt, size_t n);
 
 /* rng.c (Philox4x32-10 itself is in <ganctl/philox.h>) */
 gan_status cpu_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,

@@ -299,6 +299,12 @@ static const float *input_run(const unsigned char *base, enum gan_dtype dtype, i
     *unit = 1;
     if (dtype == GAN_F32 && stride == 1)
         return (const float *)base + off;
+    if (stride == 1) {
+        /* A contiguous 16-bit run: the block converter (F16C) rather than one element
+         * at a time, which cost more than the arithmetic itself. */
+        cpu_convert(base + (size_t)off * gan_dtype_size(dtype), dtype, stage, GAN_F32, (size_t)n);
+        return stage;
+    }
     for (int64_t i = 0; i < n; i++)
         stage[i] = cpu_load(base, dtype, off + i * stride);
     return stage;
@@ -310,6 +316,10 @@ static void output_run(unsigned char *base, enum gan_dtype dtype, int64_t off, i
 {
     if (dtype == GAN_F32 && stride == 1)
         return;
+    if (stride == 1) {
+        cpu_convert(vals, GAN_F32, base + (size_t)off * gan_dtype_size(dtype), dtype, (size_t)n);
+        return;
+    }
     for (int64_t i = 0; i < n; i++)
         cpu_store(base, dtype, off + i * stride, vals[i]);
 }

@@ -76,8 +76,7 @@ gan_status cpu_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
         if (x->dtype == GAN_F32) {
             v = (const float *)xp + start;
         } else {
-            for (size_t i = 0; i < len; i++)
-                xs[i] = cpu_load(xp, x->dtype, (int64_t)(start + i));
+            cpu_convert(xp + start * gan_dtype_size(x->dtype), x->dtype, xs, GAN_F32, len);
             v = xs;
         }
         /* In place (unscaled is x) works: element i is read before it is written. */
@@ -108,8 +107,8 @@ gan_status cpu_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
         }
         sum += (part[0] + part[1]) + (part[2] + part[3]);
         if (fused && !direct_out)
-            for (size_t i = 0; i < len; i++)
-                cpu_store(up, unscaled->dtype, (int64_t)(start + i), u[i]);
+            cpu_convert(u, GAN_F32, up + start * gan_dtype_size(unscaled->dtype),
+                        unscaled->dtype, len);
     }
 
     stats->elements = n;

@@ -82,6 +82,11 @@ static const float *load_run(const unsigned char *base, enum gan_dtype dtype, in
 {
     if (dtype == GAN_F32 && stride == 1)
         return (const float *)base + off;
+    if (stride == 1) {
+        /* A contiguous 16-bit run: the block converter (F16C where the CPU has it). */
+        cpu_convert(base + (size_t)off * gan_dtype_size(dtype), dtype, stage, GAN_F32, (size_t)n);
+        return stage;
+    }
     for (int64_t i = 0; i < n; i++)
         stage[i] = cpu_load(base, dtype, off + i * stride);
     return stage;
