@@ -511,6 +511,10 @@ static gan_status check_core(const struct schema_key *k, const struct parsed *p,
         for (const char *const *c = k->choices; *c; c++)
             if (strcmp(*c, p->s) == 0)
                 return GAN_OK;
+        if (k->or_positive_number)
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "%s: \"%s\" must be \"%s\" or a number > 0, got \"%s\"",
+                                 origin, k->key, k->choices[0], p->s);
         char list[256] = "";
         size_t used = 0;
         for (const char *const *c = k->choices; *c && used < sizeof list; c++)

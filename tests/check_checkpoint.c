@@ -1,5 +1,6 @@
 /* check_checkpoint.c — checkpoints of a tiny WGAN-GP: the round trip, a resumed run that ends
- * bit-identical to an uninterrupted one, and damaged or mismatched files refused with a reason. */
+ * bit-identical to an uninterrupted one (also in FP16 with loss scalers, whose state the
+ * checkpoint holds), and damaged or mismatched files refused with a reason. */
 #include "config.h"
 
 #include <check.h>
@@ -179,6 +180,8 @@ static void assert_same_state(const char *dir_a, const char *dir_b)
     static const char *const keys[] = {
         "iteration", "rng.seed", "rng.z_offset", "rng.loss_offset", "data.block",
         "data.shuffle_block", "data.cursor", "optimizer.generator.step", "optimizer.critic.step",
+        "scaler.generator", "scaler.critic", "trainer.generator.skipped", "trainer.critic.skipped",
+        "trainer.generator.overflows", "trainer.critic.overflows",
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         ck_assert_str_eq(gan_st_metadata_get(a, keys[i]), gan_st_metadata_get(b, keys[i]));
@@ -232,6 +235,15 @@ START_TEST(round_trip_restores_everything)
     ck_assert_str_eq(gan_st_metadata_get(f, "optimizer.critic.step"), "60");
     ck_assert_str_eq(gan_st_metadata_get(f, "optimizer.generator.step"), "19");
     ck_assert_str_eq(gan_st_metadata_get(f, "format"), GAN_CHECKPOINT_FORMAT);
+    /* Each network's loss scaler ("none" here) and the trainer's skip count. */
+    ck_assert_str_eq(gan_st_metadata_get(f, "scaler.critic"), "none/1");
+    ck_assert_str_eq(gan_st_metadata_get(f, "trainer.critic.skipped"), "0");
+    const struct gan_st_tensor *updates = gan_st_find(f, "scaler.critic.updates");
+    ck_assert_ptr_nonnull(updates);
+    ck_assert_int_eq(updates->dtype, GAN_ST_I64);
+    int64_t n_updates;
+    memcpy(&n_updates, updates->data, sizeof n_updates);
+    ck_assert_int_eq(n_updates, 60);
     gan_st_close(f);
 
     free(pa);
@@ -255,13 +267,25 @@ struct resume_case {
     const char *data;
     int64_t stop_after;
     const char *checkpoint_every;
+    const char *scaling[4];       /* up to four precision and loss-scaling settings */
+    double moved_from;            /* > 0: the critic's scale must end away from this */
 };
 
+/* The FP16 cases have loss scales that move while the run is stopped and resumed: the
+ * underflow-aware scaler raises a scale started at 2^-14 at nearly every update, the
+ * pytorch preset backs off from 2^16 at the first overflows. */
 static const struct resume_case resume_cases[] = {
-    { "8gaussians", 7, "run.checkpoint_every=0" },
-    { "8gaussians", 1, "run.checkpoint_every=0" },
-    { "25gaussians", 10, "run.checkpoint_every=5" },
-    { "swissroll", 13, "run.checkpoint_every=4" },
+    { "8gaussians", 7, "run.checkpoint_every=0", { NULL }, 0 },
+    { "8gaussians", 1, "run.checkpoint_every=0", { NULL }, 0 },
+    { "25gaussians", 10, "run.checkpoint_every=5", { NULL }, 0 },
+    { "swissroll", 13, "run.checkpoint_every=4", { NULL }, 0 },
+    { "8gaussians", 7, "run.checkpoint_every=0",
+      { "scaler.name=underflow-aware", "scaler.init=6.103515625e-05", "scaler.min=0", NULL },
+      0x1p-14 },
+    { "8gaussians", 3, "run.checkpoint_every=2",
+      { "scaler.name=dynamic", "scaler.preset=pytorch", NULL }, 65536.0 },
+    { "swissroll", 9, "run.checkpoint_every=0",
+      { "precision.mode=bf16", "critic.scaler.name=static", "critic.scaler.scale=64" }, 0 },
 };
 
 START_TEST(resume_is_bit_identical)
@@ -270,7 +294,8 @@ START_TEST(resume_is_bit_identical)
     gan_loader *loader = test_loader();
     char data[64];
     snprintf(data, sizeof data, "data.name=%s", c->data);
-    const char *extra[] = { data, c->checkpoint_every, "run.seed=3", "run.log_every=1", NULL };
+    const char *extra[] = { data, c->checkpoint_every, "run.seed=3", "run.log_every=1",
+                            c->scaling[0], c->scaling[1], c->scaling[2], c->scaling[3], NULL };
 
     gan_config *whole_cfg = new_config("whole", extra);
     struct gan_trainer_result r;
@@ -296,6 +321,20 @@ START_TEST(resume_is_bit_identical)
     char *m1 = read_file(dir_of("whole"), GAN_RUN_METRICS);
     char *m2 = read_file(dir_of("parts"), GAN_RUN_METRICS);
     ck_assert_str_eq(m1, m2);
+    if (c->moved_from > 0) {
+        /* The scaler's state did change over the run, so its continuation was tested. */
+        char path[800], msg[512];
+        snprintf(path, sizeof path, "%s/%s", dir_of("parts"), GAN_RUN_CHECKPOINT);
+        gan_st_file *f;
+        ck_assert_msg(gan_st_open(path, &f, msg, sizeof msg) == GAN_OK, "%s", msg);
+        const struct gan_st_tensor *scale = gan_st_find(f, "scaler.critic.scale");
+        ck_assert_ptr_nonnull(scale);
+        ck_assert_int_eq(scale->dtype, GAN_ST_F64);
+        double v;
+        memcpy(&v, scale->data, sizeof v);
+        ck_assert_msg(v != c->moved_from, "the critic's scale stayed at %g", v);
+        gan_st_close(f);
+    }
 
     free(m1);
     free(m2);

@@ -1,5 +1,6 @@
 /* check_trainer.c — the training loop on a tiny WGAN-GP: finite losses and complete outputs,
- * byte-identical metrics from the same seed, flat memory over many steps, stop, bad set-ups. */
+ * byte-identical metrics from the same seed, flat memory over many steps, stop, bad set-ups,
+ * and mixed precision with each loss scaler: its columns, implied precision, underflow. */
 #include "config.h"
 
 #include <check.h>
@@ -397,6 +398,22 @@ static const struct bad_case bad_cases[] = {
     { { "loss.gradient-penalty.lambda=\"big\"", NULL }, GAN_ERR_CONFIG,
       "\"loss.gradient-penalty.lambda\" must be a number, got a string" },
     { { "generator.model.name=nope", NULL }, GAN_ERR_NOT_FOUND, "model \"nope\" not found" },
+    { { "precision.mode=fp32", "scaler.name=dynamic", NULL }, GAN_ERR_CONFIG,
+      "precision.mode = \"fp32\" with the loss scaler \"dynamic\" (scaler.name = \"dynamic\", --set scaler.name=dynamic): a loss scale does nothing in FP32" },
+    { { "precision.mode=fp32", "critic.scaler.name=static", NULL }, GAN_ERR_CONFIG,
+      "with the loss scaler \"static\" (critic.scaler.name = \"static\"" },
+    { { "scaler.name=nope", NULL }, GAN_ERR_NOT_FOUND, "scaler \"nope\" not found" },
+    { { "scaler.name=dynamic", "scaler.growth_factor=0.5", NULL }, GAN_ERR_CONFIG,
+      "growth_factor" },
+    { { "scaler.name=dynamic", "scaler.init=\"high\"", NULL }, GAN_ERR_CONFIG,
+      "\"scaler.init\" must be a number, got a string" },
+    { { "critic.scaler.name=dynamic", "critic.scaler.intt=4", NULL }, GAN_ERR_CONFIG,
+      "unknown setting \"critic.scaler.intt\"; did you mean \"critic.scaler.init\"?" },
+    { { "scaler.scale=8", NULL }, GAN_ERR_CONFIG, "unknown setting \"scaler.scale\"" },
+    { { "precision.fp32=[\"penalty\", \"critic..fc1\"]", NULL }, GAN_ERR_CONFIG,
+      "precision.fp32 lists \"critic..fc1\", which is not a scope pattern" },
+    { { "loss.gradient-penalty.inner_scale=8", NULL }, GAN_ERR_CONFIG,
+      "set penalty.inner_scale = 8 instead" },
 };
 
 START_TEST(bad_setups_are_explained)
@@ -442,6 +459,237 @@ START_TEST(existing_run_is_not_overwritten)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ mixed precision */
+
+/* The cell of column `name` in row `line` as a number; fails when it is not one. */
+static double number_at(const char *csv, int line, const char *name)
+{
+    int col = column_of(csv, name);
+    ck_assert_msg(col >= 0, "metrics.csv lacks %s", name);
+    char buf[64], *end;
+    double v = strtod(cell(csv, line, col, buf, sizeof buf), &end);
+    ck_assert_msg(buf[0] && *end == '\0', "line %d %s = \"%s\" is not a number", line, name, buf);
+    return v;
+}
+
+/* A summary.json "final" value. */
+static double final_value(const char *dir, const char *name)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s", dir, GAN_RUN_SUMMARY);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    ck_assert_msg(root != NULL, "summary.json: %s", jerr.text);
+    json_t *v = json_object_get(json_object_get(root, "final"), name);
+    ck_assert_msg(json_is_number(v), "summary.json's final lacks %s", name);
+    double x = json_number_value(v);
+    json_decref(root);
+    return x;
+}
+
+/* A short FP16 O2 run with each shipped scaler trains and writes each network's scale,
+ * skipped count, overflow kind and underflow fraction (and the final ones in summary.json). */
+static const char *const scaler_names[] = { "none", "static", "dynamic", "underflow-aware" };
+
+START_TEST(each_scaler_trains_fp16)
+{
+    gan_loader *loader = test_loader();
+    char name[64];
+    snprintf(name, sizeof name, "scaler.name=%s", scaler_names[_i]);
+    const char *extra[] = { "precision.mode=fp16", name, NULL };
+    gan_config *cfg = tiny_config("fp16", extra);
+    struct watch w = { 0 };
+    struct gan_trainer_result r;
+    gan_trainer *t = train(cfg, loader, &w, &r);
+    ck_assert_int_eq(r.iterations, 20);
+    ck_assert(w.all_finite);
+    const char *dir = gan_trainer_run_dir(t);
+    char *csv = read_file(dir, GAN_RUN_METRICS);
+    ck_assert_int_eq(count_lines(csv), 5);
+    static const char *const nets[] = { "critic", "generator" };
+    for (int k = 0; k < 2; k++) {
+        char col[64];
+        for (int line = 1; line <= 4; line++) {
+            snprintf(col, sizeof col, "%s_scale", nets[k]);
+            double scale = number_at(csv, line, col);
+            ck_assert_msg(scale > 0 && isfinite(scale), "%s = %g", col, scale);
+            /* none is scale 1; static holds its 1024; the dynamic ones start at 65536 and
+             * back off from overflow of the FP16 gradients but never grow within 20. */
+            if (_i == 0)
+                ck_assert_double_eq(scale, 1.0);
+            if (_i == 1)
+                ck_assert_double_eq(scale, 1024.0);
+            if (_i >= 2)
+                ck_assert_double_le(scale, 65536.0);
+            snprintf(col, sizeof col, "%s_skipped", nets[k]);
+            double skipped = number_at(csv, line, col);
+            ck_assert(skipped >= 0 && skipped == floor(skipped));
+            snprintf(col, sizeof col, "%s_underflow_frac", nets[k]);
+            double frac = number_at(csv, line, col);
+            ck_assert_msg(frac >= 0 && frac <= 1, "%s = %g", col, frac);
+            snprintf(col, sizeof col, "%s_overflow", nets[k]);
+            char buf[32];
+            cell(csv, line, column_of(csv, col), buf, sizeof buf);
+            ck_assert_msg(strcmp(buf, "none") == 0 || strcmp(buf, "gradient") == 0 ||
+                          strcmp(buf, "forward") == 0 || strcmp(buf, "both") == 0,
+                          "line %d %s = \"%s\"", line, col, buf);
+        }
+        snprintf(col, sizeof col, "%s_scale", nets[k]);
+        ck_assert_double_eq(final_value(dir, col), number_at(csv, 4, col));
+        snprintf(col, sizeof col, "%s_skipped", nets[k]);
+        ck_assert_double_eq(final_value(dir, col), number_at(csv, 4, col));
+    }
+    /* The skipped count only grows. */
+    for (int line = 2; line <= 4; line++)
+        ck_assert_double_ge(number_at(csv, line, "critic_skipped"),
+                            number_at(csv, line - 1, "critic_skipped"));
+    free(csv);
+    gan_trainer_free(t);
+    gan_config_free(cfg);
+    gan_loader_free(loader);
+}
+END_TEST
+
+/* A scaler other than none, with no precision.mode given, means fp16 at level O2; the
+ * configuration says so and where it came from. Given, the mode stays as given. */
+struct implied_case {
+    const char *set[3];
+    const char *mode;
+    const char *origin;           /* a part of precision.mode's origin */
+};
+
+static const struct implied_case implied_cases[] = {
+    { { "scaler.name=underflow-aware", NULL }, "fp16",
+      "implied by scaler.name = \"underflow-aware\" (--set scaler.name=underflow-aware)" },
+    { { "generator.scaler.name=static", NULL }, "fp16", "implied by generator.scaler.name" },
+    { { "scaler.name=dynamic", "precision.mode=bf16", NULL }, "bf16", "--set precision.mode=bf16" },
+    { { "scaler.name=none", NULL }, "fp32", "default" },
+};
+
+START_TEST(scaler_implies_fp16)
+{
+    const struct implied_case *c = &implied_cases[_i];
+    gan_loader *loader = test_loader();
+    const char *extra[4] = { c->set[0], c->set[1], "run.iterations=1", NULL };
+    if (!c->set[1])
+        extra[1] = "run.iterations=1", extra[2] = NULL;
+    gan_config *cfg = tiny_config("implied", extra);
+    struct watch w = { 0 };
+    struct gan_trainer_result r;
+    gan_trainer *t = train(cfg, loader, &w, &r);
+    const struct gan_config_value *mode = gan_config_find(cfg, "precision.mode");
+    ck_assert_ptr_nonnull(mode);
+    ck_assert_str_eq(mode->s, c->mode);
+    ck_assert_msg(strstr(mode->origin, c->origin), "origin \"%s\" lacks \"%s\"", mode->origin,
+                  c->origin);
+    const char *level = NULL;
+    ck_assert_int_eq(gan_config_get_string(cfg, "precision.level", &level), GAN_OK);
+    ck_assert_str_eq(level, "O2");
+    enum gan_dtype dtype;
+    enum gan_precision_level lv;
+    gan_ctx_get_precision(gan_trainer_ctx(t), &dtype, &lv);
+    ck_assert_int_eq(dtype, strcmp(c->mode, "fp16") == 0 ? GAN_F16
+                            : strcmp(c->mode, "bf16") == 0 ? GAN_BF16 : GAN_F32);
+    /* The run's saved configuration holds the mode, so that a resumed run keeps it. */
+    char *text = read_file(gan_trainer_run_dir(t), GAN_RUN_CONFIG);
+    char want[64];
+    snprintf(want, sizeof want, "mode = \"%s\";", c->mode);
+    ck_assert_ptr_nonnull(strstr(text, want));
+    free(text);
+    gan_trainer_free(t);
+    gan_config_free(cfg);
+    gan_loader_free(loader);
+}
+END_TEST
+
+/* A static scale of 1e-6 flushes the FP16 gradients to zero, and metrics.csv shows it;
+ * FP32 has no 16-bit gradients to flush. */
+START_TEST(low_scale_shows_underflow)
+{
+    gan_loader *loader = test_loader();
+    const char *low[] = { "scaler.name=static", "scaler.scale=1e-6", NULL };
+    const char *fp32[] = { "precision.mode=fp32", NULL };
+    gan_config *cfg_low = tiny_config("low", low), *cfg_32 = tiny_config("fp32", fp32);
+    struct watch w = { 0 };
+    struct gan_trainer_result r;
+    gan_trainer *a = train(cfg_low, loader, &w, &r);
+    gan_trainer *b = train(cfg_32, loader, &w, &r);
+    char *csv_low = read_file(gan_trainer_run_dir(a), GAN_RUN_METRICS);
+    char *csv_32 = read_file(gan_trainer_run_dir(b), GAN_RUN_METRICS);
+    for (int line = 1; line <= 4; line++) {
+        /* 1e-6 is not an FP32 number: the scale is the nearest one, written with 9 digits. */
+        ck_assert_double_eq_tol(number_at(csv_low, line, "critic_scale"), (double)1e-6f, 1e-15);
+        double frac = number_at(csv_low, line, "critic_underflow_frac");
+        ck_assert_msg(frac > 0.5, "line %d: critic_underflow_frac %g at scale 1e-6", line, frac);
+        ck_assert_double_gt(number_at(csv_low, line, "generator_underflow_frac"), 0.5);
+        ck_assert_double_eq(number_at(csv_32, line, "critic_underflow_frac"), 0.0);
+        ck_assert_double_eq(number_at(csv_32, line, "generator_underflow_frac"), 0.0);
+        ck_assert_double_eq(number_at(csv_32, line, "critic_scale"), 1.0);
+    }
+    free(csv_low);
+    free(csv_32);
+    gan_trainer_free(a);
+    gan_trainer_free(b);
+    gan_config_free(cfg_low);
+    gan_config_free(cfg_32);
+    gan_loader_free(loader);
+}
+END_TEST
+
+/* Debug level 1: grad_stats.csv holds, at every metrics row, one line per gradient the
+ * scalers saw: each parameter and the penalty's inner gradient (seeded with the critic's
+ * scale), with counts that add up. */
+START_TEST(debug_level_writes_grad_stats)
+{
+    gan_loader *loader = test_loader();
+    const char *extra[] = { "scaler.name=dynamic", "run.debug_level=1", NULL };
+    gan_config *cfg = tiny_config("debug", extra);
+    struct watch w = { 0 };
+    struct gan_trainer_result r;
+    gan_trainer *t = train(cfg, loader, &w, &r);
+    const char *dir = gan_trainer_run_dir(t);
+    char *csv = read_file(dir, GAN_RUN_GRAD_STATS);
+    gan_net *critic = gan_trainer_net(t, GAN_MODEL_CRITIC);
+    gan_net *generator = gan_trainer_net(t, GAN_MODEL_GENERATOR);
+    /* 4 rows of metrics; each: the critic's parameters, penalty.inner, the generator's. */
+    int per_row = (int)(gan_net_count(critic) + 1 + gan_net_count(generator));
+    ck_assert_int_eq(count_lines(csv), 1 + 4 * per_row);
+    ck_assert_int_eq(column_of(csv, "iteration"), 0);
+    int c_tensor = column_of(csv, "tensor"), c_dtype = column_of(csv, "dtype");
+    int c_role = column_of(csv, "role"), c_el = column_of(csv, "elements");
+    int c_zero = column_of(csv, "zero_frac"), c_scale = column_of(csv, "scale");
+    ck_assert(c_tensor > 0 && c_dtype > 0 && c_role > 0 && c_el > 0 && c_zero > 0 && c_scale > 0);
+    int saw_inner = 0;
+    for (int line = 1; line <= 4 * per_row; line++) {
+        char name[128], dtype[16], role[16], buf[64];
+        cell(csv, line, c_tensor, name, sizeof name);
+        cell(csv, line, c_dtype, dtype, sizeof dtype);
+        cell(csv, line, c_role, role, sizeof role);
+        ck_assert_str_eq(dtype, "F16");
+        if (strcmp(name, "penalty.inner") == 0) {
+            saw_inner++;
+            ck_assert_str_eq(role, "inner");
+            /* [batch, 2]: the gradient at every interpolate. */
+            ck_assert_str_eq(cell(csv, line, c_el, buf, sizeof buf), "64");
+        } else {
+            ck_assert_str_eq(role, "param");
+            gan_net *net = strncmp(name, "critic.", 7) == 0 ? critic : generator;
+            long p = gan_net_find(net, name);
+            ck_assert_msg(p >= 0, "grad_stats.csv names %s", name);
+            ck_assert_int_eq(atoll(cell(csv, line, c_el, buf, sizeof buf)), gan_net_numel(net, (size_t)p));
+        }
+        double zero = atof(cell(csv, line, c_zero, buf, sizeof buf));
+        ck_assert(zero >= 0 && zero <= 1);
+        ck_assert_double_gt(atof(cell(csv, line, c_scale, buf, sizeof buf)), 0);
+    }
+    ck_assert_int_eq(saw_inner, 4);
+    free(csv);
+    gan_trainer_free(t);
+    gan_config_free(cfg);
+    gan_loader_free(loader);
+}
+END_TEST
+
 static Suite *trainer_suite(void)
 {
     Suite *s = suite_create("trainer");
@@ -472,6 +720,17 @@ static Suite *trainer_suite(void)
                         (int)(sizeof bad_cases / sizeof bad_cases[0]));
     tcase_add_test(bad, existing_run_is_not_overwritten);
     suite_add_tcase(s, bad);
+
+    TCase *mixed = tcase_create("mixed precision");
+    tcase_add_checked_fixture(mixed, scratch_setup, scratch_teardown);
+    tcase_set_timeout(mixed, 120);
+    tcase_add_loop_test(mixed, each_scaler_trains_fp16, 0,
+                        (int)(sizeof scaler_names / sizeof scaler_names[0]));
+    tcase_add_loop_test(mixed, scaler_implies_fp16, 0,
+                        (int)(sizeof implied_cases / sizeof implied_cases[0]));
+    tcase_add_test(mixed, low_scale_shows_underflow);
+    tcase_add_test(mixed, debug_level_writes_grad_stats);
+    suite_add_tcase(s, mixed);
     return s;
 }
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # train.sh — end-to-end training with the ganctl program on a tiny WGAN-GP: the run folder's
-# files, the final quality line, --resume, ganctl grads, and SIGINT/SIGTERM writing a checkpoint.
+# files, the final quality line, --resume, ganctl grads, mixed precision with loss scalers, and
+# SIGINT/SIGTERM writing a checkpoint.
 
 GANCTL=${GANCTL:-./core/ganctl}
 failures=0
@@ -132,6 +133,64 @@ check "grads without --out is a usage error" \
 rc=$?
 check "grads --help exits 0 and shows the options" \
     sh -c 'test '"$rc"' -eq 0 && grep -q -- "--checkpoint FILE" "$1"' _ "$work/out"
+
+# --------------------------------------------------------------- mixed precision
+# --scaler alone implies fp16 O2 (the user's own command line, on the cpu backend).
+run -s run.iterations=10 -s run.dir="$work/ua" --scaler underflow-aware
+check "--scaler underflow-aware alone trains (exit 0)" rc_is 0
+check "--scaler alone implies fp16, and config.conf says why" \
+    has "$work/ua/config.conf" 'mode = "fp16";  # implied by scaler.name = "underflow-aware" (--scaler underflow-aware)'
+check "metrics.csv has each network's scale, skips, overflow and underflow" \
+    sh -c 'head -n 1 "$1" | grep -q ",critic_scale,critic_skipped,critic_overflow,critic_underflow_frac,generator_scale,generator_skipped,generator_overflow,generator_underflow_frac,"' _ "$work/ua/metrics.csv"
+check "the checkpoint holds each scaler's state" \
+    sh -c 'grep -q "\"scaler.critic.scale\":{\"dtype\":\"F64\"" "$1" && grep -q "\"scaler.generator\":\"underflow-aware/" "$1"' _ "$work/ua/checkpoint.safetensors"
+check "summary.json has the final scales and skipped counts" \
+    sh -c 'grep -q "\"critic_scale\": " "$1" && grep -q "\"generator_skipped\": " "$1"' _ "$work/ua/summary.json"
+"$GANCTL" --resume "$work/ua" -s run.iterations=15 >"$work/out" 2>"$work/err"
+rc=$?
+check "an fp16 run resumes" rc_is 0
+"$GANCTL" --resume "$work/ua" -s run.iterations=20 --scaler dynamic >"$work/out" 2>"$work/err"
+rc=$?
+check "--resume refuses another scaler" \
+    sh -c 'test '"$rc"' -eq 2 && grep -q "scaler.name = \"dynamic\", but the run in" "$1"' _ "$work/err"
+
+# A forced-low static scale flushes the FP16 gradients; FP32 has none to flush.
+underflow() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
+                                 { print $k }' "$1" | tail -n 1; }
+run -s run.iterations=10 -s run.dir="$work/low" --scaler static -s scaler.scale=1e-6
+check "a static scale of 1e-6 trains (exit 0)" rc_is 0
+positive() { awk -v x="$1" 'BEGIN { exit !(x + 0 > 0) }'; }
+check "at scale 1e-6 metrics.csv shows the critic's gradients underflowing" \
+    positive "$(underflow "$work/low/metrics.csv" critic_underflow_frac)"
+check "at scale 1e-6 metrics.csv shows the generator's gradients underflowing" \
+    positive "$(underflow "$work/low/metrics.csv" generator_underflow_frac)"
+run -s run.iterations=10 -s run.dir="$work/fp32"
+check "fp32 shows no underflow" test "$(underflow "$work/fp32/metrics.csv" critic_underflow_frac)" = 0
+
+# --debug-level 1: the per-tensor table in the log and grad_stats.csv.
+run -s run.iterations=5 -s run.dir="$work/dbg" --precision bf16 --scaler dynamic --debug-level 1
+check "--debug-level 1 trains (exit 0)" rc_is 0
+check "--debug-level 1 writes grad_stats.csv" \
+    sh -c 'head -n 1 "$1" | grep -q "^iteration,network,tensor,role,dtype,scale,elements,zero_frac,subnormal_frac,nonfinite,absmax,min_nonzero,norm$" && grep -q "^5,critic,critic.fc0.weight,param,BF16," "$1"' _ "$work/dbg/grad_stats.csv"
+check "--debug-level 1 logs the table" has "$work/err" "  critic.fc0.weight            BF16"
+
+# Bad precision and scaler settings: one line each, exit 2 (1 for a missing module).
+bad() {
+    expect=$1
+    rc_want=$2
+    shift 2
+    run -s run.iterations=1 -s run.dir="$work/bad" "$@"
+    check "$* is refused with one line" sh -c 'test '"$rc"' -eq '"$rc_want"' && test "$(wc -l <"$1")" -eq 1' _ "$work/err"
+    check "$* says why" has "$work/err" "$expect"
+}
+bad 'a loss scale does nothing in FP32; use --scaler none, or --precision fp16' 2 --precision fp32 --scaler dynamic
+bad '"precision.mode" must be one of fp32, fp16, bf16, got "fp8"' 2 --precision fp8
+bad '"precision.level" must be one of O1, O2, got "O3"' 2 -s precision.level=O3
+bad '"penalty.inner_scale" must be "outer" or a number > 0 (at most 1e30), got 0' 2 -s penalty.inner_scale=0
+bad '"run.debug_level" must be between 0 and 1, got 2' 2 --debug-level 2
+bad 'scaler "gone" not found: looked for scaler-gone.so' 1 --scaler gone
+bad 'backoff_factor' 2 --scaler dynamic -s scaler.backoff_factor=2
+check "no bad run made a folder" test ! -e "$work/bad"
 
 # --------------------------------------------------------------- signals
 # stop_with SIGNAL DIR: starts a long run, waits for its first rows, sends SIGNAL.
