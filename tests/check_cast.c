@@ -1,5 +1,5 @@
 /* check_cast.c — the CPU backend's casts against independent references: GCC's
- * _Float16 for F16, double arithmetic for BF16; boundaries, counts, the F16C path. */
+ * _Float16 for F16, double arithmetic for BF16; boundaries, counts, the F16C and AVX2 paths. */
 #include "config.h"
 
 #include <check.h>
@@ -194,6 +194,10 @@ static void check_f32_to_bf16(gan_backend *be, const float *in, size_t n, size_t
         else
             expect(out[i] == ref, "F32 %08x (%.9g) → BF16 %04x, reference %04x",
                           bits_of(in[i]), in[i], out[i], ref);
+        /* the AVX2 path, when taken, must agree with convert.h even on NaN payloads */
+        expect(out[i] == cpu_f32_to_bf16(in[i]),
+                      "F32 %08x → BF16 %04x, but the portable path gives %04x",
+                      bits_of(in[i]), out[i], cpu_f32_to_bf16(in[i]));
         ref_count(&want, in[i], bf16_value(ref), GAN_BF16);
     }
     assert_counts(&got, &want, "F32→BF16");

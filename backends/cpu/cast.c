@@ -68,6 +68,66 @@ static void f16_to_f32_f16c(const uint16_t *x, float *y, size_t n)
 }
 #endif
 
+/* ---------------------------------------------------------------- F32 ↔ BF16 */
+
+static void f32_to_bf16_portable(const float *x, uint16_t *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = cpu_f32_to_bf16(x[i]);
+}
+
+static void bf16_to_f32_portable(const uint16_t *x, float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = cpu_bf16_to_f32(x[i]);
+}
+
+#ifdef CPU_CAST_X86
+/* convert.h's rule on eight lanes at once, in integer arithmetic: round to nearest even
+ * by adding 0x7fff plus the kept part's lowest bit, and a NaN keeps its top bits with
+ * the quiet bit set. The same operations on the same bits, so the same results; the
+ * tests of cpu_cast check them against an independent reference. */
+__attribute__((target("avx2")))
+static void f32_to_bf16_avx2(const float *x, uint16_t *y, size_t n)
+{
+    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i round = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
+    const __m256i quiet = _mm256_set1_epi32(0x40);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
+        __m256i hi = _mm256_srli_epi32(b, 16);
+        __m256i rounded = _mm256_srli_epi32(
+            _mm256_add_epi32(b, _mm256_add_epi32(round, _mm256_and_si256(hi, one))), 16);
+        __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(b, abs_mask), inf);
+        __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(hi, quiet), nan);
+        /* Every lane is below 2^16: the unsigned-saturating pack keeps it; the pack works
+         * within 128-bit halves, so the quadwords are put back in order. */
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+        _mm_storeu_si128((__m128i *)(void *)(y + i), _mm256_castsi256_si128(packed));
+    }
+    f32_to_bf16_portable(x + i, y + i, n - i);
+}
+
+__attribute__((target("avx2")))
+static void bf16_to_f32_avx2(const uint16_t *x, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+        __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+        _mm256_storeu_si256((__m256i *)(void *)(y + i), w);
+    }
+    bf16_to_f32_portable(x + i, y + i, n - i);
+}
+
+static int cpu_has_avx2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+}
+#endif
+
 int cpu_cast_uses_f16c(void)
 {
 #ifdef CPU_CAST_X86
@@ -100,15 +160,21 @@ static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned c
 #endif
         f16_to_f32_portable((const uint16_t *)xp, (float *)yp, n);
     } else if (xt == GAN_F32 && yt == GAN_BF16) {
-        const float *x = (const float *)xp;
-        uint16_t *y = (uint16_t *)yp;
-        for (size_t i = 0; i < n; i++)
-            y[i] = cpu_f32_to_bf16(x[i]);
+#ifdef CPU_CAST_X86
+        if (cpu_has_avx2()) {
+            f32_to_bf16_avx2((const float *)xp, (uint16_t *)yp, n);
+            return;
+        }
+#endif
+        f32_to_bf16_portable((const float *)xp, (uint16_t *)yp, n);
     } else if (xt == GAN_BF16 && yt == GAN_F32) {
-        const uint16_t *x = (const uint16_t *)xp;
-        float *y = (float *)yp;
-        for (size_t i = 0; i < n; i++)
-            y[i] = cpu_bf16_to_f32(x[i]);
+#ifdef CPU_CAST_X86
+        if (cpu_has_avx2()) {
+            bf16_to_f32_avx2((const uint16_t *)xp, (float *)yp, n);
+            return;
+        }
+#endif
+        bf16_to_f32_portable((const uint16_t *)xp, (float *)yp, n);
     } else {
         /* F16 ↔ BF16: widening to FP32 is exact, so this rounds once. */
         for (size_t i = 0; i < n; i++)
