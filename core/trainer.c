@@ -898,7 +898,8 @@ static gan_status scaled_update(gan_trainer *t, int i, gan_tensor *loss, double 
                              (long long)in.step, backward ? "its gradients are not finite"
                                                           : "its objective is not finite");
     sg->grad_norm = backward ? sqrt(norm2) : NAN;
-    sg->underflow_frac = f16_elements ? (double)f16_low / (double)f16_elements : 0.0;
+    sg->underflow_frac = !backward ? NAN
+                       : f16_elements ? (double)f16_low / (double)f16_elements : 0.0;
     if (d.overflow == GAN_SCALER_GRADIENT_OVERFLOW)
         sg->overflows |= OVERFLOW_GRADIENT;
     else if (d.overflow == GAN_SCALER_FORWARD_OVERFLOW)

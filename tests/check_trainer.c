@@ -636,6 +636,79 @@ START_TEST(low_scale_shows_underflow)
 }
 END_TEST
 
+/* Every parameter of a network, as host floats (count in *n). */
+static float *net_values(gan_trainer *t, enum gan_model_role role, size_t *n)
+{
+    gan_net *net = gan_trainer_net(t, role);
+    *n = (size_t)gan_net_total(net);
+    float *v = malloc(*n * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    for (size_t i = 0, at = 0; i < gan_net_count(net); i++) {
+        size_t m = (size_t)gan_net_numel(net, i);
+        ck_assert_int_eq(gan_tensor_to_host(gan_trainer_ctx(t), gan_net_tensor(net, i), v + at, m),
+                         GAN_OK);
+        at += m;
+    }
+    return v;
+}
+
+/* A scale of 1e30 overflows every FP16 gradient: each step is skipped as a gradient
+ * overflow and the parameters never move. A critic driven to huge weights by a huge
+ * learning rate overflows in its forward pass instead, and says so. */
+START_TEST(overflows_are_told_apart)
+{
+    gan_loader *loader = test_loader();
+    const char *huge[] = { "scaler.name=static", "scaler.scale=1e30", NULL };
+    gan_config *cfg = tiny_config("huge", huge);
+    struct gan_trainer_setup setup = { .config = cfg, .loader = loader, .stop = &stop_flag };
+    gan_trainer *t = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    stop_flag = 0;
+    ck_assert_msg(gan_trainer_new(&setup, &t, &err) == GAN_OK, "%s", err.message);
+    size_t n0, n1;
+    float *before = net_values(t, GAN_MODEL_CRITIC, &n0);
+    struct gan_trainer_result r;
+    ck_assert_msg(gan_trainer_run(t, &r, &err) == GAN_OK, "%s", err.message);
+    float *after = net_values(t, GAN_MODEL_CRITIC, &n1);
+    ck_assert_uint_eq(n0, n1);
+    ck_assert_msg(memcmp(before, after, n0 * sizeof *before) == 0, "a skipped step moved the critic");
+    char *csv = read_file(gan_trainer_run_dir(t), GAN_RUN_METRICS);
+    char buf[32];
+    for (int line = 1; line <= 4; line++) {
+        ck_assert_str_eq(cell(csv, line, column_of(csv, "critic_overflow"), buf, sizeof buf), "gradient");
+        ck_assert_double_eq(number_at(csv, line, "critic_skipped"), 2.0 * 5 * line);
+    }
+    ck_assert_double_eq(final_value(gan_trainer_run_dir(t), "critic_skipped"), 40.0);
+    free(csv);
+    free(before);
+    free(after);
+    gan_trainer_free(t);
+    gan_config_free(cfg);
+
+    const char *wild[] = { "precision.mode=fp16", "critic.optimizer.lr=10",
+                           "critic.optimizer.lr_decay=none", NULL };
+    cfg = tiny_config("wild", wild);
+    struct watch w = { 0 };
+    t = train(cfg, loader, &w, &r);
+    csv = read_file(gan_trainer_run_dir(t), GAN_RUN_METRICS);
+    int forward = 0;
+    for (int line = 1; line <= 4; line++) {
+        cell(csv, line, column_of(csv, "critic_overflow"), buf, sizeof buf);
+        forward += strcmp(buf, "forward") == 0 || strcmp(buf, "both") == 0;
+    }
+    ck_assert_msg(forward > 0, "no forward overflow: %s", csv);
+    after = net_values(t, GAN_MODEL_CRITIC, &n1);
+    for (size_t i = 0; i < n1; i++)
+        ck_assert_msg(isfinite(after[i]), "critic parameter %zu is %g", i, after[i]);
+    free(after);
+    free(csv);
+    gan_trainer_free(t);
+    gan_config_free(cfg);
+    gan_loader_free(loader);
+}
+END_TEST
+
 /* Debug level 1: grad_stats.csv holds, at every metrics row, one line per gradient the
  * scalers saw: each parameter and the penalty's inner gradient (seeded with the critic's
  * scale), with counts that add up. */
@@ -729,6 +802,7 @@ static Suite *trainer_suite(void)
     tcase_add_loop_test(mixed, scaler_implies_fp16, 0,
                         (int)(sizeof implied_cases / sizeof implied_cases[0]));
     tcase_add_test(mixed, low_scale_shows_underflow);
+    tcase_add_test(mixed, overflows_are_told_apart);
     tcase_add_test(mixed, debug_level_writes_grad_stats);
     suite_add_tcase(s, mixed);
     return s;
