@@ -13,6 +13,7 @@
 #include "grads_cmd.h"
 #include "host.h"
 #include "net.h"
+#include "optimizer.h"
 #include "run_dir.h"
 #include "safetensors.h"
 #include "tensor_internal.h"
@@ -155,6 +156,13 @@ struct loss_inst {
     const char *name;             /* points into the configuration's loss.terms */
 };
 
+struct scaler_inst {
+    struct gan_module *module;
+    char group[32];               /* "scaler", or "NET.scaler" when the net has its own */
+    struct gan_plugin_host host;
+    gan_scaler *sc;
+};
+
 struct gan_grads {
     gan_config *cfg;
     const struct gan_log *log;
@@ -162,6 +170,12 @@ struct gan_grads {
     int64_t iteration;
     uint64_t seed, loss_offset;
     int64_t z_dim;
+    /* The precision policy and the penalty's inner seed, read as the trainer reads them. */
+    enum gan_dtype precision;
+    enum gan_precision_level level;
+    int inner_outer_scale;        /* penalty.inner_scale = "outer" */
+    double inner_scale;
+    double scale[2];              /* each network's loss scale from its scaler's saved state */
 
     struct gan_module *backend_module;
     struct gan_module *model_module[2];
@@ -170,7 +184,9 @@ struct gan_grads {
     struct gan_backend_instance *backend;
     gan_ctx *ctx;
     gan_net *net[2];
+    gan_optimizer *opt[2];        /* only to receive the checkpoint's moments */
     struct model_inst model[2];
+    struct scaler_inst scaler[2];
     struct loss_inst loss[MAX_TERMS];
     size_t n_loss;
 };
@@ -211,6 +227,20 @@ const char *gan_grads_backend_description(const gan_grads *g)
     return gan_backend_instance_describe(g->backend);
 }
 
+double gan_grads_scale(const gan_grads *g, enum gan_model_role role)
+{
+    return role == GAN_MODEL_GENERATOR ? g->scale[0] : role == GAN_MODEL_CRITIC ? g->scale[1] : NAN;
+}
+
+const char *gan_grads_precision(const gan_grads *g)
+{
+    if (g->precision == GAN_F32)
+        return "fp32";
+    if (g->precision == GAN_F16)
+        return g->level == GAN_PRECISION_O1 ? "fp16 O1" : "fp16 O2";
+    return g->level == GAN_PRECISION_O1 ? "bf16 O1" : "bf16 O2";
+}
+
 void gan_grads_free(gan_grads *g)
 {
     if (!g)
@@ -221,13 +251,18 @@ void gan_grads_free(gan_grads *g)
     for (int i = 0; i < 2; i++) {
         if (g->model[i].model && g->model[i].module->model.destroy)
             g->model[i].module->model.destroy(g->model[i].model);
+        if (g->scaler[i].sc && g->scaler[i].module->scaler.destroy)
+            g->scaler[i].module->scaler.destroy(g->scaler[i].sc);
+        gan_optimizer_free(g->opt[i]);
         gan_net_free(g->net[i]);
     }
     gan_ctx_free(g->ctx);
     gan_backend_instance_free(g->backend);
     gan_module_close(g->backend_module);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         gan_module_close(g->model_module[i]);
+        gan_module_close(g->scaler[i].module);
+    }
     for (size_t i = 0; i < g->n_modules; i++)
         gan_module_close(g->loss_module[i]);
     gan_config_free(g->cfg);
@@ -329,6 +364,27 @@ static gan_status open_plugins(gan_grads *g, const gan_loader *loader, struct ga
                              err)) != GAN_OK)
             return st;
     }
+    /* Each network's loss scaler, as the trainer picks it: the group NET.scaler once any
+     * key in it is set, else the shared group scaler; the name from the group chosen,
+     * else scaler.name. */
+    for (int i = 0; i < 2; i++) {
+        char key[64], prefix[64];
+        snprintf(prefix, sizeof prefix, "%s.scaler.", net_names[i]);
+        int own = 0;
+        for (size_t k = 0; k < gan_config_count(g->cfg) && !own; k++)
+            own = strncmp(gan_config_at(g->cfg, k)->key, prefix, strlen(prefix)) == 0;
+        snprintf(g->scaler[i].group, sizeof g->scaler[i].group, "%s%s", own ? net_names[i] : "",
+                 own ? ".scaler" : "scaler");
+        snprintf(key, sizeof key, "%s.scaler.name", net_names[i]);
+        const struct gan_config_value *v = gan_config_find(g->cfg, key);
+        if (!v)
+            v = gan_config_find(g->cfg, "scaler.name");
+        if (!v || v->type != GAN_CONFIG_STRING)
+            return gan_error_set(err, GAN_ERR_INTERNAL, "scaler.name has no value");
+        if ((st = open_named(g, loader, GAN_PLUGIN_SCALER, v->s, g->scaler[i].group,
+                             &g->scaler[i].module, err)) != GAN_OK)
+            return st;
+    }
     const char *const *terms;
     size_t n;
     if (gan_config_get_strings(g->cfg, "loss.terms", &terms, &n) != GAN_OK)
@@ -406,63 +462,88 @@ static gan_status make_losses(gan_grads *g, struct gan_error *err)
     return GAN_OK;
 }
 
-/* A metadata integer of the checkpoint, written by checkpoint.c in decimal. */
-static gan_status meta_u64(const gan_st_file *f, const char *key, uint64_t *out, const char *path,
-                           struct gan_error *err)
+/* The settings of the training step that do not live in a plugin: the precision policy
+ * (precision.mode, .level, .fp32) and the penalty's inner seed (penalty.inner_scale). */
+static gan_status set_up_precision(gan_grads *g, struct gan_error *err)
 {
-    const char *text = gan_st_metadata_get(f, key);
-    char *end = NULL;
-    unsigned long long v = text ? strtoull(text, &end, 10) : 0;
-    if (!text || !*text || *end || *text == '-')
-        return gan_error_set(err, GAN_ERR_FORMAT,
-                             "%s: the checkpoint's metadata \"%s\" is missing or not a whole number: the file is damaged",
-                             path, key);
-    *out = v;
+    const char *mode = "fp32", *level = "O2";
+    gan_config_get_string(g->cfg, "precision.mode", &mode);
+    gan_config_get_string(g->cfg, "precision.level", &level);
+    g->precision = strcmp(mode, "fp16") == 0 ? GAN_F16 : strcmp(mode, "bf16") == 0 ? GAN_BF16 : GAN_F32;
+    g->level = strcmp(level, "O1") == 0 ? GAN_PRECISION_O1 : GAN_PRECISION_O2;
+    const struct gan_config_value *inner = gan_config_find(g->cfg, "penalty.inner_scale");
+    g->inner_outer_scale = !inner || inner->type == GAN_CONFIG_STRING;
+    g->inner_scale = 1.0;
+    if (!g->inner_outer_scale)
+        gan_config_get_float(g->cfg, "penalty.inner_scale", &g->inner_scale);
+    if (gan_ctx_set_precision(g->ctx, g->precision, g->level) != GAN_OK)
+        return ctx_fail(g, err, "setting the precision");
+    const char *const *patterns;
+    size_t n = 0;
+    if (gan_config_get_strings(g->cfg, "precision.fp32", &patterns, &n) != GAN_OK)
+        n = 0;
+    for (size_t i = 0; i < n; i++)
+        if (gan_ctx_add_fp32_scope(g->ctx, patterns[i]) != GAN_OK)
+            return ctx_fail(g, err, "precision.fp32");
     return GAN_OK;
 }
 
-/* Every parameter of both networks from the checkpoint (NET.NAME, F32, the parameter's
- * shape), and the counters a step's loss terms see. Adam's moments and whatever else
- * the file holds are not needed here. */
-static gan_status load_parameters(gan_grads *g, struct gan_error *err)
+static double config_float(const gan_config *cfg, const char *key)
 {
-    gan_st_file *f = NULL;
-    char msg[768];
-    gan_status st = gan_st_open(g->checkpoint, &f, msg, sizeof msg);
-    if (st != GAN_OK)
-        return gan_error_set(err, st, "%s: not a usable checkpoint: %s", g->checkpoint, msg);
-    uint64_t iteration = 0;
-    st = meta_u64(f, "iteration", &iteration, g->checkpoint, err);
-    if (st == GAN_OK)
-        st = meta_u64(f, "rng.loss_offset", &g->loss_offset, g->checkpoint, err);
-    if (st == GAN_OK && iteration > INT64_MAX)
-        st = gan_error_set(err, GAN_ERR_FORMAT, "%s: iteration %llu is out of range",
-                           g->checkpoint, (unsigned long long)iteration);
-    g->iteration = (int64_t)iteration;
-    for (int n = 0; st == GAN_OK && n < 2; n++) {
-        gan_net *net = g->net[n];
-        for (size_t i = 0; st == GAN_OK && i < gan_net_count(net); i++) {
-            const gan_tensor *p = gan_net_tensor(net, i);
-            uint64_t shape[GAN_ST_MAX_DIMS];
-            int ndim = gan_tensor_ndim(p);
-            for (int d = 0; d < ndim; d++)
-                shape[d] = (uint64_t)gan_tensor_dim(p, d);
-            const struct gan_st_tensor *t;
-            st = gan_st_expect(f, gan_net_full_name(net, i), GAN_ST_F32, ndim, shape, &t, msg,
-                               sizeof msg);
-            if (st == GAN_ERR_NOT_FOUND)
-                st = gan_error_set(err, GAN_ERR_FORMAT,
-                                   "%s: the checkpoint lacks %s, which its own configuration builds: the file is damaged",
-                                   g->checkpoint, gan_net_full_name(net, i));
-            else if (st != GAN_OK)
-                st = gan_error_set(err, st, "%s (the file does not match its own configuration)", msg);
-            else if (gan_tensor_set_from_host(g->ctx, gan_net_tensor(net, i), t->data,
-                                              (size_t)t->count) != GAN_OK)
-                st = ctx_fail(g, err, "setting the parameters");
-        }
+    double v = 0;
+    gan_config_get_float(cfg, key, &v);
+    return v;
+}
+
+/* Everything of the checkpoint a step needs: both networks' parameters, the counters the
+ * loss terms see, and each network's loss scale, which its scaler gives from the saved
+ * state. checkpoint.c reads and checks the whole file, so Adam's moments are loaded too,
+ * into optimizers made for the purpose. */
+static gan_status load_checkpoint(gan_grads *g, struct gan_error *err)
+{
+    struct gan_checkpoint_net nets[2];
+    struct gan_checkpoint_scaling scalings[2];
+    for (int i = 0; i < 2; i++) {
+        struct gan_adam_settings as;
+        char key[96];
+#define OPT(field) \
+        snprintf(key, sizeof key, "%s.optimizer." #field, net_names[i]); \
+        as.field = config_float(g->cfg, key);
+        OPT(lr) OPT(beta1) OPT(beta2) OPT(eps) OPT(weight_decay) OPT(clip_norm)
+#undef OPT
+        if (gan_optimizer_new(g->net[i], &as, &g->opt[i]) != GAN_OK)
+            return ctx_fail(g, err, net_names[i]);
+        struct scaler_inst *si = &g->scaler[i];
+        char label[200];
+        snprintf(label, sizeof label, "scaler %s (%s)", si->module->plugin.name, net_names[i]);
+        gan_plugin_host_init(&si->host, label, si->group, si->module->plugin.settings, g->cfg,
+                             g->log);
+        gan_status st = si->module->scaler.create(&si->host.host, &si->sc);
+        if (st == GAN_OK && !si->sc)
+            st = GAN_ERR_INTERNAL;
+        if (st != GAN_OK)
+            return gan_error_set(err, st, "scaler \"%s\" (%s) could not start for the %s: %s",
+                                 si->module->plugin.name, si->module->path, net_names[i],
+                                 si->host.error.message[0] ? si->host.error.message : "it gave no reason");
+        nets[i] = (struct gan_checkpoint_net){ net_names[i], g->net[i], g->opt[i], &scalings[i] };
     }
-    gan_st_close(f);
-    return st;
+    struct gan_checkpoint_state state;
+    gan_status st = gan_checkpoint_load(g->checkpoint, nets, 2, &state, err);
+    if (st != GAN_OK)
+        return st;
+    g->iteration = state.iteration;
+    g->loss_offset = state.loss_offset;
+    for (int i = 0; i < 2; i++) {
+        struct scaler_inst *si = &g->scaler[i];
+        si->host.error.message[0] = '\0';
+        if ((st = si->module->scaler.load_state(si->sc, &scalings[i].state)) != GAN_OK)
+            return gan_error_set(err, st, "%s: the %s's loss scaler \"%s\" refuses the saved state (%s/%lld): %s",
+                                 g->checkpoint, net_names[i], si->module->plugin.name,
+                                 scalings[i].state.scaler, (long long)scalings[i].state.version,
+                                 si->host.error.message[0] ? si->host.error.message : "it gave no reason");
+        g->scale[i] = si->module->scaler.scale(si->sc);
+    }
+    return GAN_OK;
 }
 
 gan_status gan_grads_open(const char *checkpoint, const struct gan_grads_setting *settings,
@@ -502,11 +583,13 @@ gan_status gan_grads_open(const char *checkpoint, const struct gan_grads_setting
             gan_ctx_set_backend_message(g->ctx, backend_message, g->backend);
     }
     if (st == GAN_OK)
+        st = set_up_precision(g, err);
+    if (st == GAN_OK)
         st = make_models(g, err);
     if (st == GAN_OK)
         st = make_losses(g, err);
     if (st == GAN_OK)
-        st = load_parameters(g, err);
+        st = load_checkpoint(g, err);
     if (st != GAN_OK) {
         gan_grads_free(g);
         return st;
@@ -649,10 +732,20 @@ static void sink_report(void *ctx, const char *name, gan_tensor *scalar)
     s->values[s->count++] = scalar;
 }
 
+/* A model's forward inside its network's scope ("generator", "critic"), as the trainer
+ * runs it: the precision policy's patterns name layers by it. */
+static gan_tensor *net_forward(gan_grads *g, int i, gan_ctx *ctx, gan_tensor *x)
+{
+    if (!x || gan_ctx_scope_push(ctx, net_names[i]) != GAN_OK)
+        return NULL;
+    gan_tensor *y = g->model[i].module->model.forward(g->model[i].model, ctx, x);
+    gan_ctx_scope_pop(ctx);
+    return y;
+}
+
 static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
 {
-    gan_grads *g = arg;
-    return g->model[1].module->model.forward(g->model[1].model, ctx, x);
+    return net_forward(arg, 1, ctx, x);
 }
 
 /* The objective of `target`: the sum of the terms that contribute to it, in the order
@@ -663,14 +756,13 @@ static gan_tensor *objective(gan_grads *g, enum gan_loss_target target, gan_tens
                              struct sink *sink)
 {
     gan_ctx *ctx = g->ctx;
-    struct gan_model_ops *critic = &g->model[1].module->model;
     struct gan_loss_inputs in;
     memset(&in, 0, sizeof in);
     in.fake = fake;
-    in.d_fake = critic->forward(g->model[1].model, ctx, fake);
+    in.d_fake = critic_forward(g, ctx, fake);
     if (target == GAN_LOSS_CRITIC) {
         in.real = real;
-        in.d_real = critic->forward(g->model[1].model, ctx, real);
+        in.d_real = critic_forward(g, ctx, real);
         in.alpha = alpha;
     }
     in.critic = critic_forward;
@@ -678,6 +770,10 @@ static gan_tensor *objective(gan_grads *g, enum gan_loss_target target, gan_tens
     in.seed = g->seed;
     in.offset = loss_offset;
     in.iteration = g->iteration;
+    /* The penalty's inner gradient is seeded as in training: with the network's loss
+     * scale, or with penalty.inner_scale. */
+    in.inner_scale = g->inner_outer_scale ? g->scale[target == GAN_LOSS_CRITIC ? 1 : 0]
+                                          : g->inner_scale;
     struct gan_metric_sink ms = { sink, sink_report };
     if (!in.d_fake || (target == GAN_LOSS_CRITIC && !in.d_real))
         return NULL;
@@ -741,6 +837,44 @@ static int reported(const struct sink *s, const char *name)
     return 0;
 }
 
+/* The gradient of `loss` with respect to network i's parameters, into its arena, as a
+ * training step forms it: the backward of s·loss (s the network's loss scale; 1 when it
+ * trains in FP32 with no scaler), then each parameter's gradient times 1/s in FP32 by the
+ * backend's fused unscale, the kernel the trainer unscales with. */
+static gan_status scaled_gradient(gan_grads *g, int i, gan_tensor *loss)
+{
+    gan_ctx *ctx = g->ctx;
+    gan_net *net = g->net[i];
+    size_t count = gan_net_count(net);
+    int64_t dims[GAN_TENSOR_MAX_DIMS];
+    int ndim = gan_tensor_ndim(loss);
+    for (int d = 0; d < ndim; d++)
+        dims[d] = gan_tensor_dim(loss, d);
+    gan_tensor *seed = gan_tensor_full(ctx, GAN_F32, ndim, dims, (float)g->scale[i]);
+    gan_tensor **grads = calloc(count ? count : 1, sizeof *grads);
+    if (!grads)
+        return gan_ctx_fail(ctx, GAN_ERR_NOMEM, "out of memory for the %s's gradients", net_names[i]);
+    gan_status st = seed ? gan_grad(ctx, 1, &loss, &seed, (int)count, gan_net_tensors(net), grads, 0)
+                         : gan_ctx_status(ctx);
+    const struct gan_backend_ops *ops = gan_ctx_backend_ops(ctx);
+    float inv = (float)(1.0 / g->scale[i]);
+    for (size_t p = 0; st == GAN_OK && p < count; p++) {
+        struct gan_ref arena = gan_net_grad_ref(net, p);
+        if (!arena.buf) {
+            st = gan_ctx_status(ctx);
+            break;
+        }
+        size_t n = (size_t)gan_tensor_numel(grads[p]);
+        struct gan_ref x = { gan_tensor_buffer(grads[p]), 0, gan_tensor_dtype(grads[p]) };
+        struct gan_grad_stats stats;
+        gan_status bst = n ? ops->grad_stats(gan_ctx_backend(ctx), n, &x, inv, &arena, &stats) : GAN_OK;
+        if (bst != GAN_OK)
+            st = ti_backend_fail(ctx, "unscaling a gradient", "grad_stats", bst);
+    }
+    free(grads);
+    return st;
+}
+
 /* Both objectives with their values, and the gradients `grads` asks for; everything
  * made here is a step tensor, freed by the caller's gan_ctx_step_end. */
 static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, unsigned grads,
@@ -754,7 +888,6 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
     gan_tensor *alpha = gan_tensor_from_host(ctx, GAN_F32, 2, adims, b->alpha);
     if (!real || !z || !alpha)
         return ctx_fail(g, err, "copying the batch to the backend");
-    const struct gan_model_ops *gen = &g->model[0].module->model;
 
     /* The critic step: G(z) is not differentiated (the trainer computes it without
      * recording), so the critic's objective reaches the critic's parameters only. The
@@ -763,27 +896,25 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
     uint64_t offset = g->loss_offset;
     struct sink cs = { .count = 0 };
     gan_ctx_no_grad_push(ctx);
-    gan_tensor *fake = gen->forward(g->model[0].model, ctx, z);
+    gan_tensor *fake = net_forward(g, 0, ctx, z);
     gan_ctx_no_grad_pop(ctx);
     gan_tensor *critic_loss = fake ? objective(g, GAN_LOSS_CRITIC, real, fake, alpha, &offset, &cs)
                                    : NULL;
     if (!critic_loss)
         return ctx_fail(g, err, "the critic's objective");
-    if ((grads & GAN_LOSS_CRITIC) && (gan_net_zero_grads(g->net[1]) != GAN_OK ||
-                                      gan_net_backward(g->net[1], critic_loss, NULL) != GAN_OK))
+    if ((grads & GAN_LOSS_CRITIC) && scaled_gradient(g, 1, critic_loss) != GAN_OK)
         return ctx_fail(g, err, "the critic's gradient");
 
     /* The generator step: G(z) recorded, through the critic. */
     offset = g->loss_offset;
     struct sink gs = { .count = 0 };
-    gan_tensor *fake_g = gen->forward(g->model[0].model, ctx, z);
+    gan_tensor *fake_g = net_forward(g, 0, ctx, z);
     gan_tensor *generator_loss = fake_g ? objective(g, GAN_LOSS_GENERATOR, NULL, fake_g, NULL,
                                                     &offset, &gs)
                                         : NULL;
     if (!generator_loss)
         return ctx_fail(g, err, "the generator's objective");
-    if ((grads & GAN_LOSS_GENERATOR) && (gan_net_zero_grads(g->net[0]) != GAN_OK ||
-                                         gan_net_backward(g->net[0], generator_loss, NULL) != GAN_OK))
+    if ((grads & GAN_LOSS_GENERATOR) && scaled_gradient(g, 0, generator_loss) != GAN_OK)
         return ctx_fail(g, err, "the generator's gradient");
 
     values->count = 0;
@@ -884,22 +1015,22 @@ gan_status gan_grads_dump(gan_grads *g, const struct gan_grads_batch *batch,
                               sizeof *scalars, msg, sizeof msg) != GAN_OK)
             st = gan_error_set(err, GAN_ERR_INVALID, "%s", msg);
     }
-    char number[32];
-    struct { const char *key, *value; } meta[7] = {
+    char numbers[4][40];
+    snprintf(numbers[0], sizeof numbers[0], "%lld", (long long)g->iteration);
+    snprintf(numbers[1], sizeof numbers[1], "%lld", (long long)batch->size);
+    /* Scales are FP32 numbers: nine digits give them back exactly. */
+    snprintf(numbers[2], sizeof numbers[2], "%.9g", g->scale[1]);
+    snprintf(numbers[3], sizeof numbers[3], "%.9g", g->scale[0]);
+    const struct { const char *key, *value; } meta[] = {
         { "format", GAN_GRADS_FORMAT }, { "format_version", GAN_GRADS_VERSION },
         { "ganctl_version", gan_version() }, { "checkpoint", g->checkpoint },
-        { "batch", batch_path ? batch_path : "" }, { "iteration", NULL }, { "batch_size", NULL },
+        { "batch", batch_path ? batch_path : "" }, { "iteration", numbers[0] },
+        { "batch_size", numbers[1] }, { "precision", gan_grads_precision(g) },
+        { "scale.critic", numbers[2] }, { "scale.generator", numbers[3] },
     };
-    for (int i = 0; st == GAN_OK && i < 7; i++) {
-        const char *value = meta[i].value;
-        if (!value) {
-            snprintf(number, sizeof number, "%lld",
-                     (long long)(i == 5 ? g->iteration : batch->size));
-            value = number;
-        }
-        if (gan_st_writer_set_metadata(w, meta[i].key, value, msg, sizeof msg) != GAN_OK)
+    for (size_t i = 0; st == GAN_OK && i < sizeof meta / sizeof meta[0]; i++)
+        if (gan_st_writer_set_metadata(w, meta[i].key, meta[i].value, msg, sizeof msg) != GAN_OK)
             st = gan_error_set(err, GAN_ERR_INVALID, "%s", msg);
-    }
     if (st == GAN_OK && (st = gan_st_writer_write(w, out_path, msg, sizeof msg)) != GAN_OK)
         gan_error_set(err, st, "%s", msg);
     gan_st_writer_free(w);

@@ -13,11 +13,17 @@
 
 /* What the dump is for: checking ganctl's numbers against another implementation, and
  * looking at one bad step. Everything is computed as a training step computes it —
- * the same plugins, settings and backend, the critic's objective on real and G(z) with
- * the generator not differentiated, the generator's objective through the critic —
- * but with z and the penalty's α taken from the batch file instead of the run's
- * stream. Loss terms that draw other random numbers draw them where the run would
- * have drawn next (the checkpoint's rng.loss_offset), the same for every evaluation.
+ * the same plugins, settings and backend, the precision policy (precision.*, each
+ * model's forward in its network's scope), the critic's objective on real and G(z)
+ * with the generator not differentiated, the generator's objective through the
+ * critic, each backward seeded with the network's loss scale (what its scaler gives
+ * from the checkpoint's state; the penalty's inner seed as penalty.inner_scale says)
+ * and unscaled into the FP32 gradient by the same kernel — but with z and the
+ * penalty's α taken from the batch file instead of the run's stream. Loss terms that
+ * draw other random numbers draw them where the run would have drawn next (the
+ * checkpoint's rng.loss_offset), the same for every evaluation. The gradients are
+ * those an optimizer step would receive (before clipping); a step the scaler would
+ * skip shows its inf or NaN values.
  *
  * The batch file (safetensors) holds, as F32 or F64:
  *   real   [B, D]   real samples (D = 2 for the toy data sets)
@@ -36,7 +42,8 @@
  *                    generator term under a name a critic term also reports is
  *                    loss.generator_VALUE, as in metrics.csv
  * and as metadata: format = "ganctl-grads", format_version = "1", ganctl_version,
- * checkpoint, batch (the paths given), iteration (the checkpoint's) and batch_size. */
+ * checkpoint, batch (the paths given), iteration (the checkpoint's), batch_size,
+ * precision ("fp32", "fp16 O2", …) and scale.critic, scale.generator (the loss scales). */
 
 #define GAN_GRADS_FORMAT "ganctl-grads"
 #define GAN_GRADS_VERSION "1"
@@ -81,10 +88,11 @@ typedef struct gan_grads gan_grads;
 /* Loads the run's configuration from the checkpoint's metadata, applies `settings`
  * (only backend.* and log.level may change: anything else would describe other
  * networks or another objective than the checkpoint's; GAN_ERR_CONFIG), opens the
- * plugins it names through `loader`, creates the backend, builds both networks and
- * the loss terms, and sets every parameter from the checkpoint (each must be there,
- * F32 and shaped as the configuration builds it). `checkpoint` may name the run's
- * folder. `log` may be NULL; it and `loader` must outlive the result. */
+ * plugins it names through `loader`, creates the backend with the run's precision
+ * policy, builds both networks, the loss terms and the loss scalers, and loads the
+ * checkpoint as a resumed run would (gan_checkpoint_load: every parameter, the
+ * scalers' states). `checkpoint` may name the run's folder. `log` may be NULL; it
+ * and `loader` must outlive the result. */
 gan_status gan_grads_open(const char *checkpoint, const struct gan_grads_setting *settings,
                           size_t setting_count, const gan_loader *loader,
                           const struct gan_log *log, gan_grads **out, struct gan_error *err);
@@ -97,6 +105,10 @@ int64_t gan_grads_iteration(const gan_grads *g);          /* the checkpoint's */
 int64_t gan_grads_sample_size(const gan_grads *g);        /* D */
 int64_t gan_grads_z_size(const gan_grads *g);             /* Z */
 const char *gan_grads_backend_description(const gan_grads *g);
+/* A network's loss scale (1 for a run without loss scaling), and the precision policy
+ * as "fp32", "fp16 O1", "fp16 O2", "bf16 O1" or "bf16 O2". */
+double gan_grads_scale(const gan_grads *g, enum gan_model_role role);
+const char *gan_grads_precision(const gan_grads *g);
 
 /* A batch on the host: `size` samples, real size × D, z size × Z, alpha size values. */
 struct gan_grads_batch {
