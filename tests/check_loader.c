@@ -327,6 +327,45 @@ START_TEST(broken_module_rejected)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ scalers */
+
+#define SCALERS GAN_TEST_PLUGIN_DIR "/scalers/.libs"
+
+/* A scaler's table is copied like every other kind's: the host's copy has the host's
+ * size, what lies beyond the plugin's struct_size stays NULL even when the plugin's
+ * memory holds more, and the required slots must be there. */
+START_TEST(scaler_tables_copied_and_checked)
+{
+    struct gan_module *m = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_msg(gan_module_open(SCALERS "/scaler-short.so", GAN_PLUGIN_SCALER, "short", &m,
+                                  &err) == GAN_OK, "%s", err.message);
+    const struct gan_plugin *d = raw_descriptor(m);
+    const struct gan_scaler_ops *theirs = d->ops;
+    ck_assert_ptr_eq(m->plugin.ops, &m->scaler);
+    ck_assert_uint_eq(m->scaler.struct_size, sizeof(struct gan_scaler_ops));
+    ck_assert_ptr_eq(m->scaler.create, theirs->create);
+    ck_assert_ptr_eq(m->scaler.update, theirs->update);
+    ck_assert_ptr_eq(m->scaler.load_state, theirs->load_state);
+    ck_assert_ptr_nonnull(theirs->describe);
+    ck_assert_ptr_null(m->scaler.describe);
+    gan_scaler *sc = NULL;
+    ck_assert_int_eq(m->scaler.create(NULL, &sc), GAN_OK);
+    ck_assert_double_eq(m->scaler.scale(sc), 1.0);
+    gan_module_close(m);
+
+    m = NULL;
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_module_open(SCALERS "/scaler-noslot.so", GAN_PLUGIN_SCALER, "noslot", &m,
+                                     &err), GAN_ERR_ABI);
+    ck_assert_ptr_null(m);
+    ck_assert_str_eq(err.message, SCALERS "/scaler-noslot.so: required slot update missing from "
+                     "its scaler ops table: implement it, or rebuild the plugin against these headers");
+    assert_one_line(err.message);
+}
+END_TEST
+
 /* A scratch folder for files the build does not make. */
 static void scratch_dir(char *dir, size_t size)
 {
@@ -616,6 +655,7 @@ static Suite *loader_suite(void)
 
     TCase *search = tcase_create("search path");
     tcase_add_test(search, missing_module_names_folders);
+    tcase_add_test(search, scaler_tables_copied_and_checked);
     tcase_add_test(search, search_path_parts);
     tcase_add_test(search, unsafe_name_refused);
     tcase_add_loop_test(search, search_order, 0,
