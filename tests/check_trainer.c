@@ -653,8 +653,10 @@ static float *net_values(gan_trainer *t, enum gan_model_role role, size_t *n)
 }
 
 /* A scale of 1e30 overflows every FP16 gradient: each step is skipped as a gradient
- * overflow and the parameters never move. A critic driven to huge weights by a huge
- * learning rate overflows in its forward pass instead, and says so. */
+ * overflow and the parameters never move. The critic's objective is itself infinite
+ * then (the penalty's inner gradient, seeded with the scale, overflowed), which must
+ * count as the scale's overflow, not the forward pass's. A critic driven to huge weights
+ * by a huge learning rate overflows in its forward pass instead, and says so. */
 START_TEST(overflows_are_told_apart)
 {
     gan_loader *loader = test_loader();
