@@ -140,7 +140,12 @@ void gan_grads_args_free(struct gan_grads_args *args)
     memset(args, 0, sizeof *args);
 }
 
-/* ------------------------------------------------------------------ the instance */
+/* ------------------------------------------------------------------ the instance
+ * The part of the trainer's set-up (trainer.c) that one step needs — plugins, backend,
+ * precision, networks, loss terms, scalers, the checkpoint — without the run folder,
+ * the data sampler and the evaluation sets it also makes. It reads the same settings
+ * the same way, and must follow trainer.c when that changes how a step is computed;
+ * check_grads compares the result with finite differences and a host computation. */
 
 struct model_inst {
     struct gan_module *module;
