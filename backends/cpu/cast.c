@@ -120,22 +120,27 @@ static void bf16_to_f32_avx2(const uint16_t *x, float *y, size_t n)
     }
     bf16_to_f32_portable(x + i, y + i, n - i);
 }
+#endif
 
-static int cpu_has_avx2(void)
+/* What the CPU has, asked once when the module is loaded: the kernels convert short runs
+ * many times per step, and asking on every call cost more than converting. */
+static int has_f16c;
+
+#ifdef CPU_CAST_X86
+static int has_avx2;
+
+__attribute__((constructor))
+static void detect_features(void)
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
+    has_f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    has_avx2 = __builtin_cpu_supports("avx2");
 }
 #endif
 
 int cpu_cast_uses_f16c(void)
 {
-#ifdef CPU_CAST_X86
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-#else
-    return 0;
-#endif
+    return has_f16c;
 }
 
 /* ---------------------------------------------------------------- float ↔ float */
@@ -145,7 +150,7 @@ static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned c
 {
     if (xt == GAN_F32 && yt == GAN_F16) {
 #ifdef CPU_CAST_X86
-        if (cpu_cast_uses_f16c()) {
+        if (has_f16c) {
             f32_to_f16_f16c((const float *)xp, (uint16_t *)yp, n);
             return;
         }
@@ -153,7 +158,7 @@ static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned c
         f32_to_f16_portable((const float *)xp, (uint16_t *)yp, n);
     } else if (xt == GAN_F16 && yt == GAN_F32) {
 #ifdef CPU_CAST_X86
-        if (cpu_cast_uses_f16c()) {
+        if (has_f16c) {
             f16_to_f32_f16c((const uint16_t *)xp, (float *)yp, n);
             return;
         }
@@ -161,7 +166,7 @@ static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned c
         f16_to_f32_portable((const uint16_t *)xp, (float *)yp, n);
     } else if (xt == GAN_F32 && yt == GAN_BF16) {
 #ifdef CPU_CAST_X86
-        if (cpu_has_avx2()) {
+        if (has_avx2) {
             f32_to_bf16_avx2((const float *)xp, (uint16_t *)yp, n);
             return;
         }
@@ -169,7 +174,7 @@ static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned c
         f32_to_bf16_portable((const float *)xp, (uint16_t *)yp, n);
     } else if (xt == GAN_BF16 && yt == GAN_F32) {
 #ifdef CPU_CAST_X86
-        if (cpu_has_avx2()) {
+        if (has_avx2) {
             bf16_to_f32_avx2((const uint16_t *)xp, (float *)yp, n);
             return;
         }
@@ -184,10 +189,15 @@ static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned c
 
 void cpu_convert(const void *x, enum gan_dtype xt, void *y, enum gan_dtype yt, size_t n)
 {
-    if (xt == yt)
+    if (xt == yt) {
         memcpy(y, x, n * gan_dtype_size(xt));
-    else
+    } else if (n < 16) {
+        /* Too short for a vector path: convert.h's functions, which give the same bits. */
+        for (size_t i = 0; i < n; i++)
+            cpu_store(y, yt, (int64_t)i, cpu_load(x, xt, (int64_t)i));
+    } else {
         float_convert((const unsigned char *)x, xt, (unsigned char *)y, yt, n);
+    }
 }
 
 /* Classes of a stored float, from its bits (so that no FPU flush-to-zero mode can

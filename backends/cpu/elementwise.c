@@ -305,6 +305,16 @@ static const float *input_run(const unsigned char *base, enum gan_dtype dtype, i
         cpu_convert(base + (size_t)off * gan_dtype_size(dtype), dtype, stage, GAN_F32, (size_t)n);
         return stage;
     }
+    if (gan_dtype_size(dtype) == 2 && n <= EW_BLOCK) {
+        /* A strided 16-bit run (a transposed or broadcast operand): gathered as bits,
+         * then converted as a block. */
+        uint16_t raw[EW_BLOCK];
+        const uint16_t *src = (const uint16_t *)(const void *)base;
+        for (int64_t i = 0; i < n; i++)
+            raw[i] = src[off + i * stride];
+        cpu_convert(raw, dtype, stage, GAN_F32, (size_t)n);
+        return stage;
+    }
     for (int64_t i = 0; i < n; i++)
         stage[i] = cpu_load(base, dtype, off + i * stride);
     return stage;

@@ -75,6 +75,9 @@ static float red_finish(enum gan_reduce_op op, float acc, int64_t count)
     return acc;
 }
 
+/* The longest strided 16-bit run load_run gathers before converting it. */
+#define RED_GATHER 256
+
 /* A run of n elements of x as FP32: the memory itself when contiguous FP32,
  * otherwise converted into `stage` (stride 0 repeats one element). */
 static const float *load_run(const unsigned char *base, enum gan_dtype dtype, int64_t off,
@@ -85,6 +88,15 @@ static const float *load_run(const unsigned char *base, enum gan_dtype dtype, in
     if (stride == 1) {
         /* A contiguous 16-bit run: the block converter (F16C where the CPU has it). */
         cpu_convert(base + (size_t)off * gan_dtype_size(dtype), dtype, stage, GAN_F32, (size_t)n);
+        return stage;
+    }
+    if (gan_dtype_size(dtype) == 2 && stride > 0 && n <= RED_GATHER) {
+        /* A strided 16-bit run: gathered as bits, then converted as a block. */
+        uint16_t raw[RED_GATHER];
+        const uint16_t *src = (const uint16_t *)(const void *)base + off;
+        for (int64_t i = 0; i < n; i++)
+            raw[i] = src[i * stride];
+        cpu_convert(raw, dtype, stage, GAN_F32, (size_t)n);
         return stage;
     }
     for (int64_t i = 0; i < n; i++)
