@@ -22,9 +22,15 @@ very same lines.
 
 Timing: the first --warmup iterations are not timed (they are part of the
 training, so --iterations is the whole run); evaluations are not timed either.
+
+One step against ganctl's: --grads-batch FILE writes a batch (real, z, alpha) as
+safetensors for `ganctl grads`; --grads-check CHECKPOINT BATCH GRADS loads a ganctl
+checkpoint's networks, computes both objectives and their gradients on that batch
+with the code the training uses, and compares them with ganctl's dump.
 """
 
 import argparse
+import json
 import math
 import os
 import sys
@@ -92,6 +98,19 @@ def parse_args(argv):
                    help="compute no quality metrics at all, not even at the end")
     p.add_argument("--summary", default=None,
                    help="also write the results as KEY=VALUE lines to this file")
+    p.add_argument("--grads-batch", metavar="FILE", default=None,
+                   help="write a batch of --batch rows (real, z, alpha; --data, --seed) "
+                        "as safetensors for `ganctl grads`, and exit")
+    p.add_argument("--grads-check", nargs=3, metavar=("CHECKPOINT", "BATCH", "GRADS"),
+                   default=None,
+                   help="compute one step's objectives and gradients at a ganctl "
+                        "checkpoint's parameters on BATCH (--lambda, --gp-target and "
+                        "--activation as the run's) and compare them with GRADS, the "
+                        "output of `ganctl grads`; exit 1 when one differs by more "
+                        "than --grads-tolerance")
+    p.add_argument("--grads-tolerance", type=float, default=1e-4,
+                   help="the largest |difference| / max |ganctl's value| of a tensor "
+                        "that --grads-check accepts (1e-4)")
     a = p.parse_args(argv)
     if a.width is not None:
         a.g_width = a.d_width = a.width
@@ -301,6 +320,48 @@ def quality_text(q):
     return s
 
 
+# --------------------------------------------------------------------------- safetensors
+
+ST_DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2", "I64": "<i8", "I32": "<i4", "U8": "u1"}
+
+
+def st_read(path, np):
+    """The tensors (numpy arrays, BF16 ones left out) and the metadata of a
+    safetensors file: an 8-byte little-endian header length, the JSON header, data."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    base = 8 + n
+    out = {}
+    for name, info in header.items():
+        dt = ST_DTYPES.get(info["dtype"])
+        if dt is None:
+            continue
+        b, e = info["data_offsets"]
+        out[name] = np.frombuffer(raw[base + b:base + e], dtype=dt).reshape(info["shape"])
+    return out, meta
+
+
+def st_write(path, tensors, np):
+    """F32 tensors as a safetensors file, the header padded to 8 bytes."""
+    header, blobs, off = {}, [], 0
+    for name, arr in tensors.items():
+        b = np.ascontiguousarray(arr, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(np.shape(arr)),
+                        "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little"))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
 # --------------------------------------------------------------------------- data
 
 class ToyData:
@@ -349,17 +410,21 @@ class ToyData:
 
 # --------------------------------------------------------------------------- the model
 
+def activation(torch, a):
+    nn = torch.nn
+    if a.activation == "relu":
+        return nn.ReLU()
+    if a.activation == "leaky_relu":
+        return nn.LeakyReLU(a.leaky_slope)
+    return nn.Tanh()
+
+
 def make_mlp(torch, in_f, width, depth, out_f, a):
     nn = torch.nn
     layers, prev = [], in_f
     for _ in range(depth):
         layers.append(nn.Linear(prev, width))
-        if a.activation == "relu":
-            layers.append(nn.ReLU())
-        elif a.activation == "leaky_relu":
-            layers.append(nn.LeakyReLU(a.leaky_slope))
-        else:
-            layers.append(nn.Tanh())
+        layers.append(activation(torch, a))
         prev = width
     layers.append(nn.Linear(prev, out_f))
     net = nn.Sequential(*layers)
@@ -370,6 +435,64 @@ def make_mlp(torch, in_f, width, depth, out_f, a):
                     m.weight.normal_(0.0, math.sqrt(2.0 / m.in_features))
                     m.bias.zero_()
     return net
+
+
+def mlp_from_checkpoint(torch, params, prefix, a):
+    """The network `prefix` (generator or critic) of a ganctl checkpoint: its layers
+    prefix.fcI.weight [out, in] and .bias [out], I = 0, 1, …, as nn.Linear layers
+    with the activation between them."""
+    nn = torch.nn
+    layers, i = [], 0
+    while "%s.fc%d.weight" % (prefix, i) in params:
+        w = params["%s.fc%d.weight" % (prefix, i)]
+        b = params["%s.fc%d.bias" % (prefix, i)]
+        if layers:
+            layers.append(activation(torch, a))
+        lin = nn.Linear(w.shape[1], w.shape[0])
+        with torch.no_grad():
+            lin.weight.copy_(torch.from_numpy(np_f32(w)))
+            lin.bias.copy_(torch.from_numpy(np_f32(b)))
+        layers.append(lin)
+        i += 1
+    if not layers:
+        raise ValueError("the checkpoint has no %s.fc0.weight: it is not a checkpoint of "
+                         "ganctl's mlp model" % prefix)
+    return nn.Sequential(*layers)
+
+
+def np_f32(x):
+    import numpy as np
+    return np.array(x, dtype=np.float32)
+
+
+def critic_objective(torch, G, D, real, z, alpha, a):
+    """The critic's WGAN-GP objective on a batch, as a training step computes it: the
+    fake batch from G without a graph, the penalty's inner gradient with
+    create_graph so that the objective's gradient goes through it."""
+    with torch.no_grad():
+        fake = G(z)
+    d_real = D(real).mean()
+    d_fake = D(fake).mean()
+    x_hat = (alpha * real + (1.0 - alpha) * fake).requires_grad_(True)
+    d_hat = D(x_hat)
+    grad, = torch.autograd.grad(d_hat, x_hat, grad_outputs=torch.ones_like(d_hat),
+                                create_graph=True)
+    norm = grad.norm(2, dim=1)
+    penalty = ((norm - a.gp_target) ** 2).mean()
+    loss = d_fake - d_real + a.lam * penalty
+    return {"critic_loss": loss, "w_distance": d_real - d_fake, "penalty": penalty,
+            "grad_norm": norm.mean()}
+
+
+def generator_objective(torch, G, D, z):
+    """-mean D(G(z)), the critic's parameters frozen so that only G gets gradients."""
+    for p in D.parameters():
+        p.requires_grad_(False)
+    try:
+        return -D(G(z)).mean()
+    finally:
+        for p in D.parameters():
+            p.requires_grad_(True)
 
 
 class Trainer:
@@ -405,37 +528,24 @@ class Trainer:
     def critic_step(self):
         torch, a = self.torch, self.a
         real = torch.from_numpy(self.data.batch_())
-        with torch.no_grad():
-            fake = self.G(torch.randn(a.batch, a.z_dim))
-        d_real = self.D(real).mean()
-        d_fake = self.D(fake).mean()
+        z = torch.randn(a.batch, a.z_dim)
         alpha = torch.rand(a.batch, 1)
-        x_hat = (alpha * real + (1.0 - alpha) * fake).requires_grad_(True)
-        d_hat = self.D(x_hat)
-        grad, = torch.autograd.grad(d_hat, x_hat, grad_outputs=torch.ones_like(d_hat),
-                                    create_graph=True)
-        norm = grad.norm(2, dim=1)
-        penalty = ((norm - a.gp_target) ** 2).mean()
-        loss = d_fake - d_real + a.lam * penalty
+        out = critic_objective(torch, self.G, self.D, real, z, alpha, a)
         self.optD.zero_grad(set_to_none=True)
-        loss.backward()
+        out["critic_loss"].backward()
         if a.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(self.D.parameters(), a.clip_norm)
         self.optD.step()
-        self.last.update(critic_loss=loss, w_distance=d_real - d_fake, penalty=penalty)
+        self.last.update(out)
 
     def generator_step(self):
         torch, a = self.torch, self.a
-        for p in self.D.parameters():
-            p.requires_grad_(False)
-        loss = -self.D(self.G(torch.randn(a.batch, a.z_dim))).mean()
+        loss = generator_objective(torch, self.G, self.D, torch.randn(a.batch, a.z_dim))
         self.optG.zero_grad(set_to_none=True)
         loss.backward()
         if a.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(self.G.parameters(), a.clip_norm)
         self.optG.step()
-        for p in self.D.parameters():
-            p.requires_grad_(True)
         self.last["generator_loss"] = loss
 
     def iteration(self, it):
@@ -457,6 +567,83 @@ class Trainer:
         return ", ".join(parts)
 
 
+# --------------------------------------------------------------------------- one step against ganctl's
+
+def write_grads_batch(torch, np, a):
+    data = ToyData(a.data, a.batch, np.random.default_rng([a.seed, 2]), np)
+    gen = torch.Generator().manual_seed(a.seed)
+    st_write(a.grads_batch, {
+        "real": data.sample(a.batch),
+        "z": torch.randn(a.batch, a.z_dim, generator=gen).numpy(),
+        "alpha": torch.rand(a.batch, 1, generator=gen).numpy(),
+    }, np)
+    print("wrote %s: real [%d, 2], z [%d, %d], alpha [%d, 1] (%s, seed %d)"
+          % (a.grads_batch, a.batch, a.batch, a.z_dim, a.batch, a.data, a.seed))
+    return 0
+
+
+def check_grads(torch, np, a):
+    """Both objectives and their gradients at the checkpoint's parameters on the batch,
+    compared tensor by tensor with ganctl's dump. Returns the exit status."""
+    ckpt_path, batch_path, grads_path = a.grads_check
+    try:
+        params, _ = st_read(ckpt_path, np)
+        batch, _ = st_read(batch_path, np)
+        ref, meta = st_read(grads_path, np)
+        G = mlp_from_checkpoint(torch, params, "generator", a)
+        D = mlp_from_checkpoint(torch, params, "critic", a)
+        real = torch.from_numpy(np_f32(batch["real"]))
+        z = torch.from_numpy(np_f32(batch["z"]))
+        alpha = torch.from_numpy(np_f32(batch["alpha"]))
+    except (OSError, ValueError, KeyError) as e:
+        print("torch_toy.py: --grads-check: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+        return 2
+
+    mine = {}
+    out = critic_objective(torch, G, D, real, z, alpha, a)
+    D.zero_grad(set_to_none=True)
+    out["critic_loss"].backward()
+    for i, m in enumerate(x for x in D if isinstance(x, torch.nn.Linear)):
+        mine["critic.fc%d.weight" % i] = m.weight.grad
+        mine["critic.fc%d.bias" % i] = m.bias.grad
+    mine["loss.critic"] = out["critic_loss"]
+    for k in ("w_distance", "penalty", "grad_norm"):
+        mine["loss." + k] = out[k]
+    G.zero_grad(set_to_none=True)
+    g_loss = generator_objective(torch, G, D, z)
+    g_loss.backward()
+    for i, m in enumerate(x for x in G if isinstance(x, torch.nn.Linear)):
+        mine["generator.fc%d.weight" % i] = m.weight.grad
+        mine["generator.fc%d.bias" % i] = m.bias.grad
+    mine["loss.generator"] = g_loss
+
+    print("# checkpoint %s (iteration %s), batch %s (%d rows), ganctl's dump %s"
+          % (ckpt_path, meta.get("iteration", "?"), batch_path, real.shape[0], grads_path))
+    print("%-26s %14s %14s %10s" % ("tensor", "max |ganctl|", "max |diff|", "relative"))
+    worst, missing = 0.0, []
+    for name in sorted(mine):
+        if name not in ref:
+            missing.append(name)
+            continue
+        x = mine[name].detach().numpy().astype(np.float64).reshape(-1)
+        y = ref[name].astype(np.float64).reshape(-1)
+        if x.shape != y.shape:
+            print("%-26s shapes differ: torch %s, ganctl %s" % (name, x.shape, y.shape))
+            worst = float("inf")
+            continue
+        scale = float(np.abs(y).max()) if y.size else 0.0
+        diff = float(np.abs(x - y).max()) if y.size else 0.0
+        rel = diff / scale if scale > 0 else (0.0 if diff == 0 else float("inf"))
+        worst = max(worst, rel)
+        print("%-26s %14.6g %14.6g %10.2e" % (name, scale, diff, rel))
+    if missing:
+        print("not in ganctl's dump: %s" % ", ".join(missing))
+    ok = worst <= a.grads_tolerance and not missing
+    print("%s: the largest relative difference is %.2e (tolerance %.0e)"
+          % ("same step" if ok else "DIFFERENT", worst, a.grads_tolerance))
+    return 0 if ok else 1
+
+
 # --------------------------------------------------------------------------- main
 
 def main(argv):
@@ -473,6 +660,10 @@ def main(argv):
     blas = loaded_openblas()
     for path, lib, _ in blas:
         lib.openblas_set_num_threads(a.threads)
+    if a.grads_batch:
+        return write_grads_batch(torch, np, a)
+    if a.grads_check:
+        return check_grads(torch, np, a)
 
     print("# torch %s, numpy %s, Python %s" % (torch.__version__, np.__version__,
                                               sys.version.split()[0]))

@@ -16,9 +16,10 @@ usage: bench/toy.sh [options] GANCTL PLUGIN_PATH
   PyTorch with the same OpenBLAS kernel and thread count; prints both rates, their
   ratio and the share of the sgemm rate (measured now by bench/sgemm) each reaches.
   GANCTL       the ganctl program (build tree: BUILD/core/ganctl; installed: ganctl)
-  PLUGIN_PATH  colon-separated folders with backend-cpu.so, model-mlp.so and the
-               loss-*.so modules (build tree: BUILD/backends/cpu/.libs:
-               BUILD/plugins/models/.libs:BUILD/plugins/losses/.libs)
+  PLUGIN_PATH  colon-separated folders with backend-cpu.so, model-mlp.so, the
+               loss-*.so and scaler-*.so modules (build tree: BUILD/backends/cpu/.libs:
+               BUILD/plugins/models/.libs:BUILD/plugins/losses/.libs:
+               BUILD/plugins/scalers/.libs)
 options:
   -c FILE        a ganctl configuration (default: none, ganctl's defaults: the demo)
   -s KEY=VALUE   a further ganctl setting; repeatable
@@ -244,6 +245,9 @@ else
             torch_why="not measured: loss.terms is $(get loss.terms); torch_toy.py trains wasserstein + gradient-penalty"
         [ "$(get loss.gradient-penalty.one_sided)" = false ] ||
             torch_why="not measured: torch_toy.py has no one-sided penalty"
+        mode=$(get precision.mode)
+        [ -z "$mode" ] || [ "$mode" = fp32 ] ||
+            torch_why="not measured: precision.mode is $mode; torch_toy.py trains in FP32"
     fi
     if [ -z "$torch_why" ]; then
         torch_args=(--data "$data" --batch "$batch" --z-dim "$z_dim"
