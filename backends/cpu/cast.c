@@ -46,25 +46,34 @@ static void f32_to_f16_f16c(const float *x, uint16_t *y, size_t n)
 
 /* VCVTPH2PS quiets a signalling NaN (sets the top mantissa bit) where convert.h keeps
  * the bits as they were; a block of 8 that holds one goes the portable way, so both
- * paths give the same bits for every input. Signalling NaNs are rare, so this costs a
- * compare per block. */
+ * paths give the same bits for every input. Infinities and NaNs are rare in training,
+ * so the first pass only notes whether the run holds any (every exponent bit set) and
+ * converts everything; only a run that does is converted again, block by block, with
+ * the exact test. */
 __attribute__((target("avx,f16c")))
 static void f16_to_f32_f16c(const uint16_t *x, float *y, size_t n)
 {
-    const __m128i exp_quiet = _mm_set1_epi16(0x7e00), snan_exp = _mm_set1_epi16(0x7c00);
-    const __m128i low_mant = _mm_set1_epi16(0x01ff), zero = _mm_setzero_si128();
+    const __m128i exp_mask = _mm_set1_epi16(0x7c00);
+    __m128i special = _mm_setzero_si128();
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+        special = _mm_or_si128(special, _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask));
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+    }
+    f16_to_f32_portable(x + i, y + i, n - i);
+    if (!_mm_movemask_epi8(special))
+        return;
+    const __m128i exp_quiet = _mm_set1_epi16(0x7e00), snan_exp = _mm_set1_epi16(0x7c00);
+    const __m128i low_mant = _mm_set1_epi16(0x01ff), zero = _mm_setzero_si128();
+    for (size_t j = 0; j + 8 <= n; j += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(x + j));
         __m128i is_snan_exp = _mm_cmpeq_epi16(_mm_and_si128(h, exp_quiet), snan_exp);
         __m128i has_payload = _mm_xor_si128(_mm_cmpeq_epi16(_mm_and_si128(h, low_mant), zero),
                                             _mm_set1_epi16(-1));
         if (_mm_movemask_epi8(_mm_and_si128(is_snan_exp, has_payload)))
-            f16_to_f32_portable(x + i, y + i, 8);
-        else
-            _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+            f16_to_f32_portable(x + j, y + j, 8);
     }
-    f16_to_f32_portable(x + i, y + i, n - i);
 }
 #endif
 
