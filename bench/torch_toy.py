@@ -178,6 +178,11 @@ def set_up_environment(a):
             how = "unset: OpenBLAS's own detection"
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         os.environ[var] = str(a.threads)
+    # torch's OpenMP threads spin after each parallel region while OpenBLAS's own
+    # threads need the same cores for the next GEMM; on two cores shared with other
+    # work that made 2 threads 7x slower than 1 (bench/README.md). Passive waiting
+    # gives the cores back.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return how
 
 
@@ -673,7 +678,8 @@ def main(argv):
     for line in torch.__config__.parallel_info().splitlines():
         if line.strip():
             print("# " + line)
-    print("# OPENBLAS_CORETYPE=%s (%s)" % (os.environ.get("OPENBLAS_CORETYPE", ""), how))
+    print("# OPENBLAS_CORETYPE=%s (%s), OMP_WAIT_POLICY=%s"
+          % (os.environ.get("OPENBLAS_CORETYPE", ""), how, os.environ["OMP_WAIT_POLICY"]))
     if blas:
         for path, lib, core in blas:
             print("# OpenBLAS loaded: %s, kernel %s, %d threads"
