@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu_fixture.h"
+#include "half_helpers.h"
 
 static gan_backend *be;
 
@@ -28,125 +29,6 @@ static const char *last_error(void)
 {
     return ((struct test_host *)be->host->ctx)->last_error;
 }
-
-/* ---- 16-bit formats, written from their definitions (not the backend's code) ---- */
-
-static double f16_decode(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double mag = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
-    return (h & 0x8000) ? -mag : mag;
-}
-
-/* Round-to-nearest-even through nearbyint, whose default mode is exactly that. */
-static uint16_t f16_encode(double v)
-{
-    uint16_t sign = signbit(v) ? 0x8000 : 0;
-    double a = fabs(v);
-    if (isnan(v))
-        return 0x7e00;
-    if (a < 0x1p-14)
-        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p24)); /* 1024 is 2^-14: fine */
-    int e;
-    frexp(a, &e); /* a = f · 2^e, f in [0.5, 1) */
-    e -= 1;
-    if (e > 15)
-        return sign | 0x7c00;
-    double q = nearbyint((ldexp(a, -e) - 1.0) * 1024.0); /* may carry into the exponent */
-    int bits = ((e + 15) << 10) + (int)q;
-    return (uint16_t)(sign | (bits >= 0x7c00 ? 0x7c00 : bits));
-}
-
-static double bf16_decode(uint16_t b)
-{
-    int e = (b >> 7) & 255, m = b & 127;
-    double mag = e == 0 ? ldexp(m, -133) : e == 255 ? (m ? NAN : INFINITY) : ldexp(128 + m, e - 134);
-    return (b & 0x8000) ? -mag : mag;
-}
-
-static uint16_t bf16_encode(double v)
-{
-    uint16_t sign = signbit(v) ? 0x8000 : 0;
-    double a = fabs(v);
-    if (isnan(v))
-        return 0x7fc0;
-    if (a < 0x1p-126)
-        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p133));
-    int e;
-    frexp(a, &e);
-    e -= 1;
-    if (e > 127)
-        return sign | 0x7f80;
-    double q = nearbyint((ldexp(a, -e) - 1.0) * 128.0);
-    int bits = ((e + 127) << 7) + (int)q;
-    return (uint16_t)(sign | (bits >= 0x7f80 ? 0x7f80 : bits));
-}
-
-/* ---- deterministic random numbers (splitmix64) ---- */
-
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static int rng_int(int n)
-{
-    return (int)(rng_next() % (uint64_t)n);
-}
-
-static double rng_uniform(double lo, double hi)
-{
-    return lo + (hi - lo) * ((double)(rng_next() >> 11) * 0x1p-53);
-}
-
-/* ---- raw buffer access ---- */
-
-static size_t dsize(enum gan_dtype dt)
-{
-    return dt == GAN_F32 ? 4 : 2;
-}
-
-static double raw_get(const gan_buffer *buf, enum gan_dtype dt, size_t i)
-{
-    if (dt == GAN_F32) {
-        float f;
-        memcpy(&f, buf->data + 4 * i, 4);
-        return f;
-    }
-    uint16_t h;
-    memcpy(&h, buf->data + 2 * i, 2);
-    return dt == GAN_F16 ? f16_decode(h) : bf16_decode(h);
-}
-
-static uint32_t raw_bits(const gan_buffer *buf, enum gan_dtype dt, size_t i)
-{
-    if (dt == GAN_F32) {
-        uint32_t u;
-        memcpy(&u, buf->data + 4 * i, 4);
-        return u;
-    }
-    uint16_t h;
-    memcpy(&h, buf->data + 2 * i, 2);
-    return h;
-}
-
-/* Stores v rounded to dt (to FP32 first: the test's values are FP32 already). */
-static void raw_set(gan_buffer *buf, enum gan_dtype dt, size_t i, double v)
-{
-    if (dt == GAN_F32) {
-        float f = (float)v;
-        memcpy(buf->data + 4 * i, &f, 4);
-        return;
-    }
-    uint16_t h = dt == GAN_F16 ? f16_encode(v) : bf16_encode(v);
-    memcpy(buf->data + 2 * i, &h, 2);
-}
-
 
 static gan_buffer *buffer_of(enum gan_dtype dt, size_t n)
 {
@@ -211,7 +93,7 @@ START_TEST(test_adam_steps)
     const struct adam_case *c = &adam_cases[_i];
     const size_t n = 2053, off = 3; /* crosses the kernel's staging block; not aligned */
     const int steps = 8;
-    rng_state = 77u + (uint64_t)_i;
+    rng_seed(77u + (uint64_t)_i);
     gan_buffer *bp = buffer_of(GAN_F32, n + off), *bm = buffer_of(GAN_F32, n + off);
     gan_buffer *bv = buffer_of(GAN_F32, n + off), *bg = buffer_of(c->grad, n + off);
     gan_buffer *bc = buffer_of(c->copy_dtype, n + off);
@@ -474,7 +356,7 @@ START_TEST(test_grad_stats_random)
     static const enum gan_dtype ut[] = { GAN_F32, GAN_F16, GAN_F32, GAN_BF16 };
     enum gan_dtype xdt = xt[_i % 4], udt = ut[_i % 4];
     const size_t n = 5000 + (size_t)_i, off = 1 + (size_t)_i % 3;
-    rng_state = 4242u + (uint64_t)_i;
+    rng_seed(4242u + (uint64_t)_i);
     gan_buffer *bx = buffer_of(xdt, n + off), *bu = buffer_of(udt, n + off);
     double *x = malloc(n * sizeof *x);
     ck_assert_ptr_nonnull(x);

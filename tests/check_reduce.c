@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu_fixture.h"
+#include "half_helpers.h"
 
 static gan_backend *be;
 
@@ -27,253 +28,6 @@ static void teardown(void)
 static const char *last_error(void)
 {
     return ((struct test_host *)be->host->ctx)->last_error;
-}
-
-/* ---- 16-bit formats, written from their definitions (not the backend's code) ---- */
-
-static double f16_decode(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double mag = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
-    return (h & 0x8000) ? -mag : mag;
-}
-
-/* Round-to-nearest-even through nearbyint, whose default mode is exactly that. */
-static uint16_t f16_encode(double v)
-{
-    uint16_t sign = signbit(v) ? 0x8000 : 0;
-    double a = fabs(v);
-    if (isnan(v))
-        return 0x7e00;
-    if (a < 0x1p-14)
-        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p24)); /* 1024 is 2^-14: fine */
-    int e;
-    frexp(a, &e); /* a = f · 2^e, f in [0.5, 1) */
-    e -= 1;
-    if (e > 15)
-        return sign | 0x7c00;
-    double q = nearbyint((ldexp(a, -e) - 1.0) * 1024.0); /* may carry into the exponent */
-    int bits = ((e + 15) << 10) + (int)q;
-    return (uint16_t)(sign | (bits >= 0x7c00 ? 0x7c00 : bits));
-}
-
-static double bf16_decode(uint16_t b)
-{
-    int e = (b >> 7) & 255, m = b & 127;
-    double mag = e == 0 ? ldexp(m, -133) : e == 255 ? (m ? NAN : INFINITY) : ldexp(128 + m, e - 134);
-    return (b & 0x8000) ? -mag : mag;
-}
-
-static uint16_t bf16_encode(double v)
-{
-    uint16_t sign = signbit(v) ? 0x8000 : 0;
-    double a = fabs(v);
-    if (isnan(v))
-        return 0x7fc0;
-    if (a < 0x1p-126)
-        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p133));
-    int e;
-    frexp(a, &e);
-    e -= 1;
-    if (e > 127)
-        return sign | 0x7f80;
-    double q = nearbyint((ldexp(a, -e) - 1.0) * 128.0);
-    int bits = ((e + 127) << 7) + (int)q;
-    return (uint16_t)(sign | (bits >= 0x7f80 ? 0x7f80 : bits));
-}
-
-/* ---- deterministic random numbers (splitmix64) ---- */
-
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static int rng_int(int n)
-{
-    return (int)(rng_next() % (uint64_t)n);
-}
-
-static double rng_uniform(double lo, double hi)
-{
-    return lo + (hi - lo) * ((double)(rng_next() >> 11) * 0x1p-53);
-}
-
-/* ---- operand views over test buffers ---- */
-
-enum layout { L_CONTIG, L_PERMUTED, L_PADDED, L_REVERSED, L_BROADCAST, L_SCALAR, L_COUNT };
-#define L_OUTPUT_COUNT L_BROADCAST /* layouts an output may have: no repeated elements */
-
-struct view {
-    struct gan_operand op;
-    size_t cap; /* elements in the buffer: exactly one past the highest reached */
-};
-
-static size_t dsize(enum gan_dtype dt)
-{
-    return dt == GAN_F32 ? 4 : 2;
-}
-
-static double raw_get(const gan_buffer *buf, enum gan_dtype dt, size_t i)
-{
-    if (dt == GAN_F32) {
-        float f;
-        memcpy(&f, buf->data + 4 * i, 4);
-        return f;
-    }
-    uint16_t h;
-    memcpy(&h, buf->data + 2 * i, 2);
-    return dt == GAN_F16 ? f16_decode(h) : bf16_decode(h);
-}
-
-static uint32_t raw_bits(const gan_buffer *buf, enum gan_dtype dt, size_t i)
-{
-    if (dt == GAN_F32) {
-        uint32_t u;
-        memcpy(&u, buf->data + 4 * i, 4);
-        return u;
-    }
-    uint16_t h;
-    memcpy(&h, buf->data + 2 * i, 2);
-    return h;
-}
-
-/* Stores v rounded to dt (to FP32 first: the test's values are FP32 already). */
-static void raw_set(gan_buffer *buf, enum gan_dtype dt, size_t i, double v)
-{
-    if (dt == GAN_F32) {
-        float f = (float)v;
-        memcpy(buf->data + 4 * i, &f, 4);
-        return;
-    }
-    uint16_t h = dt == GAN_F16 ? f16_encode(v) : bf16_encode(v);
-    memcpy(buf->data + 2 * i, &h, 2);
-}
-
-static int64_t count_of(const struct gan_shape *s)
-{
-    int64_t n = 1;
-    for (int d = 0; d < s->ndim; d++)
-        n *= s->dim[d];
-    return n;
-}
-
-/* Element k (row-major over the shape) of a view, as a buffer index. */
-static size_t view_index(const struct view *v, const struct gan_shape *s, int64_t k)
-{
-    int64_t idx = (int64_t)v->op.offset;
-    for (int d = s->ndim - 1; d >= 0; d--) {
-        idx += (k % s->dim[d]) * v->op.stride[d];
-        k /= s->dim[d];
-    }
-    return (size_t)idx;
-}
-
-/* A view of `shape` in one of the layouts, in a buffer exactly as large as it needs,
- * filled with values uniform in [lo, hi] (as stored in dt). */
-static void view_make(struct view *v, const struct gan_shape *s, enum gan_dtype dt, int layout,
-                      double lo, double hi)
-{
-    int nd = s->ndim;
-    int64_t *st = v->op.stride;
-    memset(v, 0, sizeof *v);
-    v->op.dtype = dt;
-    int64_t pitch = 1;
-    switch (layout) {
-    case L_PERMUTED: {
-        int perm[GAN_MAX_DIMS];
-        for (int d = 0; d < nd; d++)
-            perm[d] = d;
-        for (int d = nd - 1; d > 0; d--) {
-            int j = rng_int(d + 1), t = perm[d];
-            perm[d] = perm[j];
-            perm[j] = t;
-        }
-        for (int k = nd - 1; k >= 0; k--) {
-            st[perm[k]] = pitch;
-            pitch *= s->dim[perm[k]];
-        }
-        break;
-    }
-    case L_PADDED:
-        pitch = 1 + rng_int(2);
-        for (int d = nd - 1; d >= 0; d--) {
-            st[d] = pitch;
-            pitch = pitch * s->dim[d] + rng_int(3);
-        }
-        break;
-    case L_BROADCAST:
-        for (int d = nd - 1; d >= 0; d--) {
-            if (rng_int(2)) {
-                st[d] = 0;
-                continue;
-            }
-            st[d] = pitch;
-            pitch *= s->dim[d];
-        }
-        break;
-    case L_SCALAR:
-        break; /* all strides 0 */
-    default: /* L_CONTIG and L_REVERSED */
-        for (int d = nd - 1; d >= 0; d--) {
-            st[d] = pitch;
-            pitch *= s->dim[d];
-        }
-        if (layout == L_REVERSED && nd > 0) {
-            int d = rng_int(nd);
-            st[d] = -st[d];
-        }
-        break;
-    }
-    /* Lowest and highest index reached from offset 0; shift so the lowest is at a
-     * small random offset, and size the buffer to end right after the highest. */
-    int64_t lo_i = 0, hi_i = 0;
-    for (int d = 0; d < nd; d++) {
-        int64_t span = st[d] * (s->dim[d] - 1);
-        if (span < 0)
-            lo_i += span;
-        else
-            hi_i += span;
-    }
-    size_t off = (size_t)rng_int(4);
-    v->op.offset = off - (size_t)lo_i;
-    v->cap = off + (size_t)(hi_i - lo_i) + 1;
-    ck_assert_int_eq(cpu_buffer_alloc(be, v->cap * dsize(dt), &v->op.buf), GAN_OK);
-    for (size_t i = 0; i < v->cap; i++)
-        raw_set(v->op.buf, dt, i, (float)rng_uniform(lo, hi));
-}
-
-static void view_free(struct view *v)
-{
-    cpu_buffer_free(be, v->op.buf);
-    v->op.buf = NULL;
-}
-
-/* A random shape of `ndim` dimensions (odd sizes and size-1 dimensions included)
- * with at most max_elems elements. */
-static void random_shape(struct gan_shape *s, int ndim, int64_t max_elems)
-{
-    static const int64_t sizes[] = { 1, 2, 3, 5, 7, 4, 1, 9, 13 };
-    memset(s, 0, sizeof *s);
-    s->ndim = ndim;
-    for (int d = 0; d < ndim; d++)
-        s->dim[d] = sizes[rng_int((int)(sizeof sizes / sizeof sizes[0]))];
-    while (count_of(s) > max_elems) {
-        int d = rng_int(ndim);
-        s->dim[d] = (s->dim[d] + 1) / 2;
-    }
-}
-
-
-static enum gan_dtype random_dtype(void)
-{
-    static const enum gan_dtype t[] = { GAN_F32, GAN_F32, GAN_F16, GAN_BF16 };
-    return t[rng_int(4)];
 }
 
 /* ---- reference ---- */
@@ -345,13 +99,13 @@ static void check_output(int op, enum gan_dtype dt, double got, double want, dou
 
 static void reduce_case(int op, uint64_t seed)
 {
-    rng_state = seed;
+    rng_seed(seed);
     struct gan_shape s;
     random_shape(&s, 1 + rng_int(4), 2500);
     int64_t n = count_of(&s);
     enum gan_dtype xdt = random_dtype();
     struct view x;
-    view_make(&x, &s, xdt, rng_int(L_COUNT), -4, 4);
+    view_make(be, &x, &s, xdt, rng_int(L_COUNT), -4, 4);
     for (uint32_t axes = 0; axes < (1u << s.ndim); axes++) {
         enum gan_dtype ydt = random_dtype();
         struct gan_shape ys = s;
@@ -359,7 +113,7 @@ static void reduce_case(int op, uint64_t seed)
             if (axes >> d & 1u)
                 ys.dim[d] = 1;
         struct view y;
-        view_make(&y, &ys, ydt, rng_int(L_OUTPUT_COUNT), -1, 1);
+        view_make(be, &y, &ys, ydt, rng_int(L_OUTPUT_COUNT), -1, 1);
         for (int d = 0; d < s.ndim; d++)
             if (axes >> d & 1u)
                 y.op.stride[d] = 0;
@@ -418,9 +172,9 @@ static void reduce_case(int op, uint64_t seed)
         free(reached);
         free(before);
         free(acc);
-        view_free(&y);
+        view_free(be, &y);
     }
-    view_free(&x);
+    view_free(be, &x);
 }
 
 START_TEST(test_reduce_random)
