@@ -1,20 +1,14 @@
 /* image_grid.c — lays small images out on a sheet with separators, maps values to grey
- * levels, and writes the sheet as a PNG with libpng through a temporary file and a rename. */
+ * levels, and writes the sheet as a PNG through png_write.c (a temporary file and a rename). */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <png.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "image_grid.h"
+#include "png_write.h"
 
 /* ------------------------------------------------------------------ checking */
 
@@ -147,153 +141,6 @@ static void draw(const struct gan_image_grid *g, struct sheet *sh)
 
 /* ------------------------------------------------------------------ the file */
 
-struct png_failure {
-    char message[200];
-};
-
-/* libpng's default handlers print; these keep the message for the caller's error. */
-static void on_png_error(png_structp png, png_const_charp msg)
-{
-    struct png_failure *f = png_get_error_ptr(png);
-    snprintf(f->message, sizeof f->message, "%s", msg);
-    png_longjmp(png, 1);
-}
-
-static void on_png_warning(png_structp png, png_const_charp msg)
-{
-    (void)png;
-    (void)msg;
-}
-
-/* Encodes the sheet into `out`. Returns 0, or -1 with the reason in `fail`. */
-static int encode(FILE *out, const struct sheet *sh, const char *title, struct png_failure *fail)
-{
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, fail, on_png_error,
-                                              on_png_warning);
-    png_infop info = png ? png_create_info_struct(png) : NULL;
-    if (!info) {
-        png_destroy_write_struct(&png, NULL);
-        snprintf(fail->message, sizeof fail->message, "libpng could not start an encoder");
-        return -1;
-    }
-    if (setjmp(png_jmpbuf(png))) {
-        png_destroy_write_struct(&png, &info);
-        return -1;
-    }
-    png_init_io(png, out);
-    png_set_IHDR(png, info, sh->w, sh->h, 8, sh->rgb ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY,
-                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_text text[2];
-    int ntext = 0;
-    memset(text, 0, sizeof text);
-    text[ntext].compression = PNG_TEXT_COMPRESSION_NONE;
-    text[ntext].key = (png_charp) "Software";
-    text[ntext].text = (png_charp) PACKAGE_STRING;
-    ntext++;
-    if (title && *title) {
-        text[ntext].compression = PNG_TEXT_COMPRESSION_NONE;
-        text[ntext].key = (png_charp) "Title";
-        text[ntext].text = (png_charp)title;
-        ntext++;
-    }
-    png_set_text(png, info, text, ntext);
-    png_write_info(png, info);
-    size_t stride = (size_t)sh->w * (sh->rgb ? 3 : 1);
-    for (unsigned y = 0; y < sh->h; y++)
-        png_write_row(png, sh->px + (size_t)y * stride);
-    png_write_end(png, info);
-    png_destroy_write_struct(&png, &info);
-    return 0;
-}
-
-static gan_status write_fail(struct gan_error *err, const char *path, const char *what,
-                             const char *why, const char *fix)
-{
-    return gan_error_set(err, GAN_ERR_IO, "image grid: cannot write %s: %s (%s); %s", path,
-                         what, why, fix);
-}
-
-/* fsync on the folder that holds `path`, so that the rename is durable too. A file
- * system that cannot sync a folder (EINVAL) is taken at its word. */
-static int sync_parent(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    if (!dir)
-        return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd) != 0 && errno != EINVAL ? -1 : 0;
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return rc;
-}
-
-static gan_status write_file(const char *path, const struct sheet *sh, const char *title,
-                             struct gan_error *err)
-{
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 8);
-    if (!tmp)
-        return write_fail(err, path, "no memory for the temporary name", strerror(ENOMEM),
-                          "free some memory");
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".XXXXXX", 8);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        gan_status st = write_fail(err, path, "cannot create a temporary file beside it",
-                                   strerror(errno), "create the folder, make it writable, or "
-                                   "choose another path");
-        free(tmp);
-        return st;
-    }
-    /* mkstemp makes the file private; a picture is for everyone to read. */
-    (void)fchmod(fd, 0644);
-    FILE *out = fdopen(fd, "wb");
-    if (!out) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return write_fail(err, path, "cannot open the temporary file", strerror(e),
-                          "check the folder's permissions");
-    }
-    struct png_failure fail = { "" };
-    const char *what = NULL, *why = NULL;
-    if (encode(out, sh, title, &fail) != 0) {
-        what = "the PNG encoder failed";
-        why = fail.message;
-    } else if (fflush(out) != 0 || fsync(fileno(out)) != 0) {
-        what = "writing the image data failed";
-        why = strerror(errno);
-    }
-    if (fclose(out) != 0 && !what) {
-        what = "closing the temporary file failed";
-        why = strerror(errno);
-    }
-    if (!what && rename(tmp, path) != 0) {
-        what = "renaming the temporary file over it failed";
-        why = strerror(errno);
-    }
-    if (what) {
-        /* Copy `why` first: it may be strerror's buffer, and unlink can change errno. */
-        char reason[200];
-        snprintf(reason, sizeof reason, "%s", why);
-        unlink(tmp);
-        free(tmp);
-        return write_fail(err, path, what, reason, "check the free space and the folder's "
-                          "permissions");
-    }
-    free(tmp);
-    if (sync_parent(path) != 0)
-        return write_fail(err, path, "the file was written but its folder could not be synced",
-                          strerror(errno), "check the file system");
-    return GAN_OK;
-}
-
 gan_status gan_image_grid_write(const char *path, const struct gan_image_grid *grid,
                                 struct gan_error *err)
 {
@@ -309,7 +156,8 @@ gan_status gan_image_grid_write(const char *path, const struct gan_image_grid *g
         return gan_error_set(err, GAN_ERR_NOMEM, "image grid %s: out of memory for a %u × %u "
                              "sheet", path, sh.w, sh.h);
     draw(grid, &sh);
-    st = write_file(path, &sh, grid->title, err);
+    struct gan_png_picture pic = { sh.w, sh.h, sh.rgb, sh.px, grid->title };
+    st = gan_png_write(path, &pic, "image grid", err);
     free(sh.px);
     return st;
 }

@@ -1,19 +1,14 @@
 /* toy_plot.c — renders a 2-D toy picture (critic field, real and generated points,
- * a title in a built-in bitmap font) and writes it as a PNG with libpng, atomically. */
+ * a title in a built-in bitmap font) and writes it as a PNG, atomically (png_write.c). */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <png.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "png_write.h"
 #include "toy_plot.h"
 
 /* ------------------------------------------------------------------ the font */
@@ -489,157 +484,6 @@ static gan_status render(const struct gan_toy_plot *p, struct canvas *cv)
 
 /* ------------------------------------------------------------------ the file */
 
-struct png_failure {
-    char message[200];
-};
-
-/* libpng's default handlers print; these keep the message for our own report. */
-static void png_error_cb(png_structp png, png_const_charp msg)
-{
-    struct png_failure *f = png_get_error_ptr(png);
-    snprintf(f->message, sizeof f->message, "%s", msg);
-    png_longjmp(png, 1);
-}
-
-static void png_warning_cb(png_structp png, png_const_charp msg)
-{
-    (void)png;
-    (void)msg;
-}
-
-/* Encodes the canvas into the open stream. Returns 0, or -1 with a message. */
-static int encode_png(FILE *out, const struct canvas *cv, const char *title,
-                      struct png_failure *fail)
-{
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, fail, png_error_cb,
-                                              png_warning_cb);
-    if (!png) {
-        snprintf(fail->message, sizeof fail->message, "libpng could not start an encoder");
-        return -1;
-    }
-    png_infop info = png_create_info_struct(png);
-    if (!info) {
-        png_destroy_write_struct(&png, NULL);
-        snprintf(fail->message, sizeof fail->message, "libpng could not start an encoder");
-        return -1;
-    }
-    if (setjmp(png_jmpbuf(png))) {
-        png_destroy_write_struct(&png, &info);
-        return -1;
-    }
-    png_init_io(png, out);
-    png_set_IHDR(png, info, (png_uint_32)cv->w, (png_uint_32)cv->h, 8, PNG_COLOR_TYPE_RGB,
-                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_text text[2];
-    int ntext = 0;
-    memset(text, 0, sizeof text);
-    text[ntext].compression = PNG_TEXT_COMPRESSION_NONE;
-    text[ntext].key = (png_charp) "Software";
-    text[ntext].text = (png_charp) PACKAGE_STRING;
-    ntext++;
-    if (title && *title) {
-        text[ntext].compression = PNG_TEXT_COMPRESSION_NONE;
-        text[ntext].key = (png_charp) "Title";
-        text[ntext].text = (png_charp)title;
-        ntext++;
-    }
-    png_set_text(png, info, text, ntext);
-    png_write_info(png, info);
-    for (int y = 0; y < cv->h; y++)
-        png_write_row(png, cv->px + (size_t)y * (size_t)cv->w * 3);
-    png_write_end(png, info);
-    png_destroy_write_struct(&png, &info);
-    return 0;
-}
-
-static gan_status io_fail(struct gan_error *err, const char *path, const char *what,
-                          const char *why, const char *fix)
-{
-    return gan_error_set(err, GAN_ERR_IO, "toy plot: cannot write %s: %s (%s); %s", path, what,
-                         why, fix);
-}
-
-/* Flushes the folder holding `path`, so that the rename itself survives a crash.
- * File systems that cannot sync a folder (EINVAL) are taken at their word. */
-static int sync_folder(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    if (!dir)
-        return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd) != 0 && errno != EINVAL ? -1 : 0;
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return rc;
-}
-
-static gan_status write_atomically(const char *path, const struct canvas *cv, const char *title,
-                                   struct gan_error *err)
-{
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 8);
-    if (!tmp)
-        return io_fail(err, path, "no memory for the temporary name", strerror(ENOMEM),
-                       "free some memory");
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".XXXXXX", 8);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        gan_status st = io_fail(err, path, "cannot create a temporary file in its folder",
-                                strerror(errno), "create the folder, make it writable, or "
-                                "choose another path");
-        free(tmp);
-        return st;
-    }
-    /* mkstemp makes the file private; a picture is for everyone to read. */
-    (void)fchmod(fd, 0644);
-    FILE *out = fdopen(fd, "wb");
-    if (!out) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return io_fail(err, path, "cannot open the temporary file", strerror(e),
-                       "check the folder's permissions");
-    }
-    struct png_failure fail = { "" };
-    const char *what = NULL, *why = NULL;
-    if (encode_png(out, cv, title, &fail) != 0) {
-        what = "the PNG encoder failed";
-        why = fail.message;
-    } else if (fflush(out) != 0 || fsync(fileno(out)) != 0) {
-        what = "writing the image data failed";
-        why = strerror(errno);
-    }
-    if (fclose(out) != 0 && !what) {
-        what = "closing the temporary file failed";
-        why = strerror(errno);
-    }
-    if (!what && rename(tmp, path) != 0) {
-        what = "renaming the temporary file over it failed";
-        why = strerror(errno);
-    }
-    if (what) {
-        /* `why` may point at strerror's buffer; copy it before unlink can change errno. */
-        char reason[200];
-        snprintf(reason, sizeof reason, "%s", why);
-        unlink(tmp);
-        free(tmp);
-        return io_fail(err, path, what, reason, "check the free space and the folder's "
-                       "permissions");
-    }
-    free(tmp);
-    if (sync_folder(path) != 0)
-        return io_fail(err, path, "the file was written but its folder could not be synced",
-                       strerror(errno), "check the file system");
-    return GAN_OK;
-}
-
 static gan_status plot_invalid(struct gan_error *err, const char *path, const char *what)
 {
     return gan_error_set(err, GAN_ERR_INVALID, "toy plot %s: %s", path ? path : "(null)", what);
@@ -709,7 +553,8 @@ gan_status gan_toy_plot_write(const char *path, const struct gan_toy_plot *plot,
         return gan_error_set(err, st, "toy plot %s: out of memory for a %u px picture", path,
                              p.size);
     }
-    st = write_atomically(path, &cv, p.title, err);
+    struct gan_png_picture pic = { (unsigned)cv.w, (unsigned)cv.h, 1, cv.px, p.title };
+    st = gan_png_write(path, &pic, "toy plot", err);
     free(cv.px);
     return st;
 }
