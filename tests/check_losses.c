@@ -399,7 +399,7 @@ static void host_grad_x(const struct host_mlp *m, const double x[2], double g[2]
     }
 }
 
-/* λ·mean((‖∇ₓD(x̂ᵢ)‖ − target)²) with the plugin's epsilon. */
+/* λ·mean((‖∇ₓD(x̂ᵢ)‖ − target)²) with the plugin's default eps, 1e-12. */
 static double host_penalty(const struct host_mlp *m, const double *xhat, int batch,
                            double lambda, double target, int one_sided, double *mean_norm)
 {
@@ -503,14 +503,14 @@ START_TEST(test_gp_descriptor)
 {
     static const char *const want[][2] = {
         { "lambda", "10.0" }, { "target", "1.0" }, { "one_sided", "false" },
-        { "inner_scale", "1.0" },
+        { "inner_scale", "1.0" }, { "eps", "1e-12" },
     };
     const struct gan_setting_spec *s = gp_mod.plugin->settings;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         ck_assert_str_eq(s[i].name, want[i][0]);
         ck_assert_str_eq(s[i].default_value, want[i][1]);
     }
-    ck_assert_ptr_null(s[4].name);
+    ck_assert_ptr_null(s[5].name);
     struct term t;
     ck_assert_int_eq(term_make(&t, &gp_mod, NULL), GAN_OK);
     ck_assert_uint_eq(t.ops->targets(t.loss), GAN_LOSS_CRITIC);
@@ -927,16 +927,20 @@ START_TEST(test_gp_fake_detached)
 }
 END_TEST
 
-/* ∇ₓD = 0 exactly: a linear critic with w = 0, and a ReLU critic whose hidden units are
- * all dead. Without the epsilon the norm's derivative is 0·∞ = NaN; with it the term is
- * λ(1e-6 − 1)² and every parameter gradient is finite (zero for w). */
-START_TEST(test_gp_zero_gradient_no_nan)
+/* ∇ₓD = 0 exactly: a linear critic with w = 0 (even _i), and a ReLU critic whose hidden
+ * units are all dead (odd _i). With the default eps the term is λ(1e-6 − 1)² and every
+ * parameter gradient is finite: zero, the analytic 2λ(n − 1)·∇ₓD/n·∂(∇ₓD)/∂θ at
+ * ∇ₓD = 0. With eps = 0 (_i ≥ 2), the paper's plain norm, the term is λ(0 − 1)², still
+ * finite, but the norm's derivative is 0·∞ = NaN and reaches the parameters. */
+START_TEST(test_gp_zero_gradient)
 {
+    int relu = _i % 2, plain = _i >= 2;
+    const char *const plain_settings[] = { "eps=0", NULL };
     struct term t;
-    ck_assert_int_eq(term_make(&t, &gp_mod, NULL), GAN_OK);
+    ck_assert_int_eq(term_make(&t, &gp_mod, plain ? plain_settings : NULL), GAN_OK);
     struct critic c;
-    critic_make(&c, _i ? CRITIC_RELU : CRITIC_LINEAR, 2);
-    if (_i) {
+    critic_make(&c, relu ? CRITIC_RELU : CRITIC_LINEAR, 2);
+    if (relu) {
         critic_randomise(&c, 12u, 1.0f);
         float dead[8] = { -5, -5, -5, -5, -5, -5, -5, -5 };
         critic_set(&c, 1, dead);     /* every first-layer unit is negative on |x| ≤ 1.5 */
@@ -954,23 +958,142 @@ START_TEST(test_gp_zero_gradient_no_nan)
     struct gan_metric_sink ms = { &s, sink_report };
     gan_tensor *term = t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, &ms);
     ck_assert_int_eq(gan_net_backward(c.net, term, NULL), GAN_OK);
+    int nans = 0;
     for (size_t p = 0; p < gan_net_count(c.net); p++) {
         size_t n = (size_t)gan_net_numel(c.net, p);
         float g[64];
         ck_assert_int_eq(gan_net_grad_to_host(c.net, p, g, n), GAN_OK);
         for (size_t k = 0; k < n; k++) {
+            if (plain) {
+                nans += isnan(g[k]) != 0;
+                continue;
+            }
             ck_assert_msg(isfinite(g[k]), "%s[%zu] = %g", gan_net_name(c.net, p), k, g[k]);
             ck_assert_msg(g[k] == 0.0f, "%s[%zu] = %g; a zero gradient gives a zero update",
                           gan_net_name(c.net, p), k, g[k]);
         }
     }
-    double want = 10.0 * (1e-6 - 1) * (1e-6 - 1);
-    ck_assert_double_eq_tol(scalar(term), want, 1e-6 * want);
-    ck_assert_double_eq_tol(sink_value(&s, "grad_norm"), 1e-6, 1e-9);
+    if (plain) {
+        ck_assert_msg(nans > 0, "eps = 0 at a zero gradient left every parameter gradient "
+                      "finite; the plain norm's derivative there is NaN");
+        if (!relu) {
+            /* D = w·x + b: the weight's gradient is the norm's derivative itself. */
+            float gw[2];
+            ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, gw, 2), GAN_OK);
+            ck_assert_msg(isnan(gw[0]) && isnan(gw[1]), "w's gradient is %g, %g", gw[0], gw[1]);
+        }
+        ck_assert_double_eq(scalar(term), 10.0);
+        ck_assert_double_eq(sink_value(&s, "grad_norm"), 0.0);
+    } else {
+        double want = 10.0 * (1e-6 - 1) * (1e-6 - 1);
+        ck_assert_double_eq_tol(scalar(term), want, 1e-6 * want);
+        ck_assert_double_eq_tol(sink_value(&s, "grad_norm"), 1e-6, 1e-9);
+    }
     gan_ctx_step_end(fx.ctx);
     batch_free(&bt);
     critic_free(&c);
     term_free(&t);
+}
+END_TEST
+
+/* The eps setting in the formula: D(x) = w·x + b, ∇ₓD = w, so the penalty is exactly
+ * λ(n − 1)² with n = sqrt(‖w‖² + eps), and w's gradient 2λ(n − 1)·w/n: 0 at w = 0 for any
+ * eps > 0. A large eps shows that the setting, not a constant, is what is added. */
+struct eps_case {
+    const char *setting;          /* NULL: the default */
+    double eps;
+    float w[2];
+};
+
+static const struct eps_case eps_cases[] = {
+    { NULL, 1e-12, { 0.6f, -1.7f } },
+    { "eps=0", 0, { 0.6f, -1.7f } },
+    { "eps=0.25", 0.25, { 0.6f, -1.7f } },
+    { "eps=0.25", 0.25, { 0.0f, 0.0f } },
+    { "eps=1e-12", 1e-12, { 0.0f, 0.0f } },
+    { "eps=3", 3, { 0.3f, 0.4f } },
+};
+#define N_EPS ((int)(sizeof eps_cases / sizeof eps_cases[0]))
+
+START_TEST(test_gp_eps_linear_exact)
+{
+    const struct eps_case *ec = &eps_cases[_i];
+    const char *const settings[] = { ec->setting, NULL };
+    struct term t;
+    ck_assert_msg(term_make(&t, &gp_mod, settings) == GAN_OK, "%s", t.th.last_error);
+    struct critic c;
+    critic_make(&c, CRITIC_LINEAR, 2);
+    float b = -0.4f;
+    critic_set(&c, 0, ec->w);
+    critic_set(&c, 1, &b);
+    int64_t d[2] = { 4, 2 };
+    struct batch bt;
+    batch_make(&bt, 2, d, 31u + (uint32_t)_i);
+    uint64_t offset = 0;
+    struct gan_loss_inputs in = gp_inputs(&bt, &c, 7, &offset);
+    struct sink s = { 0 };
+    struct gan_metric_sink ms = { &s, sink_report };
+    gan_tensor *term = t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, &ms);
+
+    double w0 = ec->w[0], w1 = ec->w[1];
+    double n = sqrt(w0 * w0 + w1 * w1 + ec->eps), want = 10.0 * (n - 1) * (n - 1);
+    ck_assert_double_eq_tol(scalar(term), want, 1e-6 * (1 + want));
+    ck_assert_double_eq_tol(sink_value(&s, "grad_norm"), n, 1e-6 * (1 + n));
+    ck_assert_int_eq(gan_net_backward(c.net, term, NULL), GAN_OK);
+    float gw[2];
+    ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, gw, 2), GAN_OK);
+    double k = 20.0 * (n - 1) / n;
+    ck_assert_double_eq_tol(gw[0], k * w0, 1e-5 * (1 + fabs(k * w0)));
+    ck_assert_double_eq_tol(gw[1], k * w1, 1e-5 * (1 + fabs(k * w1)));
+    gan_ctx_step_end(fx.ctx);
+    batch_free(&bt);
+    critic_free(&c);
+    term_free(&t);
+}
+END_TEST
+
+/* Away from a zero gradient the guard is below FP32's resolution: eps = 0 and the
+ * default give the same term and the same parameter gradients to within rounding, for
+ * a tanh and a ReLU critic (_i) with random weights. */
+START_TEST(test_gp_eps_nonzero_gradient)
+{
+    const char *const plain[] = { "eps=0", NULL };
+    struct term t1, t2;
+    ck_assert_int_eq(term_make(&t1, &gp_mod, NULL), GAN_OK);
+    ck_assert_int_eq(term_make(&t2, &gp_mod, plain), GAN_OK);
+    struct critic c;
+    critic_make(&c, _i ? CRITIC_RELU : CRITIC_TANH, 2);
+    critic_randomise(&c, 41u + (uint32_t)_i, 1.0f);
+    int64_t d[2] = { 7, 2 };
+    struct batch bt;
+    batch_make(&bt, 2, d, 42u + (uint32_t)_i);
+    uint64_t offset = 0;
+    struct gan_loss_inputs in = gp_inputs(&bt, &c, 6, &offset);
+    float g1[16], g2[16];
+    gan_tensor *a = t1.ops->term(t1.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL);
+    double va = scalar(a);
+    ck_assert_msg(isfinite(va) && va > 1e-4, "the case is degenerate: penalty %g", va);
+    ck_assert_int_eq(gan_net_zero_grads(c.net), GAN_OK);
+    ck_assert_int_eq(gan_net_backward(c.net, a, NULL), GAN_OK);
+    ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, g1, 16), GAN_OK);
+    offset = 0;
+    gan_tensor *b = t2.ops->term(t2.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL);
+    ck_assert_double_eq_tol(scalar(b), va, 1e-6 * (1 + va));
+    ck_assert_int_eq(gan_net_zero_grads(c.net), GAN_OK);
+    ck_assert_int_eq(gan_net_backward(c.net, b, NULL), GAN_OK);
+    ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, g2, 16), GAN_OK);
+    int moved = 0;
+    for (int k = 0; k < 16; k++) {
+        ck_assert_msg(isfinite(g1[k]) && isfinite(g2[k]), "g[%d]: %g, %g", k, g1[k], g2[k]);
+        ck_assert_float_eq_tol(g2[k], g1[k], 1e-5f * (1 + fabsf(g1[k])));
+        moved += g1[k] != 0.0f;
+    }
+    ck_assert_msg(moved > 0, "no first-layer gradient: the comparison would prove nothing");
+    gan_ctx_step_end(fx.ctx);
+    batch_free(&bt);
+    critic_free(&c);
+    term_free(&t1);
+    term_free(&t2);
 }
 END_TEST
 
@@ -1121,6 +1244,10 @@ static const struct bad_setting bad_settings[] = {
     { "inner_scale=0", "inner_scale = 0" },
     { "inner_scale=-8", "inner_scale = -8" },
     { "one_sided=maybe", "one_sided is not a boolean" },
+    { "eps=-1e-12", "eps = -1e-12" },
+    { "eps=inf", "eps = inf" },
+    { "eps=nan", "eps = nan" },
+    { "eps=tiny", "eps is not a number" },
 };
 #define N_BAD ((int)(sizeof bad_settings / sizeof bad_settings[0]))
 
@@ -1197,7 +1324,9 @@ static Suite *losses_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_gp_gradient_finite_differences, 0, 2);
     tcase_add_test(tc, test_gp_fake_detached);
-    tcase_add_loop_test(tc, test_gp_zero_gradient_no_nan, 0, 2);
+    tcase_add_loop_test(tc, test_gp_zero_gradient, 0, 4);
+    tcase_add_loop_test(tc, test_gp_eps_linear_exact, 0, N_EPS);
+    tcase_add_loop_test(tc, test_gp_eps_nonzero_gradient, 0, 2);
     tcase_add_test(tc, test_gp_inner_scale);
     suite_add_tcase(s, tc);
 

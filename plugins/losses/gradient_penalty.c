@@ -7,23 +7,24 @@
 
 #include <ganctl/ganctl.h>
 
-/* The norm is sqrt(Σ g² + GP_NORM_EPS), not sqrt(Σ g²).
+/* The norm is sqrt(Σ g² + eps), not sqrt(Σ g²); eps is the setting "eps", 1e-12 unless
+ * set, and 0 gives the paper's plain norm.
  *
  * Why: d sqrt(s)/ds = 1/(2·sqrt(s)) is infinite at s = 0, and the chain rule multiplies
  * it by ds/dg = 2g = 0, so a sample whose gradient is exactly zero (a dead ReLU
  * critic, an FP16 gradient that underflowed, a critic with zero weights) turns the
- * whole penalty gradient into NaN. With the epsilon the factor is at most 1/(2·1e-6)
+ * whole penalty gradient into NaN. With eps = 1e-12 the factor is at most 1/(2·1e-6)
  * = 5e5, times 0: the sample contributes a zero gradient, which is also what PyTorch
  * gives — its vector-norm backward defines the derivative at a zero vector as 0 — and
  * what TensorFlow's tf.sqrt(tf.reduce_sum(tf.square(g))) in the original code does not
- * (NaN).
+ * (NaN). eps = 0 keeps that NaN, for reproducing the original code's failure.
  *
- * What it changes: the norm is at least 1e-6 (so a zero gradient is penalised as
- * (1e-6 − target)² instead of target²), and for a norm n it adds about 5e-13/n: below
- * FP32's resolution of n² once n ≳ 0.01, i.e. the value is bit-identical there. The sum
- * of squares is taken to FP32 before the epsilon is added, since FP16 would round 1e-12
- * to zero and bring the NaN back. */
-#define GP_NORM_EPS 1e-12f
+ * What it changes: the norm is at least sqrt(eps) (so a zero gradient is penalised as
+ * (sqrt(eps) − target)², (1e-6 − target)² by default, instead of target²), and for a
+ * norm n it adds about eps/(2n): with the default below FP32's resolution of n² once
+ * n ≳ 0.01, i.e. the value is bit-identical there. The sum of squares is taken to FP32
+ * before eps is added, since FP16 would round 1e-12 to zero and bring the NaN back. */
+#define GP_NORM_EPS 1e-12
 
 struct gan_loss {
     const struct gan_host *host;
@@ -31,6 +32,7 @@ struct gan_loss {
     float target;
     int one_sided;
     float inner_scale;
+    float eps;                    /* added to Σ g² under the norm's square root */
 };
 
 /* ------------------------------------------------------------------ settings */
@@ -52,12 +54,13 @@ static gan_status read_float(const struct gan_host *host, const char *key, doubl
 static gan_status gp_create(const struct gan_host *host, gan_loss **out)
 {
     *out = NULL;
-    double lambda, target, inner_scale;
+    double lambda, target, inner_scale, eps;
     int one_sided = 0;
     gan_status st;
     if ((st = read_float(host, "lambda", 10.0, &lambda)) != GAN_OK
         || (st = read_float(host, "target", 1.0, &target)) != GAN_OK
-        || (st = read_float(host, "inner_scale", 1.0, &inner_scale)) != GAN_OK)
+        || (st = read_float(host, "inner_scale", 1.0, &inner_scale)) != GAN_OK
+        || (st = read_float(host, "eps", GP_NORM_EPS, &eps)) != GAN_OK)
         return st;
     st = host->get_bool(host->ctx, "one_sided", &one_sided);
     if (st == GAN_ERR_NOT_FOUND)
@@ -77,6 +80,12 @@ static gan_status gp_create(const struct gan_host *host, gan_loss **out)
         return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: inner_scale = "
                           "%g; the scale of the inner gradient's seed must be a positive "
                           "finite number (1 = no scaling)", inner_scale);
+    /* At most 1e30, like the others, so that the FP32 copy stays finite. */
+    if (!isfinite(eps) || eps < 0.0 || eps > 1e30)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: eps = %g; the "
+                          "guard added under the norm's square root must be a finite number, "
+                          "0 or more (1e-12 keeps a zero gradient's derivative finite; 0 is "
+                          "the paper's plain norm, NaN there)", eps);
     gan_loss *l = calloc(1, sizeof *l);
     if (!l)
         return host->fail(host->ctx, GAN_ERR_NOMEM, "loss gradient-penalty: out of memory");
@@ -85,6 +94,7 @@ static gan_status gp_create(const struct gan_host *host, gan_loss **out)
     l->target = (float)target;
     l->one_sided = one_sided != 0;
     l->inner_scale = (float)inner_scale;
+    l->eps = (float)eps;
     *out = l;
     return GAN_OK;
 }
@@ -249,7 +259,8 @@ static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
     gan_tensor *sumsq = gan_sum(ctx, gan_square(ctx, g), 1, 0);          /* [B] */
     if (sumsq && gan_tensor_dtype(sumsq) != GAN_F32)
         sumsq = gan_cast(ctx, sumsq, GAN_F32);
-    gan_tensor *norm = gan_sqrt(ctx, gan_add_scalar(ctx, sumsq, GP_NORM_EPS));
+    /* eps = 0 adds nothing, so the op is left out: the paper's norm, op for op. */
+    gan_tensor *norm = gan_sqrt(ctx, l->eps > 0.0f ? gan_add_scalar(ctx, sumsq, l->eps) : sumsq);
     gan_tensor *dev = gan_add_scalar(ctx, norm, -l->target);
     /* One-sided: only norms above the target are penalised (max(0, ‖g‖ − target)²). */
     if (l->one_sided)
@@ -284,6 +295,9 @@ static const struct gan_setting_spec gp_settings[] = {
     { "inner_scale", GAN_SETTING_FLOAT, "1.0",
       "seed of the inner gradient, divided out before the norm, when the host gives none "
       "(ganctl gives penalty.inner_scale)" },
+    { "eps", GAN_SETTING_FLOAT, "1e-12",
+      "added to the sum of squares under the norm's square root, so that a zero gradient "
+      "has a finite derivative; 0 = the paper's plain norm, whose derivative there is NaN" },
     { NULL, 0, NULL, NULL },
 };
 
