@@ -182,12 +182,18 @@ gan_status gan_checkpoint_save(const char *path, const struct gan_checkpoint_net
         st = meta_u64(w, "rng.z_offset", state->z_offset, path, err);
     if (st == GAN_OK)
         st = meta_u64(w, "rng.loss_offset", state->loss_offset, path, err);
-    if (st == GAN_OK)
-        st = meta_u64(w, "data.block", state->data.block, path, err);
-    if (st == GAN_OK)
-        st = meta_u64(w, "data.shuffle_block", state->data.shuffle_block, path, err);
-    if (st == GAN_OK)
-        st = meta_u64(w, "data.cursor", state->data.cursor, path, err);
+    if (st == GAN_OK && state->has_image) {
+        st = meta_u64(w, "data.epoch", state->image.epoch, path, err);
+        if (st == GAN_OK)
+            st = meta_u64(w, "data.index", state->image.index, path, err);
+    } else {
+        if (st == GAN_OK)
+            st = meta_u64(w, "data.block", state->data.block, path, err);
+        if (st == GAN_OK)
+            st = meta_u64(w, "data.shuffle_block", state->data.shuffle_block, path, err);
+        if (st == GAN_OK)
+            st = meta_u64(w, "data.cursor", state->data.cursor, path, err);
+    }
     if (st == GAN_OK)
         st = meta(w, "elapsed_s", elapsed, path, err);
     if (st == GAN_OK)
@@ -468,12 +474,21 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
         st = meta_get_u64(f, "rng.z_offset", &state->z_offset, path, err);
     if (st == GAN_OK)
         st = meta_get_u64(f, "rng.loss_offset", &state->loss_offset, path, err);
-    if (st == GAN_OK)
-        st = meta_get_u64(f, "data.block", &state->data.block, path, err);
-    if (st == GAN_OK)
-        st = meta_get_u64(f, "data.shuffle_block", &state->data.shuffle_block, path, err);
-    if (st == GAN_OK)
-        st = meta_get_u64(f, "data.cursor", &state->data.cursor, path, err);
+    /* An image run's file holds the image sampler's position, a toy run's the toy
+     * sampler's; which one is for the trainer to check against its data. */
+    state->has_image = gan_st_metadata_get(f, "data.epoch") != NULL;
+    if (st == GAN_OK && state->has_image) {
+        st = meta_get_u64(f, "data.epoch", &state->image.epoch, path, err);
+        if (st == GAN_OK)
+            st = meta_get_u64(f, "data.index", &state->image.index, path, err);
+    } else {
+        if (st == GAN_OK)
+            st = meta_get_u64(f, "data.block", &state->data.block, path, err);
+        if (st == GAN_OK)
+            st = meta_get_u64(f, "data.shuffle_block", &state->data.shuffle_block, path, err);
+        if (st == GAN_OK)
+            st = meta_get_u64(f, "data.cursor", &state->data.cursor, path, err);
+    }
     if (st == GAN_OK) {
         const char *text = gan_st_metadata_get(f, "elapsed_s");
         char *end = NULL;

@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "net.h"
+#include "image_data.h"
 #include "optimizer.h"
 #include "toy_data.h"
 
@@ -23,7 +24,9 @@
  *   optimizer.NET.step                   Adam steps taken by NET
  *   rng.seed, rng.z_offset, rng.loss_offset   the Philox seed and the next unused
  *                                        block of the z and loss-term streams
- *   data.block, data.shuffle_block, data.cursor   the real-data sampler's position
+ *   data.block, data.shuffle_block, data.cursor   the toy sampler's position, or
+ *   data.epoch, data.index               an image sampler's (image_data.h): one pair or
+ *                                        the other, as the run's data is toy or images
  *   elapsed_s                            training time so far, over every session
  *   config                               the run's configuration as a libconfig file
  * and, for each network saved with its loss scaling (scaler.h's suggested layout):
@@ -62,7 +65,11 @@ struct gan_checkpoint_state {
     int64_t iteration;
     uint64_t seed;
     uint64_t z_offset, loss_offset;
-    struct gan_toy_state data;
+    struct gan_toy_state data;    /* a toy run's sampler (has_image 0) */
+    /* An image run's sampler: written instead of `data` when has_image is set; a load
+     * sets has_image when the file holds data.epoch, and fills `data` otherwise. */
+    int has_image;
+    struct gan_image_position image;
     double elapsed_s;
     const char *config_text;      /* save: borrowed; from load: see gan_checkpoint_load */
 };
