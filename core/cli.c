@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "configuration.h"
 #include "error.h"
+#include "classifier_cmd.h"
 #include "grads_cmd.h"
 #include "log.h"
 #include "plugin_loader.h"
@@ -65,6 +66,9 @@ static void usage(FILE *out)
           "  grads --checkpoint FILE --batch FILE --out FILE\n"
           "                         write one step's gradients and losses on a given batch\n"
           "                         (ganctl grads --help)\n"
+          "  classifier [--out FILE] [--data DIR] [--seed N] [--epochs N]\n"
+          "                         train and save the image metrics' Fashion-MNIST\n"
+          "                         classifier (ganctl classifier --help)\n"
           "\n"
           "Settings (highest precedence first: these options, --config, $GANCTL_CONFIG,\n"
           "the installed ganctl.conf; a resumed run starts from its saved settings):\n"
@@ -623,6 +627,8 @@ int gan_cli_main(int argc, char **argv)
     /* A command word comes first; everything else is an option of training's. */
     if (argc > 1 && strcmp(argv[1], "grads") == 0)
         return grads_command(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "classifier") == 0)
+        return gan_classifier_command(argc - 1, argv + 1);
     struct cli c;
     memset(&c, 0, sizeof c);
     int rc = parse_options(&c, argc, argv);
