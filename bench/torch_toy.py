@@ -89,6 +89,10 @@ def parse_args(argv):
                    help="OPENBLAS_CORETYPE to load OpenBLAS with (e.g. SkylakeX); default: "
                         "the environment's, else chosen from the CPU's features as "
                         "ganctl's cpu backend chooses it")
+    p.add_argument("--device", default="cpu",
+                   help="the torch device that trains and is timed, e.g. cpu, cuda, cuda:1 "
+                        "(cpu); on a GPU each timed span ends with torch.cuda.synchronize, "
+                        "the evaluation copies its samples back to the host")
     p.add_argument("--adam-foreach", default="auto", choices=["auto", "on", "off"],
                    help="torch.optim.Adam's foreach implementation (auto: torch's choice)")
     p.add_argument("--eval-at", default="",
@@ -504,8 +508,10 @@ class Trainer:
     def __init__(self, torch, np, a):
         self.torch, self.np, self.a = torch, np, a
         torch.manual_seed(a.seed)
-        self.G = make_mlp(torch, a.z_dim, a.g_width, a.g_depth, 2, a)
-        self.D = make_mlp(torch, 2, a.d_width, a.d_depth, 1, a)
+        self.dev = torch.device(a.device)
+        # Initialised on the host from the same seed whatever the device, then moved.
+        self.G = make_mlp(torch, a.z_dim, a.g_width, a.g_depth, 2, a).to(self.dev)
+        self.D = make_mlp(torch, 2, a.d_width, a.d_depth, 1, a).to(self.dev)
         kw = {}
         if a.adam_foreach != "auto":
             kw["foreach"] = a.adam_foreach == "on"
@@ -520,7 +526,7 @@ class Trainer:
         self.eval_real = held_out.sample(EVAL_SAMPLES)
         self.floor_real = (held_out.sample(EVAL_SAMPLES), held_out.sample(EVAL_SAMPLES))
         gen = torch.Generator().manual_seed(a.seed + 0x5EED)
-        self.eval_z = torch.randn(EVAL_SAMPLES, a.z_dim, generator=gen)
+        self.eval_z = torch.randn(EVAL_SAMPLES, a.z_dim, generator=gen).to(self.dev)
         self.last = {}
 
     def set_lr(self, iteration):
@@ -532,9 +538,9 @@ class Trainer:
 
     def critic_step(self):
         torch, a = self.torch, self.a
-        real = torch.from_numpy(self.data.batch_())
-        z = torch.randn(a.batch, a.z_dim)
-        alpha = torch.rand(a.batch, 1)
+        real = torch.from_numpy(self.data.batch_()).to(self.dev)
+        z = torch.randn(a.batch, a.z_dim, device=self.dev)
+        alpha = torch.rand(a.batch, 1, device=self.dev)
         out = critic_objective(torch, self.G, self.D, real, z, alpha, a)
         self.optD.zero_grad(set_to_none=True)
         out["critic_loss"].backward()
@@ -545,7 +551,8 @@ class Trainer:
 
     def generator_step(self):
         torch, a = self.torch, self.a
-        loss = generator_objective(torch, self.G, self.D, torch.randn(a.batch, a.z_dim))
+        loss = generator_objective(torch, self.G, self.D,
+                                   torch.randn(a.batch, a.z_dim, device=self.dev))
         self.optG.zero_grad(set_to_none=True)
         loss.backward()
         if a.clip_norm > 0:
@@ -562,7 +569,7 @@ class Trainer:
 
     def samples(self):
         with self.torch.no_grad():
-            return self.G(self.eval_z).numpy()
+            return self.G(self.eval_z).cpu().numpy()
 
     def losses_text(self):
         parts = []
@@ -688,13 +695,27 @@ def main(argv):
         print("# no OpenBLAS in the process: torch's GEMM is not OpenBLAS's here, "
               "so the kernel cannot be matched to ganctl's")
     print("# toy %s, batch %d, z %d, G %d x %d, D %d x %d, %s, init %s, lambda %g, "
-          "lr G %g D %g, betas (%g, %g), eps %g, decay %s, n_critic %d, seed %d, %d threads"
+          "lr G %g D %g, betas (%g, %g), eps %g, decay %s, n_critic %d, seed %d, %d threads, "
+          "device %s"
           % (a.data, a.batch, a.z_dim, a.g_depth, a.g_width, a.d_depth, a.d_width,
              a.activation, a.init, a.lam, a.g_lr, a.d_lr, a.beta1, a.beta2, a.eps,
-             a.lr_decay, a.n_critic, a.seed, a.threads))
+             a.lr_decay, a.n_critic, a.seed, a.threads, a.device))
     sys.stdout.flush()
 
-    t_start = time.perf_counter()
+    def clock():
+        # A GPU runs kernels asynchronously: the clock counts only finished work.
+        if tr_dev.type == "cuda":
+            torch.cuda.synchronize(tr_dev)
+        return time.perf_counter()
+
+    try:
+        tr_dev = torch.device(a.device)
+        if tr_dev.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError("torch.cuda.is_available() is false")
+    except RuntimeError as e:
+        print("torch_toy.py: --device %s cannot be used: %s" % (a.device, e), file=sys.stderr)
+        return 3
+    t_start = clock()
     tr = Trainer(torch, np, a)
     quality = None if a.no_eval else Quality(a.data, np)
     results = {}
@@ -707,21 +728,21 @@ def main(argv):
     evals = set(a.eval_at) | {a.iterations}
     for it in range(a.iterations):
         if it == a.warmup:
-            t0 = time.perf_counter()
+            t0 = clock()
         tr.iteration(it)
         done = it + 1
         if quality and done in evals:
             if t0 is not None:
-                timed += time.perf_counter() - t0
+                timed += clock() - t0
             q = quality(tr.samples(), tr.eval_real)
             results[done] = q
             print("iteration %d: %s; %s" % (done, quality_text(q), tr.losses_text()))
             sys.stdout.flush()
             if t0 is not None:
-                t0 = time.perf_counter()
+                t0 = clock()
     if t0 is not None and not (quality and a.iterations in evals):
-        timed += time.perf_counter() - t0
-    wall = time.perf_counter() - t_start
+        timed += clock() - t0
+    wall = clock() - t_start
     n_timed = a.iterations - a.warmup
     rate = n_timed / timed if timed > 0 else float("nan")
     print("timed: %d iterations (after %d of warm-up) in %.3f s: %.3f it/s; whole run %.2f s"
@@ -730,6 +751,8 @@ def main(argv):
     if a.summary:
         kv = {
             "torch_version": torch.__version__,
+            "device": a.device if tr_dev.type != "cuda" else
+                      "%s (%s)" % (a.device, torch.cuda.get_device_name(tr_dev)),
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", ""),
             "openblas_kernels": ",".join(sorted({c for _, _, c in blas})) or "none",
             "threads": a.threads,
