@@ -76,7 +76,8 @@ static void usage(FILE *out)
           "      --precision MODE   fp32, fp16 or bf16 (sets precision.mode)\n"
           "      --scaler NAME      the loss scaler, scaler-NAME.so (sets scaler.name); one\n"
           "                         other than none implies --precision fp16 unless given\n"
-          "      --debug-level N    1: per-tensor gradient statistics (sets run.debug_level)\n"
+          "      --debug-level N    1: per-tensor gradient statistics; 2: also true underflow\n"
+          "                         against an FP32 shadow backward (sets run.debug_level)\n"
           "  -s, --set KEY=VALUE    set one setting, e.g. --set run.iterations=500; repeatable\n"
           "  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
           "      --plugin-dir DIR   look for plugins in DIR before $GANCTL_PLUGIN_PATH and\n"
@@ -586,6 +587,25 @@ static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
 
 /* ------------------------------------------------------------------ grads */
 
+static void print_line(void *arg, const char *text)
+{
+    fprintf(arg, "%s\n", text);
+}
+
+/* --debug-level 2: each network's comparison with its FP32 shadow, every row. */
+static void print_probes(const struct gan_grads_args *args, const struct gan_grads_report *r)
+{
+    if (args->debug_level < 2)
+        return;
+    if (!r->probe[0] && !r->probe[1]) {
+        printf("debug level 2: the checkpoint's run computes in FP32; there is no 16-bit backward to compare\n");
+        return;
+    }
+    printf("true underflow (values zero in the 16-bit backward but not in its FP32 shadow):\n");
+    for (int i = 1; i >= 0; i--)
+        gan_probe_report(r->probe[i], i ? "critic" : "generator", SIZE_MAX, print_line, stdout);
+}
+
 /* `ganctl grads ...`: argv[0] is "grads". The result line goes to stdout. */
 static int grads_command(int argc, char **argv)
 {
@@ -596,6 +616,7 @@ static int grads_command(int argc, char **argv)
     struct gan_grads_args args;
     gan_loader *loader = NULL;
     struct gan_grads_report r;
+    memset(&r, 0, sizeof r);
     int rc = 0;
     if (gan_grads_parse_args(argc, argv, &args, &err) != GAN_OK) {
         rc = fail_line(&err);
@@ -613,7 +634,9 @@ static int grads_command(int argc, char **argv)
                args.out, r.critic_tensors, r.generator_tensors, r.values.count,
                (long long)r.iteration, (long long)r.batch_size, cl ? cl->value : NAN,
                gl ? gl->value : NAN);
+        print_probes(&args, &r);
     }
+    gan_grads_report_free(&r);
     fflush(stdout);
     gan_loader_free(loader);
     gan_grads_args_free(&args);

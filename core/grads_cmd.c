@@ -44,6 +44,8 @@ static const char usage_text[] =
     "      --backend NAME     compute on another backend than the run's\n"
     "  -s, --set KEY=VALUE    change a backend.* setting or log.level; repeatable\n"
     "      --plugin-dir DIR   look for plugins in DIR first; repeatable\n"
+    "      --debug-level N    2: also compare each backward with an FP32 shadow of it\n"
+    "                         and print each parameter's and op's true underflow\n"
     "  -h, --help             show this help and exit\n"
     "\n"
     "The run's configuration comes from the checkpoint. See GRADIENT DUMP in ganctl(1).\n";
@@ -102,7 +104,8 @@ gan_status gan_grads_parse_args(int argc, char **argv, struct gan_grads_args *ar
             const char *name;
             char letter;
         } opts[] = { { "checkpoint", 'C' }, { "batch", 'b' }, { "out", 'o' },
-                     { "backend", 0 }, { "set", 's' }, { "plugin-dir", 0 } };
+                     { "backend", 0 }, { "set", 's' }, { "plugin-dir", 0 },
+                     { "debug-level", 0 } };
         size_t k;
         for (k = 0, r = 0; k < sizeof opts / sizeof opts[0]; k++)
             if ((r = option_value(argc, argv, &i, opts[k].name, opts[k].letter, &v)) != 0)
@@ -121,7 +124,13 @@ gan_status gan_grads_parse_args(int argc, char **argv, struct gan_grads_args *ar
         case 2: args->out = v; break;
         case 3: args->settings[args->setting_count++].backend = v; break;
         case 4: args->settings[args->setting_count++].assignment = v; break;
-        default: args->plugin_dirs[args->plugin_dir_count++] = v; break;
+        case 5: args->plugin_dirs[args->plugin_dir_count++] = v; break;
+        default:
+            if (!((v[0] >= '0' && v[0] <= '2') && v[1] == '\0'))
+                return gan_error_set(err, GAN_ERR_CONFIG,
+                                     "grads: --debug-level must be 0, 1 or 2, got \"%s\"", v);
+            args->debug_level = v[0] - '0';
+            break;
         }
     }
     if (args->help)
@@ -194,6 +203,14 @@ struct gan_grads {
     struct scaler_inst scaler[2];
     struct loss_inst loss[MAX_TERMS];
     size_t n_loss;
+
+    /* Debug level 2: each network's FP32 shadow comparison, and the inputs of the
+     * evaluation in progress, for the shadow to build its objectives again. */
+    gan_probe *probe[2];
+    struct {
+        gan_tensor *real, *fake, *z, *alpha;
+        int net;
+    } shadow;
 };
 
 gan_ctx *gan_grads_ctx(const gan_grads *g)
@@ -246,10 +263,35 @@ const char *gan_grads_precision(const gan_grads *g)
     return g->level == GAN_PRECISION_O1 ? "bf16 O1" : "bf16 O2";
 }
 
+gan_status gan_grads_set_debug_level(gan_grads *g, int level, struct gan_error *err)
+{
+    if (level < 2 || g->precision == GAN_F32)
+        return GAN_OK;
+    for (int i = 0; i < 2; i++)
+        if (!g->probe[i] && gan_probe_new(&g->probe[i]) != GAN_OK)
+            return gan_error_set(err, GAN_ERR_NOMEM, "out of memory for --debug-level 2");
+    return GAN_OK;
+}
+
+const gan_probe *gan_grads_probe(const gan_grads *g, enum gan_model_role role)
+{
+    return role == GAN_MODEL_GENERATOR ? g->probe[0] : role == GAN_MODEL_CRITIC ? g->probe[1] : NULL;
+}
+
+void gan_grads_report_free(struct gan_grads_report *report)
+{
+    for (int i = 0; i < 2; i++) {
+        gan_probe_free(report->probe[i]);
+        report->probe[i] = NULL;
+    }
+}
+
 void gan_grads_free(gan_grads *g)
 {
     if (!g)
         return;
+    for (int i = 0; i < 2; i++)
+        gan_probe_free(g->probe[i]);
     for (size_t i = 0; i < g->n_loss; i++)
         if (g->loss[i].loss && g->loss[i].module->loss.destroy)
             g->loss[i].module->loss.destroy(g->loss[i].loss);
@@ -842,6 +884,31 @@ static int reported(const struct sink *s, const char *name)
     return 0;
 }
 
+/* Debug level 2: network g->shadow.net's objective again in FP32 (gan_probe_shadow sets
+ * the precision), on the evaluation's batch: the critic's on the same real and G(z)
+ * batches (G(z) is not differentiated there; a 16-bit one is widened, exactly) and α,
+ * the generator's through G of the same z; the loss stream read from the checkpoint's
+ * position, as the evaluation's objectives read it. */
+static gan_tensor *shadow_objective(void *arg, gan_ctx *ctx)
+{
+    gan_grads *g = arg;
+    uint64_t offset = g->loss_offset;
+    struct sink sink = { .count = 0 };
+    if (g->shadow.net == 1) {
+        gan_tensor *fake = g->shadow.fake;
+        if (fake && gan_tensor_dtype(fake) != GAN_F32) {
+            gan_ctx_no_grad_push(ctx);
+            fake = gan_cast(ctx, fake, GAN_F32);
+            gan_ctx_no_grad_pop(ctx);
+        }
+        return fake ? objective(g, GAN_LOSS_CRITIC, g->shadow.real, fake, g->shadow.alpha, &offset,
+                                &sink)
+                    : NULL;
+    }
+    gan_tensor *fake = net_forward(g, 0, ctx, g->shadow.z);
+    return fake ? objective(g, GAN_LOSS_GENERATOR, NULL, fake, NULL, &offset, &sink) : NULL;
+}
+
 /* The gradient of `loss` with respect to network i's parameters, into its arena, as a
  * training step forms it: the backward of s·loss (s the network's loss scale; 1 when it
  * trains in FP32 with no scaler), then each parameter's gradient times 1/s in FP32 by the
@@ -861,6 +928,10 @@ static gan_status scaled_gradient(gan_grads *g, int i, gan_tensor *loss)
         return gan_ctx_fail(ctx, GAN_ERR_NOMEM, "out of memory for the %s's gradients", net_names[i]);
     gan_status st = seed ? gan_grad(ctx, 1, &loss, &seed, (int)count, gan_net_tensors(net), grads, 0)
                          : gan_ctx_status(ctx);
+    if (st == GAN_OK && g->probe[i]) {
+        g->shadow.net = i;
+        st = gan_probe_shadow(g->probe[i], net, g->scale[i], grads, shadow_objective, g);
+    }
     const struct gan_backend_ops *ops = gan_ctx_backend_ops(ctx);
     float inv = (float)(1.0 / g->scale[i]);
     for (size_t p = 0; st == GAN_OK && p < count; p++) {
@@ -893,6 +964,9 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
     gan_tensor *alpha = gan_tensor_from_host(ctx, GAN_F32, 2, adims, b->alpha);
     if (!real || !z || !alpha)
         return ctx_fail(g, err, "copying the batch to the backend");
+    g->shadow.real = real;
+    g->shadow.z = z;
+    g->shadow.alpha = alpha;
 
     /* The critic step: G(z) is not differentiated (the trainer computes it without
      * recording), so the critic's objective reaches the critic's parameters only. The
@@ -903,6 +977,7 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
     gan_ctx_no_grad_push(ctx);
     gan_tensor *fake = net_forward(g, 0, ctx, z);
     gan_ctx_no_grad_pop(ctx);
+    g->shadow.fake = fake;
     gan_tensor *critic_loss = fake ? objective(g, GAN_LOSS_CRITIC, real, fake, alpha, &offset, &cs)
                                    : NULL;
     if (!critic_loss)
@@ -1064,10 +1139,18 @@ gan_status gan_grads_run(const struct gan_grads_args *args, const gan_loader *lo
     gan_log_write(log, GAN_LOG_DEBUG, "grads: %s at iteration %lld on %s", g->checkpoint,
                   (long long)g->iteration, gan_grads_backend_description(g));
     struct gan_grads_batch batch;
-    st = gan_grads_read_batch(g, args->batch, &batch, err);
+    memset(&batch, 0, sizeof batch);
+    st = gan_grads_set_debug_level(g, args->debug_level, err);
+    if (st == GAN_OK)
+        st = gan_grads_read_batch(g, args->batch, &batch, err);
     if (st == GAN_OK)
         st = gan_grads_dump(g, &batch, args->batch, args->out, report, err);
     gan_grads_batch_free(&batch);
+    /* The comparisons outlive the instance: the report takes them. */
+    for (int i = 0; st == GAN_OK && i < 2; i++) {
+        report->probe[i] = g->probe[i];
+        g->probe[i] = NULL;
+    }
     gan_grads_free(g);
     return st;
 }

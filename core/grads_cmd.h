@@ -10,6 +10,7 @@
 #include "error.h"
 #include "log.h"
 #include "plugin_loader.h"
+#include "underflow_probe.h"
 
 /* What the dump is for: checking ganctl's numbers against another implementation, and
  * looking at one bad step. Everything is computed as a training step computes it —
@@ -68,6 +69,10 @@ struct gan_grads_args {
     size_t plugin_dir_count;
     struct gan_grads_setting *settings;
     size_t setting_count;
+    /* --debug-level N (0 to 2): 2 compares each backward with an FP32 shadow of it
+     * (underflow_probe.h) and returns the comparisons in the report; 0 and 1 add nothing
+     * (the dump itself holds every gradient). */
+    int debug_level;
 };
 
 /* Reads the options that follow "grads" (argv[0] is "grads" itself). --checkpoint,
@@ -109,6 +114,14 @@ const char *gan_grads_backend_description(const gan_grads *g);
  * as "fp32", "fp16 O1", "fp16 O2", "bf16 O1" or "bf16 O2". */
 double gan_grads_scale(const gan_grads *g, enum gan_model_role role);
 const char *gan_grads_precision(const gan_grads *g);
+
+/* Debug level 2 in 16-bit precision: from now on each backward of an evaluation that
+ * asks for gradients is followed by its FP32 shadow on the same batch, z and α, seeded
+ * with the same loss scale, and compared with it (gan_grads_probe). A run in FP32 has
+ * no 16-bit backward: then, and below level 2, nothing is compared. GAN_ERR_NOMEM. */
+gan_status gan_grads_set_debug_level(gan_grads *g, int level, struct gan_error *err);
+/* The last comparison of a network's backward; NULL when none is made. */
+const gan_probe *gan_grads_probe(const gan_grads *g, enum gan_model_role role);
 
 /* A batch on the host: `size` samples, real size × D, z size × Z, alpha size values. */
 struct gan_grads_batch {
@@ -152,7 +165,13 @@ struct gan_grads_report {
     int64_t batch_size;
     size_t critic_tensors, generator_tensors;
     struct gan_grads_values values;
+    /* gan_grads_run at --debug-level 2: each network's comparison ([0] the generator's,
+     * [1] the critic's), owned by the report (gan_grads_report_free); NULL otherwise,
+     * and when the run computes in FP32. */
+    gan_probe *probe[2];
 };
+/* Frees what the report owns. */
+void gan_grads_report_free(struct gan_grads_report *report);
 
 /* Evaluates with both gradients and writes the output file (format above). `batch_path`
  * is recorded in the metadata only. Refuses to write over the checkpoint. */

@@ -13,6 +13,7 @@
 #include "optimizer.h"
 #include "tensor_internal.h"
 #include "toy_data.h"
+#include "underflow_probe.h"
 #include "toy_plot.h"
 #include "trainer.h"
 
@@ -325,6 +326,19 @@ struct gan_trainer {
     int inner_outer_scale;        /* penalty.inner_scale = "outer" */
     double inner_scale;           /* ... else this number */
     long long debug_level;
+    /* Debug level 2 in 16-bit precision: each network's FP32 shadow of its last backward
+     * before a metrics row (underflow_probe.h), and what that step's objective was built
+     * from, for the shadow to build it again: the real and fake batches (critic), z
+     * (generator), the loss stream's offset before the step. */
+    gan_probe *probe[2];
+    struct {
+        int due;                  /* this step is the last before a row: compare it */
+        int running;              /* the shadow's objective is being built */
+        int net;
+        gan_tensor *real, *fake, *z;
+        uint64_t loss_offset;
+    } shadow;
+    gan_metrics_csv *underflow_csv;   /* grad_underflow.csv */
     enum gan_toy_kind kind;
     const char *data_name;
 
@@ -656,7 +670,8 @@ static void on_inner_grad(void *arg, const char *name, gan_tensor *wrt, gan_tens
                           double seed)
 {
     gan_trainer *t = arg;
-    if (!grad || t->n_inner == MAX_INNER || !(seed > 0.0))
+    /* The shadow's inner gradient is FP32 and no scaler's business. */
+    if (!grad || t->n_inner == MAX_INNER || !(seed > 0.0) || t->shadow.running)
         return;
     gan_tensor *g16 = wrt ? gan_tensor_grad16(wrt) : NULL;
     gan_tensor *x = g16 && gan_tensor_numel(g16) == gan_tensor_numel(grad) ? g16 : grad;
@@ -834,6 +849,106 @@ static gan_status scaled_backward(gan_trainer *t, int i, gan_tensor *loss, doubl
     return GAN_OK;
 }
 
+/* ------------------------------------------------------------------ debug level 2 */
+
+/* What the step's objective is built from, for its FP32 shadow; the loss stream's offset
+ * is read before the objective advances it. */
+static void shadow_inputs(gan_trainer *t, gan_tensor *real, gan_tensor *fake, gan_tensor *z)
+{
+    t->shadow.real = real;
+    t->shadow.fake = fake;
+    t->shadow.z = z;
+    t->shadow.loss_offset = t->loss_offset;
+}
+
+/* The objective of network t->shadow.net again, with the precision set to FP32 (by
+ * gan_probe_shadow), on the step's inputs. The critic's: the same real batch and the
+ * same fake one (the critic step does not differentiate the generator, so G(z) is an
+ * input like the data; a 16-bit one is widened, exactly). The generator's: G of the
+ * same z, since its forward is part of what is differentiated. The loss terms read the
+ * stream from a copy of the step's offset, so they draw the same α and advance nothing. */
+static gan_tensor *shadow_objective(void *arg, gan_ctx *ctx)
+{
+    gan_trainer *t = arg;
+    uint64_t offset = t->shadow.loss_offset;
+    struct sink sink = { .count = 0 };
+    gan_tensor *loss = NULL;
+    size_t n_inner = t->n_inner;
+    t->shadow.running = 1;
+    if (t->shadow.net == 1) {
+        gan_tensor *fake = t->shadow.fake;
+        if (fake && gan_tensor_dtype(fake) != GAN_F32) {
+            gan_ctx_no_grad_push(ctx);
+            fake = gan_cast(ctx, fake, GAN_F32);
+            gan_ctx_no_grad_pop(ctx);
+        }
+        if (fake && t->shadow.real)
+            loss = objective(t, GAN_LOSS_CRITIC, t->shadow.real, fake, &offset, &sink);
+    } else {
+        gan_tensor *fake = net_forward(t, 0, ctx, t->shadow.z);
+        if (fake)
+            loss = objective(t, GAN_LOSS_GENERATOR, NULL, fake, &offset, &sink);
+    }
+    t->shadow.running = 0;
+    t->n_inner = n_inner;
+    return loss;
+}
+
+/* Network i's FP32 shadow of the backward scaled_backward just ran, compared with it. */
+static gan_status shadow_compare(gan_trainer *t, int i)
+{
+    t->shadow.net = i;
+    return gan_probe_shadow(t->probe[i], t->net[i], t->scaling[i].scale_used, t->scaling[i].grads,
+                            shadow_objective, t);
+}
+
+static void log_line(void *arg, const char *text)
+{
+    gan_trainer *t = arg;
+    gan_log_write(t->log, GAN_LOG_INFO, "%s", text);
+}
+
+/* Debug level 2's output at a metrics row: each network's comparison as
+ * grad_underflow.csv rows and, the worst few ops only, as a table in the log. */
+static gan_status write_underflow(gan_trainer *t, struct gan_error *err)
+{
+    gan_log_write(t->log, GAN_LOG_INFO,
+                  "true underflow at iteration %lld (each network's last step: values zero in 16 bit but not in its FP32 shadow):",
+                  (long long)t->iteration);
+    for (int i = 1; i >= 0; i--) {
+        gan_probe_report(t->probe[i], net_names[i], 5, log_line, t);
+        gan_status st = gan_probe_write_csv(t->probe[i], t->underflow_csv, t->iteration,
+                                            net_names[i], err);
+        if (st != GAN_OK)
+            return st;
+    }
+    return GAN_OK;
+}
+
+/* At debug level 2 in 16-bit precision: the probes and grad_underflow.csv (new, or
+ * continued by a resumed run that had it). Level 2 in FP32 has nothing to compare. */
+static gan_status set_up_probes(gan_trainer *t, int64_t resume_after, struct gan_error *err)
+{
+    if (t->debug_level < 2)
+        return GAN_OK;
+    if (t->precision == GAN_F32) {
+        gan_log_write(t->log, GAN_LOG_INFO,
+                      "run.debug_level 2 compares 16-bit backward passes with FP32 ones; this run computes in FP32, so it shows level 1's statistics only");
+        return GAN_OK;
+    }
+    for (int i = 0; i < 2; i++)
+        if (gan_probe_new(&t->probe[i]) != GAN_OK)
+            return nomem(err);
+    char *path = gan_run_path(t->run_dir, GAN_RUN_GRAD_UNDERFLOW);
+    if (!path)
+        return nomem(err);
+    gan_status st = gan_metrics_csv_open(path, gan_probe_csv_columns, GAN_PROBE_CSV_COLUMNS,
+                                         resume_after >= 0 && access(path, F_OK) == 0 ? resume_after : -1,
+                                         &t->underflow_csv, err);
+    free(path);
+    return st;
+}
+
 static const char *overflow_word(enum gan_scaler_overflow o)
 {
     return o == GAN_SCALER_GRADIENT_OVERFLOW ? "gradient overflow"
@@ -877,6 +992,12 @@ static gan_status scaled_update(gan_trainer *t, int i, gan_tensor *loss, double 
             e->name = sg->inner_names[k];
             sg->n_entries++;
         }
+    if (t->shadow.due && t->probe[i]) {
+        gan_probe_clear(t->probe[i]);
+        if (backward && shadow_compare(t, i) != GAN_OK)
+            return ctx_fail(t, err, i ? "the critic's FP32 shadow (run.debug_level 2)"
+                                      : "the generator's FP32 shadow (run.debug_level 2)");
+    }
     in.tensors = sg->n_entries ? sg->entries : NULL;
     in.tensor_count = sg->n_entries;
     struct gan_scaler_decision d;
@@ -933,6 +1054,7 @@ static gan_status critic_step(gan_trainer *t, struct gan_error *err)
     gan_tensor *fake = net_forward(t, 0, ctx, z);
     gan_ctx_no_grad_pop(ctx);
     sg->scale_used = t->outer_scale = sg->inst.module->scaler.scale(sg->inst.sc);
+    shadow_inputs(t, real, fake, NULL);
     struct sink sink = { .count = 0 };
     gan_tensor *loss = real && fake ? objective(t, GAN_LOSS_CRITIC, real, fake, &t->loss_offset, &sink)
                                     : NULL;
@@ -956,6 +1078,7 @@ static gan_status generator_step(gan_trainer *t, struct gan_error *err)
     gan_tensor *z = draw_z(t, t->batch, &t->z_offset);
     gan_tensor *fake = net_forward(t, 0, ctx, z);
     sg->scale_used = t->outer_scale = sg->inst.module->scaler.scale(sg->inst.sc);
+    shadow_inputs(t, NULL, NULL, z);
     struct sink sink = { .count = 0 };
     gan_tensor *loss = fake ? objective(t, GAN_LOSS_GENERATOR, NULL, fake, &t->loss_offset, &sink)
                             : NULL;
@@ -1098,6 +1221,8 @@ static gan_status make_columns(gan_trainer *t, struct gan_error *err)
     for (int i = 1; i >= 0; i--)
         for (int k = 0; k < 4; k++)
             names[n++] = scaling_columns[i][k];
+    names[n++] = "critic_true_underflow";
+    names[n++] = "generator_true_underflow";
     if (t->modes.count) {
         names[n++] = "modes_covered";
         names[n++] = "high_quality_pct";
@@ -1342,6 +1467,11 @@ static gan_status write_row(gan_trainer *t, struct gan_error *err)
         cells[n++] = ran ? cell_text(overflow_cell(sg->overflows)) : cell_int(0, 0);
         cells[n++] = cell_float(ran, sg->underflow_frac);
     }
+    /* Debug level 2: filled where a network's last step was compared with its shadow. */
+    for (int i = 1; i >= 0; i--) {
+        double frac = gan_probe_param_fraction(t->probe[i]);
+        cells[n++] = cell_float(!isnan(frac), frac);
+    }
     if (t->modes.count) {
         cells[n++] = cell_int(evaluated, t->quality.modes_covered);
         cells[n++] = cell_float(evaluated, t->quality.high_quality_pct);
@@ -1350,6 +1480,11 @@ static gan_status write_row(gan_trainer *t, struct gan_error *err)
     gan_status st = gan_metrics_csv_row(t->metrics, cells, n, err);
     if (st == GAN_OK && t->grad_csv)
         st = write_grad_stats(t, err);
+    if (st == GAN_OK && t->underflow_csv)
+        st = write_underflow(t, err);
+    for (int i = 0; i < 2; i++)
+        if (t->probe[i])
+            gan_probe_clear(t->probe[i]);
     for (int i = 0; i < 2; i++)
         t->scaling[i].overflows = 0;
     return st;
@@ -1588,7 +1723,7 @@ static gan_status set_up_run_dir(gan_trainer *t, const char *resume_dir, struct 
                               resume_after >= 0 && access(path, F_OK) == 0 ? resume_after : -1,
                               &t->grad_csv, err);
     free(path);
-    return st;
+    return st == GAN_OK ? set_up_probes(t, resume_after, err) : st;
 }
 
 gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **out,
@@ -1680,6 +1815,9 @@ void gan_trainer_free(gan_trainer *t)
         return;
     gan_metrics_csv_close(t->metrics, NULL);
     gan_metrics_csv_close(t->grad_csv, NULL);
+    gan_metrics_csv_close(t->underflow_csv, NULL);
+    for (int i = 0; i < 2; i++)
+        gan_probe_free(t->probe[i]);
     for (int i = 0; i < 2; i++) {
         struct scaler_inst *si = &t->scaling[i].inst;
         if (si->sc && si->module->scaler.destroy)
@@ -1724,6 +1862,14 @@ void gan_trainer_free(gan_trainer *t)
 static int due(int64_t iteration, int64_t every)
 {
     return every > 0 && iteration % every == 0;
+}
+
+/* Whether completing iteration `it` writes a metrics row: a logged, evaluated or
+ * pictured iteration, and the last. */
+static int row_at(const gan_trainer *t, int64_t it)
+{
+    return due(it, t->log_every) || due(it, t->eval_every) || due(it, t->image_every) ||
+           it == t->iterations;
 }
 
 static void report_progress(gan_trainer *t, int final)
@@ -1787,11 +1933,17 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
                 ? 1.0 - (double)t->iteration / (double)t->iterations : 1.0);
         /* gan_toy.py: the generator first (not on the very first iteration), then
          * n_critic critic steps, each on a fresh real batch. */
+        /* Debug level 2 compares each network's last step before a metrics row. */
+        int probe = t->probe[0] && row_at(t, t->iteration + 1);
+        t->shadow.due = probe;
         if (t->iteration > 0 && (st = generator_step(t, err)) != GAN_OK)
             return st;
-        for (int64_t c = 0; c < t->n_critic; c++)
+        for (int64_t c = 0; c < t->n_critic; c++) {
+            t->shadow.due = probe && c == t->n_critic - 1;
             if ((st = critic_step(t, err)) != GAN_OK)
                 return st;
+        }
+        t->shadow.due = 0;
         t->iteration++;
         int final = t->iteration == t->iterations;
         int eval = due(t->iteration, t->eval_every) || final;
@@ -1804,7 +1956,7 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
             if ((st = picture(t, name, err)) != GAN_OK)
                 return st;
         }
-        int logged = due(t->iteration, t->log_every) || eval || image || final;
+        int logged = row_at(t, t->iteration);
         if (logged && (st = write_row(t, err)) != GAN_OK)
             return st;
         if (due(t->iteration, t->checkpoint_every) && (st = save_checkpoint(t, err)) != GAN_OK)

@@ -187,7 +187,7 @@ bad 'a loss scale does nothing in FP32; use --scaler none, or --precision fp16' 
 bad '"precision.mode" must be one of fp32, fp16, bf16, got "fp8"' 2 --precision fp8
 bad '"precision.level" must be one of O1, O2, got "O3"' 2 -s precision.level=O3
 bad '"penalty.inner_scale" must be "outer" or a number > 0 (at most 1e30), got 0' 2 -s penalty.inner_scale=0
-bad '"run.debug_level" must be between 0 and 1, got 2' 2 --debug-level 2
+bad '"run.debug_level" must be between 0 and 2, got 3' 2 --debug-level 3
 bad 'scaler "gone" not found: looked for scaler-gone.so' 1 --scaler gone
 bad 'backoff_factor' 2 --scaler dynamic -s scaler.backoff_factor=2
 check "no bad run made a folder" test ! -e "$work/bad"
