@@ -530,6 +530,15 @@ static void print_result(const struct gan_trainer_result *r)
            (long long)r->planned, wall, r->it_per_s, r->run_dir);
     if (!r->has_quality)
         return;
+    if (r->quality_count) {
+        printf("quality at iteration %lld (%s, %zu generated vs %zu test images):",
+               (long long)r->quality_iteration, r->data, r->quality_samples, r->quality_samples);
+        for (size_t i = 0; i < r->quality_count; i++)
+            printf("%s %s %.4g (floor %.4g)", i ? "," : "", r->quality_values[i].name,
+                   r->quality_values[i].value, r->floor_values[i].value);
+        printf("\n");
+        return;
+    }
     const struct gan_toy_quality *q = &r->quality, *f = &r->floor;
     printf("quality at iteration %lld (%s, %u generated vs %u real samples):",
            (long long)r->quality_iteration, r->data, GAN_EVAL_SAMPLES, GAN_EVAL_SAMPLES);

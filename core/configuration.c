@@ -28,7 +28,7 @@ struct schema_key {
 };
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
-static const char *const toy_names[] = { "8gaussians", "25gaussians", "swissroll", NULL };
+static const char *const data_names[] = { "8gaussians", "25gaussians", "swissroll", "fashion-mnist", NULL };
 static const char *const decays[] = { "none", "linear", NULL };
 static const char *const precision_modes[] = { "fp32", "fp16", "bf16", NULL };
 static const char *const precision_levels[] = { "O1", "O2", NULL };
@@ -78,8 +78,10 @@ static const struct schema_key core_keys[] = {
     LIST0("precision.fp32", "[]", "module scopes kept in FP32, e.g. [\"penalty\", \"critic.fc3\"]"),
     STR_OR_NUMBER("penalty.inner_scale", "\"outer\"", inner_scales, "seed of the penalty's inner gradient: \"outer\" (the critic's loss scale) or a number"),
     STR("scaler.name", "\"none\"", NULL, "the loss scaler of both networks, scaler-NAME.so"),
-    STR("data.name", "\"8gaussians\"", toy_names, "the toy data set"),
+    STR("data.name", "\"8gaussians\"", data_names, "the data set: a 2-D toy, or \"fashion-mnist\" (28x28 images)"),
+    STR("data.path", "\"/usr/share/datasets/fashion-mnist\"", NULL, "the folder of fashion-mnist's IDX files (Debian package dataset-fashion-mnist)"),
     INT_RANGE("data.batch_size", "256", 1, 1048576, "real and generated samples per step"),
+    STR("eval.classifier", "\"\"", NULL, "image runs: the classifier file of the Frechet distance; \"\" = the cached default"),
     INT_RANGE("generator.z_dim", "2", 1, 65536, "the size of the generator's input noise z"),
     STR("generator.model.name", "\"mlp\"", NULL, "the generator's model plugin, model-NAME.so"),
     STR("generator.scaler.name", NULL, NULL, "the generator's own loss scaler, instead of scaler.name"),
@@ -109,7 +111,7 @@ static const struct {
 static const char *const core_groups[] = {
     "backend", "log", "run", "data", "generator", "generator.model", "generator.optimizer",
     "generator.scaler", "critic", "critic.model", "critic.optimizer", "critic.scaler", "loss",
-    "precision", "penalty", "scaler"
+    "precision", "penalty", "scaler", "eval"
 };
 #define CORE_GROUP_COUNT (sizeof core_groups / sizeof core_groups[0])
 

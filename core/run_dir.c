@@ -499,6 +499,15 @@ static json_t *quality_json(const struct gan_toy_quality *q)
     return o;
 }
 
+/* Named quality values (an image run's) as one object. */
+static json_t *named_json(const struct gan_named_value *v, size_t n)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && v && i < n; i++)
+        json_object_set_new(o, v[i].name, number(v[i].value));
+    return o;
+}
+
 gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *s,
                                  struct gan_error *err)
 {
@@ -526,8 +535,14 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
         json_t *q = json_object();
         json_object_set_new(q, "iteration", json_integer(s->quality_iteration));
         json_object_set_new(q, "samples", json_integer((json_int_t)s->quality_samples));
-        json_object_set_new(q, "generated", quality_json(&s->quality));
-        json_object_set_new(q, "real_vs_real_floor", quality_json(&s->floor));
+        if (s->quality_count) {
+            json_object_set_new(q, "generated", named_json(s->quality_values, s->quality_count));
+            json_object_set_new(q, "real_vs_real_floor",
+                                named_json(s->floor_values, s->quality_count));
+        } else {
+            json_object_set_new(q, "generated", quality_json(&s->quality));
+            json_object_set_new(q, "real_vs_real_floor", quality_json(&s->floor));
+        }
         json_object_set_new(root, "quality", q);
     } else {
         json_object_set_new(root, "quality", json_null());
@@ -610,7 +625,11 @@ void gan_progress_format(char *buf, size_t size, const struct gan_progress *p)
         add(buf, size, &used, "  gen %.4g", p->generator_loss);
     if (!isnan(p->w_distance))
         add(buf, size, &used, "  W %.4g", p->w_distance);
-    if (p->has_quality) {
+    if (p->has_quality && p->quality_count) {
+        for (size_t i = 0; p->quality_values && i < p->quality_count; i++)
+            add(buf, size, &used, "  %s %.4g", p->quality_values[i].name,
+                p->quality_values[i].value);
+    } else if (p->has_quality) {
         const struct gan_toy_quality *q = &p->quality;
         if (q->has_modes)
             add(buf, size, &used, "  modes %ld/%zu  hq %.1f%%", q->modes_covered, q->modes_total,

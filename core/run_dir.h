@@ -99,6 +99,10 @@ struct gan_run_summary {
     const char *checkpoint;       /* its file name in the folder, or NULL */
     const char *final_image;      /* likewise */
     const gan_config *config;     /* every setting, nested as in the file */
+    /* Image data: the quality and its floors as named values (sliced_w1_pixel,
+     * frechet), written instead of `quality` and `floor` when quality_count > 0. */
+    const struct gan_named_value *quality_values, *floor_values;
+    size_t quality_count;
 };
 
 /* Writes summary.json (atomically) into `dir`. */
@@ -117,6 +121,10 @@ struct gan_progress {
     int evaluated;                /* ... and it was made at this iteration */
     int64_t quality_iteration;
     struct gan_toy_quality quality;
+    /* Image data: the quality as named values, shown instead of `quality` when
+     * quality_count > 0. */
+    const struct gan_named_value *quality_values;
+    size_t quality_count;
 };
 
 /* One line without a newline: "iter 1200/2000  8.1 it/s  ETA 1m39s  critic -0.052

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "image_run.h"
 #include "optimizer.h"
 #include "tensor_internal.h"
 #include "toy_data.h"
@@ -341,6 +342,12 @@ struct gan_trainer {
     gan_metrics_csv *underflow_csv;   /* grad_underflow.csv */
     enum gan_toy_kind kind;
     const char *data_name;
+    /* One real sample's shape without the batch: [2] for the toys, [1, 28, 28] for
+     * images (what the models are built for and the real batches are shaped as). */
+    int is_image;
+    int sample_ndim;
+    int64_t sample_dims[3];
+    int64_t sample_size;
 
     /* State: what a checkpoint holds. */
     int64_t iteration;
@@ -356,6 +363,13 @@ struct gan_trainer {
     struct gan_toy_quality floor, quality;
     int has_quality;
     int64_t quality_iteration;
+    /* Image runs (image_run.h): the data, metrics and grids; NULL for the toys. Their
+     * quality is image_quality, also as named values for the progress line and the
+     * summary; eval_real then holds the first test images (the trial step, real.png). */
+    gan_image_run *images;
+    struct gan_image_quality image_quality, image_floor;
+    struct gan_named_value quality_values[2], floor_values[2];
+    size_t n_eval_real;
 
     /* Metrics. */
     char *critic_names[MAX_METRICS], *generator_names[MAX_METRICS];
@@ -364,7 +378,7 @@ struct gan_trainer {
     char **columns;
     size_t n_columns;
     struct latest latest;
-    float *real_batch;            /* batch × 2 */
+    float *real_batch;            /* batch × sample_size */
 
     /* Outputs. */
     char *run_dir;
@@ -480,6 +494,16 @@ static gan_status read_settings(gan_trainer *t, struct gan_error *err)
     t->inner_scale = t->inner_outer_scale ? 1.0 : get_float(cfg, "penalty.inner_scale");
     if (gan_config_get_string(cfg, "data.name", &t->data_name) != GAN_OK)
         return gan_error_set(err, GAN_ERR_INTERNAL, "data.name has no value");
+    t->is_image = strcmp(t->data_name, GAN_IMAGE_DATA_NAME) == 0;
+    if (t->is_image) {
+        t->sample_ndim = 3;
+        t->sample_dims[0] = 1;
+        t->sample_dims[1] = t->sample_dims[2] = GAN_IMAGE_SIDE;
+        t->sample_size = GAN_IMAGE_PIXELS;
+        return GAN_OK;
+    }
+    t->sample_ndim = 1;
+    t->sample_dims[0] = t->sample_size = 2;
     return gan_toy_dataset_from_name(t->data_name, &t->kind, err);
 }
 
@@ -513,15 +537,18 @@ static gan_status make_models(gan_trainer *t, struct gan_error *err)
         gan_plugin_host_init(&mi->host, label, group, mi->module->plugin.settings, t->cfg, t->log);
         struct gan_model_io io;
         memset(&io, 0, sizeof io);
-        io.in_ndim = 1;
-        io.out_ndim = 1;
-        if (i == 0) {
+        /* The generator maps z to one sample of the data's shape, the critic such a
+         * sample to one score. */
+        int ndim = t->sample_ndim;
+        io.in_ndim = i == 0 ? 1 : ndim;
+        io.out_ndim = i == 0 ? ndim : 1;
+        int64_t *sample = i == 0 ? io.out_dims : io.in_dims;
+        for (int d = 0; d < ndim; d++)
+            sample[d] = t->sample_dims[d];
+        if (i == 0)
             io.in_dims[0] = t->z_dim;
-            io.out_dims[0] = 2;
-        } else {
-            io.in_dims[0] = 2;
+        else
             io.out_dims[0] = 1;
-        }
         gan_net_set_host(t->net[i], &mi->host.host);
         gan_status st = mi->module->model.create(&mi->host.host,
                                                  i == 0 ? GAN_MODEL_GENERATOR : GAN_MODEL_CRITIC,
@@ -763,6 +790,16 @@ static gan_tensor *draw_z(gan_trainer *t, int64_t n, uint64_t *offset)
     gan_tensor *z = gan_tensor_normal(t->ctx, GAN_F32, 2, dims, t->seed, *offset, 0.0f, 1.0f);
     *offset += (uint64_t)(n * t->z_dim + 3) / 4;
     return z;
+}
+
+/* A batch of n real samples as a tensor's dimensions: n, then the sample's shape.
+ * Returns the dimension count. */
+static int batch_dims(const gan_trainer *t, int64_t n, int64_t *dims)
+{
+    dims[0] = n;
+    for (int d = 0; d < t->sample_ndim; d++)
+        dims[d + 1] = t->sample_dims[d];
+    return t->sample_ndim + 1;
 }
 
 /* Copies the reported values into `values` in the order of `names`, the names the
@@ -1044,11 +1081,13 @@ static gan_status critic_step(gan_trainer *t, struct gan_error *err)
 {
     gan_ctx *ctx = t->ctx;
     struct scaling *sg = &t->scaling[1];
-    gan_status st = gan_toy_sample(t->sampler, (size_t)t->batch, t->real_batch, err);
+    gan_status st = t->images ? gan_image_run_batch(t->images, (size_t)t->batch, t->real_batch, err)
+                              : gan_toy_sample(t->sampler, (size_t)t->batch, t->real_batch, err);
     if (st != GAN_OK)
         return st;
-    int64_t dims[2] = { t->batch, 2 };
-    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, 2, dims, t->real_batch);
+    int64_t dims[4];
+    int ndim = batch_dims(t, t->batch, dims);
+    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, ndim, dims, t->real_batch);
     gan_ctx_no_grad_push(ctx);
     gan_tensor *z = draw_z(t, t->batch, &t->z_offset);
     gan_tensor *fake = net_forward(t, 0, ctx, z);
@@ -1117,21 +1156,25 @@ static int has_name(char **names, size_t n, const char *name)
     return 0;
 }
 
-static gan_status check_shape(gan_trainer *t, gan_tensor *x, int64_t rows, int64_t cols,
+/* x must have the shape `want` (ndim dimensions, the batch first). */
+static gan_status check_shape(gan_trainer *t, gan_tensor *x, int ndim, const int64_t *want,
                               const char *what, struct gan_error *err)
 {
-    if (gan_tensor_ndim(x) == 2 && gan_tensor_dim(x, 0) == rows && gan_tensor_dim(x, 1) == cols)
+    int same = gan_tensor_ndim(x) == ndim;
+    for (int d = 0; same && d < ndim; d++)
+        same = gan_tensor_dim(x, d) == want[d];
+    if (same)
         return GAN_OK;
     int mi = strcmp(what, "generator") == 0 ? 0 : 1;
-    char shape[128];
+    char shape[128], expected[128];
     int64_t dims[GAN_TENSOR_MAX_DIMS];
     for (int d = 0; d < gan_tensor_ndim(x); d++)
         dims[d] = gan_tensor_dim(x, d);
     return gan_error_set(err, GAN_ERR_INVALID,
-                         "model \"%s\" (%s) gave the %s an output of shape %s for a batch of %lld; it must be [%lld, %lld]: fix the model",
+                         "model \"%s\" (%s) gave the %s an output of shape %s for a batch of %lld; it must be %s: fix the model",
                          t->model[mi].module->plugin.name, t->model[mi].module->path, what,
                          ti_dims_str(shape, sizeof shape, gan_tensor_ndim(x), dims),
-                         (long long)rows, (long long)rows, (long long)cols);
+                         (long long)want[0], ti_dims_str(expected, sizeof expected, ndim, want));
 }
 
 /* Runs both objectives once on a small batch with scratch streams, changing nothing:
@@ -1140,22 +1183,23 @@ static gan_status check_shape(gan_trainer *t, gan_tensor *x, int64_t rows, int64
 static gan_status trial_step(gan_trainer *t, struct gan_error *err)
 {
     gan_ctx *ctx = t->ctx;
-    int64_t n = t->batch < (int64_t)GAN_EVAL_SAMPLES ? t->batch : (int64_t)GAN_EVAL_SAMPLES;
-    int64_t dims[2] = { n, 2 };
+    int64_t n = t->batch < (int64_t)t->n_eval_real ? t->batch : (int64_t)t->n_eval_real;
+    int64_t dims[4], score[2] = { n, 1 };
+    int ndim = batch_dims(t, n, dims);
     uint64_t z_offset = GAN_STREAM_PROBE, loss_offset = GAN_STREAM_PROBE + (UINT64_C(1) << 40);
     t->outer_scale = 1.0;   /* the terms run as in training, unscaled */
-    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, 2, dims, t->eval_real);
+    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, ndim, dims, t->eval_real);
     gan_tensor *z = draw_z(t, n, &z_offset);
     gan_tensor *fake = net_forward(t, 0, ctx, z);
     if (!real || !fake)
         return ctx_fail(t, err, "trying the generator");
-    gan_status st = check_shape(t, fake, n, 2, "generator", err);
+    gan_status st = check_shape(t, fake, ndim, dims, "generator", err);
     if (st != GAN_OK)
         return st;
     gan_tensor *d = critic_forward(t, ctx, real);
     if (!d)
         return ctx_fail(t, err, "trying the critic");
-    if ((st = check_shape(t, d, n, 1, "critic", err)) != GAN_OK)
+    if ((st = check_shape(t, d, 2, score, "critic", err)) != GAN_OK)
         return st;
     for (int which = 0; which < 2; which++) {
         struct sink sink = { .count = 0 };
@@ -1223,11 +1267,16 @@ static gan_status make_columns(gan_trainer *t, struct gan_error *err)
             names[n++] = scaling_columns[i][k];
     names[n++] = "critic_true_underflow";
     names[n++] = "generator_true_underflow";
-    if (t->modes.count) {
-        names[n++] = "modes_covered";
-        names[n++] = "high_quality_pct";
+    if (t->is_image) {
+        names[n++] = "sliced_w1_pixel";
+        names[n++] = "frechet";
+    } else {
+        if (t->modes.count) {
+            names[n++] = "modes_covered";
+            names[n++] = "high_quality_pct";
+        }
+        names[n++] = "sliced_w1";
     }
-    names[n++] = "sliced_w1";
     t->columns = calloc(n, sizeof *t->columns);
     if (!t->columns)
         return nomem(err);
@@ -1259,10 +1308,52 @@ static gan_status generate_eval(gan_trainer *t, struct gan_error *err)
     return GAN_OK;
 }
 
+/* n generated images into `out` (n × sample_size) from the z of the stream at `offset`,
+ * in chunks that keep the step's buffers near a training batch's size. The same offset
+ * gives the same z every time: an evaluation's or a grid's z is fixed for the run, and
+ * a resumed run draws it alike. */
+static gan_status generate_images(gan_trainer *t, size_t n, uint64_t offset, float *out,
+                                  struct gan_error *err)
+{
+    gan_ctx *ctx = t->ctx;
+    const size_t chunk = 250;
+    for (size_t at = 0; at < n; at += chunk) {
+        size_t m = n - at < chunk ? n - at : chunk;
+        gan_ctx_no_grad_push(ctx);
+        gan_tensor *z = draw_z(t, (int64_t)m, &offset);
+        gan_tensor *fake = net_forward(t, 0, ctx, z);
+        gan_ctx_no_grad_pop(ctx);
+        if (!fake || gan_tensor_to_host(ctx, fake, out + at * (size_t)t->sample_size,
+                                        m * (size_t)t->sample_size) != GAN_OK)
+            return ctx_fail(t, err, "generating images");
+        gan_ctx_step_end(ctx);
+    }
+    return GAN_OK;
+}
+
+/* An image run's evaluation: GAN_IMAGE_EVAL_SAMPLES images from the fixed evaluation z,
+ * scored against the test split. */
+static gan_status evaluate_images(gan_trainer *t, struct gan_error *err)
+{
+    gan_status st = generate_images(t, GAN_IMAGE_EVAL_SAMPLES, GAN_STREAM_EVAL_Z, t->eval_fake, err);
+    if (st == GAN_OK)
+        st = gan_image_run_eval(t->images, t->eval_fake, GAN_IMAGE_EVAL_SAMPLES,
+                                &t->image_quality, err);
+    if (st != GAN_OK)
+        return st;
+    t->quality_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->image_quality.sliced_w1 };
+    t->quality_values[1] = (struct gan_named_value){ "frechet", t->image_quality.frechet };
+    t->has_quality = 1;
+    t->quality_iteration = t->iteration;
+    return GAN_OK;
+}
+
 static gan_status evaluate(gan_trainer *t, struct gan_error *err)
 {
     if (t->has_quality && t->quality_iteration == t->iteration)
         return GAN_OK;
+    if (t->images)
+        return evaluate_images(t, err);
     gan_status st = generate_eval(t, err);
     if (st == GAN_OK)
         st = gan_toy_quality(t->kind, t->eval_fake, GAN_EVAL_SAMPLES, t->eval_real,
@@ -1310,9 +1401,36 @@ static gan_status critic_field(gan_trainer *t, float *field, struct gan_error *e
     return st;
 }
 
+/* An image run's picture: the 8 × 8 grid of the fixed grid z, titled with the latest
+ * evaluation when it is this iteration's. */
+static gan_status image_picture(gan_trainer *t, const char *name, struct gan_error *err)
+{
+    float *images = malloc((size_t)GAN_IMAGE_GRID_COUNT * GAN_IMAGE_PIXELS * sizeof *images);
+    if (!images)
+        return nomem(err);
+    gan_status st = generate_images(t, GAN_IMAGE_GRID_COUNT, GAN_STREAM_GRID_Z, images, err);
+    char title[200];
+    int used = snprintf(title, sizeof title, "%s iteration %lld", t->data_name,
+                        (long long)t->iteration);
+    if (t->has_quality && t->quality_iteration == t->iteration && used > 0)
+        snprintf(title + used, sizeof title - (size_t)used, ", sliced W1 %.4g, Frechet %.4g",
+                 t->image_quality.sliced_w1, t->image_quality.frechet);
+    char *path = st == GAN_OK ? gan_run_path(t->run_dir, name) : NULL;
+    if (st == GAN_OK)
+        st = path ? gan_image_run_write_grid(path, images, GAN_IMAGE_GRID_COUNT, title, err)
+                  : nomem(err);
+    free(path);
+    free(images);
+    if (st == GAN_OK)
+        t->image_iteration = t->iteration;
+    return st;
+}
+
 /* A picture of the current state into `name` in the run folder. */
 static gan_status picture(gan_trainer *t, const char *name, struct gan_error *err)
 {
+    if (t->images)
+        return image_picture(t, name, err);
     float *field = malloc((size_t)GAN_PLOT_GRID * GAN_PLOT_GRID * sizeof *field);
     if (!field)
         return nomem(err);
@@ -1472,11 +1590,16 @@ static gan_status write_row(gan_trainer *t, struct gan_error *err)
         double frac = gan_probe_param_fraction(t->probe[i]);
         cells[n++] = cell_float(!isnan(frac), frac);
     }
-    if (t->modes.count) {
-        cells[n++] = cell_int(evaluated, t->quality.modes_covered);
-        cells[n++] = cell_float(evaluated, t->quality.high_quality_pct);
+    if (t->is_image) {
+        cells[n++] = cell_float(evaluated, t->image_quality.sliced_w1);
+        cells[n++] = cell_float(evaluated, t->image_quality.frechet);
+    } else {
+        if (t->modes.count) {
+            cells[n++] = cell_int(evaluated, t->quality.modes_covered);
+            cells[n++] = cell_float(evaluated, t->quality.high_quality_pct);
+        }
+        cells[n++] = cell_float(evaluated, t->quality.sliced_w1);
     }
-    cells[n++] = cell_float(evaluated, t->quality.sliced_w1);
     gan_status st = gan_metrics_csv_row(t->metrics, cells, n, err);
     if (st == GAN_OK && t->grad_csv)
         st = write_grad_stats(t, err);
@@ -1512,7 +1635,12 @@ static gan_status save_checkpoint(gan_trainer *t, struct gan_error *err)
     state.seed = t->seed;
     state.z_offset = t->z_offset;
     state.loss_offset = t->loss_offset;
-    gan_toy_sampler_get_state(t->sampler, &state.data);
+    if (t->images) {
+        state.has_image = 1;
+        state.image = gan_image_run_tell(t->images);
+    } else {
+        gan_toy_sampler_get_state(t->sampler, &state.data);
+    }
     state.elapsed_s = t->elapsed_before + session_s(t);
     state.config_text = t->config_text;
     gan_status st = gan_metrics_csv_sync(t->metrics, err);
@@ -1544,6 +1672,10 @@ static void fill_progress(const gan_trainer *t, struct gan_progress *p)
     p->evaluated = t->has_quality && t->quality_iteration == t->iteration;
     p->quality_iteration = t->quality_iteration;
     p->quality = t->quality;
+    if (t->images) {
+        p->quality_values = t->quality_values;
+        p->quality_count = 2;
+    }
 }
 
 static gan_status write_summary(gan_trainer *t, const char *status, struct gan_error *err)
@@ -1586,6 +1718,12 @@ static gan_status write_summary(gan_trainer *t, const char *status, struct gan_e
     s.quality_samples = GAN_EVAL_SAMPLES;
     s.quality = t->quality;
     s.floor = t->floor;
+    if (t->images) {
+        s.quality_samples = GAN_IMAGE_EVAL_SAMPLES;
+        s.quality_values = t->quality_values;
+        s.floor_values = t->floor_values;
+        s.quality_count = 2;
+    }
     s.checkpoint = t->checkpoint_iteration >= 0 ? GAN_RUN_CHECKPOINT : NULL;
     s.final_image = t->image_iteration == t->iterations ? GAN_RUN_FINAL_IMAGE : NULL;
     s.config = t->cfg;
@@ -1594,8 +1732,40 @@ static gan_status write_summary(gan_trainer *t, const char *status, struct gan_e
 
 /* ------------------------------------------------------------------ new, free */
 
+/* An image run's data, metrics and floors, and its buffers; eval_real holds the first
+ * test images, as many as the trial step and the real grid use. */
+static gan_status set_up_images(gan_trainer *t, struct gan_error *err)
+{
+    const char *dir = "", *classifier = "";
+    gan_config_get_string(t->cfg, GAN_IMAGE_DATA_SETTING, &dir);
+    gan_config_get_string(t->cfg, "eval.classifier", &classifier);
+    gan_status st = gan_image_run_new(dir, classifier, t->seed, t->ctx, &t->images, err);
+    if (st != GAN_OK)
+        return st;
+    gan_log_write(t->log, GAN_LOG_INFO, "image quality: %u images against the test split; Frechet distance in the features of %s",
+                  GAN_IMAGE_EVAL_SAMPLES, gan_image_run_classifier(t->images));
+    size_t trial = t->batch < (int64_t)GAN_IMAGE_EVAL_SAMPLES ? (size_t)t->batch
+                                                              : GAN_IMAGE_EVAL_SAMPLES;
+    t->n_eval_real = trial > GAN_IMAGE_GRID_COUNT ? trial : GAN_IMAGE_GRID_COUNT;
+    t->eval_real = malloc(t->n_eval_real * GAN_IMAGE_PIXELS * sizeof *t->eval_real);
+    t->eval_fake = malloc((size_t)GAN_IMAGE_EVAL_SAMPLES * GAN_IMAGE_PIXELS * sizeof *t->eval_fake);
+    t->real_batch = malloc((size_t)t->batch * GAN_IMAGE_PIXELS * sizeof *t->real_batch);
+    if (!t->eval_real || !t->eval_fake || !t->real_batch)
+        return nomem(err);
+    if ((st = gan_image_run_test_images(t->images, t->n_eval_real, t->eval_real, err)) != GAN_OK)
+        return st;
+    t->image_quality.sliced_w1 = t->image_quality.frechet = NAN;
+    t->image_floor = gan_image_run_floor(t->images);
+    t->floor_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->image_floor.sliced_w1 };
+    t->floor_values[1] = (struct gan_named_value){ "frechet", t->image_floor.frechet };
+    return GAN_OK;
+}
+
 static gan_status set_up_eval(gan_trainer *t, struct gan_error *err)
 {
+    if (t->is_image)
+        return set_up_images(t, err);
+    t->n_eval_real = GAN_EVAL_SAMPLES;
     gan_toy_modes(t->kind, &t->modes);
     t->eval_real = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval_real);
     t->eval_fake = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval_fake);
@@ -1678,7 +1848,14 @@ static gan_status set_up_run_dir(gan_trainer *t, const char *resume_dir, struct 
                                  "%s: the checkpoint was written with seed %llu but its configuration says run.seed = %llu: the file is damaged",
                                  t->checkpoint_path, (unsigned long long)state.seed,
                                  (unsigned long long)t->seed);
-        if ((st = gan_toy_sampler_set_state(t->sampler, &state.data, err)) != GAN_OK)
+        if (state.has_image != (t->images != NULL))
+            return gan_error_set(err, GAN_ERR_FORMAT,
+                                 "%s: the checkpoint holds the position of %s sampler, but the run's data.name is \"%s\": the file belongs to another run",
+                                 t->checkpoint_path, state.has_image ? "an image" : "a toy",
+                                 t->data_name);
+        st = t->images ? gan_image_run_seek(t->images, state.image, err)
+                       : gan_toy_sampler_set_state(t->sampler, &state.data, err);
+        if (st != GAN_OK)
             return st;
         t->iteration = state.iteration;
         t->z_offset = state.z_offset;
@@ -1708,6 +1885,16 @@ static gan_status set_up_run_dir(gan_trainer *t, const char *resume_dir, struct 
     free(full);
     if (st != GAN_OK)
         return st;
+    /* An image run shows real test images once, beside which its grids are judged. */
+    if (t->images && !resume_dir) {
+        char *real = gan_run_path(t->run_dir, GAN_IMAGE_REAL_GRID);
+        st = real ? gan_image_run_write_grid(real, t->eval_real, GAN_IMAGE_GRID_COUNT,
+                                             "fashion-mnist test images 1 to 64", err)
+                  : nomem(err);
+        free(real);
+        if (st != GAN_OK)
+            return st;
+    }
     char *path = gan_run_path(t->run_dir, GAN_RUN_METRICS);
     if (!path)
         return nomem(err);
@@ -1773,7 +1960,7 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     }
     t->z_offset = GAN_STREAM_Z;
     t->loss_offset = GAN_STREAM_LOSS;
-    if (st == GAN_OK)
+    if (st == GAN_OK && !t->is_image)
         st = gan_toy_sampler_new(t->kind, t->seed, GAN_STREAM_DATA, &t->sampler, err);
     if (st == GAN_OK)
         st = set_up_eval(t, err);
@@ -1835,6 +2022,8 @@ void gan_trainer_free(gan_trainer *t)
         gan_net_free(t->net[i]);
     }
     gan_tensor_free(t->eval_z);
+    /* The metrics' classifier runs on the backend: it goes first. */
+    gan_image_run_free(t->images);
     gan_ctx_free(t->ctx);
     gan_backend_instance_free(t->backend);
     plugins_close(&t->plugins);
@@ -1911,6 +2100,13 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
     r->quality_iteration = t->quality_iteration;
     r->quality = t->quality;
     r->floor = t->floor;
+    r->quality_samples = GAN_EVAL_SAMPLES;
+    if (t->images) {
+        r->quality_samples = GAN_IMAGE_EVAL_SAMPLES;
+        r->quality_values = t->quality_values;
+        r->floor_values = t->floor_values;
+        r->quality_count = 2;
+    }
     return st;
 }
 

@@ -29,6 +29,7 @@
 #define GAN_STREAM_EVAL_REAL (UINT64_C(5) << 56)         /* held-out real points */
 #define GAN_STREAM_FLOOR (UINT64_C(6) << 56)             /* the real-vs-real floor */
 #define GAN_STREAM_PROBE (UINT64_C(7) << 56)             /* the set-up's trial step */
+#define GAN_STREAM_GRID_Z (UINT64_C(8) << 56)            /* fixed z of an image run's grids */
 
 /* Samples each evaluation generates and compares with as many held-out real points
  * (the toy metrics' 2,500, toy_metrics.h). */
@@ -91,6 +92,11 @@ struct gan_trainer_result {
     int has_quality;
     int64_t quality_iteration;
     struct gan_toy_quality quality, floor;
+    size_t quality_samples;       /* generated samples an evaluation scores */
+    /* Image data: the evaluation's values and their floors by name (sliced_w1_pixel,
+     * frechet) instead of quality and floor; quality_count 0 for the toys. */
+    const struct gan_named_value *quality_values, *floor_values;
+    size_t quality_count;
 };
 
 /* Trains to run.iterations (or until setup.stop), writing metrics.csv rows, evaluations,
