@@ -27,7 +27,7 @@ options:
   --tiny            16-wide networks, batch 32: seconds instead of minutes
   --env-b VAR=VAL   set VAR in BACKEND_B's runs only (e.g. OPENBLAS_CORETYPE=Haswell to
                     set one OpenBLAS kernel against another); repeatable
-  --lockstep N      iterations compared row by row (default 5)
+  --lockstep N      iterations compared row by row (default 1)
   --window W        iterations per window of means (default 50)
   --exact           require identical runs (what one backend against itself gives)
   --self-test       cpu against cpu on the tiny toy, exactly; then a changed seed must be
@@ -49,7 +49,7 @@ threads=0
 sets=()
 tiny=0
 env_b=()
-lockstep=5
+lockstep=1
 window=50
 exact=0
 self_test=0

@@ -46,9 +46,11 @@ QUALITY_COLUMNS = {"modes_covered", "high_quality_pct", "sliced_w1"}
 # after 150 iterations, while single rows of noisy columns (the generator's
 # gradient norm) differ by up to 30%. So a comparison has three parts:
 #
-#   lockstep  the first LOCKSTEP iterations, row by row, tightly: the same
-#             kernels on the same inputs (the same Philox draws) must agree to
-#             rounding before chaos has had time to act;
+#   lockstep  the first LOCKSTEP iterations (default 1: five critic steps),
+#             row by row, tightly: the same kernels on the same inputs (the same
+#             Philox draws) must agree to rounding before chaos has had time to
+#             act. Measured: iteration 1 agrees to about 1e-6 in FP32 and 4e-5 in
+#             FP16 O2, iteration 2 only to 1e-3 and 3e-4, iteration 4 to 3e-3;
 #   windows   the mean of each column over consecutive windows of WINDOW
 #             iterations: the same training, statistically;
 #   params    each network's parameters at the end, as the relative L2 norm of
@@ -57,19 +59,24 @@ QUALITY_COLUMNS = {"modes_covered", "high_quality_pct", "sliced_w1"}
 # (rtol, atol) per class; |a - b| <= atol + rtol * max(|a|, |b|).
 # exact: the same backend twice (the self-test); ganctl promises bit-identical
 #   runs for the same settings, so any difference is a bug.
-# fp32: lockstep at 1e-3: a GEMM's reassociation is about 1e-7 relative per
-#   product, grown over a few steps of Adam.
+# fp32: lockstep at 1e-4: a GEMM's reassociation is about 1e-7 relative per
+#   product, grown over five steps of Adam to 1e-6 (measured), with room for
+#   cuBLAS's other blocking. Windows and parameters: about twice what two
+#   OpenBLAS kernels gave over 300 iterations (window means within 4.6%, the
+#   critic's parameters within 2.4%, the generator's within 0.23%).
 # fp16: both backends round to FP16 at the same op boundaries and accumulate in
 #   FP32, so an output differs by one FP16 ulp (2^-11 relative) where the FP32
 #   sums straddle a rounding boundary, and those ulps feed the next ops: about
-#   2^7 times FP32's unit in the last place, the tolerances about ten times FP32's.
+#   2^7 times FP32's unit in the last place. Lockstep at 2e-3 (measured 4e-5 at
+#   iteration 1, two OpenBLAS kernels); the skips and scales of iteration 1 were
+#   identical. Windows and parameters: twice FP32's, an estimate, not a measurement.
 TOLERANCES = {
     "exact": {"lockstep": (0.0, 0.0), "value": (0.0, 0.0), "fraction": (0.0, 0.0),
               "quality": (0.0, 0.0), "params": 0.0},
-    "fp32": {"lockstep": (1e-3, 1e-5), "value": (0.1, 0.02), "fraction": (0.0, 0.02),
+    "fp32": {"lockstep": (1e-4, 1e-6), "value": (0.1, 0.02), "fraction": (0.0, 0.02),
              "quality": (0.25, 1.0), "params": 0.05},
-    "fp16": {"lockstep": (2e-2, 1e-3), "value": (0.2, 0.05), "fraction": (0.0, 0.05),
-             "quality": (0.4, 2.0), "params": 0.15},
+    "fp16": {"lockstep": (2e-3, 1e-4), "value": (0.2, 0.04), "fraction": (0.0, 0.04),
+             "quality": (0.5, 2.0), "params": 0.1},
 }
 
 
@@ -309,8 +316,8 @@ def main(argv):
     p = argparse.ArgumentParser(prog="parity_compare.py",
                                 description="Compare two ganctl run folders of one training.")
     p.add_argument("--tolerances", choices=sorted(TOLERANCES), default="exact")
-    p.add_argument("--lockstep", type=int, default=5,
-                   help="iterations compared row by row at the lockstep tolerances (5)")
+    p.add_argument("--lockstep", type=int, default=1,
+                   help="iterations compared row by row at the lockstep tolerances (1)")
     p.add_argument("--window", type=int, default=50,
                    help="iterations per window whose column means are compared (50)")
     p.add_argument("run_a")
