@@ -210,6 +210,7 @@ struct gan_grads {
     struct {
         gan_tensor *real, *fake, *z, *alpha;
         int net;
+        size_t tape_start[2];     /* each objective's first node on the tape */
     } shadow;
 };
 
@@ -930,7 +931,8 @@ static gan_status scaled_gradient(gan_grads *g, int i, gan_tensor *loss)
                          : gan_ctx_status(ctx);
     if (st == GAN_OK && g->probe[i]) {
         g->shadow.net = i;
-        st = gan_probe_shadow(g->probe[i], net, g->scale[i], grads, shadow_objective, g);
+        st = gan_probe_shadow(g->probe[i], net, g->scale[i], grads, g->shadow.tape_start[i],
+                              shadow_objective, g);
     }
     const struct gan_backend_ops *ops = gan_ctx_backend_ops(ctx);
     float inv = (float)(1.0 / g->scale[i]);
@@ -978,6 +980,7 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
     gan_tensor *fake = net_forward(g, 0, ctx, z);
     gan_ctx_no_grad_pop(ctx);
     g->shadow.fake = fake;
+    g->shadow.tape_start[1] = gan_ctx_tape_length(ctx);
     gan_tensor *critic_loss = fake ? objective(g, GAN_LOSS_CRITIC, real, fake, alpha, &offset, &cs)
                                    : NULL;
     if (!critic_loss)
@@ -988,6 +991,7 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
     /* The generator step: G(z) recorded, through the critic. */
     offset = g->loss_offset;
     struct sink gs = { .count = 0 };
+    g->shadow.tape_start[0] = gan_ctx_tape_length(ctx);
     gan_tensor *fake_g = net_forward(g, 0, ctx, z);
     gan_tensor *generator_loss = fake_g ? objective(g, GAN_LOSS_GENERATOR, NULL, fake_g, NULL,
                                                     &offset, &gs)

@@ -935,8 +935,10 @@ static gan_tensor *shadow_objective(void *arg, gan_ctx *ctx)
 static gan_status shadow_compare(gan_trainer *t, int i)
 {
     t->shadow.net = i;
+    /* A step starts on an empty tape (the last one ended with gan_ctx_step_end), and
+     * only its objective records: its nodes are the whole tape. */
     return gan_probe_shadow(t->probe[i], t->net[i], t->scaling[i].scale_used, t->scaling[i].grads,
-                            shadow_objective, t);
+                            0, shadow_objective, t);
 }
 
 static void log_line(void *arg, const char *text)

@@ -196,7 +196,7 @@ static gan_status compare_ops(gan_probe *p, gan_ctx *ctx, size_t n_lo, size_t n_
 }
 
 gan_status gan_probe_shadow(gan_probe *p, gan_net *net, double scale, gan_tensor *const *grads,
-                            gan_probe_objective_fn objective, void *arg)
+                            size_t tape_start, gan_probe_objective_fn objective, void *arg)
 {
     gan_ctx *ctx = gan_net_ctx(net);
     gan_probe_clear(p);
@@ -210,7 +210,10 @@ gan_status gan_probe_shadow(gan_probe *p, gan_net *net, double scale, gan_tensor
 
     size_t n_lo = 0, n_hi = 0;
     size_t tape16 = gan_ctx_tape_length(ctx);
-    gan_status st = take_tape(p, ctx, 0, tape16, 0, &n_lo);
+    if (tape_start > tape16)
+        return ti_fail(ctx, GAN_ERR_INVALID, "debug level 2: the objective's nodes start at %zu on a tape of %zu",
+                       tape_start, tape16);
+    gan_status st = take_tape(p, ctx, tape_start, tape16, 0, &n_lo);
     if (st != GAN_OK)
         return st;
 

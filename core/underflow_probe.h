@@ -61,7 +61,9 @@ typedef gan_tensor *(*gan_probe_objective_fn)(void *arg, gan_ctx *ctx);
 /* Runs the shadow and compares. Call it right after the 16-bit backward of `net`'s
  * objective (gan_grad with respect to every parameter of net, seeded with `scale`), in
  * the same step: `grads` are that call's results (count = gan_net_count(net)), and the
- * tape's gradients are still that call's. It records the tape's gradients, sets the
+ * tape's gradients are still that call's. `tape_start` is the tape's length
+ * (gan_ctx_tape_length) before that objective's forward began: its nodes are the ones
+ * from there on, which the shadow's must pair with. It records their gradients, sets the
  * precision to FP32, builds the objective through `objective`, differentiates it seeded
  * with `scale` with respect to net's parameters, restores the precision (on every
  * path) and compares. It changes no parameter, gradient arena, cast, stream or
@@ -69,7 +71,7 @@ typedef gan_tensor *(*gan_probe_objective_fn)(void *arg, gan_ctx *ctx);
  * step tensors to the step, which gan_ctx_step_end frees. Failures are recorded in the
  * net's context and returned (p then has no result). */
 gan_status gan_probe_shadow(gan_probe *p, gan_net *net, double scale, gan_tensor *const *grads,
-                            gan_probe_objective_fn objective, void *arg);
+                            size_t tape_start, gan_probe_objective_fn objective, void *arg);
 
 /* The last comparison. */
 int gan_probe_has_result(const gan_probe *p);

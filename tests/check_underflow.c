@@ -1,5 +1,5 @@
 /* check_underflow.c — debug level 2: the FP32 shadow backward against counts of true underflow
- * and overflow computed on the host, and a level-2 run that trains exactly as a level-0 run. */
+ * and overflow computed on the host; a level-2 run that trains exactly as a level-0 run; grads. */
 #include "config.h"
 
 #include <check.h>
@@ -12,6 +12,7 @@
 
 #include "backend_fixture.h"
 #include "../core/configuration.h"
+#include "../core/grads_cmd.h"
 #include "../core/net.h"
 #include "../core/plugin_loader.h"
 #include "../core/run_dir.h"
@@ -132,7 +133,7 @@ static void tiny_run(struct tiny *t, gan_probe *p, double s)
     ck_assert_msg(gan_grad(CTX, 1, &loss, &seed, 1, gan_net_tensors(t->net), grads, 0) == GAN_OK,
                   "%s", gan_ctx_error(CTX));
     t->building_shadow = 1;
-    ck_assert_msg(gan_probe_shadow(p, t->net, s, grads, tiny_objective, t) == GAN_OK, "%s",
+    ck_assert_msg(gan_probe_shadow(p, t->net, s, grads, 0, tiny_objective, t) == GAN_OK, "%s",
                   gan_ctx_error(CTX));
     t->building_shadow = 0;
 }
@@ -568,6 +569,101 @@ START_TEST(fp32_has_nothing_to_compare)
 }
 END_TEST
 
+/* ganctl grads --debug-level 2: the shadow of each backward, reported per network, and
+ * gradients equal to a level-0 evaluation's. */
+START_TEST(grads_compares_each_backward)
+{
+    char dir[700];
+    const char *l0[] = { "precision.mode=fp16", "scaler.name=static", "scaler.scale=1e-5", NULL };
+    train_small("grads", l0, dir, sizeof dir);
+    struct gan_error err;
+    gan_error_clear(&err);
+    gan_loader *loader = NULL;
+    ck_assert_msg(gan_loader_new(&loader, NULL, 0, getenv("GANCTL_PLUGIN_PATH"), NULL, &err) == GAN_OK,
+                  "%s", err.message);
+    struct gan_grads_setting one_thread = { "backend.threads=1", NULL };
+    gan_grads *g = NULL;
+    ck_assert_msg(gan_grads_open(dir, &one_thread, 1, loader, NULL, &g, &err) == GAN_OK, "%s", err.message);
+    enum { N = 16 };
+    int64_t zdim = gan_grads_z_size(g);
+    float real[N * 2], *z = malloc((size_t)(N * zdim) * sizeof *z), alpha[N];
+    ck_assert_ptr_nonnull(z);
+    for (int k = 0; k < N * 2; k++)
+        real[k] = (float)((k * 37) % 17) / 8.0f - 1.0f;
+    for (int64_t k = 0; k < N * zdim; k++)
+        z[k] = (float)((k * 29) % 23) / 11.0f - 1.0f;
+    for (int k = 0; k < N; k++)
+        alpha[k] = (float)k / (float)(N - 1);
+    struct gan_grads_batch b = { N, real, z, alpha };
+    struct gan_grads_values v;
+    unsigned both = GAN_LOSS_CRITIC | GAN_LOSS_GENERATOR;
+
+    /* Level 0 first: no comparison, the gradients for reference. */
+    ck_assert_ptr_null(gan_grads_probe(g, GAN_MODEL_CRITIC));
+    ck_assert_msg(gan_grads_evaluate(g, &b, both, &v, &err) == GAN_OK, "%s", err.message);
+    gan_net *nets[2] = { gan_grads_net(g, GAN_MODEL_GENERATOR), gan_grads_net(g, GAN_MODEL_CRITIC) };
+    float *before[2], *after[2];
+    for (int i = 0; i < 2; i++) {
+        size_t total = (size_t)gan_net_total(nets[i]);
+        before[i] = malloc(total * sizeof(float));
+        after[i] = malloc(total * sizeof(float));
+        ck_assert(before[i] && after[i]);
+        for (size_t p = 0; p < gan_net_count(nets[i]); p++)
+            ck_assert_int_eq(gan_net_grad_to_host(nets[i], p, before[i] + gan_net_offset(nets[i], p),
+                                                  (size_t)gan_net_numel(nets[i], p)), GAN_OK);
+    }
+    double critic_loss = gan_grads_find_value(&v, "loss.critic")->value;
+
+    ck_assert_int_eq(gan_grads_set_debug_level(g, 2, &err), GAN_OK);
+    ck_assert_msg(gan_grads_evaluate(g, &b, both, &v, &err) == GAN_OK, "%s", err.message);
+    ck_assert_double_eq(gan_grads_find_value(&v, "loss.critic")->value, critic_loss);
+    for (int i = 0; i < 2; i++) {
+        const gan_probe *p = gan_grads_probe(g, i ? GAN_MODEL_CRITIC : GAN_MODEL_GENERATOR);
+        ck_assert(gan_probe_has_result(p));
+        ck_assert_str_eq(gan_probe_op_mismatch(p), "");
+        ck_assert_double_eq_tol(gan_probe_scale(p), (double)1e-5f, 1e-14);
+        size_t params = 0, ops = 0;
+        for (size_t k = 0; k < gan_probe_row_count(p); k++) {
+            const struct gan_probe_row *r = gan_probe_row_at(p, k);
+            if (r->kind == GAN_PROBE_PARAM)
+                ck_assert_str_eq(r->name, gan_net_full_name(nets[i], params++));
+            else
+                ops++;
+        }
+        ck_assert_uint_eq(params, gan_net_count(nets[i]));
+        ck_assert_uint_gt(ops, params);
+        /* 1e-5 flushes FP16 gradients: the shadow sees some. */
+        ck_assert_double_gt(gan_probe_param_fraction(p), 0.0);
+        size_t total = (size_t)gan_net_total(nets[i]);
+        for (size_t q = 0; q < gan_net_count(nets[i]); q++)
+            ck_assert_int_eq(gan_net_grad_to_host(nets[i], q, after[i] + gan_net_offset(nets[i], q),
+                                                  (size_t)gan_net_numel(nets[i], q)), GAN_OK);
+        ck_assert_int_eq(memcmp(before[i], after[i], total * sizeof(float)), 0);
+        free(before[i]);
+        free(after[i]);
+    }
+    free(z);
+    gan_grads_free(g);
+    gan_loader_free(loader);
+}
+END_TEST
+
+START_TEST(grads_reads_the_debug_level)
+{
+    struct gan_error err;
+    struct gan_grads_args args;
+    char *ok[] = { "grads", "-C", "c", "-b", "b", "-o", "o", "--debug-level", "2", NULL };
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_grads_parse_args(9, ok, &args, &err), GAN_OK);
+    ck_assert_int_eq(args.debug_level, 2);
+    gan_grads_args_free(&args);
+    char *bad[] = { "grads", "-C", "c", "-b", "b", "-o", "o", "--debug-level=3", NULL };
+    ck_assert_int_eq(gan_grads_parse_args(8, bad, &args, &err), GAN_ERR_CONFIG);
+    ck_assert_str_eq(err.message, "grads: --debug-level must be 0, 1 or 2, got \"3\"");
+    gan_grads_args_free(&args);
+}
+END_TEST
+
 static Suite *underflow_suite(void)
 {
     Suite *s = suite_create("underflow");
@@ -585,6 +681,8 @@ static Suite *underflow_suite(void)
     tcase_add_test(trainer, level_two_trains_like_level_zero);
     tcase_add_test(trainer, underflow_csv_adds_up_to_the_metrics);
     tcase_add_test(trainer, fp32_has_nothing_to_compare);
+    tcase_add_test(trainer, grads_compares_each_backward);
+    tcase_add_test(trainer, grads_reads_the_debug_level);
     suite_add_tcase(s, trainer);
     return s;
 }
