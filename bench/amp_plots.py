@@ -17,8 +17,9 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
 # A scale of exactly 0 (a scaler with no floor that halved all the way down) has no
-# logarithm; it is drawn on this line, at the foot of the scale panels, with a marker.
-ZERO_LOG2 = -40.0
+# logarithm; it is drawn on this line, below FP32's smallest subnormal (2^-149), with a
+# marker.
+ZERO_LOG2 = -160.0
 
 
 def num(s):
@@ -71,7 +72,7 @@ def draw(out, row, by_seed):
                 ax.plot(zero_x, [ZERO_LOG2] * len(zero_x), "v", color=c, ms=3)
             fwd = [x for x, r in zip(it, rs) if r[net + "_overflow"] in ("forward", "both")]
             grad = [x for x, r in zip(it, rs) if r[net + "_overflow"] in ("gradient", "both")]
-            marks.append((ax, c, grad, fwd))
+            marks.append((ax, c, k, grad, fwd))
             ax2 = axes[1][j]
             uf = [num(r[net + "_underflow_frac"]) for r in rs]
             ax2.plot(it, [100 * u if u is not None else float("nan") for u in uf],
@@ -80,8 +81,10 @@ def draw(out, row, by_seed):
                 tu = [num(r.get(net + "_true_underflow", "")) for r in rs]
                 ax2.plot(it, [100 * u if u is not None else float("nan") for u in tu],
                          color=c, lw=1.0, ls="--", label="seed %d true underflow" % seed)
-    for ax, c, grad, fwd in marks:
-        top = ax.get_ylim()[1]
+    for ax, c, k, grad, fwd in marks:
+        # one band per seed along the top, so that the seeds' markers do not overlap
+        bottom, top = ax.get_ylim()
+        top -= k * 0.04 * (top - bottom)
         if grad:
             ax.plot(grad, [top] * len(grad), "|", color=c, ms=6)
         if fwd:
