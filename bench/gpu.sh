@@ -111,7 +111,7 @@ rate() {
 
 configs=(toy)
 [ ! -r "$image_conf" ] || configs+=(image)
-declare -A rates
+declare -A rates shown
 failed=0
 for cfg in "${configs[@]}"; do
     cargs=()
@@ -135,6 +135,14 @@ for cfg in "${configs[@]}"; do
         r=$(rate "$dir")
         rates[$cfg-$prec]=${r:-"no rate (metrics.csv lacks time_s)"}
     done
+    # Real samples each iteration shows the critic: data.batch_size × critic.iterations
+    # (the "images shown to the discriminator" count that image GAN papers report).
+    shown[$cfg]=$("$ganctl" "${cargs[@]}" "${bargs[@]}" --print-config 2>/dev/null | awk '
+        /^ *[A-Za-z0-9_-]+ = \{/ { sub(/^ */, ""); split($0, w, " "); group[++depth] = w[1]; next }
+        /^ *\};/ { depth--; next }
+        depth == 1 && group[1] == "data" && $1 == "batch_size" { b = $3 + 0 }
+        depth == 1 && group[1] == "critic" && $1 == "iterations" { c = $3 + 0 }
+        END { if (b && c) print b * c }')
 done
 
 # ------------------------------------------------------------------ PyTorch, the toy only
@@ -198,7 +206,8 @@ if [ -n "$torch_rate" ]; then
 else
     echo "  PyTorch: $torch_why"
 fi
-printf '%-6s %-5s %12s %10s %12s\n' config prec "it/s" "vs fp32" "vs PyTorch"
+echo "  samples/s = it/s x data.batch_size x critic.iterations: real samples shown to the critic"
+printf '%-6s %-5s %12s %12s %10s %12s\n' config prec "it/s" "samples/s" "vs fp32" "vs PyTorch"
 for cfg in "${configs[@]}"; do
     for prec in "${plist[@]}"; do
         r=${rates[$cfg-$prec]}
@@ -211,7 +220,9 @@ for cfg in "${configs[@]}"; do
         ! isnum "$base" || vs32=$(ratio "$r" "$base")
         vst=-
         [ "$cfg" != toy ] || ! isnum "$torch_rate" || vst=$(ratio "$r" "$torch_rate")
-        printf '%-6s %-5s %12s %10s %12s\n' "$cfg" "$prec" "$r" "$vs32" "$vst"
+        sps=-
+        [ -z "${shown[$cfg]:-}" ] || sps=$(awk -v r="$r" -v k="${shown[$cfg]}" 'BEGIN { printf "%.0f", r * k }')
+        printf '%-6s %-5s %12s %12s %10s %12s\n' "$cfg" "$prec" "$r" "$sps" "$vs32" "$vst"
     done
 done
 [ "${configs[*]}" != toy ] || echo "image: not timed, $image_conf does not exist"
