@@ -458,10 +458,12 @@ gan_status gan_classifier_load(gan_ctx *ctx, const char *path, gan_classifier **
     const char *layers = gan_st_metadata_get(f, "layers");
     if (!format || strcmp(format, GAN_CLASSIFIER_FORMAT) != 0 || !layers
         || strcmp(layers, LAYERS_TEXT) != 0) {
+        /* format and layers point into f: the message is made before f is closed. */
+        st = gan_error_set(err, GAN_ERR_FORMAT,
+                           "%s is not a ganctl classifier of layers %s (format \"%s\", layers \"%s\"); make one with ganctl classifier --out FILE",
+                           path, LAYERS_TEXT, format ? format : "", layers ? layers : "");
         gan_st_close(f);
-        return gan_error_set(err, GAN_ERR_FORMAT,
-                             "%s is not a ganctl classifier of layers %s (format \"%s\", layers \"%s\"); make one with ganctl classifier --out FILE",
-                             path, LAYERS_TEXT, format ? format : "", layers ? layers : "");
+        return st;
     }
     gan_classifier *c = NULL;
     st = make(ctx, &c, err);

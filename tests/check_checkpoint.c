@@ -443,9 +443,10 @@ static void rewrite(const char *path, enum edit edit)
             value = "12x";
         ck_assert_int_eq(gan_st_writer_set_metadata(w, key, value, msg, sizeof msg), GAN_OK);
     }
-    gan_st_close(in);
+    /* The writer borrows the tensors' bytes from `in`: close it only after the write. */
     ck_assert_int_eq(gan_st_writer_write(w, path, msg, sizeof msg), GAN_OK);
     gan_st_writer_free(w);
+    gan_st_close(in);
 }
 
 START_TEST(damaged_checkpoint_is_refused)

@@ -870,11 +870,13 @@ START_TEST(test_refused_inputs)
     struct gan_grads_report r;
     ck_assert_int_eq(gan_grads_dump(g, &b, NULL, ckpt, &r, &err), GAN_ERR_CONFIG);
     ck_assert_msg(strstr(err.message, "is the checkpoint file"), "%s", err.message);
+    gan_grads_batch_free(&b);
     /* The checkpoint is intact: it still opens. */
     gan_grads_free(g);
     g = open_grads(ckpt, loader);
     ck_assert_int_eq(gan_grads_read_batch(g, ckpt, &b, &err), GAN_ERR_FORMAT);
     ck_assert_msg(strstr(err.message, "no tensor \"real\""), "%s", err.message);
+    gan_grads_batch_free(&b);
     gan_grads_free(g);
     gan_loader_free(loader);
 }
