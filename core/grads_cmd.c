@@ -13,15 +13,15 @@
 #include "grads_cmd.h"
 #include "host.h"
 #include "net.h"
+#include "objective.h"
 #include "optimizer.h"
 #include "run_dir.h"
 #include "safetensors.h"
 #include "tensor_internal.h"
 #include "toy_data.h"
 
-/* As the trainer: at most this many loss terms, and values one objective's terms report. */
-#define MAX_TERMS 16
-#define MAX_REPORTED 32
+/* As the trainer: at most this many loss terms. */
+#define MAX_TERMS GAN_OBJECTIVE_MAX_TERMS
 
 /* The trainer builds its networks for the toy data sets' 2-D points. */
 #define SAMPLE_SIZE 2
@@ -153,7 +153,8 @@ void gan_grads_args_free(struct gan_grads_args *args)
  * The part of the trainer's set-up (trainer.c) that one step needs — plugins, backend,
  * precision, networks, loss terms, scalers, the checkpoint — without the run folder,
  * the data sampler and the evaluation sets it also makes. It reads the same settings
- * the same way, and must follow trainer.c when that changes how a step is computed;
+ * the same way, and must follow trainer.c when that changes how a step is computed; the
+ * objectives themselves are objective.c's, which the trainer builds its own with.
  * check_grads compares the result with finite differences and a host computation. */
 
 struct model_inst {
@@ -203,6 +204,7 @@ struct gan_grads {
     struct scaler_inst scaler[2];
     struct loss_inst loss[MAX_TERMS];
     size_t n_loss;
+    struct gan_objective objective;   /* the models and terms above, for objective() */
 
     /* Debug level 2: each network's FP32 shadow comparison, and the inputs of the
      * evaluation in progress, for the shadow to build its objectives again. */
@@ -510,6 +512,27 @@ static gan_status make_losses(gan_grads *g, struct gan_error *err)
     return GAN_OK;
 }
 
+/* What objective() builds from: the models and terms just made, and the run's seed. */
+static void bind_objective(gan_grads *g)
+{
+    struct gan_objective *o = &g->objective;
+    memset(o, 0, sizeof *o);
+    o->ctx = g->ctx;
+    for (int i = 0; i < 2; i++) {
+        o->model[i].module = g->model[i].module;
+        o->model[i].model = g->model[i].model;
+    }
+    for (size_t i = 0; i < g->n_loss; i++) {
+        o->term[i].module = g->loss[i].module;
+        o->term[i].loss = g->loss[i].loss;
+        o->term[i].host = &g->loss[i].host;
+        o->term[i].targets = g->loss[i].targets;
+        o->term[i].name = g->loss[i].name;
+    }
+    o->n_terms = g->n_loss;
+    o->seed = g->seed;
+}
+
 /* The settings of the training step that do not live in a plugin: the precision policy
  * (precision.mode, .level, .fp32) and the penalty's inner seed (penalty.inner_scale). */
 static gan_status set_up_precision(gan_grads *g, struct gan_error *err)
@@ -638,6 +661,8 @@ gan_status gan_grads_open(const char *checkpoint, const struct gan_grads_setting
         st = make_losses(g, err);
     if (st == GAN_OK)
         st = load_checkpoint(g, err);
+    if (st == GAN_OK)
+        bind_objective(g);
     if (st != GAN_OK) {
         gan_grads_free(g);
         return st;
@@ -754,103 +779,23 @@ gan_status gan_grads_read_batch(const gan_grads *g, const char *path, struct gan
 
 /* ------------------------------------------------------------------ evaluation */
 
-/* One objective's reported values (loss.h's gan_metric_sink). */
-struct sink {
-    const char *names[MAX_REPORTED];
-    gan_tensor *values[MAX_REPORTED];
-    size_t count;
-    int overflow;
-};
-
-static void sink_report(void *ctx, const char *name, gan_tensor *scalar)
-{
-    struct sink *s = ctx;
-    if (!name || !scalar)
-        return;
-    for (size_t i = 0; i < s->count; i++)
-        if (strcmp(s->names[i], name) == 0) {
-            s->values[i] = scalar;
-            return;
-        }
-    if (s->count == MAX_REPORTED) {
-        s->overflow = 1;
-        return;
-    }
-    s->names[s->count] = name;
-    s->values[s->count++] = scalar;
-}
-
-/* A model's forward inside its network's scope ("generator", "critic"), as the trainer
- * runs it: the precision policy's patterns name layers by it. */
+/* A model's forward inside its network's scope, as the trainer runs it. */
 static gan_tensor *net_forward(gan_grads *g, int i, gan_ctx *ctx, gan_tensor *x)
 {
-    if (!x || gan_ctx_scope_push(ctx, net_names[i]) != GAN_OK)
-        return NULL;
-    gan_tensor *y = g->model[i].module->model.forward(g->model[i].model, ctx, x);
-    gan_ctx_scope_pop(ctx);
-    return y;
+    return gan_objective_forward(&g->objective, i, ctx, x);
 }
 
-static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
-{
-    return net_forward(arg, 1, ctx, x);
-}
-
-/* The objective of `target`: the sum of the terms that contribute to it, in the order
- * of loss.terms, on the same inputs the trainer gives them. NULL with the failure in
- * the context. */
+/* The objective of `target` as the trainer builds it (objective.h). The penalty's inner
+ * gradient is seeded as in training: with the network's loss scale, or with
+ * penalty.inner_scale. NULL with the failure in the context. */
 static gan_tensor *objective(gan_grads *g, enum gan_loss_target target, gan_tensor *real,
                              gan_tensor *fake, gan_tensor *alpha, uint64_t *loss_offset,
-                             struct sink *sink)
+                             struct gan_objective_sink *sink)
 {
-    gan_ctx *ctx = g->ctx;
-    struct gan_loss_inputs in;
-    memset(&in, 0, sizeof in);
-    in.fake = fake;
-    in.d_fake = critic_forward(g, ctx, fake);
-    if (target == GAN_LOSS_CRITIC) {
-        in.real = real;
-        in.d_real = critic_forward(g, ctx, real);
-        in.alpha = alpha;
-    }
-    in.critic = critic_forward;
-    in.critic_ctx = g;
-    in.seed = g->seed;
-    in.offset = loss_offset;
-    in.iteration = g->iteration;
-    /* The penalty's inner gradient is seeded as in training: with the network's loss
-     * scale, or with penalty.inner_scale. */
-    in.inner_scale = g->inner_outer_scale ? g->scale[target == GAN_LOSS_CRITIC ? 1 : 0]
-                                          : g->inner_scale;
-    struct gan_metric_sink ms = { sink, sink_report };
-    if (!in.d_fake || (target == GAN_LOSS_CRITIC && !in.d_real))
-        return NULL;
-    gan_tensor *total = NULL;
-    for (size_t i = 0; i < g->n_loss; i++) {
-        struct loss_inst *li = &g->loss[i];
-        if (!(li->targets & target))
-            continue;
-        li->host.error.message[0] = '\0';
-        gan_tensor *v = li->module->loss.term(li->loss, ctx, target, &in, &ms);
-        if (!v) {
-            if (gan_ctx_status(ctx) == GAN_OK)
-                gan_ctx_fail(ctx, GAN_ERR_INTERNAL, "loss \"%s\" failed: %s", li->name,
-                             li->host.error.message[0] ? li->host.error.message : "it gave no reason");
-            return NULL;
-        }
-        if (gan_tensor_numel(v) != 1) {
-            gan_ctx_fail(ctx, GAN_ERR_INVALID, "loss \"%s\" returned %lld values; a term is one value",
-                         li->name, (long long)gan_tensor_numel(v));
-            return NULL;
-        }
-        total = total ? gan_add(ctx, total, v) : v;
-    }
-    if (!total)
-        gan_ctx_fail(ctx, GAN_ERR_CONFIG, "no term of loss.terms contributes to the %s's objective",
-                     target == GAN_LOSS_CRITIC ? "critic" : "generator");
-    if (sink->overflow)
-        gan_ctx_fail(ctx, GAN_ERR_INVALID, "the loss terms report more than %d values", MAX_REPORTED);
-    return sink->overflow ? NULL : total;
+    g->objective.iteration = g->iteration;
+    g->objective.inner_scale = g->inner_outer_scale ? g->scale[target == GAN_LOSS_CRITIC ? 1 : 0]
+                                                    : g->inner_scale;
+    return gan_objective_build(&g->objective, target, real, fake, alpha, loss_offset, sink);
 }
 
 /* Appends name = the value of a single-element tensor. */
@@ -877,14 +822,6 @@ static gan_status add_value(gan_grads *g, struct gan_grads_values *out, const ch
     return GAN_OK;
 }
 
-static int reported(const struct sink *s, const char *name)
-{
-    for (size_t i = 0; i < s->count; i++)
-        if (strcmp(s->names[i], name) == 0)
-            return 1;
-    return 0;
-}
-
 /* Debug level 2: network g->shadow.net's objective again in FP32 (gan_probe_shadow sets
  * the precision), on the evaluation's batch: the critic's on the same real and G(z)
  * batches (G(z) is not differentiated there; a 16-bit one is widened, exactly) and α,
@@ -894,7 +831,7 @@ static gan_tensor *shadow_objective(void *arg, gan_ctx *ctx)
 {
     gan_grads *g = arg;
     uint64_t offset = g->loss_offset;
-    struct sink sink = { .count = 0 };
+    struct gan_objective_sink sink = { .count = 0 };
     if (g->shadow.net == 1) {
         gan_tensor *fake = g->shadow.fake;
         if (fake && gan_tensor_dtype(fake) != GAN_F32) {
@@ -975,7 +912,7 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
      * loss stream starts at the checkpoint's position for each objective, as the
      * critic's next step would find it. */
     uint64_t offset = g->loss_offset;
-    struct sink cs = { .count = 0 };
+    struct gan_objective_sink cs = { .count = 0 };
     gan_ctx_no_grad_push(ctx);
     gan_tensor *fake = net_forward(g, 0, ctx, z);
     gan_ctx_no_grad_pop(ctx);
@@ -990,7 +927,7 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
 
     /* The generator step: G(z) recorded, through the critic. */
     offset = g->loss_offset;
-    struct sink gs = { .count = 0 };
+    struct gan_objective_sink gs = { .count = 0 };
     g->shadow.tape_start[0] = gan_ctx_tape_length(ctx);
     gan_tensor *fake_g = net_forward(g, 0, ctx, z);
     gan_tensor *generator_loss = fake_g ? objective(g, GAN_LOSS_GENERATOR, NULL, fake_g, NULL,
@@ -1012,7 +949,7 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
     }
     /* A name the critic's terms report already gets the network's prefix (metrics.csv's rule). */
     for (size_t i = 0; st == GAN_OK && i < gs.count; i++) {
-        snprintf(name, sizeof name, "loss.%s%s", reported(&cs, gs.names[i]) ? "generator_" : "",
+        snprintf(name, sizeof name, "loss.%s%s", gan_objective_reported(&cs, gs.names[i]) ? "generator_" : "",
                  gs.names[i]);
         st = add_value(g, values, name, gs.values[i], err);
     }

@@ -11,6 +11,7 @@
 
 #include "checkpoint.h"
 #include "image_run.h"
+#include "objective.h"
 #include "optimizer.h"
 #include "tensor_internal.h"
 #include "toy_data.h"
@@ -19,8 +20,8 @@
 #include "trainer.h"
 
 /* Most loss terms, and most scalars one objective's terms may report. */
-#define MAX_TERMS 16
-#define MAX_METRICS 32
+#define MAX_TERMS GAN_OBJECTIVE_MAX_TERMS
+#define MAX_METRICS GAN_OBJECTIVE_MAX_REPORTED
 /* Most inner gradients (the penalty's ∇ₓD(x̂)) one objective's terms may show. */
 #define MAX_INNER 8
 /* What a metrics row's overflow cell collects: the kinds seen since the previous row. */
@@ -261,14 +262,6 @@ gan_status gan_trainer_check_config(gan_config *config, const gan_loader *loader
 
 /* ------------------------------------------------------------------ the trainer */
 
-/* One objective's reported scalars (loss.h's gan_metric_sink). */
-struct sink {
-    const char *names[MAX_METRICS];
-    gan_tensor *values[MAX_METRICS];
-    size_t count;
-    int overflow;
-};
-
 /* One network's loss scaling: its scaler, what its last backward measured (the
  * statistics the scaler was given) and the counters the metrics show. */
 struct scaling {
@@ -305,6 +298,7 @@ struct gan_trainer {
     gan_optimizer *opt[2];
     struct loss_inst loss[MAX_TERMS];
     size_t n_loss;
+    struct gan_objective objective;   /* the models and terms above, for objective() */
     struct scaling scaling[2];
 
     /* The inner gradients (loss.h) the terms showed in the objective being built, and
@@ -638,38 +632,10 @@ static gan_status make_scalers(gan_trainer *t, struct gan_error *err)
 
 /* ------------------------------------------------------------------ one objective */
 
-static void sink_report(void *ctx, const char *name, gan_tensor *scalar)
-{
-    struct sink *s = ctx;
-    if (!name || !scalar)
-        return;
-    for (size_t i = 0; i < s->count; i++)
-        if (strcmp(s->names[i], name) == 0) {
-            s->values[i] = scalar;
-            return;
-        }
-    if (s->count == MAX_METRICS) {
-        s->overflow = 1;
-        return;
-    }
-    s->names[s->count] = name;
-    s->values[s->count++] = scalar;
-}
-
-/* A model's forward inside its network's scope ("generator", "critic"), which the
- * precision policy's patterns and the tape's diagnostics name it by. */
+/* A model's forward inside its network's scope ("generator", "critic"). */
 static gan_tensor *net_forward(gan_trainer *t, int i, gan_ctx *ctx, gan_tensor *x)
 {
-    if (!x || gan_ctx_scope_push(ctx, net_names[i]) != GAN_OK)
-        return NULL;
-    gan_tensor *y = t->model[i].module->model.forward(t->model[i].model, ctx, x);
-    gan_ctx_scope_pop(ctx);
-    return y;
-}
-
-static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
-{
-    return net_forward(arg, 1, ctx, x);
+    return gan_objective_forward(&t->objective, i, ctx, x);
 }
 
 /* Statistics of a gradient tensor x seen through inv_scale, and with `out` the fused
@@ -727,60 +693,41 @@ static gan_status scalar_value(gan_trainer *t, gan_tensor *v, double *out)
     return st;
 }
 
-/* The objective of `target` (critic or generator) on a batch: the sum of the terms that
- * contribute to it. real may be NULL for the generator's. Reported scalars go to sink.
- * Returns NULL with the failure in the context; a term that fails without saying why
- * is named. */
+/* The objective of `target` (critic or generator) on a batch (objective.h), with the
+ * step's iteration and its penalty's inner seed; the terms show their inner gradients to
+ * on_inner_grad. real may be NULL for the generator's. NULL with the failure in the context. */
 static gan_tensor *objective(gan_trainer *t, enum gan_loss_target target, gan_tensor *real,
-                             gan_tensor *fake, uint64_t *loss_offset, struct sink *sink)
+                             gan_tensor *fake, uint64_t *loss_offset,
+                             struct gan_objective_sink *sink)
 {
-    gan_ctx *ctx = t->ctx;
-    struct gan_loss_inputs in;
-    memset(&in, 0, sizeof in);
-    in.fake = fake;
-    in.d_fake = critic_forward(t, ctx, fake);
-    if (target == GAN_LOSS_CRITIC) {
-        in.real = real;
-        in.d_real = critic_forward(t, ctx, real);
-    }
-    in.critic = critic_forward;
-    in.critic_ctx = t;
-    in.seed = t->seed;
-    in.offset = loss_offset;
-    in.iteration = t->iteration;
-    in.inner_scale = t->inner_outer_scale ? t->outer_scale : t->inner_scale;
-    in.inner_grad = on_inner_grad;
-    in.inner_ctx = t;
+    t->objective.iteration = t->iteration;
+    t->objective.inner_scale = t->inner_outer_scale ? t->outer_scale : t->inner_scale;
     t->n_inner = 0;
-    struct gan_metric_sink ms = { sink, sink_report };
-    gan_tensor *total = NULL;
-    if (!in.d_fake || (target == GAN_LOSS_CRITIC && !in.d_real))
-        return NULL;
+    return gan_objective_build(&t->objective, target, real, fake, NULL, loss_offset, sink);
+}
+
+/* What objective() builds from: the models and terms just made, and the step's inputs
+ * that do not change between objectives. */
+static void bind_objective(gan_trainer *t)
+{
+    struct gan_objective *o = &t->objective;
+    memset(o, 0, sizeof *o);
+    o->ctx = t->ctx;
+    for (int i = 0; i < 2; i++) {
+        o->model[i].module = t->model[i].module;
+        o->model[i].model = t->model[i].model;
+    }
     for (size_t i = 0; i < t->n_loss; i++) {
-        struct loss_inst *li = &t->loss[i];
-        if (!(li->targets & target))
-            continue;
-        li->host.error.message[0] = '\0';
-        gan_tensor *v = li->module->loss.term(li->loss, ctx, target, &in, &ms);
-        if (!v) {
-            if (gan_ctx_status(ctx) == GAN_OK)
-                ti_fail(ctx, GAN_ERR_INTERNAL, "loss \"%s\" failed: %s", li->name,
-                        li->host.error.message[0] ? li->host.error.message : "it gave no reason");
-            return NULL;
-        }
-        if (gan_tensor_numel(v) != 1) {
-            ti_fail(ctx, GAN_ERR_INVALID, "loss \"%s\" returned %lld values for the %s's objective; a term is one value",
-                    li->name, (long long)gan_tensor_numel(v),
-                    target == GAN_LOSS_CRITIC ? "critic" : "generator");
-            return NULL;
-        }
-        total = total ? gan_add(ctx, total, v) : v;
+        o->term[i].module = t->loss[i].module;
+        o->term[i].loss = t->loss[i].loss;
+        o->term[i].host = &t->loss[i].host;
+        o->term[i].targets = t->loss[i].targets;
+        o->term[i].name = t->loss[i].name;
     }
-    if (sink->overflow) {
-        ti_fail(ctx, GAN_ERR_INVALID, "the loss terms report more than %d values", MAX_METRICS);
-        return NULL;
-    }
-    return total;
+    o->n_terms = t->n_loss;
+    o->seed = t->seed;
+    o->inner_grad = on_inner_grad;
+    o->inner_ctx = t;
 }
 
 /* z for a batch of n from the training stream. */
@@ -804,17 +751,15 @@ static int batch_dims(const gan_trainer *t, int64_t n, int64_t *dims)
 
 /* Copies the reported values into `values` in the order of `names`, the names the
  * terms report (NaN when a name was not reported this time). */
-static gan_status read_metrics(gan_trainer *t, struct sink *s, char **names, size_t n,
-                               double *values)
+static gan_status read_metrics(gan_trainer *t, const struct gan_objective_sink *s, char **names,
+                               size_t n, double *values)
 {
     for (size_t k = 0; k < n; k++) {
         values[k] = NAN;
-        for (size_t i = 0; i < s->count; i++)
-            if (strcmp(s->names[i], names[k]) == 0) {
-                gan_status st = scalar_value(t, s->values[i], &values[k]);
-                if (st != GAN_OK)
-                    return st;
-            }
+        gan_tensor *v = gan_objective_reported(s, names[k]);
+        gan_status st = v ? scalar_value(t, v, &values[k]) : GAN_OK;
+        if (st != GAN_OK)
+            return st;
     }
     return GAN_OK;
 }
@@ -908,7 +853,7 @@ static gan_tensor *shadow_objective(void *arg, gan_ctx *ctx)
 {
     gan_trainer *t = arg;
     uint64_t offset = t->shadow.loss_offset;
-    struct sink sink = { .count = 0 };
+    struct gan_objective_sink sink = { .count = 0 };
     gan_tensor *loss = NULL;
     size_t n_inner = t->n_inner;
     t->shadow.running = 1;
@@ -1096,7 +1041,7 @@ static gan_status critic_step(gan_trainer *t, struct gan_error *err)
     gan_ctx_no_grad_pop(ctx);
     sg->scale_used = t->outer_scale = sg->inst.module->scaler.scale(sg->inst.sc);
     shadow_inputs(t, real, fake, NULL);
-    struct sink sink = { .count = 0 };
+    struct gan_objective_sink sink = { .count = 0 };
     gan_tensor *loss = real && fake ? objective(t, GAN_LOSS_CRITIC, real, fake, &t->loss_offset, &sink)
                                     : NULL;
     if (!loss || gan_ctx_status(ctx) != GAN_OK ||
@@ -1120,7 +1065,7 @@ static gan_status generator_step(gan_trainer *t, struct gan_error *err)
     gan_tensor *fake = net_forward(t, 0, ctx, z);
     sg->scale_used = t->outer_scale = sg->inst.module->scaler.scale(sg->inst.sc);
     shadow_inputs(t, NULL, NULL, z);
-    struct sink sink = { .count = 0 };
+    struct gan_objective_sink sink = { .count = 0 };
     gan_tensor *loss = fake ? objective(t, GAN_LOSS_GENERATOR, NULL, fake, &t->loss_offset, &sink)
                             : NULL;
     if (!loss || gan_ctx_status(ctx) != GAN_OK ||
@@ -1198,13 +1143,13 @@ static gan_status trial_step(gan_trainer *t, struct gan_error *err)
     gan_status st = check_shape(t, fake, ndim, dims, "generator", err);
     if (st != GAN_OK)
         return st;
-    gan_tensor *d = critic_forward(t, ctx, real);
+    gan_tensor *d = net_forward(t, 1, ctx, real);
     if (!d)
         return ctx_fail(t, err, "trying the critic");
     if ((st = check_shape(t, d, 2, score, "critic", err)) != GAN_OK)
         return st;
     for (int which = 0; which < 2; which++) {
-        struct sink sink = { .count = 0 };
+        struct gan_objective_sink sink = { .count = 0 };
         enum gan_loss_target target = which ? GAN_LOSS_GENERATOR : GAN_LOSS_CRITIC;
         gan_tensor *loss = objective(t, target, which ? NULL : real, fake, &loss_offset, &sink);
         if (!loss)
@@ -1390,7 +1335,7 @@ static gan_status critic_field(gan_trainer *t, float *field, struct gan_error *e
         int64_t dims[2] = { GAN_EVAL_SAMPLES, 2 };
         gan_ctx_no_grad_push(ctx);
         gan_tensor *x = gan_tensor_from_host(ctx, GAN_F32, 2, dims, xy);
-        gan_tensor *d = x ? critic_forward(t, ctx, x) : NULL;
+        gan_tensor *d = x ? net_forward(t, 1, ctx, x) : NULL;
         gan_ctx_no_grad_pop(ctx);
         float *values = xy;   /* GAN_EVAL_SAMPLES × 2 floats; the lattice is not needed now */
         if (!d || gan_tensor_to_host(ctx, d, values, GAN_EVAL_SAMPLES) != GAN_OK)
@@ -1948,6 +1893,8 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
         st = make_models(t, err);
     if (st == GAN_OK)
         st = make_losses(t, err);
+    if (st == GAN_OK)
+        bind_objective(t);
     if (st == GAN_OK)
         st = make_scalers(t, err);
     /* Initialised from the seed even when resuming (the checkpoint then overwrites the
