@@ -15,6 +15,7 @@
 #include "image_data.h"
 #include "image_metrics.h"
 #include "log.h"
+#include "option_value.h"
 #include "plugin_loader.h"
 #include "tensor_internal.h"
 
@@ -42,35 +43,6 @@ static const char usage_text[] =
 const char *gan_classifier_usage(void)
 {
     return usage_text;
-}
-
-/* Matches argv[*i] against an option that takes a value ("--name VALUE", "--name=VALUE",
- * "-x VALUE", "-xVALUE"): 1 with *value set, 0 for another option, −1 when the value is
- * missing. */
-static int option_value(int argc, char **argv, int *i, const char *name, char letter,
-                        const char **value)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, "--", 2) == 0 && strncmp(a + 2, name, n) == 0) {
-        if (a[2 + n] == '=') {
-            *value = a + 3 + n;
-            return 1;
-        }
-        if (a[2 + n] != '\0')
-            return 0;
-    } else if (letter && a[0] == '-' && a[1] == letter) {
-        if (a[2]) {
-            *value = a + 2;
-            return 1;
-        }
-    } else {
-        return 0;
-    }
-    if (*i + 1 >= argc)
-        return -1;
-    *value = argv[++*i];
-    return 1;
 }
 
 static gan_status parse_count(const char *option, const char *text, unsigned long long most,
@@ -112,7 +84,7 @@ gan_status gan_classifier_parse_args(int argc, char **argv, struct gan_classifie
         size_t k;
         int r = 0;
         for (k = 0; k < sizeof opts / sizeof opts[0]; k++)
-            if ((r = option_value(argc, argv, &i, opts[k].name, opts[k].letter, &v)) != 0)
+            if ((r = gan_option_value(argc, argv, &i, opts[k].name, opts[k].letter, &v)) != 0)
                 break;
         if (r < 0)
             return gan_error_set(err, GAN_ERR_CONFIG,

@@ -14,6 +14,7 @@
 #include "host.h"
 #include "net.h"
 #include "objective.h"
+#include "option_value.h"
 #include "optimizer.h"
 #include "run_dir.h"
 #include "safetensors.h"
@@ -55,35 +56,6 @@ const char *gan_grads_usage(void)
     return usage_text;
 }
 
-/* Matches argv[*i] against an option that takes a value, given as "--name VALUE",
- * "--name=VALUE", "-x VALUE" or "-xVALUE". Returns 1 with *value set (and *i moved past
- * it), 0 when it is another option, -1 when the value is missing. */
-static int option_value(int argc, char **argv, int *i, const char *name, char letter,
-                        const char **value)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, "--", 2) == 0 && strncmp(a + 2, name, n) == 0) {
-        if (a[2 + n] == '=') {
-            *value = a + 3 + n;
-            return 1;
-        }
-        if (a[2 + n] != '\0')
-            return 0;
-    } else if (letter && a[0] == '-' && a[1] == letter) {
-        if (a[2]) {
-            *value = a + 2;
-            return 1;
-        }
-    } else {
-        return 0;
-    }
-    if (*i + 1 >= argc)
-        return -1;
-    *value = argv[++*i];
-    return 1;
-}
-
 gan_status gan_grads_parse_args(int argc, char **argv, struct gan_grads_args *args,
                                 struct gan_error *err)
 {
@@ -108,7 +80,7 @@ gan_status gan_grads_parse_args(int argc, char **argv, struct gan_grads_args *ar
                      { "debug-level", 0 } };
         size_t k;
         for (k = 0, r = 0; k < sizeof opts / sizeof opts[0]; k++)
-            if ((r = option_value(argc, argv, &i, opts[k].name, opts[k].letter, &v)) != 0)
+            if ((r = gan_option_value(argc, argv, &i, opts[k].name, opts[k].letter, &v)) != 0)
                 break;
         if (r < 0)
             return gan_error_set(err, GAN_ERR_CONFIG,
