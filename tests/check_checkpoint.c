@@ -16,23 +16,13 @@
 #include "../core/run_dir.h"
 #include "../core/safetensors.h"
 #include "../core/trainer.h"
+#include "scratch.h"
 
 /* ------------------------------------------------------------------ helpers */
 
-static char scratch[512];
-
 static void scratch_setup(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/ganctl-checkpoint-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(scratch));
-}
-
-static void scratch_teardown(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-    ck_assert_int_eq(system(cmd), 0);
+    test_scratch_make("ganctl-checkpoint");
 }
 
 static const char *const tiny[] = {
@@ -60,7 +50,7 @@ static char *dir_of(const char *name)
     static char paths[4][700];
     static int next;
     char *p = paths[next++ % 4];
-    snprintf(p, sizeof paths[0], "%s/%s", scratch, name);
+    snprintf(p, sizeof paths[0], "%s/%s", test_scratch, name);
     return p;
 }
 
@@ -507,13 +497,13 @@ static Suite *checkpoint_suite(void)
 {
     Suite *s = suite_create("checkpoint");
     TCase *trip = tcase_create("round trip");
-    tcase_add_checked_fixture(trip, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(trip, scratch_setup, test_scratch_remove);
     tcase_set_timeout(trip, 120);
     tcase_add_test(trip, round_trip_restores_everything);
     suite_add_tcase(s, trip);
 
     TCase *resume = tcase_create("resume");
-    tcase_add_checked_fixture(resume, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(resume, scratch_setup, test_scratch_remove);
     tcase_set_timeout(resume, 120);
     tcase_add_loop_test(resume, resume_is_bit_identical, 0,
                         (int)(sizeof resume_cases / sizeof resume_cases[0]));
@@ -521,7 +511,7 @@ static Suite *checkpoint_suite(void)
     suite_add_tcase(s, resume);
 
     TCase *bad = tcase_create("refusals");
-    tcase_add_checked_fixture(bad, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(bad, scratch_setup, test_scratch_remove);
     tcase_set_timeout(bad, 120);
     tcase_add_loop_test(bad, damaged_checkpoint_is_refused, 0,
                         (int)(sizeof refusals / sizeof refusals[0]));

@@ -14,28 +14,18 @@
 #include "../core/plugin_loader.h"
 #include "../core/safetensors.h"
 #include "../core/trainer.h"
+#include "scratch.h"
 
 /* ------------------------------------------------------------------ scratch folder */
 
-static char scratch[512];
-
 static void scratch_setup(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/ganctl-grads-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(scratch));
-}
-
-static void scratch_teardown(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-    ck_assert_int_eq(system(cmd), 0);
+    test_scratch_make("ganctl-grads");
 }
 
 static const char *scratch_path(char *buf, size_t size, const char *name)
 {
-    snprintf(buf, size, "%s/%s", scratch, name);
+    snprintf(buf, size, "%s/%s", test_scratch, name);
     return buf;
 }
 
@@ -86,7 +76,7 @@ static gan_loader *test_loader(void)
 }
 
 /* Trains case c (with `extra` settings after its own) for a few iterations into
- * scratch/run; returns the checkpoint's path. */
+ * the scratch folder's run; returns the checkpoint's path. */
 static const char *train_with(const struct run_case *c, const char *const *extra,
                               gan_loader *loader, char *path, size_t size)
 {
@@ -888,25 +878,25 @@ static Suite *grads_suite(void)
 {
     Suite *s = suite_create("grads");
     TCase *tc = tcase_create("gradients");
-    tcase_add_checked_fixture(tc, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(tc, scratch_setup, test_scratch_remove);
     tcase_add_loop_test(tc, test_critic_gradients, 0, N_CASES);
     tcase_add_loop_test(tc, test_generator_gradients, 0, N_CASES);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("values");
-    tcase_add_checked_fixture(tc, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(tc, scratch_setup, test_scratch_remove);
     tcase_add_loop_test(tc, test_values_against_host, 0, N_CASES);
     tcase_add_test(tc, test_alpha_reaches_the_penalty);
     tcase_add_test(tc, test_dump_file);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("precision");
-    tcase_add_checked_fixture(tc, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(tc, scratch_setup, test_scratch_remove);
     tcase_add_loop_test(tc, test_fp16_policy_and_scale, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("refusals");
-    tcase_add_checked_fixture(tc, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(tc, scratch_setup, test_scratch_remove);
     tcase_add_loop_test(tc, test_bad_batch, 0, N_BAD_BATCHES);
     tcase_add_loop_test(tc, test_bad_args, 0, N_BAD_ARGS);
     tcase_add_test(tc, test_refused_inputs);

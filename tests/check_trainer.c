@@ -18,24 +18,14 @@
 #include "../core/run_dir.h"
 #include "../core/tensor_internal.h"
 #include "../core/trainer.h"
+#include "scratch.h"
 
 /* ------------------------------------------------------------------ helpers */
 
-/* A scratch folder for the test's runs; removed (with its files) by the teardown. */
-static char scratch[512];
-
+/* A scratch folder (scratch.h) for the test's runs; removed (with its files) by the teardown. */
 static void scratch_setup(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/ganctl-trainer-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(scratch));
-}
-
-static void scratch_teardown(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-    ck_assert_int_eq(system(cmd), 0);
+    test_scratch_make("ganctl-trainer");
 }
 
 /* A WGAN-GP small enough to train in well under a second per hundred iterations. */
@@ -62,7 +52,7 @@ static gan_config *tiny_config(const char *dir, const char *const *extra)
     for (const char *const *s = extra; s && *s; s++)
         ck_assert_msg(gan_config_set(cfg, *s, &err) == GAN_OK, "%s: %s", *s, err.message);
     char path[700];
-    snprintf(path, sizeof path, "%s/%s", scratch, dir);
+    snprintf(path, sizeof path, "%s/%s", test_scratch, dir);
     ck_assert_int_eq(gan_config_set_string(cfg, "run.dir", path, "test", &err), GAN_OK);
     return cfg;
 }
@@ -430,7 +420,7 @@ START_TEST(bad_setups_are_explained)
     ck_assert_msg(strstr(err.message, c->message), "\"%s\" lacks \"%s\"", err.message, c->message);
     /* A set-up that fails makes no run folder. */
     char path[700];
-    snprintf(path, sizeof path, "%s/bad", scratch);
+    snprintf(path, sizeof path, "%s/bad", test_scratch);
     ck_assert_int_ne(access(path, F_OK), 0);
     gan_config_free(cfg);
     gan_loader_free(loader);
@@ -769,7 +759,7 @@ static Suite *trainer_suite(void)
 {
     Suite *s = suite_create("trainer");
     TCase *loop = tcase_create("loop");
-    tcase_add_checked_fixture(loop, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(loop, scratch_setup, test_scratch_remove);
     tcase_set_timeout(loop, 120);
     tcase_add_test(loop, trains_and_writes_outputs);
     tcase_add_loop_test(loop, same_seed_same_metrics, 0,
@@ -777,19 +767,19 @@ static Suite *trainer_suite(void)
     suite_add_tcase(s, loop);
 
     TCase *memory = tcase_create("memory");
-    tcase_add_checked_fixture(memory, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(memory, scratch_setup, test_scratch_remove);
     tcase_set_timeout(memory, 120);
     tcase_add_test(memory, memory_is_flat);
     suite_add_tcase(s, memory);
 
     TCase *stop = tcase_create("stop");
-    tcase_add_checked_fixture(stop, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(stop, scratch_setup, test_scratch_remove);
     tcase_set_timeout(stop, 120);
     tcase_add_test(stop, stop_checkpoints_and_reports);
     suite_add_tcase(s, stop);
 
     TCase *bad = tcase_create("set-up errors");
-    tcase_add_checked_fixture(bad, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(bad, scratch_setup, test_scratch_remove);
     tcase_set_timeout(bad, 120);
     tcase_add_loop_test(bad, bad_setups_are_explained, 0,
                         (int)(sizeof bad_cases / sizeof bad_cases[0]));
@@ -797,7 +787,7 @@ static Suite *trainer_suite(void)
     suite_add_tcase(s, bad);
 
     TCase *mixed = tcase_create("mixed precision");
-    tcase_add_checked_fixture(mixed, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(mixed, scratch_setup, test_scratch_remove);
     tcase_set_timeout(mixed, 120);
     tcase_add_loop_test(mixed, each_scaler_trains_fp16, 0,
                         (int)(sizeof scaler_names / sizeof scaler_names[0]));

@@ -18,6 +18,7 @@
 #include "../core/run_dir.h"
 #include "../core/trainer.h"
 #include "../core/underflow_probe.h"
+#include "scratch.h"
 
 #define CTX (fx.ctx)
 
@@ -353,20 +354,9 @@ END_TEST
 
 /* ------------------------------------------------------------------ the trainer */
 
-static char scratch[512];
-
 static void scratch_setup(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/ganctl-underflow-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(scratch));
-}
-
-static void scratch_teardown(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-    ck_assert_int_eq(system(cmd), 0);
+    test_scratch_make("ganctl-underflow");
 }
 
 static const char *const small_run[] = {
@@ -379,7 +369,7 @@ static const char *const small_run[] = {
     NULL,
 };
 
-/* Trains a small run with `extra` settings in scratch/dir; returns the run folder. */
+/* Trains a small run with `extra` settings in the scratch folder's dir; returns the run folder. */
 static void train_small(const char *dir, const char *const *extra, char *run_dir, size_t size)
 {
     gan_config *cfg = NULL;
@@ -390,7 +380,7 @@ static void train_small(const char *dir, const char *const *extra, char *run_dir
         ck_assert_msg(gan_config_set(cfg, *s, &err) == GAN_OK, "%s: %s", *s, err.message);
     for (const char *const *s = extra; *s; s++)
         ck_assert_msg(gan_config_set(cfg, *s, &err) == GAN_OK, "%s: %s", *s, err.message);
-    snprintf(run_dir, size, "%s/%s", scratch, dir);
+    snprintf(run_dir, size, "%s/%s", test_scratch, dir);
     ck_assert_int_eq(gan_config_set_string(cfg, "run.dir", run_dir, "test", &err), GAN_OK);
     gan_loader *loader = NULL;
     ck_assert_msg(gan_loader_new(&loader, NULL, 0, getenv("GANCTL_PLUGIN_PATH"), NULL, &err) == GAN_OK,
@@ -676,7 +666,7 @@ static Suite *underflow_suite(void)
     suite_add_tcase(s, probe);
 
     TCase *trainer = tcase_create("trainer");
-    tcase_add_checked_fixture(trainer, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(trainer, scratch_setup, test_scratch_remove);
     tcase_set_timeout(trainer, 120);
     tcase_add_test(trainer, level_two_trains_like_level_zero);
     tcase_add_test(trainer, underflow_csv_adds_up_to_the_metrics);

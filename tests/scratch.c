@@ -1,0 +1,25 @@
+/* scratch.c — a scratch folder per test (scratch.h), for the tests that write run
+ * folders, checkpoints and dumps. */
+#include "config.h"
+#include "scratch.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+char test_scratch[512];
+
+void test_scratch_make(const char *prefix)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(test_scratch, sizeof test_scratch, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+             prefix);
+    ck_assert_ptr_nonnull(mkdtemp(test_scratch));
+}
+
+void test_scratch_remove(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_scratch);
+    ck_assert_int_eq(system(cmd), 0);
+}
