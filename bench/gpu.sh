@@ -137,12 +137,10 @@ for cfg in "${configs[@]}"; do
     done
     # Real samples each iteration shows the critic: data.batch_size × critic.iterations
     # (the "images shown to the discriminator" count that image GAN papers report).
-    shown[$cfg]=$("$ganctl" "${cargs[@]}" "${bargs[@]}" --print-config 2>/dev/null | awk '
-        /^ *[A-Za-z0-9_-]+ = \{/ { sub(/^ */, ""); split($0, w, " "); group[++depth] = w[1]; next }
-        /^ *\};/ { depth--; next }
-        depth == 1 && group[1] == "data" && $1 == "batch_size" { b = $3 + 0 }
-        depth == 1 && group[1] == "critic" && $1 == "iterations" { c = $3 + 0 }
-        END { if (b && c) print b * c }')
+    shown[$cfg]=$("$ganctl" "${cargs[@]}" "${bargs[@]}" --print-config 2>/dev/null |
+        awk -f "$here/flat_config.awk" | awk -F= '
+            $1 == "data.batch_size" { b = $2 } $1 == "critic.iterations" { c = $2 }
+            END { if (b && c) print b * c }')
 done
 
 # ------------------------------------------------------------------ PyTorch, the toy only
@@ -163,17 +161,8 @@ else
         torch_why="not measured: no Python here imports torch$([ $device = cuda ] && echo ' with CUDA available')"
     else
         # The toy's settings in force (ganctl's defaults, the demo), flattened to KEY=VALUE.
-        "$ganctl" "${bargs[@]}" --print-config 2>/dev/null | awk '
-            /^ *[A-Za-z0-9_-]+ = \{/ { sub(/^ */, ""); split($0, w, " "); path[++depth] = w[1]; next }
-            /^ *\};/ { depth--; next }
-            / = / {
-                line = $0; sub(/^ */, "", line)
-                key = line; sub(/ = .*/, "", key)
-                val = line; sub(/^[^=]*= /, "", val); sub(/; *#.*$/, "", val); sub(/;$/, "", val)
-                gsub(/"/, "", val)
-                full = ""; for (i = 1; i <= depth; i++) full = full path[i] "."
-                print full key "=" val
-            }' >"$work/config.flat"
+        "$ganctl" "${bargs[@]}" --print-config 2>/dev/null |
+            awk -f "$here/flat_config.awk" >"$work/config.flat"
         get() { awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$work/config.flat"; }
         targs=(--device "$device" --data "$(get data.name)" --batch "$(get data.batch_size)"
             --z-dim "$(get generator.z_dim)"

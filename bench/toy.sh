@@ -100,17 +100,7 @@ run_args=("${cfg_args[@]}" "${sets[@]}" -s backend.threads="$threads")
 # --print-config writes every setting as libconfig groups; flatten them to KEY=VALUE.
 "$ganctl" "${run_args[@]}" --print-config >"$work/config.conf" 2>"$work/config.err" ||
     die "ganctl --print-config failed: $(cat "$work/config.err")"
-awk '
-    /^ *[A-Za-z0-9_-]+ = \{/ { sub(/^ */, ""); split($0, w, " "); path[++depth] = w[1]; next }
-    /^ *\};/ { depth--; next }
-    / = / {
-        line = $0; sub(/^ */, "", line)
-        key = line; sub(/ = .*/, "", key)
-        val = line; sub(/^[^=]*= /, "", val); sub(/; *#.*$/, "", val); sub(/;$/, "", val)
-        gsub(/"/, "", val)
-        full = ""; for (i = 1; i <= depth; i++) full = full path[i] "."
-        print full key "=" val
-    }' "$work/config.conf" >"$work/config.flat"
+awk -f "$here/flat_config.awk" "$work/config.conf" >"$work/config.flat"
 get() { awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$work/config.flat"; }
 
 data=$(get data.name)
