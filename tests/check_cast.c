@@ -1,5 +1,6 @@
 /* check_cast.c — the CPU backend's casts against independent references: GCC's
- * _Float16 for F16, double arithmetic for BF16; boundaries, counts, the F16C and AVX2 paths. */
+ * _Float16 for F16, double arithmetic for BF16; boundaries and counts, on every converter
+ * level the CPU has (portable, F16C/AVX2, AVX-512). */
 #include "config.h"
 
 #include <check.h>
@@ -153,7 +154,7 @@ static void run_cast(gan_backend *be, enum gan_dtype xt, const void *in, enum ga
 }
 
 /* Checks F32 → F16 of `in` against GCC's _Float16, against convert.h bit for bit
- * (which is what proves the F16C path when cpu_cast takes it), and the counts. */
+ * (which is what proves a vector level when cpu_cast takes it), and the counts. */
 static void check_f32_to_f16(gan_backend *be, const float *in, size_t n, size_t offset)
 {
     uint16_t *out = malloc(n * 2 + 2);
@@ -194,7 +195,7 @@ static void check_f32_to_bf16(gan_backend *be, const float *in, size_t n, size_t
         else
             expect(out[i] == ref, "F32 %08x (%.9g) → BF16 %04x, reference %04x",
                           bits_of(in[i]), in[i], out[i], ref);
-        /* the AVX2 path, when taken, must agree with convert.h even on NaN payloads */
+        /* a vector level, when taken, must agree with convert.h even on NaN payloads */
         expect(out[i] == cpu_f32_to_bf16(in[i]),
                       "F32 %08x → BF16 %04x, but the portable path gives %04x",
                       bits_of(in[i]), out[i], cpu_f32_to_bf16(in[i]));
@@ -287,7 +288,7 @@ START_TEST(test_f16_all_patterns)
         else
             expect(bits_of(f[i]) == bits_of((float)v), "F16 %04x → F32 %08x, want %08x",
                           h[i], bits_of(f[i]), bits_of((float)v));
-        /* the F16C path, when taken, must agree with convert.h even on NaN payloads */
+        /* a vector level, when taken, must agree with convert.h even on NaN payloads */
         expect(bits_of(f[i]) == bits_of(cpu_f16_to_f32(h[i])),
                       "F16 %04x → F32 %08x, the portable path gives %08x", h[i],
                       bits_of(f[i]), bits_of(cpu_f16_to_f32(h[i])));
@@ -628,36 +629,51 @@ START_TEST(test_float_to_int)
 }
 END_TEST
 
-/* ---------------------------------------------------------------- F16C */
+/* ---------------------------------------------------------------- converter levels */
 
-/* cpu_cast takes the F16C path exactly when the CPU has it; the tests above then
- * prove it against convert.h (every F16, the boundary sets, millions of random F32). */
-START_TEST(test_f16c_dispatch)
+/* cpu_cast's widest level is the widest the CPU has; the tests above then prove each
+ * level against convert.h and the references (every F16, the boundary sets, millions
+ * of random F32), run once per level by the fixtures below. */
+START_TEST(test_dispatch)
 {
+    enum cpu_cast_isa want = CPU_CAST_PORTABLE;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
-    int has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-#else
-    int has = 0;
+    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") &&
+        __builtin_cpu_supports("avx2")) {
+        want = CPU_CAST_F16C;
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl"))
+            want = CPU_CAST_AVX512;
+    }
 #endif
-    ck_assert_int_eq(cpu_cast_uses_f16c(), has);
+    ck_assert_int_eq(cpu_cast_isa_best(), want);
+    ck_assert_int_eq(cpu_cast_select(CPU_CAST_PORTABLE), CPU_CAST_PORTABLE);
+    ck_assert_int_eq(cpu_cast_select(CPU_CAST_AVX512), want);
+}
+END_TEST
 
-    /* Signalling NaNs at each lane of an 8-wide block, among ordinary values: the
-     * F16C path must fall back for those blocks and still match convert.h. */
+/* Signalling NaNs at each lane of a 16-wide block, among ordinary values and in the
+ * short tail: a vector path must fall back for those blocks and still match convert.h,
+ * which keeps a signalling NaN's bits where the instructions quiet it. */
+START_TEST(test_signalling_nan_lanes)
+{
     gan_backend *be = cpu_fixture_new(NULL);
-    uint16_t h[64];
-    float f[64];
-    for (int lane = 0; lane < 8; lane++) {
-        for (int i = 0; i < 64; i++)
+    enum { N = 64 + 13 };
+    uint16_t h[N];
+    float f[N];
+    for (int lane = 0; lane < 16; lane++) {
+        for (int i = 0; i < N; i++)
             h[i] = (uint16_t)(0x3c00 + i);
         h[lane] = 0x7c01;
-        h[8 + lane] = 0xfd55;
-        h[40 + lane] = 0x7e00; /* quiet: the instruction keeps it as it is */
-        run_cast(be, GAN_F16, h, GAN_F32, f, 64, 0, NULL);
-        for (int i = 0; i < 64; i++)
+        h[16 + lane] = 0xfd55;
+        h[40 + lane] = 0x7e00; /* quiet: the instructions keep it as it is */
+        h[64 + lane % 13] = 0x7d00;
+        run_cast(be, GAN_F16, h, GAN_F32, f, N, 0, NULL);
+        for (int i = 0; i < N; i++)
             expect(bits_of(f[i]) == bits_of(cpu_f16_to_f32(h[i])),
-                          "lane %d: F16 %04x → F32 %08x, portable %08x", lane, h[i],
-                          bits_of(f[i]), bits_of(cpu_f16_to_f32(h[i])));
+                   "lane %d: F16 %04x → F32 %08x, portable %08x", lane, h[i],
+                   bits_of(f[i]), bits_of(cpu_f16_to_f32(h[i])));
     }
     cpu_fixture_free(be);
 }
@@ -692,33 +708,68 @@ END_TEST
 
 /* ---------------------------------------------------------------- suite */
 
-static Suite *cast_suite(void)
+static void use_portable(void)
 {
-    Suite *s = suite_create("cast");
+    ck_assert_int_eq(cpu_cast_select(CPU_CAST_PORTABLE), CPU_CAST_PORTABLE);
+}
 
-    TCase *tc = tcase_create("f16");
-    tcase_add_loop_test(tc, test_f16_all_patterns, 0, 9);
+static void use_f16c(void)
+{
+    ck_assert_int_eq(cpu_cast_select(CPU_CAST_F16C), CPU_CAST_F16C);
+}
+
+static void use_avx512(void)
+{
+    ck_assert_int_eq(cpu_cast_select(CPU_CAST_AVX512), CPU_CAST_AVX512);
+}
+
+/* The conversion tests as test cases named "<group> <level>", on one converter level;
+ * Check runs each test in its own process, so the fixture's choice stays there. */
+static void add_conversion_cases(Suite *s, enum cpu_cast_isa isa)
+{
+    static void (*const setups[])(void) = { use_portable, use_f16c, use_avx512 };
+    /* tcase_create keeps the pointer, so the names are static */
+    static const char *const name[3][3] = {
+        { "f16 portable", "bf16 portable", "counts portable" },
+        { "f16 f16c", "bf16 f16c", "counts f16c" },
+        { "f16 avx512", "bf16 avx512", "counts avx512" },
+    };
+
+    TCase *tc = tcase_create(name[isa][0]);
+    tcase_add_checked_fixture(tc, setups[isa], NULL);
+    tcase_add_loop_test(tc, test_f16_all_patterns, 0, 17);
     tcase_add_loop_test(tc, test_f32_to_f16_boundaries, 0, 3);
     tcase_add_loop_test(tc, test_f32_to_f16_random, 0, 3);
+    tcase_add_test(tc, test_signalling_nan_lanes);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("bf16");
+    tc = tcase_create(name[isa][1]);
+    tcase_add_checked_fixture(tc, setups[isa], NULL);
     tcase_add_test(tc, test_bf16_all_patterns);
     tcase_add_test(tc, test_f32_to_bf16);
     tcase_add_test(tc, test_between_16bit);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("counts");
+    tc = tcase_create(name[isa][2]);
+    tcase_add_checked_fixture(tc, setups[isa], NULL);
     tcase_add_test(tc, test_counts_crafted);
     suite_add_tcase(s, tc);
+}
 
-    tc = tcase_create("integers");
+static Suite *cast_suite(void)
+{
+    Suite *s = suite_create("cast");
+    /* every level this CPU runs, the portable one always */
+    for (int isa = CPU_CAST_PORTABLE; isa <= (int)cpu_cast_isa_best(); isa++)
+        add_conversion_cases(s, (enum cpu_cast_isa)isa);
+
+    TCase *tc = tcase_create("integers");
     tcase_add_loop_test(tc, test_int_to_float, 0, 6);
     tcase_add_test(tc, test_float_to_int);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("f16c");
-    tcase_add_test(tc, test_f16c_dispatch);
+    tc = tcase_create("levels");
+    tcase_add_test(tc, test_dispatch);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("invalid");

@@ -131,69 +131,161 @@ static void bf16_to_f32_avx2(const uint16_t *x, float *y, size_t n)
 }
 #endif
 
-/* What the CPU has, asked once when the module is loaded: the kernels convert short runs
- * many times per step, and asking on every call cost more than converting. */
-static int has_f16c;
+#ifdef CPU_CAST_X86
+/* The same conversions sixteen lanes at a time. VCVTPS2PH and VCVTPH2PS on zmm registers
+ * round exactly as their F16C forms do; F16 → F32 quiets a signalling NaN as well, so a
+ * block of 16 that produced any NaN is converted again the portable way (a quiet NaN
+ * comes out the same either way, so redoing it is only a few wasted cycles in a run
+ * that holds one). BF16 is convert.h's integer rule again, with a mask in place of the
+ * blend and VPMOVDW in place of the pack. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx,f16c")))
+static void f32_to_f16_avx512(const float *x, uint16_t *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        _mm256_storeu_si256((__m256i *)(void *)(y + i),
+                            _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+    f32_to_f16_f16c(x + i, y + i, n - i);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx,f16c")))
+static void f16_to_f32_avx512(const uint16_t *x, float *y, size_t n)
+{
+    __mmask16 nan = 0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(x + i)));
+        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        _mm512_storeu_ps(y + i, v);
+    }
+    f16_to_f32_f16c(x + i, y + i, n - i);
+    if (!nan)
+        return;
+    for (size_t j = 0; j + 16 <= n; j += 16) {
+        __m512 v = _mm512_loadu_ps(y + j);
+        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q))
+            f16_to_f32_portable(x + j, y + j, 16);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
+static void f32_to_bf16_avx512(const float *x, uint16_t *y, size_t n)
+{
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i round = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
+    const __m512i quiet = _mm512_set1_epi32(0x40);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i b = _mm512_loadu_si512((const void *)(x + i));
+        __m512i hi = _mm512_srli_epi32(b, 16);
+        __m512i rounded = _mm512_srli_epi32(
+            _mm512_add_epi32(b, _mm512_add_epi32(round, _mm512_and_si512(hi, one))), 16);
+        __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(b, abs_mask), inf);
+        __m512i r = _mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(hi, quiet));
+        _mm256_storeu_si256((__m256i *)(void *)(y + i), _mm512_cvtepi32_epi16(r));
+    }
+    f32_to_bf16_avx2(x + i, y + i, n - i);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
+static void bf16_to_f32_avx512(const uint16_t *x, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
+        _mm512_storeu_si512((void *)(y + i), _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+    bf16_to_f32_avx2(x + i, y + i, n - i);
+}
+#endif
+
+/* ---------------------------------------------------------------- dispatch */
+
+/* The widest converters the CPU runs, chosen once when the module is loaded (the
+ * kernels convert short runs many times per step, and asking on every call cost more
+ * than converting). cpu_cast_select can lower it, which is how the tests prove each
+ * path against convert.h on the same inputs. */
+static enum cpu_cast_isa cast_isa_best = CPU_CAST_PORTABLE, cast_isa = CPU_CAST_PORTABLE;
 
 #ifdef CPU_CAST_X86
-static int has_avx2;
-
 __attribute__((constructor))
 static void detect_features(void)
 {
     __builtin_cpu_init();
-    has_f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-    has_avx2 = __builtin_cpu_supports("avx2");
+    /* the F16C level needs both: F16C for FP16 and AVX2 for BF16 */
+    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") &&
+        __builtin_cpu_supports("avx2"))
+        cast_isa_best = CPU_CAST_F16C;
+    if (cast_isa_best == CPU_CAST_F16C && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        cast_isa_best = CPU_CAST_AVX512;
+    cast_isa = cast_isa_best;
 }
 #endif
 
-int cpu_cast_uses_f16c(void)
+enum cpu_cast_isa cpu_cast_select(enum cpu_cast_isa want)
 {
-    return has_f16c;
+    cast_isa = want < cast_isa_best ? want : cast_isa_best;
+    return cast_isa;
+}
+
+enum cpu_cast_isa cpu_cast_isa_best(void)
+{
+    return cast_isa_best;
+}
+
+const char *cpu_cast_isa_name(enum cpu_cast_isa isa)
+{
+    switch (isa) {
+    case CPU_CAST_AVX512: return "AVX-512";
+    case CPU_CAST_F16C: return "F16C/AVX2";
+    case CPU_CAST_PORTABLE:
+    default: return "portable";
+    }
 }
 
 /* ---------------------------------------------------------------- float ↔ float */
 
+/* The converters of each level, indexed by enum cpu_cast_isa. */
+struct float_converters {
+    void (*f32_to_f16)(const float *, uint16_t *, size_t);
+    void (*f16_to_f32)(const uint16_t *, float *, size_t);
+    void (*f32_to_bf16)(const float *, uint16_t *, size_t);
+    void (*bf16_to_f32)(const uint16_t *, float *, size_t);
+};
+
+#define PORTABLE_CONVERTERS \
+    { f32_to_f16_portable, f16_to_f32_portable, f32_to_bf16_portable, bf16_to_f32_portable }
+static const struct float_converters converters[] = {
+    [CPU_CAST_PORTABLE] = PORTABLE_CONVERTERS,
+#ifdef CPU_CAST_X86
+    [CPU_CAST_F16C] = { f32_to_f16_f16c, f16_to_f32_f16c, f32_to_bf16_avx2, bf16_to_f32_avx2 },
+    [CPU_CAST_AVX512] = { f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512,
+                          bf16_to_f32_avx512 },
+#else
+    [CPU_CAST_F16C] = PORTABLE_CONVERTERS,
+    [CPU_CAST_AVX512] = PORTABLE_CONVERTERS,
+#endif
+};
+#undef PORTABLE_CONVERTERS
+
 static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned char *yp,
                           enum gan_dtype yt, size_t n)
 {
-    if (xt == GAN_F32 && yt == GAN_F16) {
-#ifdef CPU_CAST_X86
-        if (has_f16c) {
-            f32_to_f16_f16c((const float *)xp, (uint16_t *)yp, n);
-            return;
-        }
-#endif
-        f32_to_f16_portable((const float *)xp, (uint16_t *)yp, n);
-    } else if (xt == GAN_F16 && yt == GAN_F32) {
-#ifdef CPU_CAST_X86
-        if (has_f16c) {
-            f16_to_f32_f16c((const uint16_t *)xp, (float *)yp, n);
-            return;
-        }
-#endif
-        f16_to_f32_portable((const uint16_t *)xp, (float *)yp, n);
-    } else if (xt == GAN_F32 && yt == GAN_BF16) {
-#ifdef CPU_CAST_X86
-        if (has_avx2) {
-            f32_to_bf16_avx2((const float *)xp, (uint16_t *)yp, n);
-            return;
-        }
-#endif
-        f32_to_bf16_portable((const float *)xp, (uint16_t *)yp, n);
-    } else if (xt == GAN_BF16 && yt == GAN_F32) {
-#ifdef CPU_CAST_X86
-        if (has_avx2) {
-            bf16_to_f32_avx2((const uint16_t *)xp, (float *)yp, n);
-            return;
-        }
-#endif
-        bf16_to_f32_portable((const uint16_t *)xp, (float *)yp, n);
-    } else {
-        /* F16 ↔ BF16: widening to FP32 is exact, so this rounds once. */
+    const struct float_converters *c = &converters[cast_isa];
+    if (xt == GAN_F32 && yt == GAN_F16)
+        c->f32_to_f16((const float *)(const void *)xp, (uint16_t *)(void *)yp, n);
+    else if (xt == GAN_F16 && yt == GAN_F32)
+        c->f16_to_f32((const uint16_t *)(const void *)xp, (float *)(void *)yp, n);
+    else if (xt == GAN_F32 && yt == GAN_BF16)
+        c->f32_to_bf16((const float *)(const void *)xp, (uint16_t *)(void *)yp, n);
+    else if (xt == GAN_BF16 && yt == GAN_F32)
+        c->bf16_to_f32((const uint16_t *)(const void *)xp, (float *)(void *)yp, n);
+    else /* F16 ↔ BF16: widening to FP32 is exact, so this rounds once. */
         for (size_t i = 0; i < n; i++)
             cpu_store(yp, yt, (int64_t)i, cpu_load(xp, xt, (int64_t)i));
-    }
 }
 
 void cpu_convert(const void *x, enum gan_dtype xt, void *y, enum gan_dtype yt, size_t n)

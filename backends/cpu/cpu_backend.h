@@ -101,11 +101,22 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
 /* cast.c */
 gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
                     const struct gan_ref *y, struct gan_cast_counts *counts);
-/* Nonzero when cpu_cast converts F32 ↔ F16 with the CPU's F16C instructions (the
- * results are the same bits either way; this says which path the tests exercise). */
-int cpu_cast_uses_f16c(void);
+/* The converters cpu_cast and cpu_convert use for F32 ↔ F16/BF16, widest last. Every
+ * level gives the same bits as convert.h's element functions (tests/check_cast.c runs
+ * its whole suite on each level the CPU has). */
+enum cpu_cast_isa {
+    CPU_CAST_PORTABLE, /* convert.h, one element at a time */
+    CPU_CAST_F16C,     /* 8 lanes: F16C for FP16, AVX2 integer rounding for BF16 */
+    CPU_CAST_AVX512,   /* 16 lanes: AVX-512 F/BW/VL */
+};
+/* The widest level this CPU runs, chosen when the module is loaded. */
+enum cpu_cast_isa cpu_cast_isa_best(void);
+/* Uses `want`, or the best level if the CPU lacks it; returns the level now in use.
+ * Process-wide: for tests and benchmarks that compare levels. */
+enum cpu_cast_isa cpu_cast_select(enum cpu_cast_isa want);
+const char *cpu_cast_isa_name(enum cpu_cast_isa isa);
 /* n contiguous elements of float type xt at x into float type yt at y (round to nearest
- * even), by cpu_cast's block converters: F16C where the CPU has it, bit-identical to
+ * even), by cpu_cast's block converters (the widest the CPU has), bit-identical to
  * convert.h's element functions. The kernels stage 16-bit runs through FP32 with it. */
 void cpu_convert(const void *x, enum gan_dtype xt, void *y, enum gan_dtype yt, size_t n);
 
