@@ -636,20 +636,20 @@ END_TEST
  * of random F32), run once per level by the fixtures below. */
 START_TEST(test_dispatch)
 {
-    enum cpu_cast_isa want = CPU_CAST_PORTABLE;
+    enum cpu_isa want = CPU_ISA_PORTABLE;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") &&
         __builtin_cpu_supports("avx2")) {
-        want = CPU_CAST_F16C;
+        want = CPU_ISA_F16C;
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512vl"))
-            want = CPU_CAST_AVX512;
+            want = CPU_ISA_AVX512;
     }
 #endif
-    ck_assert_int_eq(cpu_cast_isa_best(), want);
-    ck_assert_int_eq(cpu_cast_select(CPU_CAST_PORTABLE), CPU_CAST_PORTABLE);
-    ck_assert_int_eq(cpu_cast_select(CPU_CAST_AVX512), want);
+    ck_assert_int_eq(cpu_isa_best(), want);
+    ck_assert_int_eq(cpu_isa_select(CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
+    ck_assert_int_eq(cpu_isa_select(CPU_ISA_AVX512), want);
 }
 END_TEST
 
@@ -710,22 +710,22 @@ END_TEST
 
 static void use_portable(void)
 {
-    ck_assert_int_eq(cpu_cast_select(CPU_CAST_PORTABLE), CPU_CAST_PORTABLE);
+    ck_assert_int_eq(cpu_isa_select(CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
 }
 
 static void use_f16c(void)
 {
-    ck_assert_int_eq(cpu_cast_select(CPU_CAST_F16C), CPU_CAST_F16C);
+    ck_assert_int_eq(cpu_isa_select(CPU_ISA_F16C), CPU_ISA_F16C);
 }
 
 static void use_avx512(void)
 {
-    ck_assert_int_eq(cpu_cast_select(CPU_CAST_AVX512), CPU_CAST_AVX512);
+    ck_assert_int_eq(cpu_isa_select(CPU_ISA_AVX512), CPU_ISA_AVX512);
 }
 
 /* The conversion tests as test cases named "<group> <level>", on one converter level;
  * Check runs each test in its own process, so the fixture's choice stays there. */
-static void add_conversion_cases(Suite *s, enum cpu_cast_isa isa)
+static void add_conversion_cases(Suite *s, enum cpu_isa isa)
 {
     static void (*const setups[])(void) = { use_portable, use_f16c, use_avx512 };
     /* tcase_create keeps the pointer, so the names are static */
@@ -760,8 +760,8 @@ static Suite *cast_suite(void)
 {
     Suite *s = suite_create("cast");
     /* every level this CPU runs, the portable one always */
-    for (int isa = CPU_CAST_PORTABLE; isa <= (int)cpu_cast_isa_best(); isa++)
-        add_conversion_cases(s, (enum cpu_cast_isa)isa);
+    for (int isa = CPU_ISA_PORTABLE; isa <= (int)cpu_isa_best(); isa++)
+        add_conversion_cases(s, (enum cpu_isa)isa);
 
     TCase *tc = tcase_create("integers");
     tcase_add_loop_test(tc, test_int_to_float, 0, 6);

@@ -55,7 +55,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     snprintf(be->description, sizeof be->description,
              "cpu: %s kernel %s (%s), %d thread%s, %s; %s casts", lib, be->blas.kernel,
              be->blas.chosen_by, be->threads, be->threads == 1 ? "" : "s",
-             be->blas.library, cpu_cast_isa_name(cpu_cast_isa_best()));
+             be->blas.library, cpu_isa_name(cpu_isa_best()));
     host->log(host->ctx, GAN_LOG_DEBUG, "%s", be->description);
     *out = be;
     return GAN_OK;

@@ -201,54 +201,9 @@ static void bf16_to_f32_avx512(const uint16_t *x, float *y, size_t n)
 }
 #endif
 
-/* ---------------------------------------------------------------- dispatch */
-
-/* The widest converters the CPU runs, chosen once when the module is loaded (the
- * kernels convert short runs many times per step, and asking on every call cost more
- * than converting). cpu_cast_select can lower it, which is how the tests prove each
- * path against convert.h on the same inputs. */
-static enum cpu_cast_isa cast_isa_best = CPU_CAST_PORTABLE, cast_isa = CPU_CAST_PORTABLE;
-
-#ifdef CPU_CAST_X86
-__attribute__((constructor))
-static void detect_features(void)
-{
-    __builtin_cpu_init();
-    /* the F16C level needs both: F16C for FP16 and AVX2 for BF16 */
-    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") &&
-        __builtin_cpu_supports("avx2"))
-        cast_isa_best = CPU_CAST_F16C;
-    if (cast_isa_best == CPU_CAST_F16C && __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-        cast_isa_best = CPU_CAST_AVX512;
-    cast_isa = cast_isa_best;
-}
-#endif
-
-enum cpu_cast_isa cpu_cast_select(enum cpu_cast_isa want)
-{
-    cast_isa = want < cast_isa_best ? want : cast_isa_best;
-    return cast_isa;
-}
-
-enum cpu_cast_isa cpu_cast_isa_best(void)
-{
-    return cast_isa_best;
-}
-
-const char *cpu_cast_isa_name(enum cpu_cast_isa isa)
-{
-    switch (isa) {
-    case CPU_CAST_AVX512: return "AVX-512";
-    case CPU_CAST_F16C: return "F16C/AVX2";
-    case CPU_CAST_PORTABLE:
-    default: return "portable";
-    }
-}
-
 /* ---------------------------------------------------------------- float ↔ float */
 
-/* The converters of each level, indexed by enum cpu_cast_isa. */
+/* The converters of each level, indexed by enum cpu_isa. */
 struct float_converters {
     void (*f32_to_f16)(const float *, uint16_t *, size_t);
     void (*f16_to_f32)(const uint16_t *, float *, size_t);
@@ -259,14 +214,14 @@ struct float_converters {
 #define PORTABLE_CONVERTERS \
     { f32_to_f16_portable, f16_to_f32_portable, f32_to_bf16_portable, bf16_to_f32_portable }
 static const struct float_converters converters[] = {
-    [CPU_CAST_PORTABLE] = PORTABLE_CONVERTERS,
+    [CPU_ISA_PORTABLE] = PORTABLE_CONVERTERS,
 #ifdef CPU_CAST_X86
-    [CPU_CAST_F16C] = { f32_to_f16_f16c, f16_to_f32_f16c, f32_to_bf16_avx2, bf16_to_f32_avx2 },
-    [CPU_CAST_AVX512] = { f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512,
+    [CPU_ISA_F16C] = { f32_to_f16_f16c, f16_to_f32_f16c, f32_to_bf16_avx2, bf16_to_f32_avx2 },
+    [CPU_ISA_AVX512] = { f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512,
                           bf16_to_f32_avx512 },
 #else
-    [CPU_CAST_F16C] = PORTABLE_CONVERTERS,
-    [CPU_CAST_AVX512] = PORTABLE_CONVERTERS,
+    [CPU_ISA_F16C] = PORTABLE_CONVERTERS,
+    [CPU_ISA_AVX512] = PORTABLE_CONVERTERS,
 #endif
 };
 #undef PORTABLE_CONVERTERS
@@ -274,7 +229,7 @@ static const struct float_converters converters[] = {
 static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned char *yp,
                           enum gan_dtype yt, size_t n)
 {
-    const struct float_converters *c = &converters[cast_isa];
+    const struct float_converters *c = &converters[cpu_isa_now];
     if (xt == GAN_F32 && yt == GAN_F16)
         c->f32_to_f16((const float *)(const void *)xp, (uint16_t *)(void *)yp, n);
     else if (xt == GAN_F16 && yt == GAN_F32)

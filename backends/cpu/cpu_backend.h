@@ -54,6 +54,23 @@ gan_status cpu_scratch(gan_backend *be, size_t bytes, void **out);
 gan_status cpu_blas_open(gan_backend *be, int threads);
 void cpu_blas_close(struct cpu_blas *blas);
 
+/* isa.c: the vector instructions the kernels use. Every level gives the same bits as
+ * the portable code (tests/check_cast.c and tests/check_elementwise.c run on each level
+ * the CPU has). */
+enum cpu_isa {
+    CPU_ISA_PORTABLE, /* plain C, one element at a time */
+    CPU_ISA_F16C,     /* 8 lanes: F16C for FP16 casts, AVX2 integer rounding for BF16 */
+    CPU_ISA_AVX512,   /* 16 lanes: AVX-512 F/BW/VL casts and element-wise kernels */
+};
+/* The level in use; read by the kernels on every call, written by cpu_isa_select. */
+extern enum cpu_isa cpu_isa_now;
+/* The widest level this CPU runs, chosen when the module is loaded. */
+enum cpu_isa cpu_isa_best(void);
+/* Uses `want`, or the best level if the CPU lacks it; returns the level now in use.
+ * Process-wide: for tests and benchmarks that compare levels. */
+enum cpu_isa cpu_isa_select(enum cpu_isa want);
+const char *cpu_isa_name(enum cpu_isa isa);
+
 /* memory.c */
 gan_status cpu_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out);
 void cpu_buffer_free(gan_backend *be, gan_buffer *buf);
@@ -101,20 +118,6 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
 /* cast.c */
 gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
                     const struct gan_ref *y, struct gan_cast_counts *counts);
-/* The converters cpu_cast and cpu_convert use for F32 ↔ F16/BF16, widest last. Every
- * level gives the same bits as convert.h's element functions (tests/check_cast.c runs
- * its whole suite on each level the CPU has). */
-enum cpu_cast_isa {
-    CPU_CAST_PORTABLE, /* convert.h, one element at a time */
-    CPU_CAST_F16C,     /* 8 lanes: F16C for FP16, AVX2 integer rounding for BF16 */
-    CPU_CAST_AVX512,   /* 16 lanes: AVX-512 F/BW/VL */
-};
-/* The widest level this CPU runs, chosen when the module is loaded. */
-enum cpu_cast_isa cpu_cast_isa_best(void);
-/* Uses `want`, or the best level if the CPU lacks it; returns the level now in use.
- * Process-wide: for tests and benchmarks that compare levels. */
-enum cpu_cast_isa cpu_cast_select(enum cpu_cast_isa want);
-const char *cpu_cast_isa_name(enum cpu_cast_isa isa);
 /* n contiguous elements of float type xt at x into float type yt at y (round to nearest
  * even), by cpu_cast's block converters (the widest the CPU has), bit-identical to
  * convert.h's element functions. The kernels stage 16-bit runs through FP32 with it. */
