@@ -1,5 +1,6 @@
 /* check_elementwise.c — the CPU backend's unary and binary kernels against references
- * computed here in double precision, over random shapes, layouts and float dtypes. */
+ * computed here in double precision, over random shapes, layouts and float dtypes, on the
+ * portable level and the CPU's vector one, and the two levels against each other. */
 #include "config.h"
 
 #include <check.h>
@@ -609,24 +610,168 @@ START_TEST(test_rejects_bad_arguments)
 }
 END_TEST
 
-static Suite *elementwise_suite(void)
-{
-    Suite *s = suite_create("elementwise");
+/* ---- the vector level against the portable one ---- */
 
-    TCase *tc = tcase_create("unary");
-    tcase_add_checked_fixture(tc, setup, teardown);
+/* A value for a cross-level test input: ordinary numbers of both signs with specials
+ * mixed in (quiet and signalling NaNs, ±0, ±inf, FP32 and 16-bit subnormals, values
+ * that overflow F16), stored as dt. */
+static void fill_special(gan_buffer *buf, enum gan_dtype dt, size_t n)
+{
+    static const uint32_t specials[] = {
+        0x7fc00000u, 0xffc12345u, 0x7f812345u, 0xff800001u, /* quiet and signalling NaNs */
+        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, /* ±0, ±inf */
+        0x00000001u, 0x807fffffu,                           /* FP32 subnormals */
+        0x33800000u, 0xb3c00000u, 0x387fc000u,              /* F16 subnormals, 2^-24.. */
+        0x47800000u, 0xc7000000u, 0x3f800000u, 0xbf800000u, /* 65536, -32768, ±1 */
+    };
+    const size_t nspecial = sizeof specials / sizeof specials[0];
+    for (size_t i = 0; i < n; i++) {
+        if (rng_int(3) == 0) {
+            uint32_t bits = specials[rng_int((int)nspecial)];
+            if (dt == GAN_F32) {
+                memcpy(buf->data + 4 * i, &bits, 4);
+            } else if (dt == GAN_BF16) {
+                uint16_t h = (uint16_t)(bits >> 16);
+                if ((h & 0x7f80u) == 0x7f80u && !(h & 0x7fu) && (bits & 0x7fffffu))
+                    h |= 1; /* keep a NaN a NaN when its payload was below BF16's bits */
+                memcpy(buf->data + 2 * i, &h, 2);
+            } else {
+                float f;
+                memcpy(&f, &bits, 4);
+                uint16_t h = isnan(f) ? (uint16_t)(0x7c00u | ((bits >> 31) << 15) |
+                                                   (bits & 0x200u ? 0x155u : 0x255u))
+                                      : f16_encode(f);
+                memcpy(buf->data + 2 * i, &h, 2);
+            }
+        } else {
+            raw_set(buf, dt, i, rng_uniform(-3.0, 3.0));
+        }
+    }
+}
+
+static const enum gan_dtype level_dtypes[3] = { GAN_F32, GAN_F16, GAN_BF16 };
+
+/* Runs one op on the portable level and on the best one and returns whether the two
+ * outputs agree bit for bit; *where gets the first element that differs. */
+static int levels_agree(int unary, int op, float alpha, const struct gan_shape *s,
+                        const struct gan_operand *a, const struct gan_operand *b,
+                        const struct gan_operand *y, gan_buffer *by, size_t ybytes,
+                        unsigned char *first, size_t *where)
+{
+    enum cpu_isa best = cpu_isa_best();
+    size_t count = ybytes / dsize(y->dtype);
+    for (int pass = 0; pass < 2; pass++) {
+        cpu_isa_select(pass ? best : CPU_ISA_PORTABLE);
+        memset(by->data, 0x5a, ybytes);
+        gan_status st = unary ? cpu_unary(be, (enum gan_unary_op)op, alpha, s, a, y)
+                              : cpu_binary(be, (enum gan_binary_op)op, s, a, b, y);
+        ck_assert_int_eq(st, GAN_OK);
+        if (!pass)
+            memcpy(first, by->data, ybytes);
+    }
+    cpu_isa_select(best);
+    size_t esz = dsize(y->dtype);
+    for (size_t i = 0; i < count; i++) {
+        if (!memcmp(first + i * esz, by->data + i * esz, esz))
+            continue;
+        /* Two NaN inputs: IEEE 754 lets the result carry either payload, and which one
+         * the instruction keeps depends on the operand order the compiler chose for a
+         * commutative op. Both levels must still give a NaN. */
+        if (!unary && isnan(raw_get(a->buf, a->dtype, a->stride[0] ? i : 0)) &&
+            isnan(raw_get(b->buf, b->dtype, b->stride[0] ? i : 0)) &&
+            isnan(raw_get(by, y->dtype, i))) {
+            gan_buffer fb = { ybytes, first };
+            if (isnan(raw_get(&fb, y->dtype, i)))
+                continue;
+        }
+        *where = i;
+        return 0;
+    }
+    return 1;
+}
+
+/* Every op, every pair of input and output types, run lengths around the 16-lane
+ * blocks, inputs contiguous or broadcast: the vector level gives the portable level's
+ * bits, NaN payloads and signed zeros included. */
+START_TEST(test_levels_bit_identical)
+{
+    static const int64_t lengths[] = { 1, 7, 16, 17, 33, 100 };
+    int unary = _i < GAN_UNARY_OP_COUNT;
+    int op = unary ? _i : _i - GAN_UNARY_OP_COUNT;
+    rng_seed(0x1e7e1u + (uint64_t)_i);
+    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+        int64_t n = lengths[li];
+        struct gan_shape s = { .ndim = 1, .dim = { n } };
+        for (int ta = 0; ta < 3; ta++)
+            for (int tb = 0; tb < (unary ? 1 : 3); tb++)
+                for (int ty = 0; ty < 3; ty++)
+                    for (int bc = 0; bc < (unary ? 2 : 4); bc++) {
+                        enum gan_dtype da = level_dtypes[ta], db = level_dtypes[tb],
+                                       dy = level_dtypes[ty];
+                        gan_buffer *ba, *bb, *by;
+                        ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &ba), GAN_OK);
+                        ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &bb), GAN_OK);
+                        ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &by), GAN_OK);
+                        fill_special(ba, da, (size_t)n);
+                        fill_special(bb, db, (size_t)n);
+                        struct gan_operand a = operand(ba, da, 0, bc & 1 ? 0 : 1, 0, 0);
+                        struct gan_operand b = operand(bb, db, 0, bc & 2 ? 0 : 1, 0, 0);
+                        struct gan_operand y = operand(by, dy, 0, 1, 0, 0);
+                        size_t ybytes = (size_t)n * dsize(dy), where = 0;
+                        unsigned char first[400];
+                        float alpha = (float)rng_uniform(-2.0, 2.0);
+                        if (!levels_agree(unary, op, alpha, &s, &a, &b, &y, by, ybytes, first,
+                                          &where))
+                            ck_abort_msg("%s %s: %s%s%s → %s, n %lld, broadcast %d: element "
+                                         "%zu differs between the portable and %s levels",
+                                         unary ? "unary" : "binary",
+                                         unary ? unary_name[op] : binary_name[op],
+                                         gan_dtype_name(da), unary ? "" : ", ",
+                                         unary ? "" : gan_dtype_name(db), gan_dtype_name(dy),
+                                         (long long)n, bc, where,
+                                         cpu_isa_name(cpu_isa_best()));
+                        cpu_buffer_free(be, ba);
+                        cpu_buffer_free(be, bb);
+                        cpu_buffer_free(be, by);
+                    }
+    }
+}
+END_TEST
+
+/* ---- suite ---- */
+
+static void setup_portable(void)
+{
+    ck_assert_int_eq(cpu_isa_select(CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
+    setup();
+}
+
+/* The kernel tests as test cases named "<group> <level>", on the portable level and on
+ * the best one the CPU has (the same level when it has no vector one). Check runs each
+ * test in its own process, so the fixture's choice stays there. */
+static void add_level_cases(Suite *s, int portable)
+{
+    static const char *const name[2][6] = {
+        { "unary", "binary", "broadcast", "special values", "16-bit", "validation" },
+        { "unary portable", "binary portable", "broadcast portable",
+          "special values portable", "16-bit portable", "validation portable" },
+    };
+    void (*start)(void) = portable ? setup_portable : setup;
+
+    TCase *tc = tcase_create(name[portable][0]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_loop_test(tc, test_unary_random, 0, GAN_UNARY_OP_COUNT * CASES_PER_OP);
     tcase_add_loop_test(tc, test_unary_in_place, 0, GAN_UNARY_OP_COUNT * 3);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("binary");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tcase_create(name[portable][1]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_loop_test(tc, test_binary_random, 0, GAN_BINARY_OP_COUNT * CASES_PER_OP * 2);
     tcase_add_loop_test(tc, test_binary_in_place, 0, GAN_BINARY_OP_COUNT * 4);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("broadcast");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tcase_create(name[portable][2]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_test(tc, test_scalar_shape);
     tcase_add_loop_test(tc, test_broadcast_patterns, 0, GAN_BINARY_OP_COUNT * 4);
     tcase_add_test(tc, test_broadcast_everything);
@@ -634,22 +779,36 @@ static Suite *elementwise_suite(void)
     tcase_add_test(tc, test_large_contiguous);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("special values");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tcase_create(name[portable][3]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_test(tc, test_special_values_unary);
     tcase_add_test(tc, test_special_values_binary);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("16-bit");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tcase_create(name[portable][4]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_test(tc, test_f16_overflow_and_subnormal);
     tcase_add_test(tc, test_mixed_dtypes_round_once);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("validation");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tcase_create(name[portable][5]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_test(tc, test_rejects_out_of_bounds);
     tcase_add_test(tc, test_rejects_bad_arguments);
+    suite_add_tcase(s, tc);
+}
+
+static Suite *elementwise_suite(void)
+{
+    Suite *s = suite_create("elementwise");
+    add_level_cases(s, 0);
+    if (cpu_isa_best() != CPU_ISA_PORTABLE)
+        add_level_cases(s, 1);
+
+    TCase *tc = tcase_create("levels");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_levels_bit_identical, 0,
+                        GAN_UNARY_OP_COUNT + GAN_BINARY_OP_COUNT);
     suite_add_tcase(s, tc);
     return s;
 }

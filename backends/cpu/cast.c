@@ -9,6 +9,7 @@
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
 #define CPU_CAST_X86 1
+#include "avx512_lanes.h"
 #endif
 
 #include "cpu_backend.h"
@@ -137,7 +138,8 @@ static void bf16_to_f32_avx2(const uint16_t *x, float *y, size_t n)
  * block of 16 that produced any NaN is converted again the portable way (a quiet NaN
  * comes out the same either way, so redoing it is only a few wasted cycles in a run
  * that holds one). BF16 is convert.h's integer rule again, with a mask in place of the
- * blend and VPMOVDW in place of the pack. */
+ * blend and VPMOVDW in place of the pack (avx512_lanes.h, shared with the element-wise
+ * kernels). */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx,f16c")))
 static void f32_to_f16_avx512(const float *x, uint16_t *y, size_t n)
 {
@@ -170,22 +172,12 @@ static void f16_to_f32_avx512(const uint16_t *x, float *y, size_t n)
     }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
+AVX512_LANES_TARGET
 static void f32_to_bf16_avx512(const float *x, uint16_t *y, size_t n)
 {
-    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-    const __m512i round = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
-    const __m512i quiet = _mm512_set1_epi32(0x40);
     size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512i b = _mm512_loadu_si512((const void *)(x + i));
-        __m512i hi = _mm512_srli_epi32(b, 16);
-        __m512i rounded = _mm512_srli_epi32(
-            _mm512_add_epi32(b, _mm512_add_epi32(round, _mm512_and_si512(hi, one))), 16);
-        __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(b, abs_mask), inf);
-        __m512i r = _mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(hi, quiet));
-        _mm256_storeu_si256((__m256i *)(void *)(y + i), _mm512_cvtepi32_epi16(r));
-    }
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(void *)(y + i), avx512_f32_to_bf16(_mm512_loadu_ps(x + i)));
     f32_to_bf16_avx2(x + i, y + i, n - i);
 }
 

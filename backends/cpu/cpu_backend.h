@@ -99,6 +99,25 @@ gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_s
                       const struct gan_operand *a, const struct gan_operand *b,
                       const struct gan_operand *y);
 
+/* elementwise_avx512.c: the AVX-512 kernels elementwise.c hands a run to when every
+ * operand is contiguous or broadcast. An input is contiguous elements of `dtype` from
+ * element `off` of `base`, or, when base is NULL, `value` in every lane. */
+struct cpu_vec_in {
+    const void *base;
+    enum gan_dtype dtype;
+    int64_t off;
+    float value;
+};
+/* Nonzero for the ops these kernels compute; the others stay with the scalar loops. */
+int cpu_vec_unary_has(enum gan_unary_op op);
+int cpu_vec_binary_has(enum gan_binary_op op);
+/* y[yoff + i] = op(x[i]) for i < n, y contiguous of type yt; y may be x. */
+void cpu_vec_unary(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x, void *y,
+                   enum gan_dtype yt, int64_t yoff, int64_t n);
+void cpu_vec_binary(enum gan_binary_op op, const struct cpu_vec_in *a,
+                    const struct cpu_vec_in *b, void *y, enum gan_dtype yt, int64_t yoff,
+                    int64_t n);
+
 /* reduce.c */
 gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_shape *shape,
                       const struct gan_operand *x, uint32_t axes,

@@ -341,8 +341,48 @@ static float *direct_output(unsigned char *base, enum gan_dtype dtype, int64_t o
     return dtype == GAN_F32 && stride == 1 ? (float *)base + off : NULL;
 }
 
+/* Whether the innermost runs go to the AVX-512 kernels whole: the level is in use, they
+ * compute the op, the output run is contiguous and every input run contiguous or
+ * broadcast. Not when a contiguous F16 input meets an FP32 output: the vector widening
+ * quiets a signalling NaN that the block converter passes on unchanged, and COPY, NEG,
+ * ABS and RELU would carry that difference into FP32 memory. */
+static int vector_runs(int is_unary, int op, const struct cpu_iter *it, int nin,
+                       const struct gan_operand *const *ops)
+{
+    int inner = it->ndim - 1;
+    if (cpu_isa_now != CPU_ISA_AVX512 || it->stride[nin][inner] != 1)
+        return 0;
+    if (is_unary ? !cpu_vec_unary_has((enum gan_unary_op)op)
+                 : !cpu_vec_binary_has((enum gan_binary_op)op))
+        return 0;
+    if (is_unary && op == GAN_UNARY_FILL)
+        return 1; /* x is not read */
+    for (int k = 0; k < nin; k++) {
+        int64_t s = it->stride[k][inner];
+        if (s != 0 && s != 1)
+            return 0;
+        if (s == 1 && ops[k]->dtype == GAN_F16 && ops[nin]->dtype == GAN_F32)
+            return 0;
+    }
+    return 1;
+}
+
+/* Input k's run at offset `off` for the vector kernels: the memory itself, or its one
+ * value (read as the scalar path reads it) when the run is broadcast. */
+static struct cpu_vec_in vector_input(const struct gan_operand *op, const unsigned char *base,
+                                      int64_t off, int64_t stride)
+{
+    struct cpu_vec_in in = { base, op->dtype, off, 0.0f };
+    if (stride == 0) {
+        in.base = NULL;
+        in.value = cpu_load(base, op->dtype, off);
+    }
+    return in;
+}
+
 /* Walks the (coalesced) iteration space, calling the run kernels on the innermost
- * dimension in blocks. `nin` is 1 (unary) or 2 (binary); operand nin is the output. */
+ * dimension: whole runs to the vector kernels where vector_runs allows, otherwise in
+ * blocks. `nin` is 1 (unary) or 2 (binary); operand nin is the output. */
 static void elementwise_walk(int is_unary, int op, float alpha, const struct cpu_iter *it,
                              int nin, const struct gan_operand *const *ops)
 {
@@ -372,8 +412,21 @@ static void elementwise_walk(int is_unary, int op, float alpha, const struct cpu
     for (int d = 0; d < inner; d++)
         outer *= it->dim[d];
 
+    const int vector = vector_runs(is_unary, op, it, nin, ops);
+
     for (int64_t o = 0; o < outer; o++) {
-        for (int64_t start = 0; start < len; start += chunk) {
+        if (vector) {
+            struct cpu_vec_in in[2];
+            for (int k = 0; k < nin; k++)
+                in[k] = vector_input(ops[k], base[k], off[k], it->stride[k][inner]);
+            if (is_unary)
+                cpu_vec_unary((enum gan_unary_op)op, alpha, &in[0], base[nin],
+                              ops[nin]->dtype, off[nin], len);
+            else
+                cpu_vec_binary((enum gan_binary_op)op, &in[0], &in[1], base[nin],
+                               ops[nin]->dtype, off[nin], len);
+        }
+        for (int64_t start = 0; !vector && start < len; start += chunk) {
             int64_t n = len - start < chunk ? len - start : chunk;
             int64_t yoff = off[nin] + start * it->stride[nin][inner];
             int64_t ys = it->stride[nin][inner];

@@ -1,0 +1,58 @@
+/* avx512_lanes.h — sixteen FP32 lanes loaded from and stored to F32, F16 or BF16 memory
+ * with AVX-512, rounding exactly as convert.h does. For the files that compile AVX-512
+ * code in functions marked with AVX512_LANES_TARGET; include only on x86. */
+#ifndef GANCTL_CPU_AVX512_LANES_H
+#define GANCTL_CPU_AVX512_LANES_H
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <ganctl/dtype.h>
+
+#define AVX512_LANES_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx2,avx,f16c")))
+
+/* FP32 → BF16 on 16 lanes by convert.h's integer rule: round to nearest even by adding
+ * 0x7fff plus the kept part's lowest bit; a NaN keeps its top bits with the quiet bit set. */
+AVX512_LANES_TARGET
+static inline __m256i avx512_f32_to_bf16(__m512 v)
+{
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    __m512i b = _mm512_castps_si512(v);
+    __m512i hi = _mm512_srli_epi32(b, 16);
+    __m512i rounded = _mm512_srli_epi32(
+        _mm512_add_epi32(b, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+                                             _mm512_and_si512(hi, _mm512_set1_epi32(1)))),
+        16);
+    __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(b, abs_mask), inf);
+    __m512i r = _mm512_mask_blend_epi32(nan, rounded,
+                                        _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+    return _mm512_cvtepi32_epi16(r); /* every lane is below 2^16: truncation keeps it */
+}
+
+/* The lanes of `m` from element i of p (type dt), as FP32; the other lanes are 0.
+ * VCVTPH2PS quiets a signalling F16 NaN where convert.h keeps its bits: callers that
+ * could pass one on unchanged to FP32 memory do not use these lanes for F16. */
+AVX512_LANES_TARGET
+static inline __m512 avx512_load(const void *p, enum gan_dtype dt, int64_t i, __mmask16 m)
+{
+    if (dt == GAN_F16)
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i));
+    if (dt == GAN_BF16)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i)), 16));
+    return _mm512_maskz_loadu_ps(m, (const float *)p + i);
+}
+
+/* Stores the lanes of `m` to element i of p (type dt), rounding to nearest even. */
+AVX512_LANES_TARGET
+static inline void avx512_store(void *p, enum gan_dtype dt, int64_t i, __mmask16 m, __m512 v)
+{
+    if (dt == GAN_F16)
+        _mm256_mask_storeu_epi16((uint16_t *)p + i, m,
+                                 _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    else if (dt == GAN_BF16)
+        _mm256_mask_storeu_epi16((uint16_t *)p + i, m, avx512_f32_to_bf16(v));
+    else
+        _mm512_mask_storeu_ps((float *)p + i, m, v);
+}
+
+#endif
