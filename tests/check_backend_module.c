@@ -81,7 +81,11 @@ START_TEST(test_descriptor)
     ck_assert_int_eq(s[0].type, GAN_SETTING_INT);
     ck_assert_str_eq(s[0].default_value, "0");
     ck_assert_ptr_nonnull(s[0].summary);
-    ck_assert_ptr_null(s[1].name);
+    ck_assert_str_eq(s[1].name, "vector");
+    ck_assert_int_eq(s[1].type, GAN_SETTING_STRING);
+    ck_assert_str_eq(s[1].default_value, "auto");
+    ck_assert_ptr_nonnull(s[1].summary);
+    ck_assert_ptr_null(s[2].name);
 }
 END_TEST
 
@@ -429,6 +433,39 @@ START_TEST(test_default_threads)
 }
 END_TEST
 
+/* backend.vector: the named level is the one described; an unknown one is refused
+ * with the list of levels. */
+START_TEST(test_vector_setting)
+{
+    static const char *const portable[] = { "threads=1", "vector=portable", NULL };
+    static const char *const automatic[] = { "threads=1", "vector=auto", NULL };
+    static const char *const unknown[] = { "threads=1", "vector=sse", NULL };
+    struct test_host h;
+    gan_backend *b = NULL;
+
+    test_host_init(&h, portable);
+    ck_assert_int_eq(ops->create(&h.host, &b), GAN_OK);
+    ck_assert_msg(strstr(ops->describe(b), "; vector level portable") != NULL, "%s",
+                  ops->describe(b));
+    ops->destroy(b);
+
+    test_host_init(&h, automatic);
+    ck_assert_int_eq(ops->create(&h.host, &b), GAN_OK);
+    ck_assert_msg(strstr(ops->describe(b), "; vector level ") != NULL &&
+                      strstr(ops->describe(b), "(set by backend.vector)") == NULL,
+                  "%s", ops->describe(b));
+    ops->destroy(b);
+
+    b = NULL;
+    test_host_init(&h, unknown);
+    ck_assert_int_eq(ops->create(&h.host, &b), GAN_ERR_CONFIG);
+    ck_assert_ptr_null(b);
+    ck_assert_msg(strstr(h.last_error, "vector = \"sse\" is not a level") &&
+                      strstr(h.last_error, "\"portable\""),
+                  "%s", h.last_error);
+}
+END_TEST
+
 static Suite *module_suite(void)
 {
     Suite *s = suite_create("backend_module");
@@ -440,6 +477,7 @@ static Suite *module_suite(void)
     tcase_add_test(tc, test_required_slots);
     tcase_add_loop_test(tc, test_bad_threads_setting, 0, 2);
     tcase_add_test(tc, test_default_threads);
+    tcase_add_test(tc, test_vector_setting);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("slots");

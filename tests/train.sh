@@ -192,6 +192,23 @@ bad 'scaler "gone" not found: looked for scaler-gone.so' 1 --scaler gone
 bad 'backoff_factor' 2 --scaler dynamic -s scaler.backoff_factor=2
 check "no bad run made a folder" test ! -e "$work/bad"
 
+# --------------------------------------------------------------- vector levels
+# The cpu backend's portable and vector kernels compute the same bits, so a run's metrics do
+# not depend on backend.vector (the level is named on --version either way).
+for prec in fp32 fp16 bf16; do
+    run --precision "$prec" -s run.iterations=20 -s run.metrics_time=false -s backend.vector=portable \
+        -s run.dir="$work/vp-$prec"
+    check "a $prec run on the portable level exits 0" rc_is 0
+    run --precision "$prec" -s run.iterations=20 -s run.metrics_time=false -s backend.vector=auto \
+        -s run.dir="$work/va-$prec"
+    check "a $prec run on the widest level exits 0" rc_is 0
+    check "$prec metrics are identical on the portable and widest levels" \
+        cmp -s "$work/vp-$prec/metrics.csv" "$work/va-$prec/metrics.csv"
+done
+run --backend cpu -s backend.vector=sse --version
+check "an unknown vector level is a configuration error" rc_is 2
+check "it lists the levels" has "$work/err" '"auto" (the widest this CPU runs), "avx512", "f16c" or "portable"'
+
 # --------------------------------------------------------------- signals
 # stop_with SIGNAL DIR: starts a long run, waits for its first rows, sends SIGNAL.
 stop_with() {
