@@ -612,43 +612,6 @@ END_TEST
 
 /* ---- the vector level against the portable one ---- */
 
-/* A value for a cross-level test input: ordinary numbers of both signs with specials
- * mixed in (quiet and signalling NaNs, ±0, ±inf, FP32 and 16-bit subnormals, values
- * that overflow F16), stored as dt. */
-static void fill_special(gan_buffer *buf, enum gan_dtype dt, size_t n)
-{
-    static const uint32_t specials[] = {
-        0x7fc00000u, 0xffc12345u, 0x7f812345u, 0xff800001u, /* quiet and signalling NaNs */
-        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, /* ±0, ±inf */
-        0x00000001u, 0x807fffffu,                           /* FP32 subnormals */
-        0x33800000u, 0xb3c00000u, 0x387fc000u,              /* F16 subnormals, 2^-24.. */
-        0x47800000u, 0xc7000000u, 0x3f800000u, 0xbf800000u, /* 65536, -32768, ±1 */
-    };
-    const size_t nspecial = sizeof specials / sizeof specials[0];
-    for (size_t i = 0; i < n; i++) {
-        if (rng_int(3) == 0) {
-            uint32_t bits = specials[rng_int((int)nspecial)];
-            if (dt == GAN_F32) {
-                memcpy(buf->data + 4 * i, &bits, 4);
-            } else if (dt == GAN_BF16) {
-                uint16_t h = (uint16_t)(bits >> 16);
-                if ((h & 0x7f80u) == 0x7f80u && !(h & 0x7fu) && (bits & 0x7fffffu))
-                    h |= 1; /* keep a NaN a NaN when its payload was below BF16's bits */
-                memcpy(buf->data + 2 * i, &h, 2);
-            } else {
-                float f;
-                memcpy(&f, &bits, 4);
-                uint16_t h = isnan(f) ? (uint16_t)(0x7c00u | ((bits >> 31) << 15) |
-                                                   (bits & 0x200u ? 0x155u : 0x255u))
-                                      : f16_encode(f);
-                memcpy(buf->data + 2 * i, &h, 2);
-            }
-        } else {
-            raw_set(buf, dt, i, rng_uniform(-3.0, 3.0));
-        }
-    }
-}
-
 static const enum gan_dtype level_dtypes[3] = { GAN_F32, GAN_F16, GAN_BF16 };
 
 /* Runs one op on the portable level and on the best one and returns whether the two
@@ -712,8 +675,8 @@ START_TEST(test_levels_bit_identical)
                         ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &ba), GAN_OK);
                         ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &bb), GAN_OK);
                         ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &by), GAN_OK);
-                        fill_special(ba, da, (size_t)n);
-                        fill_special(bb, db, (size_t)n);
+                        fill_special_values(ba, da, (size_t)n);
+                        fill_special_values(bb, db, (size_t)n);
                         struct gan_operand a = operand(ba, da, 0, bc & 1 ? 0 : 1, 0, 0);
                         struct gan_operand b = operand(bb, db, 0, bc & 2 ? 0 : 1, 0, 0);
                         struct gan_operand y = operand(by, dy, 0, 1, 0, 0);

@@ -1,5 +1,6 @@
 /* check_reduce.c — the CPU backend's reductions against references computed here in
- * double precision: every op over every subset of axes, 16-bit types, long and empty sums. */
+ * double precision: every op over every subset of axes, 16-bit types, long and empty sums, on
+ * the portable level and the CPU's vector one, and the two levels against each other. */
 #include "config.h"
 
 #include <check.h>
@@ -397,31 +398,120 @@ START_TEST(test_rejects_bad_arguments)
 }
 END_TEST
 
-static Suite *reduce_suite(void)
-{
-    Suite *s = suite_create("reduce");
+/* ---- the vector level against the portable one ---- */
 
-    TCase *tc = tcase_create("random");
-    tcase_add_checked_fixture(tc, setup, teardown);
+static int nan_bits(uint32_t b, enum gan_dtype dt)
+{
+    if (dt == GAN_F16)
+        return (b & 0x7c00u) == 0x7c00u && (b & 0x3ffu);
+    if (dt == GAN_BF16)
+        return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu);
+    return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu);
+}
+
+/* Column sums (the many-outputs walk, contiguous lanes) of F32, F16 and BF16 inputs with
+ * special values, row counts around the 32-row blocks and lane counts around the 16-lane
+ * vectors and 64-lane groups: the vector level gives the portable level's bits (or a NaN
+ * where the portable one gives a NaN: two NaN terms may leave either payload). */
+START_TEST(test_levels_bit_identical)
+{
+    static const enum gan_dtype types[3] = { GAN_F32, GAN_F16, GAN_BF16 };
+    static const int64_t rows[] = { 1, 31, 32, 33, 100 }, cols[] = { 1, 15, 16, 17, 64, 65, 130 };
+    static const enum gan_reduce_op ops[] = { GAN_REDUCE_SUM, GAN_REDUCE_MEAN,
+                                              GAN_REDUCE_SUM_SQUARES };
+    enum gan_reduce_op op = ops[_i % 3];
+    enum gan_dtype dx = types[_i / 3 % 3];
+    enum cpu_isa best = cpu_isa_best();
+    rng_seed(0x5e7e1u + (uint64_t)_i);
+    for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++)
+        for (size_t ci = 0; ci < sizeof cols / sizeof cols[0]; ci++)
+            for (int ty = 0; ty < 3; ty++) {
+                int64_t r = rows[ri], c = cols[ci];
+                enum gan_dtype dy = types[ty];
+                gan_buffer *bx, *by;
+                ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)(r * c) * 4, &bx), GAN_OK);
+                ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)c * 4, &by), GAN_OK);
+                fill_special_values(bx, dx, (size_t)(r * c));
+                struct gan_shape s = { .ndim = 2, .dim = { r, c } };
+                struct gan_operand x = { bx, 0, dx, { c, 1 } }, y = { by, 0, dy, { 0, 1 } };
+                uint32_t first[130];
+                for (int pass = 0; pass < 2; pass++) {
+                    cpu_isa_select(pass ? best : CPU_ISA_PORTABLE);
+                    ck_assert_int_eq(cpu_reduce(be, op, &s, &x, 1u, &y), GAN_OK);
+                    for (int64_t k = 0; k < c; k++) {
+                        uint32_t bits = raw_bits(by, dy, (size_t)k);
+                        if (!pass) {
+                            first[k] = bits;
+                            continue;
+                        }
+                        int both_nan = nan_bits(bits, dy) && nan_bits(first[k], dy);
+                        ck_assert_msg(bits == first[k] || both_nan,
+                                      "%s of %lld×%lld %s into %s: output %lld is %08x on %s, "
+                                      "%08x on portable", op_name[op], (long long)r,
+                                      (long long)c, gan_dtype_name(dx), gan_dtype_name(dy),
+                                      (long long)k, bits, cpu_isa_name(best), first[k]);
+                    }
+                }
+                cpu_buffer_free(be, bx);
+                cpu_buffer_free(be, by);
+            }
+    cpu_isa_select(best);
+}
+END_TEST
+
+/* ---- suite ---- */
+
+static void setup_portable(void)
+{
+    ck_assert_int_eq(cpu_isa_select(CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
+    setup();
+}
+
+/* The reference tests on the best level and, where the CPU has a vector one, on the
+ * portable level too; Check runs each test in its own process. */
+static void add_level_cases(Suite *s, int portable)
+{
+    static const char *const name[2][4] = {
+        { "random", "accuracy", "edge cases", "validation" },
+        { "random portable", "accuracy portable", "edge cases portable",
+          "validation portable" },
+    };
+    void (*start)(void) = portable ? setup_portable : setup;
+
+    TCase *tc = tcase_create(name[portable][0]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_loop_test(tc, test_reduce_random, 0, GAN_REDUCE_OP_COUNT * 12);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("accuracy");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tcase_create(name[portable][1]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_test(tc, test_long_sum);
     tcase_add_test(tc, test_fp32_accumulation_of_16bit);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("edge cases");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tcase_create(name[portable][2]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_test(tc, test_empty_reduction);
     tcase_add_test(tc, test_special_values);
     tcase_add_test(tc, test_axes_zero_is_elementwise);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("validation");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tc = tcase_create(name[portable][3]);
+    tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_test(tc, test_rejects_bad_arguments);
+    suite_add_tcase(s, tc);
+}
+
+static Suite *reduce_suite(void)
+{
+    Suite *s = suite_create("reduce");
+    add_level_cases(s, 0);
+    if (cpu_isa_best() != CPU_ISA_PORTABLE)
+        add_level_cases(s, 1);
+
+    TCase *tc = tcase_create("levels");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_levels_bit_identical, 0, 9);
     suite_add_tcase(s, tc);
     return s;
 }

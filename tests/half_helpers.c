@@ -253,3 +253,38 @@ enum gan_dtype random_dtype(void)
     static const enum gan_dtype t[] = { GAN_F32, GAN_F32, GAN_F16, GAN_BF16 };
     return t[rng_int(4)];
 }
+
+/* Ordinary numbers with specials mixed in, stored as dt; see half_helpers.h. */
+void fill_special_values(gan_buffer *buf, enum gan_dtype dt, size_t n)
+{
+    static const uint32_t specials[] = {
+        0x7fc00000u, 0xffc12345u, 0x7f812345u, 0xff800001u, /* quiet and signalling NaNs */
+        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, /* ±0, ±inf */
+        0x00000001u, 0x807fffffu,                           /* FP32 subnormals */
+        0x33800000u, 0xb3c00000u, 0x387fc000u,              /* F16 subnormals, 2^-24.. */
+        0x47800000u, 0xc7000000u, 0x3f800000u, 0xbf800000u, /* 65536, -32768, ±1 */
+    };
+    const size_t nspecial = sizeof specials / sizeof specials[0];
+    for (size_t i = 0; i < n; i++) {
+        if (rng_int(3) == 0) {
+            uint32_t bits = specials[rng_int((int)nspecial)];
+            if (dt == GAN_F32) {
+                memcpy(buf->data + 4 * i, &bits, 4);
+            } else if (dt == GAN_BF16) {
+                uint16_t h = (uint16_t)(bits >> 16);
+                if ((h & 0x7f80u) == 0x7f80u && !(h & 0x7fu) && (bits & 0x7fffffu))
+                    h |= 1; /* keep a NaN a NaN when its payload was below BF16's bits */
+                memcpy(buf->data + 2 * i, &h, 2);
+            } else {
+                float f;
+                memcpy(&f, &bits, 4);
+                uint16_t h = isnan(f) ? (uint16_t)(0x7c00u | ((bits >> 31) << 15) |
+                                                   (bits & 0x200u ? 0x155u : 0x255u))
+                                      : f16_encode(f);
+                memcpy(buf->data + 2 * i, &h, 2);
+            }
+        } else {
+            raw_set(buf, dt, i, rng_uniform(-3.0, 3.0));
+        }
+    }
+}

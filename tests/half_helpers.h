@@ -56,4 +56,10 @@ void random_shape(struct gan_shape *s, int ndim, int64_t max_elems);
 /* FP32 half of the time, FP16 and BF16 a quarter each. */
 enum gan_dtype random_dtype(void);
 
+/* ---- inputs for comparing the backend's vector level with its portable one ---- */
+
+/* n elements of dt in buf: numbers in [-3, 3) with, a third of the time, a special
+ * value: quiet and signalling NaNs, ±0, ±inf, FP32 and F16 subnormals, F16 overflow. */
+void fill_special_values(gan_buffer *buf, enum gan_dtype dt, size_t n);
+
 #endif

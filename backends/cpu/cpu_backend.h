@@ -123,6 +123,11 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
                       const struct gan_operand *x, uint32_t axes,
                       const struct gan_operand *y);
 
+/* reduce_avx512.c: acc[i] += x[off + i] (or its square, when `squares`) for i < w ≤ 64
+ * contiguous lanes of float type dtype, on AVX-512; reduce.c calls it at that level. */
+void cpu_vec_lanes_sum(int squares, float *acc, const void *x, enum gan_dtype dtype,
+                       int64_t off, int w);
+
 /* conv2d.c */
 gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
                               const struct gan_ref *x, const struct gan_ref *w,

@@ -321,6 +321,11 @@ static void reduce_by_lanes(enum gan_reduce_op op, const struct red_plan *p,
     for (int d = 0; d < nk; d++)
         nouter *= p->kdim[d];
     float id = red_identity(op);
+    /* Contiguous lanes of a sum go to the AVX-512 loop, which widens 16-bit rows in
+     * registers rather than converting each row through `stage`. */
+    const int vector = cpu_isa_now == CPU_ISA_AVX512 && ks == 1 &&
+                       (op == GAN_REDUCE_SUM || op == GAN_REDUCE_MEAN ||
+                        op == GAN_REDUCE_SUM_SQUARES);
 
     for (int64_t o = 0; o < nouter; o++) {
         for (int64_t start = 0; start < klen; start += RED_LANES) {
@@ -332,7 +337,12 @@ static void reduce_by_lanes(enum gan_reduce_op op, const struct red_plan *p,
                 blk[i] = id;
             int64_t roff = 0;
             for (int64_t r = 0; r < p->rcount; r++) {
-                lanes_accumulate(op, blk, load_run(xb, x->dtype, base + roff, ks, w, stage), w);
+                if (vector)
+                    cpu_vec_lanes_sum(op == GAN_REDUCE_SUM_SQUARES, blk, xb, x->dtype,
+                                      base + roff, w);
+                else
+                    lanes_accumulate(op, blk, load_run(xb, x->dtype, base + roff, ks, w, stage),
+                                     w);
                 if (++inblk == RED_VBLOCK) {
                     vcascade_push(op, &c, blk, w);
                     for (int i = 0; i < w; i++)
