@@ -19,6 +19,7 @@ options:
   -w W           leading iterations left out of the rate (default 50)
   -p LIST        precisions, comma-separated: fp32, fp16, bf16 (default all three)
   -t T           backend.threads when BACKEND is cpu (default 1)
+  -s KEY=VALUE   a setting for every run, e.g. -s backend.vector=portable; repeatable
   --image-conf F the image configuration (default etc/fashion-mnist.conf beside this
                  script, timed only when it exists)
   --no-torch     do not run bench/torch_toy.py
@@ -43,6 +44,7 @@ image_conf=$here/../etc/fashion-mnist.conf
 no_torch=0
 python=
 out=
+extra=()
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
@@ -51,6 +53,7 @@ while [ $# -gt 0 ]; do
     -w) [ $# -ge 2 ] || die "-w needs a number"; warmup=$2; shift 2 ;;
     -p) [ $# -ge 2 ] || die "-p needs a list"; precisions=$2; shift 2 ;;
     -t) [ $# -ge 2 ] || die "-t needs a number"; threads=$2; shift 2 ;;
+    -s) [ $# -ge 2 ] || die "-s needs KEY=VALUE"; extra+=(-s "$2"); shift 2 ;;
     --image-conf) [ $# -ge 2 ] || die "--image-conf needs a file"; image_conf=$2; shift 2 ;;
     --no-torch) no_torch=1; shift ;;
     --python) [ $# -ge 2 ] || die "--python needs a program"; python=$2; shift 2 ;;
@@ -83,6 +86,7 @@ fi
 
 bargs=(--backend "$backend")
 [ "$backend" != cpu ] || bargs+=(-s backend.threads="$threads")
+bargs+=("${extra[@]}")
 if ! "$ganctl" "${bargs[@]}" --version >"$work/version.txt" 2>"$work/version.err"; then
     echo "gpu.sh: backend $backend cannot be used: $(sed 's/^ganctl: //' "$work/version.err" | head -n 1)"
     exit 3
