@@ -10,6 +10,13 @@
 
 #define AVX512_LANES_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx2,avx,f16c")))
 
+/* The lanes of the block at element i of an n-element run: all sixteen, or the n − i
+ * that are left (masked loads and stores touch no memory in the others). */
+static inline __mmask16 avx512_lanes(int64_t i, int64_t n)
+{
+    return n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
+}
+
 /* FP32 → BF16 on 16 lanes by convert.h's integer rule: round to nearest even by adding
  * 0x7fff plus the kept part's lowest bit; a NaN keeps its top bits with the quiet bit set. */
 AVX512_LANES_TARGET

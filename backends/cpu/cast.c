@@ -133,63 +133,59 @@ static void bf16_to_f32_avx2(const uint16_t *x, float *y, size_t n)
 #endif
 
 #ifdef CPU_CAST_X86
-/* The same conversions sixteen lanes at a time. VCVTPS2PH and VCVTPH2PS on zmm registers
- * round exactly as their F16C forms do; F16 → F32 quiets a signalling NaN as well, so a
- * block of 16 that produced any NaN is converted again the portable way (a quiet NaN
- * comes out the same either way, so redoing it is only a few wasted cycles in a run
- * that holds one). BF16 is convert.h's integer rule again, with a mask in place of the
- * blend and VPMOVDW in place of the pack (avx512_lanes.h, shared with the element-wise
- * kernels). */
-__attribute__((target("avx512f,avx512bw,avx512vl,avx,f16c")))
+/* The same conversions sixteen lanes at a time, the last block masked (so a short run,
+ * such as a 7×7 feature map's 49 elements, does not end one element at a time).
+ * VCVTPS2PH and VCVTPH2PS on zmm registers round exactly as their F16C forms do; F16 →
+ * F32 quiets a signalling NaN as well, so a block that produced any NaN is converted
+ * again the portable way (a quiet NaN comes out the same either way, so redoing it is
+ * only a few wasted cycles in a run that holds one). BF16 is convert.h's integer rule
+ * again, with a mask in place of the blend and VPMOVDW in place of the pack
+ * (avx512_lanes.h, shared with the element-wise kernels). */
+AVX512_LANES_TARGET
 static void f32_to_f16_avx512(const float *x, uint16_t *y, size_t n)
 {
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_loadu_ps(x + i);
-        _mm256_storeu_si256((__m256i *)(void *)(y + i),
-                            _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 m = avx512_lanes((int64_t)i, (int64_t)n);
+        avx512_store(y, GAN_F16, (int64_t)i, m, _mm512_maskz_loadu_ps(m, x + i));
     }
-    f32_to_f16_f16c(x + i, y + i, n - i);
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx,f16c")))
+AVX512_LANES_TARGET
 static void f16_to_f32_avx512(const uint16_t *x, float *y, size_t n)
 {
     __mmask16 nan = 0;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(x + i)));
-        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        _mm512_storeu_ps(y + i, v);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 m = avx512_lanes((int64_t)i, (int64_t)n);
+        __m512 v = avx512_load(x, GAN_F16, (int64_t)i, m);
+        nan |= _mm512_mask_cmp_ps_mask(m, v, v, _CMP_UNORD_Q);
+        _mm512_mask_storeu_ps(y + i, m, v);
     }
-    f16_to_f32_f16c(x + i, y + i, n - i);
     if (!nan)
         return;
-    for (size_t j = 0; j + 16 <= n; j += 16) {
-        __m512 v = _mm512_loadu_ps(y + j);
-        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q))
-            f16_to_f32_portable(x + j, y + j, 16);
+    for (size_t j = 0; j < n; j += 16) {
+        __mmask16 m = avx512_lanes((int64_t)j, (int64_t)n);
+        __m512 v = _mm512_maskz_loadu_ps(m, y + j);
+        if (_mm512_mask_cmp_ps_mask(m, v, v, _CMP_UNORD_Q))
+            f16_to_f32_portable(x + j, y + j, n - j < 16 ? n - j : 16);
     }
 }
 
 AVX512_LANES_TARGET
 static void f32_to_bf16_avx512(const float *x, uint16_t *y, size_t n)
 {
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm256_storeu_si256((__m256i *)(void *)(y + i), avx512_f32_to_bf16(_mm512_loadu_ps(x + i)));
-    f32_to_bf16_avx2(x + i, y + i, n - i);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 m = avx512_lanes((int64_t)i, (int64_t)n);
+        avx512_store(y, GAN_BF16, (int64_t)i, m, _mm512_maskz_loadu_ps(m, x + i));
+    }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
+AVX512_LANES_TARGET
 static void bf16_to_f32_avx512(const uint16_t *x, float *y, size_t n)
 {
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
-        _mm512_storeu_si512((void *)(y + i), _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 m = avx512_lanes((int64_t)i, (int64_t)n);
+        _mm512_mask_storeu_ps(y + i, m, avx512_load(x, GAN_BF16, (int64_t)i, m));
     }
-    bf16_to_f32_avx2(x + i, y + i, n - i);
 }
 #endif
 
@@ -239,8 +235,9 @@ void cpu_convert(const void *x, enum gan_dtype xt, void *y, enum gan_dtype yt, s
 {
     if (xt == yt) {
         memcpy(y, x, n * gan_dtype_size(xt));
-    } else if (n < 16) {
-        /* Too short for a vector path: convert.h's functions, which give the same bits. */
+    } else if (n < 16 && cpu_isa_now != CPU_ISA_AVX512) {
+        /* Too short for an unmasked vector path: convert.h's functions, which give the
+         * same bits. */
         for (size_t i = 0; i < n; i++)
             cpu_store(y, yt, (int64_t)i, cpu_load(x, xt, (int64_t)i));
     } else {

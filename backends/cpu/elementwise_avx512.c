@@ -43,12 +43,6 @@ static inline __m512 vec_load(const struct cpu_vec_in *in, int64_t i, __mmask16 
                     : _mm512_set1_ps(in->value);
 }
 
-/* The lanes of the block at i: all sixteen, or the n − i that are left. */
-static inline __mmask16 lanes(int64_t i, int64_t n)
-{
-    return n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
-}
-
 /* Bit operations on float lanes through the integer unit (AVX-512 F has no float
  * and/xor; DQ does, and is not required). */
 AVX512_LANES_TARGET
@@ -66,7 +60,7 @@ static inline __m512 bits_and(__m512 v, int32_t mask)
 /* One loop per op, so that the op is chosen once per run rather than once per block. */
 #define UNARY_LOOP(EXPR)                                                  \
     for (int64_t i = 0; i < n; i += 16) {                                 \
-        __mmask16 m = lanes(i, n);                                        \
+        __mmask16 m = avx512_lanes(i, n);                                        \
         __m512 v = vec_load(x, i, m);                                     \
         avx512_store(y, yt, yoff + i, m, (EXPR));                         \
     }                                                                     \
@@ -103,7 +97,7 @@ void cpu_vec_unary(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x
             _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), _mm512_set1_ps(-1.0f)));
     case GAN_UNARY_FILL:
         for (int64_t i = 0; i < n; i += 16)
-            avx512_store(y, yt, yoff + i, lanes(i, n), va);
+            avx512_store(y, yt, yoff + i, avx512_lanes(i, n), va);
         break;
     default:
         break;
@@ -112,7 +106,7 @@ void cpu_vec_unary(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x
 
 #define BINARY_LOOP(EXPR)                                                 \
     for (int64_t i = 0; i < n; i += 16) {                                 \
-        __mmask16 m = lanes(i, n);                                        \
+        __mmask16 m = avx512_lanes(i, n);                                        \
         __m512 va = vec_load(a, i, m), vb = vec_load(b, i, m);            \
         avx512_store(y, yt, yoff + i, m, (EXPR));                         \
     }                                                                     \

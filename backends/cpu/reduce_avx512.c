@@ -17,7 +17,7 @@ void cpu_vec_lanes_sum(int squares, float *acc, const void *x, enum gan_dtype dt
                        int64_t off, int w)
 {
     for (int i = 0; i < w; i += 16) {
-        __mmask16 m = w - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (w - i)) - 1u);
+        __mmask16 m = avx512_lanes(i, w);
         __m512 v = avx512_load(x, dtype, off + i, m);
         __m512 a = _mm512_maskz_loadu_ps(m, acc + i);
         /* acc += v or acc += v·v, as the scalar loop writes it; no FMA: it would round once
