@@ -177,8 +177,16 @@ START_TEST(test_ws_descriptor)
     ck_assert_int_eq(term_make(&t, &ws_mod, NULL), GAN_OK);
     ck_assert_uint_eq(t.ops->struct_size, sizeof(struct gan_loss_ops));
     ck_assert_uint_eq(t.ops->targets(t.loss), GAN_LOSS_CRITIC | GAN_LOSS_GENERATOR);
-    ck_assert_ptr_null(ws_mod.plugin->settings);
+    const struct gan_setting_spec *st = ws_mod.plugin->settings;
+    ck_assert_str_eq(st[0].name, "reduction");
+    ck_assert_int_eq(st[0].type, GAN_SETTING_STRING);
+    ck_assert_str_eq(st[0].default_value, "mean");
+    ck_assert_ptr_null(st[1].name);
     term_free(&t);
+    static const char *const bad[] = { "reduction=total", NULL };
+    ck_assert_int_eq(term_make(&t, &ws_mod, bad), GAN_ERR_CONFIG);
+    ck_assert_msg(strstr(t.th.last_error, "reduction = \"total\"") != NULL, "%s",
+                  t.th.last_error);
 }
 END_TEST
 
@@ -229,6 +237,53 @@ START_TEST(test_ws_values)
     in.d_real = dr;
     ck_assert_double_eq_tol(scalar(t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL)),
                             -2.0, 1e-6);
+    gan_ctx_step_end(fx.ctx);
+    term_free(&t);
+}
+END_TEST
+
+/* reduction = "sum": the objectives are the sums (B times the means, and so are their
+ * gradients); the W-distance estimate is still the difference of means. */
+START_TEST(test_ws_sum_reduction)
+{
+    static const char *const settings[] = { "reduction=sum", NULL };
+    struct term t;
+    ck_assert_int_eq(term_make(&t, &ws_mod, settings), GAN_OK);
+    int64_t d[2] = { 4, 1 };
+    float real[4] = { 1.5f, -0.5f, 2.0f, 3.0f }, fake[4] = { -1.0f, 0.25f, -2.0f, 0.75f };
+    gan_tensor *dr = host_tensor(2, d, real), *df = host_tensor(2, d, fake);
+    gan_tensor_set_requires_grad(dr, 1);
+    gan_tensor_set_requires_grad(df, 1);
+    struct gan_loss_inputs in;
+    memset(&in, 0, sizeof in);
+    in.d_real = dr;
+    in.d_fake = df;
+    struct sink s = { 0 };
+    struct gan_metric_sink ms = { &s, sink_report };
+
+    /* Σ D(fake) = −2, Σ D(real) = 6 */
+    gan_tensor *c = t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, &ms);
+    ck_assert_double_eq_tol(scalar(c), -8.0, 1e-6);
+    ck_assert_double_eq_tol(sink_value(&s, "w_distance"), 2.0, 1e-6);
+    gan_tensor *inputs[2] = { dr, df }, *g[2];
+    ck_assert_int_eq(gan_grad(fx.ctx, 1, &c, NULL, 2, inputs, g, 0), GAN_OK);
+    float gr[4], gf[4];
+    ck_assert_int_eq(gan_tensor_to_host(fx.ctx, g[0], gr, 4), GAN_OK);
+    ck_assert_int_eq(gan_tensor_to_host(fx.ctx, g[1], gf, 4), GAN_OK);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_float_eq(gr[i], -1.0f);
+        ck_assert_float_eq(gf[i], 1.0f);
+    }
+    in.d_real = NULL;
+    gan_tensor *gt = t.ops->term(t.loss, fx.ctx, GAN_LOSS_GENERATOR, &in, NULL);
+    ck_assert_double_eq_tol(scalar(gt), 2.0, 1e-6);
+
+    /* Sums of different batch sizes would not estimate anything. */
+    int64_t d3[2] = { 3, 1 };
+    in.d_real = host_tensor(2, d3, real);
+    ck_assert_ptr_null(t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL));
+    ck_assert_msg(strstr(t.th.last_error, "as many real scores as fake ones") != NULL, "%s",
+                  t.th.last_error);
     gan_ctx_step_end(fx.ctx);
     term_free(&t);
 }
@@ -503,14 +558,14 @@ START_TEST(test_gp_descriptor)
 {
     static const char *const want[][2] = {
         { "lambda", "10.0" }, { "target", "1.0" }, { "one_sided", "false" },
-        { "inner_scale", "1.0" }, { "eps", "1e-12" },
+        { "inner_scale", "1.0" }, { "eps", "1e-12" }, { "reduction", "mean" },
     };
     const struct gan_setting_spec *s = gp_mod.plugin->settings;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         ck_assert_str_eq(s[i].name, want[i][0]);
         ck_assert_str_eq(s[i].default_value, want[i][1]);
     }
-    ck_assert_ptr_null(s[5].name);
+    ck_assert_ptr_null(s[6].name);
     struct term t;
     ck_assert_int_eq(term_make(&t, &gp_mod, NULL), GAN_OK);
     ck_assert_uint_eq(t.ops->targets(t.loss), GAN_LOSS_CRITIC);
@@ -525,24 +580,27 @@ struct linear_case {
     const char *lambda, *target, *one_sided;
     double lam, tgt;
     int one;
+    int sum; /* reduction = "sum": the term and its gradient are B times the mean's */
 };
 
 static const struct linear_case linear_cases[] = {
-    { { 0.6f, -1.7f }, NULL, NULL, NULL, 10, 1, 0 },
-    { { 0.6f, -1.7f }, "lambda=0.1", NULL, NULL, 0.1, 1, 0 },
-    { { 0.3f, 0.4f }, "lambda=0.1", NULL, NULL, 0.1, 1, 0 },
-    { { 3.0f, 4.0f }, "lambda=2", "target=2.5", NULL, 2, 2.5, 0 },
+    { { 0.6f, -1.7f }, NULL, NULL, NULL, 10, 1, 0, 0 },
+    { { 0.6f, -1.7f }, "lambda=0.1", NULL, NULL, 0.1, 1, 0, 0 },
+    { { 0.3f, 0.4f }, "lambda=0.1", NULL, NULL, 0.1, 1, 0, 0 },
+    { { 3.0f, 4.0f }, "lambda=2", "target=2.5", NULL, 2, 2.5, 0, 0 },
     /* One-sided: a norm below the target costs nothing, one above costs as before. */
-    { { 0.3f, 0.4f }, "lambda=10", NULL, "one_sided=true", 10, 1, 1 },
-    { { 0.6f, -1.7f }, "lambda=10", NULL, "one_sided=true", 10, 1, 1 },
-    { { 1.2f, 0.5f }, NULL, NULL, "one_sided=false", 10, 1, 0 },
+    { { 0.3f, 0.4f }, "lambda=10", NULL, "one_sided=true", 10, 1, 1, 0 },
+    { { 0.6f, -1.7f }, "lambda=10", NULL, "one_sided=true", 10, 1, 1, 0 },
+    { { 1.2f, 0.5f }, NULL, NULL, "one_sided=false", 10, 1, 0, 0 },
+    { { 0.6f, -1.7f }, "lambda=0.1", NULL, NULL, 0.1, 1, 0, 1 },
+    { { 0.6f, -1.7f }, "lambda=10", NULL, "one_sided=true", 10, 1, 1, 1 },
 };
 #define N_LINEAR ((int)(sizeof linear_cases / sizeof linear_cases[0]))
 
 START_TEST(test_gp_linear_exact)
 {
     const struct linear_case *lc = &linear_cases[_i];
-    const char *settings[4] = { NULL, NULL, NULL, NULL };
+    const char *settings[5] = { NULL, NULL, NULL, NULL, NULL };
     int ns = 0;
     if (lc->lambda)
         settings[ns++] = lc->lambda;
@@ -550,6 +608,8 @@ START_TEST(test_gp_linear_exact)
         settings[ns++] = lc->target;
     if (lc->one_sided)
         settings[ns++] = lc->one_sided;
+    if (lc->sum)
+        settings[ns++] = "reduction=sum";
     struct term t;
     ck_assert_msg(term_make(&t, &gp_mod, settings) == GAN_OK, "%s", t.th.last_error);
     struct critic c;
@@ -570,7 +630,10 @@ START_TEST(test_gp_linear_exact)
     double norm = sqrt(w0 * w0 + w1 * w1 + 1e-12), dev = norm - lc->tgt;
     if (lc->one && dev < 0)
         dev = 0;
-    ck_assert_double_eq_tol(scalar(term), lc->lam * dev * dev, 1e-6 * (1 + lc->lam * dev * dev));
+    double batch = lc->sum ? 5.0 : 1.0; /* the sum over the batch of 5 equal penalties */
+    ck_assert_double_eq_tol(scalar(term), batch * lc->lam * dev * dev,
+                            1e-6 * (1 + batch * lc->lam * dev * dev));
+    /* the metric is the batch mean either way */
     ck_assert_double_eq_tol(sink_value(&s, "penalty"), dev * dev, 1e-6 * (1 + dev * dev));
     ck_assert_double_eq_tol(sink_value(&s, "grad_norm"), norm, 1e-6 * norm);
     ck_assert_int_eq(c.calls, 1);
@@ -579,7 +642,7 @@ START_TEST(test_gp_linear_exact)
     float gw[2], gb[1];
     ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, gw, 2), GAN_OK);
     ck_assert_int_eq(gan_net_grad_to_host(c.net, 1, gb, 1), GAN_OK);
-    double k = 2 * lc->lam * dev / norm;
+    double k = batch * 2 * lc->lam * dev / norm;
     ck_assert_double_eq_tol(gw[0], k * w0, 1e-5 * (1 + fabs(k * w0)));
     ck_assert_double_eq_tol(gw[1], k * w1, 1e-5 * (1 + fabs(k * w1)));
     ck_assert_float_eq(gb[0], 0.0f);
@@ -1248,6 +1311,7 @@ static const struct bad_setting bad_settings[] = {
     { "eps=inf", "eps = inf" },
     { "eps=nan", "eps = nan" },
     { "eps=tiny", "eps is not a number" },
+    { "reduction=avg", "reduction = \"avg\"" },
 };
 #define N_BAD ((int)(sizeof bad_settings / sizeof bad_settings[0]))
 
@@ -1306,6 +1370,7 @@ static Suite *losses_suite(void)
     tcase_add_test(tc, test_loader_accepts);
     tcase_add_test(tc, test_ws_descriptor);
     tcase_add_test(tc, test_ws_values);
+    tcase_add_test(tc, test_ws_sum_reduction);
     tcase_add_test(tc, test_ws_missing_inputs);
     suite_add_tcase(s, tc);
 

@@ -1,9 +1,11 @@
 /* gradient_penalty.c — the loss-term plugin "gradient-penalty": WGAN-GP's critic term
- * λ·mean((‖∇ₓD(x̂)‖₂ − target)²) at random interpolates x̂ of real and fake samples. */
+ * λ·mean((‖∇ₓD(x̂)‖₂ − target)²) at random interpolates x̂ of real and fake samples (the
+ * sum over the batch instead of the mean with reduction = "sum"). */
 #include "config.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <ganctl/ganctl.h>
 
@@ -33,6 +35,7 @@ struct gan_loss {
     int one_sided;
     float inner_scale;
     float eps;                    /* added to Σ g² under the norm's square root */
+    int sum;                      /* reduction = "sum": Σ over the batch instead of the mean */
 };
 
 /* ------------------------------------------------------------------ settings */
@@ -86,9 +89,21 @@ static gan_status gp_create(const struct gan_host *host, gan_loss **out)
                           "guard added under the norm's square root must be a finite number, "
                           "0 or more (1e-12 keeps a zero gradient's derivative finite; 0 is "
                           "the paper's plain norm, NaN there)", eps);
+    const char *reduction = "mean";
+    st = host->get_string(host->ctx, "reduction", &reduction);
+    if (st != GAN_OK && st != GAN_ERR_NOT_FOUND)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: the setting "
+                          "reduction is not a string; write \"mean\" or \"sum\"");
+    if (st == GAN_ERR_NOT_FOUND || !reduction)
+        reduction = "mean";
+    if (strcmp(reduction, "mean") != 0 && strcmp(reduction, "sum") != 0)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: reduction = "
+                          "\"%s\"; write \"mean\" (the paper's mean over the batch) or "
+                          "\"sum\" (its sum)", reduction);
     gan_loss *l = calloc(1, sizeof *l);
     if (!l)
         return host->fail(host->ctx, GAN_ERR_NOMEM, "loss gradient-penalty: out of memory");
+    l->sum = strcmp(reduction, "sum") == 0;
     l->host = host;
     l->lambda = (float)lambda;
     l->target = (float)target;
@@ -265,12 +280,18 @@ static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
     /* One-sided: only norms above the target are penalised (max(0, ‖g‖ − target)²). */
     if (l->one_sided)
         dev = gan_relu(ctx, dev);
-    gan_tensor *penalty = gan_mean(ctx, gan_square(ctx, dev), GAN_ALL_AXES, 0);
+    gan_tensor *sq = gan_square(ctx, dev);
+    gan_tensor *penalty = l->sum ? gan_sum(ctx, sq, GAN_ALL_AXES, 0)
+                                 : gan_mean(ctx, sq, GAN_ALL_AXES, 0);
     gan_tensor *term = gan_scale(ctx, penalty, l->lambda);
     if (!term)
         return NULL;
 
-    report(metrics, "penalty", penalty);
+    /* The metric stays the batch mean whatever the reduction, so runs compare. */
+    gan_ctx_no_grad_push(ctx);
+    gan_tensor *shown = l->sum ? gan_scale(ctx, penalty, 1.0f / (float)batch) : penalty;
+    gan_ctx_no_grad_pop(ctx);
+    report(metrics, "penalty", shown);
     gan_ctx_no_grad_push(ctx);
     gan_tensor *mean_norm = gan_mean(ctx, norm, GAN_ALL_AXES, 0);
     gan_ctx_no_grad_pop(ctx);
@@ -298,6 +319,8 @@ static const struct gan_setting_spec gp_settings[] = {
     { "eps", GAN_SETTING_FLOAT, "1e-12",
       "added to the sum of squares under the norm's square root, so that a zero gradient "
       "has a finite derivative; 0 = the paper's plain norm, whose derivative there is NaN" },
+    { "reduction", GAN_SETTING_STRING, "mean",
+      "mean (the paper) or sum of the per-sample penalties over the batch" },
     { NULL, 0, NULL, NULL },
 };
 

@@ -1,22 +1,37 @@
 /* wasserstein.c — the loss-term plugin "wasserstein": the WGAN objectives, critic
- * mean D(fake) − mean D(real) and generator −mean D(fake), with the W-distance estimate. */
+ * mean D(fake) − mean D(real) and generator −mean D(fake) (or the sums, with reduction =
+ * "sum"), with the W-distance estimate. */
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <ganctl/ganctl.h>
 
 struct gan_loss {
     const struct gan_host *host;
+    int sum; /* reduction = "sum": Σ over the batch instead of the mean */
 };
 
 static gan_status ws_create(const struct gan_host *host, gan_loss **out)
 {
     *out = NULL;
+    const char *reduction = "mean";
+    gan_status st = host->get_string(host->ctx, "reduction", &reduction);
+    if (st != GAN_OK && st != GAN_ERR_NOT_FOUND)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss wasserstein: the setting reduction "
+                          "is not a string; write \"mean\" or \"sum\"");
+    if (st == GAN_ERR_NOT_FOUND || !reduction)
+        reduction = "mean";
+    if (strcmp(reduction, "mean") != 0 && strcmp(reduction, "sum") != 0)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss wasserstein: reduction = \"%s\"; "
+                          "write \"mean\" (the paper's means over the batch) or \"sum\" "
+                          "(their sums)", reduction);
     gan_loss *l = calloc(1, sizeof *l);
     if (!l)
         return host->fail(host->ctx, GAN_ERR_NOMEM, "loss wasserstein: out of memory");
     l->host = host;
+    l->sum = strcmp(reduction, "sum") == 0;
     *out = l;
     return GAN_OK;
 }
@@ -32,14 +47,20 @@ static unsigned ws_targets(gan_loss *l)
     return GAN_LOSS_CRITIC | GAN_LOSS_GENERATOR;
 }
 
-/* A report outside the graph: the core only reads its value. */
+/* The batch's mean or sum of critic scores, as the reduction setting says. */
+static gan_tensor *reduce(const gan_loss *l, gan_ctx *ctx, gan_tensor *scores)
+{
+    return l->sum ? gan_sum(ctx, scores, GAN_ALL_AXES, 0) : gan_mean(ctx, scores, GAN_ALL_AXES, 0);
+}
+
+/* A report outside the graph, −value·factor: the core only reads its value. */
 static void report_negated(gan_ctx *ctx, const struct gan_metric_sink *metrics,
-                           const char *name, gan_tensor *value)
+                           const char *name, gan_tensor *value, float factor)
 {
     if (!metrics || !metrics->report || !value)
         return;
     gan_ctx_no_grad_push(ctx);
-    gan_tensor *r = gan_neg(ctx, value);
+    gan_tensor *r = gan_scale(ctx, value, -factor);
     gan_ctx_no_grad_pop(ctx);
     if (r)
         metrics->report(metrics->ctx, name, r);
@@ -56,7 +77,7 @@ static gan_tensor *ws_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
         return NULL;
     }
     if (target == GAN_LOSS_GENERATOR)
-        return gan_neg(ctx, gan_mean(ctx, in->d_fake, GAN_ALL_AXES, 0));
+        return gan_neg(ctx, reduce(l, ctx, in->d_fake));
     if (target != GAN_LOSS_CRITIC) {
         host->fail(host->ctx, GAN_ERR_INVALID, "loss wasserstein: asked for objective %d; it "
                    "contributes to the critic (1) and the generator (2)", (int)target);
@@ -67,11 +88,19 @@ static gan_tensor *ws_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
                    "the critic scores of the real batch (d_real), and none were given");
         return NULL;
     }
-    gan_tensor *term = gan_sub(ctx, gan_mean(ctx, in->d_fake, GAN_ALL_AXES, 0),
-                               gan_mean(ctx, in->d_real, GAN_ALL_AXES, 0));
+    if (l->sum && gan_tensor_numel(in->d_fake) != gan_tensor_numel(in->d_real)) {
+        host->fail(host->ctx, GAN_ERR_INVALID, "loss wasserstein: reduction = \"sum\" needs "
+                   "as many real scores as fake ones (%lld and %lld were given); use "
+                   "\"mean\"", (long long)gan_tensor_numel(in->d_real),
+                   (long long)gan_tensor_numel(in->d_fake));
+        return NULL;
+    }
+    gan_tensor *term = gan_sub(ctx, reduce(l, ctx, in->d_fake), reduce(l, ctx, in->d_real));
     /* The critic minimises mean D(fake) − mean D(real); its negation is the estimate of
-     * the Wasserstein-1 distance that WGAN papers plot. */
-    report_negated(ctx, metrics, "w_distance", term);
+     * the Wasserstein-1 distance that WGAN papers plot, reported as that mean whatever
+     * the reduction so that runs compare. */
+    report_negated(ctx, metrics, "w_distance", term,
+                   l->sum ? 1.0f / (float)gan_tensor_numel(in->d_fake) : 1.0f);
     return term;
 }
 
@@ -83,6 +112,12 @@ static const struct gan_loss_ops ws_ops = {
     .term = ws_term,
 };
 
+static const struct gan_setting_spec ws_settings[] = {
+    { "reduction", GAN_SETTING_STRING, "mean",
+      "mean (the paper) or sum of the critic scores over the batch in both objectives" },
+    { NULL, 0, NULL, NULL },
+};
+
 static const struct gan_plugin ws_descriptor = {
     GAN_PLUGIN_HEADER,
     .kind = GAN_PLUGIN_LOSS,
@@ -90,7 +125,7 @@ static const struct gan_plugin ws_descriptor = {
     .version = PACKAGE_VERSION,
     .summary = "WGAN terms: critic mean D(fake) - mean D(real), generator -mean D(fake)",
     .ops = &ws_ops,
-    .settings = NULL,
+    .settings = ws_settings,
 };
 
 GAN_DEFINE_PLUGIN(ws_descriptor)
