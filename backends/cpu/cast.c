@@ -141,13 +141,20 @@ static void bf16_to_f32_avx2(const uint16_t *x, float *y, size_t n)
  * only a few wasted cycles in a run that holds one). BF16 is convert.h's integer rule
  * again, with a mask in place of the blend and VPMOVDW in place of the pack
  * (avx512_lanes.h, shared with the element-wise kernels). */
+/* FP32 → the 16-bit type dt (its rounding in avx512_store). */
 AVX512_LANES_TARGET
-static void f32_to_f16_avx512(const float *x, uint16_t *y, size_t n)
+static inline void narrow_avx512(const float *x, uint16_t *y, size_t n, enum gan_dtype dt)
 {
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 m = avx512_lanes((int64_t)i, (int64_t)n);
-        avx512_store(y, GAN_F16, (int64_t)i, m, _mm512_maskz_loadu_ps(m, x + i));
+        avx512_store(y, dt, (int64_t)i, m, _mm512_maskz_loadu_ps(m, x + i));
     }
+}
+
+AVX512_LANES_TARGET
+static void f32_to_f16_avx512(const float *x, uint16_t *y, size_t n)
+{
+    narrow_avx512(x, y, n, GAN_F16);
 }
 
 AVX512_LANES_TARGET
@@ -173,10 +180,7 @@ static void f16_to_f32_avx512(const uint16_t *x, float *y, size_t n)
 AVX512_LANES_TARGET
 static void f32_to_bf16_avx512(const float *x, uint16_t *y, size_t n)
 {
-    for (size_t i = 0; i < n; i += 16) {
-        __mmask16 m = avx512_lanes((int64_t)i, (int64_t)n);
-        avx512_store(y, GAN_BF16, (int64_t)i, m, _mm512_maskz_loadu_ps(m, x + i));
-    }
+    narrow_avx512(x, y, n, GAN_BF16);
 }
 
 AVX512_LANES_TARGET
