@@ -13,10 +13,12 @@
  * validation computes the lowest and highest element each operand reaches and both
  * must lie inside its buffer. The walk first drops size-1 dimensions and merges
  * neighbours whose strides chain, so a contiguous tensor is one run and a bias row
- * broadcast is (rows, row); the innermost run then goes straight through memory when
- * it is contiguous FP32 (or broadcast, stride 0), and through a small FP32 staging
- * block otherwise (16-bit or strided). An output identical to an input is safe: each
- * block is read completely before it is written.
+ * broadcast is (rows, row). On the AVX-512 level an innermost run whose operands are
+ * all contiguous or broadcast goes whole to elementwise_avx512.c, which widens 16-bit
+ * operands in registers. Otherwise the run goes straight through memory when it is
+ * contiguous FP32 (or broadcast, stride 0), and through a small FP32 staging block
+ * when it is 16-bit or strided. An output identical to an input is safe: each block
+ * (of 16 lanes, or of the staging size) is read completely before it is written.
  *
  * NaN and signed-zero semantics, chosen to match PyTorch where the header leaves room:
  *   RELU         x <= 0 ? +0 : x        NaN propagates; -0 becomes +0
