@@ -542,6 +542,47 @@ START_TEST(test_gp_descriptor)
 }
 END_TEST
 
+/* The penalty term (settings as given) of a linear critic D(x) = w·x + b on a random batch
+ * of `batch` two-feature samples: its value, its reported metrics, the critic's calls and
+ * the critic's parameter gradients after the term's backward. */
+struct linear_penalty {
+    double term, penalty, grad_norm;
+    float gw[2], gb;
+    int calls;
+};
+
+static struct linear_penalty linear_penalty_run(const char *const *settings, const float *w,
+                                                float b, int64_t batch, uint32_t data_seed,
+                                                uint64_t alpha_seed, uint64_t offset)
+{
+    struct linear_penalty r;
+    struct term t;
+    ck_assert_msg(term_make(&t, &gp_mod, settings) == GAN_OK, "%s", t.th.last_error);
+    struct critic c;
+    critic_make(&c, CRITIC_LINEAR, 2);
+    critic_set(&c, 0, w);
+    critic_set(&c, 1, &b);
+    int64_t d[2] = { batch, 2 };
+    struct batch bt;
+    batch_make(&bt, 2, d, data_seed);
+    struct gan_loss_inputs in = gp_inputs(&bt, &c, alpha_seed, &offset);
+    struct sink s = { 0 };
+    struct gan_metric_sink ms = { &s, sink_report };
+    gan_tensor *term = t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, &ms);
+    r.term = scalar(term);
+    r.penalty = sink_value(&s, "penalty");
+    r.grad_norm = sink_value(&s, "grad_norm");
+    r.calls = c.calls;
+    ck_assert_int_eq(gan_net_backward(c.net, term, NULL), GAN_OK);
+    ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, r.gw, 2), GAN_OK);
+    ck_assert_int_eq(gan_net_grad_to_host(c.net, 1, &r.gb, 1), GAN_OK);
+    gan_ctx_step_end(fx.ctx);
+    batch_free(&bt);
+    critic_free(&c);
+    term_free(&t);
+    return r;
+}
+
 /* D(x) = w·x + b has ∇ₓD = w for every sample, whatever α is: the penalty is exactly
  * λ(‖w‖ − target)², and its gradient 2λ(‖w‖ − target)·w/‖w‖ (none for b). */
 struct linear_case {
@@ -579,46 +620,24 @@ START_TEST(test_gp_linear_exact)
         settings[ns++] = lc->one_sided;
     if (lc->sum)
         settings[ns++] = "reduction=sum";
-    struct term t;
-    ck_assert_msg(term_make(&t, &gp_mod, settings) == GAN_OK, "%s", t.th.last_error);
-    struct critic c;
-    critic_make(&c, CRITIC_LINEAR, 2);
-    float b = 0.7f;
-    critic_set(&c, 0, lc->w);
-    critic_set(&c, 1, &b);
-    int64_t d[2] = { 5, 2 };
-    struct batch bt;
-    batch_make(&bt, 2, d, 11u + (uint32_t)_i);
-    uint64_t offset = 3;
-    struct gan_loss_inputs in = gp_inputs(&bt, &c, 9, &offset);
-    struct sink s = { 0 };
-    struct gan_metric_sink ms = { &s, sink_report };
-    gan_tensor *term = t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, &ms);
+    struct linear_penalty r = linear_penalty_run(settings, lc->w, 0.7f, 5, 11u + (uint32_t)_i,
+                                                 9, 3);
 
     double w0 = lc->w[0], w1 = lc->w[1];
     double norm = sqrt(w0 * w0 + w1 * w1 + 1e-12), dev = norm - lc->tgt;
     if (lc->one && dev < 0)
         dev = 0;
     double batch = lc->sum ? 5.0 : 1.0; /* the sum over the batch of 5 equal penalties */
-    ck_assert_double_eq_tol(scalar(term), batch * lc->lam * dev * dev,
+    ck_assert_double_eq_tol(r.term, batch * lc->lam * dev * dev,
                             1e-6 * (1 + batch * lc->lam * dev * dev));
     /* the metric is the batch mean either way */
-    ck_assert_double_eq_tol(sink_value(&s, "penalty"), dev * dev, 1e-6 * (1 + dev * dev));
-    ck_assert_double_eq_tol(sink_value(&s, "grad_norm"), norm, 1e-6 * norm);
-    ck_assert_int_eq(c.calls, 1);
-
-    ck_assert_int_eq(gan_net_backward(c.net, term, NULL), GAN_OK);
-    float gw[2], gb[1];
-    ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, gw, 2), GAN_OK);
-    ck_assert_int_eq(gan_net_grad_to_host(c.net, 1, gb, 1), GAN_OK);
+    ck_assert_double_eq_tol(r.penalty, dev * dev, 1e-6 * (1 + dev * dev));
+    ck_assert_double_eq_tol(r.grad_norm, norm, 1e-6 * norm);
+    ck_assert_int_eq(r.calls, 1);
     double k = batch * 2 * lc->lam * dev / norm;
-    ck_assert_double_eq_tol(gw[0], k * w0, 1e-5 * (1 + fabs(k * w0)));
-    ck_assert_double_eq_tol(gw[1], k * w1, 1e-5 * (1 + fabs(k * w1)));
-    ck_assert_float_eq(gb[0], 0.0f);
-    gan_ctx_step_end(fx.ctx);
-    batch_free(&bt);
-    critic_free(&c);
-    term_free(&t);
+    ck_assert_double_eq_tol(r.gw[0], k * w0, 1e-5 * (1 + fabs(k * w0)));
+    ck_assert_double_eq_tol(r.gw[1], k * w1, 1e-5 * (1 + fabs(k * w1)));
+    ck_assert_float_eq(r.gb, 0.0f);
 }
 END_TEST
 
@@ -1051,36 +1070,15 @@ START_TEST(test_gp_eps_linear_exact)
 {
     const struct eps_case *ec = &eps_cases[_i];
     const char *const settings[] = { ec->setting, NULL };
-    struct term t;
-    ck_assert_msg(term_make(&t, &gp_mod, settings) == GAN_OK, "%s", t.th.last_error);
-    struct critic c;
-    critic_make(&c, CRITIC_LINEAR, 2);
-    float b = -0.4f;
-    critic_set(&c, 0, ec->w);
-    critic_set(&c, 1, &b);
-    int64_t d[2] = { 4, 2 };
-    struct batch bt;
-    batch_make(&bt, 2, d, 31u + (uint32_t)_i);
-    uint64_t offset = 0;
-    struct gan_loss_inputs in = gp_inputs(&bt, &c, 7, &offset);
-    struct sink s = { 0 };
-    struct gan_metric_sink ms = { &s, sink_report };
-    gan_tensor *term = t.ops->term(t.loss, fx.ctx, GAN_LOSS_CRITIC, &in, &ms);
-
+    struct linear_penalty r = linear_penalty_run(settings, ec->w, -0.4f, 4, 31u + (uint32_t)_i,
+                                                 7, 0);
     double w0 = ec->w[0], w1 = ec->w[1];
     double n = sqrt(w0 * w0 + w1 * w1 + ec->eps), want = 10.0 * (n - 1) * (n - 1);
-    ck_assert_double_eq_tol(scalar(term), want, 1e-6 * (1 + want));
-    ck_assert_double_eq_tol(sink_value(&s, "grad_norm"), n, 1e-6 * (1 + n));
-    ck_assert_int_eq(gan_net_backward(c.net, term, NULL), GAN_OK);
-    float gw[2];
-    ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, gw, 2), GAN_OK);
+    ck_assert_double_eq_tol(r.term, want, 1e-6 * (1 + want));
+    ck_assert_double_eq_tol(r.grad_norm, n, 1e-6 * (1 + n));
     double k = 20.0 * (n - 1) / n;
-    ck_assert_double_eq_tol(gw[0], k * w0, 1e-5 * (1 + fabs(k * w0)));
-    ck_assert_double_eq_tol(gw[1], k * w1, 1e-5 * (1 + fabs(k * w1)));
-    gan_ctx_step_end(fx.ctx);
-    batch_free(&bt);
-    critic_free(&c);
-    term_free(&t);
+    ck_assert_double_eq_tol(r.gw[0], k * w0, 1e-5 * (1 + fabs(k * w0)));
+    ck_assert_double_eq_tol(r.gw[1], k * w1, 1e-5 * (1 + fabs(k * w1)));
 }
 END_TEST
 
