@@ -140,16 +140,6 @@ static float *parameters(gan_trainer *t, size_t *count)
     return v;
 }
 
-static char *read_file(const char *dir, const char *name)
-{
-    char path[900];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text = NULL;
-    struct gan_error err;
-    ck_assert_msg(gan_run_read_text(path, &text, &err) == GAN_OK, "%s", err.message);
-    return text;
-}
-
 /* Two checkpoint files hold the same tensors, bit for bit, and the same counters. */
 static void assert_same_state(const char *dir_a, const char *dir_b)
 {
@@ -308,8 +298,8 @@ START_TEST(resume_is_bit_identical)
     ck_assert_uint_eq(n1, n2);
     ck_assert_msg(memcmp(p1, p2, n1 * sizeof *p1) == 0, "resumed parameters differ");
     assert_same_state(dir_of("whole"), dir_of("parts"));
-    char *m1 = read_file(dir_of("whole"), GAN_RUN_METRICS);
-    char *m2 = read_file(dir_of("parts"), GAN_RUN_METRICS);
+    char *m1 = test_read_run_file(dir_of("whole"), GAN_RUN_METRICS);
+    char *m2 = test_read_run_file(dir_of("parts"), GAN_RUN_METRICS);
     ck_assert_str_eq(m1, m2);
     if (c->moved_from > 0) {
         /* The scaler's state did change over the run, so its continuation was tested. */
@@ -352,7 +342,7 @@ START_TEST(resume_extends_a_finished_run)
     gan_config *again = saved_config(dir_of("short"), more);
     t = train(again, loader, dir_of("short"), 0, &r);
     ck_assert_int_eq(r.iterations, 20);
-    char *csv = read_file(dir_of("short"), GAN_RUN_METRICS);
+    char *csv = test_read_run_file(dir_of("short"), GAN_RUN_METRICS);
     ck_assert_ptr_nonnull(strstr(csv, "\n10,"));
     ck_assert_ptr_nonnull(strstr(csv, "\n20,"));
     free(csv);

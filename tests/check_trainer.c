@@ -115,16 +115,6 @@ static gan_trainer *train(gan_config *cfg, gan_loader *loader, struct watch *w,
     return current;
 }
 
-static char *read_file(const char *dir, const char *name)
-{
-    char path[900];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text = NULL;
-    struct gan_error err;
-    ck_assert_msg(gan_run_read_text(path, &text, &err) == GAN_OK, "%s", err.message);
-    return text;
-}
-
 static int file_exists(const char *dir, const char *name)
 {
     char path[900];
@@ -197,7 +187,7 @@ START_TEST(trains_and_writes_outputs)
     ck_assert(isfinite(r.quality.sliced_w1) && r.quality.sliced_w1 > 0);
 
     const char *dir = gan_trainer_run_dir(t);
-    char *csv = read_file(dir, GAN_RUN_METRICS);
+    char *csv = test_read_run_file(dir, GAN_RUN_METRICS);
     /* Rows at 5, 10, 15, 20 (log_every 5; evaluations at 10 and 20 fall on them). */
     ck_assert_int_eq(count_lines(csv), 5);
     static const char *const expected[] = {
@@ -251,7 +241,7 @@ START_TEST(trains_and_writes_outputs)
     json_decref(root);
 
     /* config.conf reads back as the same configuration. */
-    char *text = read_file(dir, GAN_RUN_CONFIG);
+    char *text = test_read_run_file(dir, GAN_RUN_CONFIG);
     gan_config *back = NULL;
     struct gan_error err;
     ck_assert_int_eq(gan_config_new(&back, &err), GAN_OK);
@@ -293,7 +283,7 @@ START_TEST(same_seed_same_metrics)
         struct watch w = { 0 };
         struct gan_trainer_result r;
         gan_trainer *t = train(cfg, loader, &w, &r);
-        csv[k] = read_file(gan_trainer_run_dir(t), GAN_RUN_METRICS);
+        csv[k] = test_read_run_file(gan_trainer_run_dir(t), GAN_RUN_METRICS);
         gan_trainer_free(t);
         gan_config_free(cfg);
     }
@@ -358,7 +348,7 @@ START_TEST(stop_checkpoints_and_reports)
     const char *dir = gan_trainer_run_dir(t);
     ck_assert(file_exists(dir, GAN_RUN_CHECKPOINT));
     ck_assert(!file_exists(dir, GAN_RUN_FINAL_IMAGE));
-    char *summary = read_file(dir, GAN_RUN_SUMMARY);
+    char *summary = test_read_run_file(dir, GAN_RUN_SUMMARY);
     ck_assert_ptr_nonnull(strstr(summary, "\"status\": \"interrupted\""));
     ck_assert_ptr_nonnull(strstr(summary, "\"iterations\": 7"));
     free(summary);
@@ -494,7 +484,7 @@ START_TEST(each_scaler_trains_fp16)
     ck_assert_int_eq(r.iterations, 20);
     ck_assert(w.all_finite);
     const char *dir = gan_trainer_run_dir(t);
-    char *csv = read_file(dir, GAN_RUN_METRICS);
+    char *csv = test_read_run_file(dir, GAN_RUN_METRICS);
     ck_assert_int_eq(count_lines(csv), 5);
     static const char *const nets[] = { "critic", "generator" };
     for (int k = 0; k < 2; k++) {
@@ -581,7 +571,7 @@ START_TEST(scaler_implies_fp16)
     ck_assert_int_eq(dtype, strcmp(c->mode, "fp16") == 0 ? GAN_F16
                             : strcmp(c->mode, "bf16") == 0 ? GAN_BF16 : GAN_F32);
     /* The run's saved configuration holds the mode, so that a resumed run keeps it. */
-    char *text = read_file(gan_trainer_run_dir(t), GAN_RUN_CONFIG);
+    char *text = test_read_run_file(gan_trainer_run_dir(t), GAN_RUN_CONFIG);
     char want[64];
     snprintf(want, sizeof want, "mode = \"%s\";", c->mode);
     ck_assert_ptr_nonnull(strstr(text, want));
@@ -604,8 +594,8 @@ START_TEST(low_scale_shows_underflow)
     struct gan_trainer_result r;
     gan_trainer *a = train(cfg_low, loader, &w, &r);
     gan_trainer *b = train(cfg_32, loader, &w, &r);
-    char *csv_low = read_file(gan_trainer_run_dir(a), GAN_RUN_METRICS);
-    char *csv_32 = read_file(gan_trainer_run_dir(b), GAN_RUN_METRICS);
+    char *csv_low = test_read_run_file(gan_trainer_run_dir(a), GAN_RUN_METRICS);
+    char *csv_32 = test_read_run_file(gan_trainer_run_dir(b), GAN_RUN_METRICS);
     for (int line = 1; line <= 4; line++) {
         /* 1e-6 is not an FP32 number: the scale is the nearest one, written with 9 digits. */
         ck_assert_double_eq_tol(number_at(csv_low, line, "critic_scale"), (double)1e-6f, 1e-15);
@@ -665,7 +655,7 @@ START_TEST(overflows_are_told_apart)
     float *after = net_values(t, GAN_MODEL_CRITIC, &n1);
     ck_assert_uint_eq(n0, n1);
     ck_assert_msg(memcmp(before, after, n0 * sizeof *before) == 0, "a skipped step moved the critic");
-    char *csv = read_file(gan_trainer_run_dir(t), GAN_RUN_METRICS);
+    char *csv = test_read_run_file(gan_trainer_run_dir(t), GAN_RUN_METRICS);
     char buf[32];
     for (int line = 1; line <= 4; line++) {
         ck_assert_str_eq(cell(csv, line, column_of(csv, "critic_overflow"), buf, sizeof buf), "gradient");
@@ -683,7 +673,7 @@ START_TEST(overflows_are_told_apart)
     cfg = tiny_config("wild", wild);
     struct watch w = { 0 };
     t = train(cfg, loader, &w, &r);
-    csv = read_file(gan_trainer_run_dir(t), GAN_RUN_METRICS);
+    csv = test_read_run_file(gan_trainer_run_dir(t), GAN_RUN_METRICS);
     int forward = 0;
     for (int line = 1; line <= 4; line++) {
         cell(csv, line, column_of(csv, "critic_overflow"), buf, sizeof buf);
@@ -713,7 +703,7 @@ START_TEST(debug_level_writes_grad_stats)
     struct gan_trainer_result r;
     gan_trainer *t = train(cfg, loader, &w, &r);
     const char *dir = gan_trainer_run_dir(t);
-    char *csv = read_file(dir, GAN_RUN_GRAD_STATS);
+    char *csv = test_read_run_file(dir, GAN_RUN_GRAD_STATS);
     gan_net *critic = gan_trainer_net(t, GAN_MODEL_CRITIC);
     gan_net *generator = gan_trainer_net(t, GAN_MODEL_GENERATOR);
     /* 4 rows of metrics; each: the critic's parameters, penalty.inner, the generator's. */

@@ -395,16 +395,6 @@ static void train_small(const char *dir, const char *const *extra, char *run_dir
     gan_config_free(cfg);
 }
 
-static char *slurp(const char *dir, const char *name)
-{
-    char path[900];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text = NULL;
-    struct gan_error err;
-    ck_assert_msg(gan_run_read_text(path, &text, &err) == GAN_OK, "%s", err.message);
-    return text;
-}
-
 /* A CSV as rows of cells (cells point into the text, which is cut up). */
 struct csv {
     char *text;
@@ -456,8 +446,8 @@ START_TEST(level_two_trains_like_level_zero)
     train_small("l0", l0, dir0, sizeof dir0);
     train_small("l2", l2, dir2, sizeof dir2);
     struct csv a, b;
-    csv_parse(&a, slurp(dir0, GAN_RUN_METRICS));
-    csv_parse(&b, slurp(dir2, GAN_RUN_METRICS));
+    csv_parse(&a, test_read_run_file(dir0, GAN_RUN_METRICS));
+    csv_parse(&b, test_read_run_file(dir2, GAN_RUN_METRICS));
     ck_assert_int_eq(a.rows, 4);
     ck_assert_int_eq(b.rows, 4);
     int cu = csv_col(&a, "critic_true_underflow"), gu = csv_col(&a, "generator_true_underflow");
@@ -494,8 +484,8 @@ START_TEST(underflow_csv_adds_up_to_the_metrics)
                          "run.debug_level=2", NULL };
     train_small("csv", l2, dir, sizeof dir);
     struct csv m;
-    csv_parse(&m, slurp(dir, GAN_RUN_METRICS));
-    char *text = slurp(dir, GAN_RUN_GRAD_UNDERFLOW);
+    csv_parse(&m, test_read_run_file(dir, GAN_RUN_METRICS));
+    char *text = test_read_run_file(dir, GAN_RUN_GRAD_UNDERFLOW);
     /* Larger than struct csv holds: count rows by hand, check the sums per key. */
     ck_assert_ptr_nonnull(strstr(text, "iteration,network,kind,name,dtype,scale,elements,true_underflow,overflow,fraction\n"));
     for (int r = 1; r < m.rows; r++) {
@@ -544,7 +534,7 @@ START_TEST(fp32_has_nothing_to_compare)
     const char *l2[] = { "precision.mode=fp32", "run.debug_level=2", NULL };
     train_small("fp32", l2, dir, sizeof dir);
     struct csv m;
-    csv_parse(&m, slurp(dir, GAN_RUN_METRICS));
+    csv_parse(&m, test_read_run_file(dir, GAN_RUN_METRICS));
     int cu = csv_col(&m, "critic_true_underflow"), gu = csv_col(&m, "generator_true_underflow");
     for (int r = 1; r < m.rows; r++) {
         ck_assert_str_eq(m.cell[r][cu], "");

@@ -2,6 +2,7 @@
  * folders, checkpoints and dumps. */
 #include "config.h"
 #include "scratch.h"
+#include "../core/run_dir.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -22,4 +23,14 @@ void test_scratch_remove(void)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_scratch);
     ck_assert_int_eq(system(cmd), 0);
+}
+
+char *test_read_run_file(const char *dir, const char *name)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = NULL;
+    struct gan_error err;
+    ck_assert_msg(gan_run_read_text(path, &text, &err) == GAN_OK, "%s", err.message);
+    return text;
 }

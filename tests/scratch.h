@@ -1,5 +1,6 @@
 /* scratch.h — a scratch folder per test, made in $TMPDIR (or /tmp) by a Check fixture's
- * setup and removed with everything in it by its teardown. */
+ * setup and removed with everything in it by its teardown; and reading a run folder's
+ * files back. */
 #ifndef GANCTL_TESTS_SCRATCH_H
 #define GANCTL_TESTS_SCRATCH_H
 
@@ -13,5 +14,9 @@ void test_scratch_make(const char *prefix);
 
 /* Removes test_scratch and its contents; a checked fixture's teardown. */
 void test_scratch_remove(void);
+
+/* The whole text of DIR/NAME (a run folder's metrics.csv, say), read with the core's
+ * gan_run_read_text; fails the test when it cannot. The caller frees it. */
+char *test_read_run_file(const char *dir, const char *name);
 
 #endif
