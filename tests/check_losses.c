@@ -1082,23 +1082,25 @@ START_TEST(test_gp_eps_linear_exact)
 }
 END_TEST
 
-/* Away from a zero gradient the guard is below FP32's resolution: eps = 0 and the
- * default give the same term and the same parameter gradients to within rounding, for
- * a tanh and a ReLU critic (_i) with random weights. */
-START_TEST(test_gp_eps_nonzero_gradient)
+/* Two penalty terms, with settings `sa` and `sb`, on the same random critic, batch and α:
+ * both finite and not degenerate, equal within rounding, and so are the critic's
+ * first-layer gradients, of which at least one is non-zero (or the comparison would prove
+ * nothing). */
+static void assert_terms_agree(const char *const *sa, const char *const *sb,
+                               enum critic_kind kind, uint32_t critic_seed, int64_t batch,
+                               uint32_t data_seed, uint64_t alpha_seed)
 {
-    const char *const plain[] = { "eps=0", NULL };
     struct term t1, t2;
-    ck_assert_int_eq(term_make(&t1, &gp_mod, NULL), GAN_OK);
-    ck_assert_int_eq(term_make(&t2, &gp_mod, plain), GAN_OK);
+    ck_assert_int_eq(term_make(&t1, &gp_mod, sa), GAN_OK);
+    ck_assert_int_eq(term_make(&t2, &gp_mod, sb), GAN_OK);
     struct critic c;
-    critic_make(&c, _i ? CRITIC_RELU : CRITIC_TANH, 2);
-    critic_randomise(&c, 41u + (uint32_t)_i, 1.0f);
-    int64_t d[2] = { 7, 2 };
+    critic_make(&c, kind, 2);
+    critic_randomise(&c, critic_seed, 1.0f);
+    int64_t d[2] = { batch, 2 };
     struct batch bt;
-    batch_make(&bt, 2, d, 42u + (uint32_t)_i);
+    batch_make(&bt, 2, d, data_seed);
     uint64_t offset = 0;
-    struct gan_loss_inputs in = gp_inputs(&bt, &c, 6, &offset);
+    struct gan_loss_inputs in = gp_inputs(&bt, &c, alpha_seed, &offset);
     float g1[16], g2[16];
     gan_tensor *a = t1.ops->term(t1.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL);
     double va = scalar(a);
@@ -1106,7 +1108,7 @@ START_TEST(test_gp_eps_nonzero_gradient)
     ck_assert_int_eq(gan_net_zero_grads(c.net), GAN_OK);
     ck_assert_int_eq(gan_net_backward(c.net, a, NULL), GAN_OK);
     ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, g1, 16), GAN_OK);
-    offset = 0;
+    offset = 0; /* the same α again */
     gan_tensor *b = t2.ops->term(t2.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL);
     ck_assert_double_eq_tol(scalar(b), va, 1e-6 * (1 + va));
     ck_assert_int_eq(gan_net_zero_grads(c.net), GAN_OK);
@@ -1125,42 +1127,23 @@ START_TEST(test_gp_eps_nonzero_gradient)
     term_free(&t1);
     term_free(&t2);
 }
+
+/* Away from a zero gradient the guard is below FP32's resolution: eps = 0 and the
+ * default give the same term and the same parameter gradients to within rounding, for
+ * a tanh and a ReLU critic (_i) with random weights. */
+START_TEST(test_gp_eps_nonzero_gradient)
+{
+    const char *const plain[] = { "eps=0", NULL };
+    assert_terms_agree(NULL, plain, _i ? CRITIC_RELU : CRITIC_TANH, 41u + (uint32_t)_i, 7,
+                       42u + (uint32_t)_i, 6);
+}
 END_TEST
 
 /* Seeding the inner gradient with s and dividing by s changes nothing in FP32. */
 START_TEST(test_gp_inner_scale)
 {
     const char *const scaled[] = { "inner_scale=1024", NULL };
-    struct term t1, t2;
-    ck_assert_int_eq(term_make(&t1, &gp_mod, NULL), GAN_OK);
-    ck_assert_int_eq(term_make(&t2, &gp_mod, scaled), GAN_OK);
-    struct critic c;
-    critic_make(&c, CRITIC_TANH, 2);
-    critic_randomise(&c, 21u, 1.0f);
-    int64_t d[2] = { 6, 2 };
-    struct batch bt;
-    batch_make(&bt, 2, d, 22u);
-    uint64_t offset = 0;
-    struct gan_loss_inputs in = gp_inputs(&bt, &c, 5, &offset);
-    float g1[16], g2[16];
-    gan_tensor *a = t1.ops->term(t1.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL);
-    double va = scalar(a);
-    ck_assert_int_eq(gan_net_zero_grads(c.net), GAN_OK);
-    ck_assert_int_eq(gan_net_backward(c.net, a, NULL), GAN_OK);
-    ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, g1, 16), GAN_OK);
-    offset = 0;
-    gan_tensor *b = t2.ops->term(t2.loss, fx.ctx, GAN_LOSS_CRITIC, &in, NULL);
-    ck_assert_double_eq_tol(scalar(b), va, 1e-6 * (1 + va));
-    ck_assert_int_eq(gan_net_zero_grads(c.net), GAN_OK);
-    ck_assert_int_eq(gan_net_backward(c.net, b, NULL), GAN_OK);
-    ck_assert_int_eq(gan_net_grad_to_host(c.net, 0, g2, 16), GAN_OK);
-    for (int k = 0; k < 16; k++)
-        ck_assert_float_eq_tol(g2[k], g1[k], 1e-5f * (1 + fabsf(g1[k])));
-    gan_ctx_step_end(fx.ctx);
-    batch_free(&bt);
-    critic_free(&c);
-    term_free(&t1);
-    term_free(&t2);
+    assert_terms_agree(NULL, scaled, CRITIC_TANH, 21u, 6, 22u, 5);
 }
 END_TEST
 
