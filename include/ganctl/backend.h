@@ -8,6 +8,7 @@
 #include <ganctl/status.h>
 #include <ganctl/dtype.h>
 #include <ganctl/host.h>
+#include <ganctl/grad_stats.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -138,18 +139,6 @@ struct gan_adam {
     float lr, beta1, beta2, eps, weight_decay;
     int64_t step;                 /* ≥ 1 */
     float grad_scale;             /* 1 / loss scale, times a clipping factor */
-};
-
-/* Statistics of a gradient tensor x as stored, and of u = x · inv_scale. */
-struct gan_grad_stats {
-    uint64_t elements;
-    uint64_t nonfinite;   /* inf or NaN in x */
-    uint64_t zeros;       /* exact zeros in x (either sign) */
-    uint64_t subnormal;   /* finite non-zero |x| < 2^-14, FP16's smallest normal:
-                             values that are, or as FP16 would be, subnormal */
-    double absmax;        /* max |u| over finite elements */
-    double sum_squares;   /* Σ u² over finite elements */
-    double min_nonzero;   /* min |u| over finite non-zero elements; 0 when none */
 };
 
 /* Philox4x32-10 counter-based random numbers (Salmon et al., SC'11). The key is

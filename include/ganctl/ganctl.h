@@ -8,6 +8,7 @@
 #include <ganctl/dtype.h>
 #include <ganctl/host.h>
 #include <ganctl/plugin.h>
+#include <ganctl/grad_stats.h>
 #include <ganctl/backend.h>
 #include <ganctl/philox.h>
 #include <ganctl/tensor.h>

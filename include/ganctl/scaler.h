@@ -8,7 +8,7 @@
 #include <ganctl/status.h>
 #include <ganctl/dtype.h>
 #include <ganctl/host.h>
-#include <ganctl/backend.h>
+#include <ganctl/grad_stats.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,7 +51,7 @@ struct gan_scaler_tensor {
                                      or GAN_F32. Only FP16 can underflow or overflow at the
                                      scales in use; BF16 has FP32's exponent range. */
     enum gan_scaler_role role;
-    /* backend.h: counts over x as stored (scaled), magnitudes of u = x / scale. */
+    /* grad_stats.h: counts over x as stored (scaled), magnitudes of u = x / scale. */
     struct gan_grad_stats stats;
 };
 
