@@ -75,7 +75,7 @@ step build 150 make -j"$jobs" || finish 1
 P=$build/backends/cpu/.libs:$build/backends/cuda/.libs:$build/plugins/models/.libs:$build/plugins/losses/.libs:$build/plugins/scalers/.libs
 export GANCTL_CONFIG=/dev/null
 # The one-line answer to "is there a device": stop here, clearly, when there is none.
-if ! GANCTL_PLUGIN_PATH=$P "$build/core/ganctl" --backend cuda --version >"$out/cuda-version.txt" 2>&1; then
+if ! GANCTL_PLUGIN_PATH=$P "$build/cli/ganctl" --backend cuda --version >"$out/cuda-version.txt" 2>&1; then
     note "STOP     no CUDA device: $(grep -m1 'no CUDA device\|^ganctl: ' "$out/cuda-version.txt" | sed 's/^ganctl: //')"
     finish 3
 fi
@@ -95,9 +95,9 @@ mkdir -p "$out/check-logs"
 cp "$build"/tests/*.log "$out/check-logs/" 2>/dev/null
 
 # ------------------------------------------------------------------ parity and benchmark
-step parity 120 "$src/tests/parity.sh" -o "$out/parity-runs" "$build/core/ganctl" "$P" cpu cuda
+step parity 120 "$src/tests/parity.sh" -o "$out/parity-runs" "$build/cli/ganctl" "$P" cpu cuda
 [ -f "$out/parity.log" ] && grep -A3 '^--- summary' "$out/parity.log" | sed 's/^/  /' >>"$summary"
-step gpu-bench 90 "$src/bench/gpu.sh" -n 300 -w 50 -o "$out/bench-runs" "$build/core/ganctl" "$P"
+step gpu-bench 90 "$src/bench/gpu.sh" -n 300 -w 50 -o "$out/bench-runs" "$build/cli/ganctl" "$P"
 [ -f "$out/gpu-bench.log" ] && sed -n '/^config /,$p' "$out/gpu-bench.log" | sed 's/^/  /' >>"$summary"
 
 note "$([ $failed -eq 0 ] && echo "ALL PASSED" || echo "SOME STEPS FAILED")"

@@ -11,7 +11,7 @@ set -u
 usage() {
     cat <<'EOF'
 usage: bench/gpu.sh [options] GANCTL PLUGIN_PATH
-  GANCTL       the ganctl program (build tree: BUILD/core/ganctl)
+  GANCTL       the ganctl program (build tree: BUILD/cli/ganctl)
   PLUGIN_PATH  colon-separated folders of its backend, model, loss and scaler modules
 options:
   -b BACKEND     the backend to time (default cuda)

@@ -3,7 +3,7 @@
 # ganctl run (VmRSS of /proc/PID/status, every second) against its iteration, and sums up.
 #
 # Usage: bench/rss.sh [OPTION=VALUE]... [-- GANCTL_OPTION...]
-#   GANCTL=path        the program (default ./core/ganctl, run from a build folder)
+#   GANCTL=path        the program (default ./cli/ganctl, run from a build folder)
 #   ITERATIONS=n       generator iterations (default 10000)
 #   WIDTH=n            hidden units of both networks (default 64: minutes, not an hour)
 #   WARMUP=n           iterations before the baseline (default 100)
@@ -28,7 +28,7 @@
 # warm-up, the peak (VmHWM), the growth of the last sample and of the floor, and the
 # least-squares slope per 1,000 iterations. Needs Linux's /proc.
 
-GANCTL=./core/ganctl
+GANCTL=./cli/ganctl
 ITERATIONS=10000
 WIDTH=64
 WARMUP=100

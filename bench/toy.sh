@@ -15,7 +15,7 @@ usage: bench/toy.sh [options] GANCTL PLUGIN_PATH
   summary.json) and, when a Python with torch is found, the same model and step in
   PyTorch with the same OpenBLAS kernel and thread count; prints both rates, their
   ratio and the share of the sgemm rate (measured now by bench/sgemm) each reaches.
-  GANCTL       the ganctl program (build tree: BUILD/core/ganctl; installed: ganctl)
+  GANCTL       the ganctl program (build tree: BUILD/cli/ganctl; installed: ganctl)
   PLUGIN_PATH  colon-separated folders with backend-cpu.so, model-mlp.so, the
                loss-*.so and scaler-*.so modules (build tree: BUILD/backends/cpu/.libs:
                BUILD/plugins/models/.libs:BUILD/plugins/losses/.libs:
@@ -76,7 +76,7 @@ case $threads in '' | *[!0-9]*) die "-t takes a whole number of threads" ;; esac
 case $warmup in '' | *[!0-9]*) die "-w takes a whole number of iterations" ;; esac
 [ "$threads" -ge 1 ] || die "-t must be at least 1"
 [ "$warmup" -lt "$iterations" ] || die "-w must be below -n, so that PyTorch times something"
-command -v "$ganctl" >/dev/null 2>&1 || die "$ganctl is not a program; build ganctl first (make core/ganctl in the build folder)"
+command -v "$ganctl" >/dev/null 2>&1 || die "$ganctl is not a program; build ganctl first (make cli/ganctl in the build folder)"
 [ -z "$config" ] || [ -r "$config" ] || die "cannot read the configuration $config"
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "$sgemm" ]; then

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/checkpoint.h"
-#include "../core/configuration.h"
-#include "../core/plugin_loader.h"
-#include "../core/run_dir.h"
-#include "../core/safetensors.h"
-#include "../core/trainer.h"
+#include "train/checkpoint.h"
+#include "config/configuration.h"
+#include "plugin/plugin_loader.h"
+#include "train/run_dir.h"
+#include "io/safetensors.h"
+#include "train/trainer.h"
 #include "scratch.h"
 
 /* ------------------------------------------------------------------ helpers */

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "configuration.h"
-#include "host.h"
+#include "config/configuration.h"
+#include "plugin/host.h"
 
 /* ------------------------------------------------------------------ helpers */
 

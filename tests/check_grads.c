@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/configuration.h"
-#include "../core/grads_cmd.h"
-#include "../core/plugin_loader.h"
-#include "../core/safetensors.h"
-#include "../core/trainer.h"
+#include "config/configuration.h"
+#include "../cli/grads_cmd.h"
+#include "plugin/plugin_loader.h"
+#include "io/safetensors.h"
+#include "train/trainer.h"
 #include "scratch.h"
 
 /* ------------------------------------------------------------------ scratch folder */

@@ -14,8 +14,8 @@
 
 #include <check.h>
 
-#include "../core/idx.h"
-#include "../core/image_data.h"
+#include "data/idx.h"
+#include "data/image_data.h"
 
 /* ------------------------------------------------------------------ fixture */
 

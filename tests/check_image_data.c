@@ -17,7 +17,7 @@
 
 #include <ganctl/philox.h>
 
-#include "../core/image_data.h"
+#include "data/image_data.h"
 
 /* ------------------------------------------------------------------ fixture */
 

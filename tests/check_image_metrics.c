@@ -11,10 +11,10 @@
 #include <check.h>
 
 #include "backend_fixture.h"
-#include "../core/classifier.h"
-#include "../core/image_metrics.h"
-#include "../core/linalg.h"
-#include "../core/safetensors.h"
+#include "eval/classifier.h"
+#include "eval/image_metrics.h"
+#include "eval/linalg.h"
+#include "io/safetensors.h"
 
 /* ------------------------------------------------------------------ helpers */
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin_loader.h"
+#include "plugin/plugin_loader.h"
 
 #define PLUGINS GAN_TEST_PLUGIN_DIR "/.libs"
 #define ORDER1 GAN_TEST_PLUGIN_DIR "/order1/.libs"

@@ -11,8 +11,8 @@
 #include <check.h>
 
 #include "backend_fixture.h"
-#include "../core/net.h"
-#include "../core/plugin_loader.h"
+#include "nn/net.h"
+#include "plugin/plugin_loader.h"
 
 #ifndef GAN_TEST_LOSS_DIR
 #error "GAN_TEST_LOSS_DIR must name the folder that holds the loss modules"

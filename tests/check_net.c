@@ -9,7 +9,7 @@
 #include <check.h>
 
 #include "backend_fixture.h"
-#include "../core/net.h"
+#include "nn/net.h"
 
 /* ------------------------------------------------------------------ helpers */
 

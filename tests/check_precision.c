@@ -34,7 +34,7 @@
 #include <check.h>
 
 #include "backend_fixture.h"
-#include "../core/net.h"
+#include "nn/net.h"
 
 #ifndef GAN_TEST_LOSS_DIR
 #error "GAN_TEST_LOSS_DIR must name the folder that holds the loss modules"

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/safetensors.h"
+#include "io/safetensors.h"
 
 #define LABEL "run/ckpt.safetensors"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/safetensors.h"
+#include "io/safetensors.h"
 
 #define LABEL "fuzz.safetensors"
 

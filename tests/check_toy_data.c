@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/toy_data.h"
+#include "data/toy_data.h"
 #include <ganctl/philox.h>
 
 static const double pi = 3.14159265358979323846;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/toy_metrics.h"
+#include "eval/toy_metrics.h"
 #include <ganctl/philox.h>
 
 static const double pi = 3.14159265358979323846;

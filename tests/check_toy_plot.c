@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/toy_plot.h"
+#include "io/toy_plot.h"
 
 static char dir[256];
 

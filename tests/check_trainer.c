@@ -13,11 +13,11 @@
 
 #include <jansson.h>
 
-#include "../core/configuration.h"
-#include "../core/plugin_loader.h"
-#include "../core/run_dir.h"
-#include "../core/tensor_internal.h"
-#include "../core/trainer.h"
+#include "config/configuration.h"
+#include "plugin/plugin_loader.h"
+#include "train/run_dir.h"
+#include "tensor/tensor_internal.h"
+#include "train/trainer.h"
 #include "scratch.h"
 
 /* ------------------------------------------------------------------ helpers */

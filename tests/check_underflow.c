@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include "backend_fixture.h"
-#include "../core/configuration.h"
-#include "../core/grads_cmd.h"
-#include "../core/net.h"
-#include "../core/plugin_loader.h"
-#include "../core/run_dir.h"
-#include "../core/trainer.h"
-#include "../core/underflow_probe.h"
+#include "config/configuration.h"
+#include "../cli/grads_cmd.h"
+#include "nn/net.h"
+#include "plugin/plugin_loader.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
+#include "amp/underflow_probe.h"
 #include "scratch.h"
 
 #define CTX (fx.ctx)

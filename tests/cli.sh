@@ -2,7 +2,7 @@
 # cli.sh — end-to-end tests of the ganctl program: options, exit codes, one-line errors,
 # plugin listing and the cpu backend, run against the build tree (make check sets GANCTL).
 
-GANCTL=${GANCTL:-./core/ganctl}
+GANCTL=${GANCTL:-./cli/ganctl}
 TEST_PLUGINS=${GANCTL_TEST_PLUGINS:-./tests/plugins}
 failures=0
 checks=0

@@ -2,7 +2,7 @@
 # image_train.sh — training on Fashion-MNIST with the dcgan pair, end to end on a tiny width:
 # the run folder's grids and image columns, a resume that continues bit-identically, FP16.
 
-GANCTL=${GANCTL:-./core/ganctl}
+GANCTL=${GANCTL:-./cli/ganctl}
 srcdir=${srcdir:-.}
 failures=0
 

@@ -2,7 +2,7 @@
  * folders, checkpoints and dumps. */
 #include "config.h"
 #include "scratch.h"
-#include "../core/run_dir.h"
+#include "train/run_dir.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 # files, the final quality line, --resume, ganctl grads, mixed precision with loss scalers, and
 # SIGINT/SIGTERM writing a checkpoint.
 
-GANCTL=${GANCTL:-./core/ganctl}
+GANCTL=${GANCTL:-./cli/ganctl}
 failures=0
 checks=0
 

@@ -11,7 +11,7 @@
 
 /* gan_conv2d_transpose_hw (separate output padding for rows and columns, exported by
  * libganctl): an image whose height and width differ in parity needs it. */
-#include "../../core/tensor_internal.h"
+#include "tensor/tensor_internal.h"
 
 /* The architecture (DIM = width, depth = 3, the paper's):
  *

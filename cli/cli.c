@@ -1,0 +1,742 @@
+/* cli.c — ganctl's options and actions: --help, --version, --list-plugins,
+ * --print-config, and training (new or --resume). Errors are one "ganctl: " line each. */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ganctl/ganctl.h>
+
+#include "train/checkpoint.h"
+#include "cli.h"
+#include "config/configuration.h"
+#include "base/error.h"
+#include "classifier_cmd.h"
+#include "grads_cmd.h"
+#include "base/log.h"
+#include "plugin/plugin_loader.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+/* A run stopped by SIGINT or SIGTERM, after its checkpoint: the shell's 128 + signal. */
+#define EXIT_SIGNAL_BASE 128
+
+/* One command-line change to the configuration, kept in argv order so that a later
+ * --set or --backend wins over an earlier one. */
+struct assignment {
+    const char *set;              /* --set KEY=VALUE, or NULL */
+    const char *flag;             /* otherwise the flag, "--backend", with its */
+    const char *key;              /* setting, "backend.name", */
+    const char *value;            /* and its value */
+};
+
+struct cli {
+    int help, version, list_plugins, print_config;
+    const char *resume;           /* --resume DIR */
+    int backend_chosen;           /* --backend or --set backend.name=… was given */
+    const char *config_file;
+    const char **plugin_dirs;
+    size_t plugin_dir_count;
+    struct assignment *assignments;
+    size_t assignment_count;
+};
+
+static void usage(FILE *out)
+{
+    fputs("Usage: ganctl [OPTION]...\n"
+          "Train a Wasserstein GAN with gradient penalty (WGAN-GP); without an action, train\n"
+          "the configured run (by default the WGAN-GP paper's 8-Gaussians toy) into a new\n"
+          "run folder: metrics.csv, summary.json, PNG pictures and a checkpoint.\n"
+          "\n"
+          "Actions:\n"
+          "  -h, --help             show this help and exit\n"
+          "  -V, --version          show the version and the plugin ABI; with --backend, also\n"
+          "                         load that backend and show what it runs on\n"
+          "      --list-plugins     list every plugin in the search path and its settings\n"
+          "      --print-config     print every setting with its value and origin, and exit\n"
+          "  -r, --resume DIR       continue the run in folder DIR from its checkpoint\n"
+          "  grads --checkpoint FILE --batch FILE --out FILE\n"
+          "                         write one step's gradients and losses on a given batch\n"
+          "                         (ganctl grads --help)\n"
+          "  classifier [--out FILE] [--data DIR] [--seed N] [--epochs N]\n"
+          "                         train and save the image metrics' Fashion-MNIST\n"
+          "                         classifier (ganctl classifier --help)\n"
+          "\n"
+          "Settings (highest precedence first: these options, --config, $GANCTL_CONFIG,\n"
+          "the installed ganctl.conf; a resumed run starts from its saved settings):\n"
+          "      --backend NAME     the compute backend, backend-NAME.so (sets backend.name)\n"
+          "      --precision MODE   fp32, fp16 or bf16 (sets precision.mode)\n"
+          "      --scaler NAME      the loss scaler, scaler-NAME.so (sets scaler.name); one\n"
+          "                         other than none implies --precision fp16 unless given\n"
+          "      --debug-level N    1: per-tensor gradient statistics; 2: also true underflow\n"
+          "                         against an FP32 shadow backward (sets run.debug_level)\n"
+          "  -s, --set KEY=VALUE    set one setting, e.g. --set run.iterations=500; repeatable\n"
+          "  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
+          "      --plugin-dir DIR   look for plugins in DIR before $GANCTL_PLUGIN_PATH and\n"
+          "                         " GAN_PKGLIBDIR "; repeatable\n"
+          "\n"
+          "Environment: GANCTL_PLUGIN_PATH (colon-separated plugin folders), GANCTL_CONFIG\n"
+          "(a configuration file), OPENBLAS_CORETYPE (the cpu backend's OpenBLAS kernel).\n"
+          "Exit status: 0 success, 1 a plugin, device or training failure, 2 usage or\n"
+          "configuration error, 130 or 143 stopped by SIGINT or SIGTERM (checkpoint written).\n"
+          "See ganctl(1), ganctl.conf(5) and ganctl-plugin(7).\n",
+          out);
+}
+
+static void print_version(void)
+{
+    printf("ganctl %s (plugin ABI %d.%d)\n", gan_version(), GAN_ABI_MAJOR, GAN_ABI_MINOR);
+}
+
+/* Nonzero while a progress line is on the terminal without its newline: a log line
+ * then starts on a line of its own. */
+static int progress_line_open;
+
+/* The program's log sink: stderr, one prefixed line per message. */
+static void stderr_sink(void *ctx, enum gan_log_level level, const char *line)
+{
+    (void)ctx;
+    if (progress_line_open) {
+        fputc('\n', stderr);
+        progress_line_open = 0;
+    }
+    const char *tag = level == GAN_LOG_ERROR ? "error: "
+                    : level == GAN_LOG_WARN  ? "warning: "
+                    : level == GAN_LOG_DEBUG ? "debug: " : "";
+    fprintf(stderr, "ganctl: %s%s\n", tag, line);
+}
+
+static int fail_line(const struct gan_error *err)
+{
+    fprintf(stderr, "ganctl: %s\n", err->message[0] ? err->message : gan_status_string(err->status));
+    return err->status == GAN_ERR_CONFIG ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+/* ------------------------------------------------------------------ options */
+
+enum {
+    OPT_LIST_PLUGINS = 256, OPT_BACKEND, OPT_PLUGIN_DIR, OPT_PRINT_CONFIG, OPT_PRECISION,
+    OPT_SCALER, OPT_DEBUG_LEVEL
+};
+
+static const struct option long_options[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { "list-plugins", no_argument, NULL, OPT_LIST_PLUGINS },
+    { "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
+    { "resume", required_argument, NULL, 'r' },
+    { "backend", required_argument, NULL, OPT_BACKEND },
+    { "precision", required_argument, NULL, OPT_PRECISION },
+    { "scaler", required_argument, NULL, OPT_SCALER },
+    { "debug-level", required_argument, NULL, OPT_DEBUG_LEVEL },
+    { "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
+    { "config", required_argument, NULL, 'c' },
+    { "set", required_argument, NULL, 's' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* Returns 0, or EXIT_USAGE after printing why. */
+static int parse_options(struct cli *c, int argc, char **argv)
+{
+    size_t n = argc > 0 ? (size_t)argc : 1;
+    c->plugin_dirs = calloc(n, sizeof *c->plugin_dirs);
+    c->assignments = calloc(n, sizeof *c->assignments);
+    if (!c->plugin_dirs || !c->assignments) {
+        fputs("ganctl: out of memory while reading the options\n", stderr);
+        return EXIT_RUNTIME;
+    }
+    opterr = 0; /* getopt's own messages would name the libtool wrapper, not ganctl */
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":hVc:s:r:", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 'h': c->help = 1; break;
+        case 'V': c->version = 1; break;
+        case OPT_LIST_PLUGINS: c->list_plugins = 1; break;
+        case OPT_PRINT_CONFIG: c->print_config = 1; break;
+        case 'r': c->resume = optarg; break;
+        case 'c': c->config_file = optarg; break;
+        case OPT_PLUGIN_DIR: c->plugin_dirs[c->plugin_dir_count++] = optarg; break;
+        case OPT_BACKEND:
+            c->assignments[c->assignment_count++] =
+                (struct assignment){ NULL, "--backend", "backend.name", optarg };
+            c->backend_chosen = 1;
+            break;
+        case OPT_PRECISION:
+            c->assignments[c->assignment_count++] =
+                (struct assignment){ NULL, "--precision", "precision.mode", optarg };
+            break;
+        case OPT_SCALER:
+            c->assignments[c->assignment_count++] =
+                (struct assignment){ NULL, "--scaler", "scaler.name", optarg };
+            break;
+        case OPT_DEBUG_LEVEL:
+            c->assignments[c->assignment_count++] =
+                (struct assignment){ NULL, "--debug-level", "run.debug_level", optarg };
+            break;
+        case 's':
+            c->assignments[c->assignment_count++].set = optarg;
+            if (strncmp(optarg, "backend.name", 12) == 0 &&
+                (optarg[12] == '=' || optarg[12] == ' '))
+                c->backend_chosen = 1;
+            break;
+        case ':':
+            fprintf(stderr, "ganctl: option %s needs a value: run ganctl --help for the options\n",
+                    argv[optind - 1]);
+            return EXIT_USAGE;
+        default:
+            if (optopt)
+                fprintf(stderr, "ganctl: unknown option -%c: run ganctl --help for the options\n",
+                        optopt);
+            else
+                fprintf(stderr, "ganctl: unknown option %s: run ganctl --help for the options\n",
+                        argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr,
+                "ganctl: unexpected argument \"%s\": ganctl takes only options; run ganctl --help\n",
+                argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (c->list_plugins + c->version + c->print_config + (c->resume != NULL) > 1) {
+        fputs("ganctl: --list-plugins, --version, --print-config and --resume are separate actions: give one of them\n",
+              stderr);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ loading */
+
+/* The --set and setting flags' changes, in argv order. */
+static gan_status apply_assignments(const struct cli *c, gan_config *cfg, struct gan_error *err)
+{
+    gan_status st = GAN_OK;
+    for (size_t i = 0; st == GAN_OK && i < c->assignment_count; i++) {
+        const struct assignment *a = &c->assignments[i];
+        if (a->set) {
+            st = gan_config_set(cfg, a->set, err);
+        } else {
+            char origin[512];
+            snprintf(origin, sizeof origin, "%s %s", a->flag, a->value);
+            /* A name is a name even when it looks like a number; a level is a number. */
+            if (strcmp(a->key, "run.debug_level") == 0)
+                st = gan_config_set_flag(cfg, a->key, a->value, origin, err);
+            else
+                st = gan_config_set_string(cfg, a->key, a->value, origin, err);
+        }
+    }
+    return st;
+}
+
+/* The configuration saved in a run's checkpoint, as `label` names it. */
+static gan_status saved_config(const char *dir, gan_config **out, char *label, size_t size,
+                               struct gan_error *err)
+{
+    *out = NULL;
+    char *path = gan_run_path(dir, GAN_RUN_CHECKPOINT);
+    if (!path)
+        return gan_error_set(err, GAN_ERR_NOMEM, "out of memory");
+    snprintf(label, size, "%s (saved configuration)", path);
+    char *text = NULL;
+    gan_status st = gan_checkpoint_read_config(path, &text, err);
+    free(path);
+    /* A folder without a run is a mistake in the command, like a missing --config file. */
+    if (st == GAN_ERR_NOT_FOUND) {
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        st = gan_error_set(err, GAN_ERR_CONFIG, "--resume %s: %s", dir, why);
+    }
+    if (st == GAN_OK)
+        st = gan_config_new(out, err);
+    if (st == GAN_OK)
+        st = gan_config_read_string(*out, text, label, GAN_CONFIG_FILE, err);
+    free(text);
+    if (st != GAN_OK) {
+        gan_config_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+static gan_status load_config(const struct cli *c, struct gan_log *log, gan_config **out,
+                              struct gan_error *err)
+{
+    gan_config *cfg;
+    gan_status st;
+    if (c->resume) {
+        /* A resumed run starts from its own settings, not from the installed file or
+         * $GANCTL_CONFIG: those may have changed since it began. */
+        char label[4200];
+        if ((st = saved_config(c->resume, &cfg, label, sizeof label, err)) != GAN_OK)
+            return st;
+        if (c->config_file)
+            st = gan_config_read_file(cfg, c->config_file, GAN_CONFIG_FILE, err);
+    } else {
+        if ((st = gan_config_new(&cfg, err)) != GAN_OK)
+            return st;
+        const char *env = getenv("GANCTL_CONFIG");
+        struct gan_config_files files = {
+            .installed = GAN_SYSCONFDIR "/ganctl.conf",
+            .env = env && *env ? env : NULL,
+            .file = c->config_file,
+        };
+        st = gan_config_read_files(cfg, &files, err);
+    }
+    if (st == GAN_OK)
+        st = apply_assignments(c, cfg, err);
+    if (st == GAN_OK && c->resume) {
+        char origin[4200];
+        snprintf(origin, sizeof origin, "--resume %s", c->resume);
+        st = gan_config_set_string(cfg, "run.dir", c->resume, origin, err);
+    }
+    const char *level = NULL;
+    enum gan_log_level parsed;
+    if (st == GAN_OK && gan_config_get_string(cfg, "log.level", &level) == GAN_OK &&
+        gan_log_level_parse(level, &parsed) == GAN_OK)
+        log->level = parsed;
+    if (st != GAN_OK) {
+        gan_config_free(cfg);
+        return st;
+    }
+    for (size_t i = 0; i < gan_config_file_count(cfg); i++)
+        gan_log_write(log, GAN_LOG_DEBUG, "read %s", gan_config_file_at(cfg, i));
+    *out = cfg;
+    return GAN_OK;
+}
+
+/* What a resumed run may change: how long it runs, what it writes when, how much it
+ * logs, and the backend (which may change the last bits of the results). */
+static int may_change_on_resume(const char *key)
+{
+    static const char *const keys[] = {
+        "run.dir", "run.iterations", "run.log_every", "run.eval_every", "run.image_every",
+        "run.checkpoint_every", "run.debug_level", "log.level",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(key, keys[i]) == 0)
+            return 1;
+    return strncmp(key, "backend.", 8) == 0;
+}
+
+static int same_value(const struct gan_config_value *a, const struct gan_config_value *b)
+{
+    char x[1024], y[1024];
+    gan_config_format_value(a, x, sizeof x);
+    gan_config_format_value(b, y, sizeof y);
+    return a->type == b->type && strcmp(x, y) == 0;
+}
+
+/* A resumed run's settings against those it was trained with. */
+static gan_status check_resume_changes(const struct cli *c, const gan_config *cfg,
+                                       const gan_loader *loader, const struct gan_log *log,
+                                       struct gan_error *err)
+{
+    gan_config *saved;
+    char label[4200];
+    gan_status st = saved_config(c->resume, &saved, label, sizeof label, err);
+    if (st == GAN_OK)
+        st = gan_trainer_check_config(saved, loader, err);
+    for (size_t i = 0; st == GAN_OK && i < gan_config_count(cfg); i++) {
+        const struct gan_config_value *v = gan_config_at(cfg, i);
+        const struct gan_config_value *was = gan_config_find(saved, v->key);
+        if (was && same_value(v, was))
+            continue;
+        char now[512], then[512];
+        gan_config_format_value(v, now, sizeof now);
+        if (was)
+            gan_config_format_value(was, then, sizeof then);
+        else
+            snprintf(then, sizeof then, "no value");
+        if (may_change_on_resume(v->key)) {
+            if (strncmp(v->key, "backend.", 8) == 0)
+                gan_log_write(log, GAN_LOG_WARN,
+                              "%s: %s = %s, the run was trained with %s: the results may differ in the last bits from an uninterrupted run",
+                              v->origin, v->key, now, then);
+            continue;
+        }
+        st = gan_error_set(err, GAN_ERR_CONFIG,
+                           "%s: %s = %s, but the run in %s was trained with %s: a resumed run keeps its settings except run.iterations, run.*_every, run.debug_level, log.level and backend.*; start a new run to change it",
+                           v->origin, v->key, now, c->resume, then);
+    }
+    gan_config_free(saved);
+    return st;
+}
+
+static void log_settings(const gan_config *cfg, const struct gan_log *log)
+{
+    if (!gan_log_enabled(log, GAN_LOG_DEBUG))
+        return;
+    for (size_t i = 0; i < gan_config_count(cfg); i++) {
+        const struct gan_config_value *v = gan_config_at(cfg, i);
+        char text[512];
+        gan_config_format_value(v, text, sizeof text);
+        gan_log_write(log, GAN_LOG_DEBUG, "%s = %s (%s)", v->key, text, v->origin);
+    }
+}
+
+static gan_status make_loader(const struct cli *c, const struct gan_log *log, gan_loader **out,
+                              struct gan_error *err)
+{
+    gan_status st = gan_loader_new(out, c->plugin_dirs, c->plugin_dir_count,
+                                   getenv("GANCTL_PLUGIN_PATH"), GAN_PKGLIBDIR, err);
+    if (st == GAN_OK && gan_log_enabled(log, GAN_LOG_DEBUG))
+        for (size_t i = 0; i < gan_loader_dir_count(*out); i++)
+            gan_log_write(log, GAN_LOG_DEBUG, "plugin folder %zu: %s", i + 1,
+                          gan_loader_dir_at(*out, i));
+    return st;
+}
+
+/* The selected backend, loaded, its settings checked, and created. */
+static gan_status open_backend(const gan_loader *loader, gan_config *cfg, const struct gan_log *log,
+                               struct gan_module **module, struct gan_backend_instance **inst,
+                               struct gan_error *err)
+{
+    const char *name = NULL;
+    gan_status st = gan_config_get_string(cfg, "backend.name", &name);
+    if (st != GAN_OK)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "backend.name has no value");
+    if ((st = gan_loader_open(loader, GAN_PLUGIN_BACKEND, name, module, err)) != GAN_OK)
+        return st;
+    char label[300];
+    snprintf(label, sizeof label, "backend \"%s\"", name);
+    if ((st = gan_config_apply_plugin(cfg, "backend", label, (*module)->plugin.settings, err)) != GAN_OK)
+        return st;
+    log_settings(cfg, log);
+    return gan_backend_instance_new(*module, cfg, log, inst, err);
+}
+
+/* ------------------------------------------------------------------ --list-plugins */
+
+static void list_plugins(const gan_loader *loader, const struct gan_plugin_list *list)
+{
+    printf("Plugin search path:\n");
+    for (size_t i = 0; i < gan_loader_dir_count(loader); i++) {
+        const char *dir = gan_loader_dir_at(loader, i);
+        printf("  %s%s\n", dir, access(dir, F_OK) == 0 ? "" : " (does not exist)");
+    }
+    if (!list->count) {
+        printf("\nNo plugins found: modules are files named KIND-NAME.so in these folders.\n");
+        return;
+    }
+    for (size_t i = 0; i < list->count; i++) {
+        const struct gan_plugin_info *p = &list->items[i];
+        putchar('\n');
+        if (p->shadowed_by) {
+            printf("%s %s (shadowed)\n  file:     %s\n  shadowed by %s, found earlier in the search path\n",
+                   p->kind, p->name, p->path, p->shadowed_by);
+            continue;
+        }
+        if (p->error) {
+            printf("%s %s (does not load)\n  file:     %s\n  error:    %s\n", p->kind, p->name,
+                   p->path, p->error);
+            continue;
+        }
+        printf("%s %s %s\n  file:     %s\n", p->kind, p->name, p->version, p->path);
+        if (*p->summary)
+            printf("  summary:  %s\n", p->summary);
+        if (p->is_backend)
+            printf("  status:   %s%s%s\n", p->available ? "available (" : "unavailable: ",
+                   p->status, p->available ? ")" : "");
+        for (size_t s = 0; s < p->setting_count; s++) {
+            const struct gan_plugin_setting_info *si = &p->settings[s];
+            printf("  setting:  %s, %s", si->name, gan_setting_type_phrase(si->type));
+            if (si->default_value)
+                printf(", default %s", si->default_value);
+            if (*si->summary)
+                printf(": %s", si->summary);
+            putchar('\n');
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ training */
+
+/* The signal that asked training to stop, 0 while none did. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int signo)
+{
+    stop_signal = signo;
+}
+
+/* The first SIGINT or SIGTERM asks the trainer to stop after the iteration in
+ * progress; the handler is then reset, so a second one stops ganctl at once. */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+struct progress_state {
+    const struct gan_log *log;
+    int terminal;                 /* stderr is a terminal: one line, rewritten in place */
+    double last_draw;
+};
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* On a terminal, the progress line is redrawn at most ten times a second (and at each
+ * evaluation); elsewhere each evaluation gives one plain log line. */
+static void on_progress(void *ctx, const struct gan_progress *p, int final)
+{
+    struct progress_state *ps = ctx;
+    char line[512];
+    gan_progress_format(line, sizeof line, p);
+    if (ps->terminal && gan_log_enabled(ps->log, GAN_LOG_INFO)) {
+        double now = monotonic_s();
+        if (!final && !p->evaluated && now - ps->last_draw < 0.1)
+            return;
+        ps->last_draw = now;
+        fprintf(stderr, "\r\033[K%s", line);
+        progress_line_open = 1;
+        if (final) {
+            fputc('\n', stderr);
+            progress_line_open = 0;
+        }
+        fflush(stderr);
+        return;
+    }
+    if (p->evaluated || final)
+        gan_log_write(ps->log, GAN_LOG_INFO, "%s", line);
+}
+
+/* The final quality line, with the real-vs-real floors beside the values. */
+static void print_result(const struct gan_trainer_result *r)
+{
+    char wall[32];
+    gan_format_duration(wall, sizeof wall, r->session_s);
+    printf("%s: %lld of %lld iterations; this session %s at %.2f it/s; run folder %s\n",
+           r->interrupted ? "stopped" : "trained", (long long)r->iterations,
+           (long long)r->planned, wall, r->it_per_s, r->run_dir);
+    if (!r->has_quality)
+        return;
+    if (r->quality_count) {
+        printf("quality at iteration %lld (%s, %zu generated vs %zu test images):",
+               (long long)r->quality_iteration, r->data, r->quality_samples, r->quality_samples);
+        for (size_t i = 0; i < r->quality_count; i++)
+            printf("%s %s %.4g (floor %.4g)", i ? "," : "", r->quality_values[i].name,
+                   r->quality_values[i].value, r->floor_values[i].value);
+        printf("\n");
+        return;
+    }
+    const struct gan_toy_quality *q = &r->quality, *f = &r->floor;
+    printf("quality at iteration %lld (%s, %u generated vs %u real samples):",
+           (long long)r->quality_iteration, r->data, GAN_EVAL_SAMPLES, GAN_EVAL_SAMPLES);
+    if (q->has_modes)
+        printf(" modes %ld/%zu (floor %ld/%zu), high-quality %.1f%% (floor %.1f%%),",
+               q->modes_covered, q->modes_total, f->modes_covered, f->modes_total,
+               q->high_quality_pct, f->high_quality_pct);
+    printf(" sliced W1 %.4f (floor %.4f)\n", q->sliced_w1, f->sliced_w1);
+}
+
+static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
+                 const struct gan_log *log)
+{
+    struct gan_error err;
+    gan_error_clear(&err);
+    struct progress_state ps = { log, isatty(STDERR_FILENO), 0.0 };
+    struct gan_trainer_setup setup = {
+        .config = cfg, .loader = loader, .log = log, .resume_dir = c->resume,
+        .stop = &stop_signal, .events = { &ps, on_progress },
+    };
+    if (c->resume && check_resume_changes(c, cfg, loader, log, &err) != GAN_OK)
+        return fail_line(&err);
+    gan_trainer *t = NULL;
+    if (gan_trainer_new(&setup, &t, &err) != GAN_OK)
+        return fail_line(&err);
+    log_settings(cfg, log);
+    gan_log_write(log, GAN_LOG_INFO, "backend: %s", gan_trainer_backend_description(t));
+    gan_log_write(log, GAN_LOG_INFO, "%s %s in %s", c->resume ? "resuming" : "training",
+                  c->resume ? "from its checkpoint" : "a new run", gan_trainer_run_dir(t));
+    catch_stop_signals();
+    struct gan_trainer_result r;
+    gan_status st = gan_trainer_run(t, &r, &err);
+    if (progress_line_open) {
+        fputc('\n', stderr);
+        progress_line_open = 0;
+    }
+    int rc = 0;
+    if (st != GAN_OK) {
+        rc = fail_line(&err);
+        if (rc == EXIT_USAGE)
+            rc = EXIT_RUNTIME;
+    } else {
+        print_result(&r);
+        if (r.interrupted) {
+            gan_log_write(log, GAN_LOG_INFO,
+                          "stopped by signal %d after iteration %lld; checkpoint in %s/%s: continue with ganctl --resume %s",
+                          (int)stop_signal, (long long)r.iterations, r.run_dir, GAN_RUN_CHECKPOINT,
+                          r.run_dir);
+            rc = EXIT_SIGNAL_BASE + (int)stop_signal;
+        }
+    }
+    gan_trainer_free(t);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ grads */
+
+static void print_line(void *arg, const char *text)
+{
+    fprintf(arg, "%s\n", text);
+}
+
+/* --debug-level 2: each network's comparison with its FP32 shadow, every row. */
+static void print_probes(const struct gan_grads_args *args, const struct gan_grads_report *r)
+{
+    if (args->debug_level < 2)
+        return;
+    if (!r->probe[0] && !r->probe[1]) {
+        printf("debug level 2: the checkpoint's run computes in FP32; there is no 16-bit backward to compare\n");
+        return;
+    }
+    printf("true underflow (values zero in the 16-bit backward but not in its FP32 shadow):\n");
+    for (int i = 1; i >= 0; i--)
+        gan_probe_report(r->probe[i], i ? "critic" : "generator", SIZE_MAX, print_line, stdout);
+}
+
+/* `ganctl grads ...`: argv[0] is "grads". The result line goes to stdout. */
+static int grads_command(int argc, char **argv)
+{
+    struct gan_log log;
+    gan_log_init(&log, stderr_sink, NULL);
+    struct gan_error err;
+    gan_error_clear(&err);
+    struct gan_grads_args args;
+    gan_loader *loader = NULL;
+    struct gan_grads_report r;
+    memset(&r, 0, sizeof r);
+    int rc = 0;
+    if (gan_grads_parse_args(argc, argv, &args, &err) != GAN_OK) {
+        rc = fail_line(&err);
+    } else if (args.help) {
+        fputs(gan_grads_usage(), stdout);
+    } else if (gan_loader_new(&loader, args.plugin_dirs, args.plugin_dir_count,
+                              getenv("GANCTL_PLUGIN_PATH"), GAN_PKGLIBDIR, &err) != GAN_OK ||
+               gan_grads_run(&args, loader, &log, &r, &err) != GAN_OK) {
+        rc = fail_line(&err);
+    } else {
+        const struct gan_grads_value *cl = gan_grads_find_value(&r.values, "loss.critic");
+        const struct gan_grads_value *gl = gan_grads_find_value(&r.values, "loss.generator");
+        printf("wrote %s: gradients of %zu critic and %zu generator tensors and %zu loss values, "
+               "checkpoint iteration %lld, batch of %lld; loss.critic %.9g, loss.generator %.9g\n",
+               args.out, r.critic_tensors, r.generator_tensors, r.values.count,
+               (long long)r.iteration, (long long)r.batch_size, cl ? cl->value : NAN,
+               gl ? gl->value : NAN);
+        print_probes(&args, &r);
+    }
+    gan_grads_report_free(&r);
+    fflush(stdout);
+    gan_loader_free(loader);
+    gan_grads_args_free(&args);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ main */
+
+int gan_cli_main(int argc, char **argv)
+{
+    /* A command word comes first; everything else is an option of training's. */
+    if (argc > 1 && strcmp(argv[1], "grads") == 0)
+        return grads_command(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "classifier") == 0)
+        return gan_classifier_command(argc - 1, argv + 1);
+    struct cli c;
+    memset(&c, 0, sizeof c);
+    int rc = parse_options(&c, argc, argv);
+    if (rc || c.help) {
+        if (!rc)
+            usage(stdout);
+        free(c.plugin_dirs);
+        free(c.assignments);
+        return rc;
+    }
+    if (c.version && !c.backend_chosen) {
+        print_version();
+        free(c.plugin_dirs);
+        free(c.assignments);
+        return 0;
+    }
+
+    struct gan_log log;
+    gan_log_init(&log, stderr_sink, NULL);
+    struct gan_error err;
+    gan_error_clear(&err);
+    gan_config *cfg = NULL;
+    gan_loader *loader = NULL;
+    struct gan_module *module = NULL;
+    struct gan_backend_instance *inst = NULL;
+    struct gan_plugin_list list = { NULL, 0 };
+
+    if (load_config(&c, &log, &cfg, &err) != GAN_OK ||
+        make_loader(&c, &log, &loader, &err) != GAN_OK) {
+        rc = fail_line(&err);
+        goto done;
+    }
+    if (c.list_plugins) {
+        if (gan_loader_scan(loader, &list, &err) != GAN_OK) {
+            rc = fail_line(&err);
+            goto done;
+        }
+        list_plugins(loader, &list);
+        goto done;
+    }
+    if (c.print_config) {
+        if (gan_trainer_check_config(cfg, loader, &err) != GAN_OK) {
+            rc = fail_line(&err);
+            goto done;
+        }
+        char *text = gan_config_to_text(cfg, 1);
+        if (!text) {
+            fputs("ganctl: out of memory\n", stderr);
+            rc = EXIT_RUNTIME;
+            goto done;
+        }
+        fputs(text, stdout);
+        free(text);
+        goto done;
+    }
+    if (c.version) {
+        print_version();
+        if (open_backend(loader, cfg, &log, &module, &inst, &err) != GAN_OK) {
+            rc = fail_line(&err);
+            goto done;
+        }
+        printf("backend %s %s: %s\n", module->plugin.name,
+               module->plugin.version ? module->plugin.version : "",
+               gan_backend_instance_describe(inst));
+        goto done;
+    }
+    rc = train(&c, cfg, loader, &log);
+
+done:
+    fflush(stdout);
+    gan_plugin_list_clear(&list);
+    gan_backend_instance_free(inst);
+    gan_module_close(module);
+    gan_loader_free(loader);
+    gan_config_free(cfg);
+    free(c.plugin_dirs);
+    free(c.assignments);
+    return rc;
+}

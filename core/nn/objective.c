@@ -1,0 +1,113 @@
+/* objective.c — one objective of a training step, the sum of its loss terms on a batch, for
+ * the trainer and `ganctl grads`: both must compute exactly the same thing. */
+#include "config.h"
+
+#include <string.h>
+
+#include "nn/objective.h"
+#include "tensor/tensor_internal.h"
+
+const char *const gan_objective_net_names[2] = { "generator", "critic" };
+
+static void sink_report(void *ctx, const char *name, gan_tensor *scalar)
+{
+    struct gan_objective_sink *s = ctx;
+    if (!name || !scalar)
+        return;
+    /* A name reported again (a term reporting twice) keeps its place and the latest value. */
+    for (size_t i = 0; i < s->count; i++)
+        if (strcmp(s->names[i], name) == 0) {
+            s->values[i] = scalar;
+            return;
+        }
+    if (s->count == GAN_OBJECTIVE_MAX_REPORTED) {
+        s->overflow = 1;
+        return;
+    }
+    s->names[s->count] = name;
+    s->values[s->count++] = scalar;
+}
+
+gan_tensor *gan_objective_reported(const struct gan_objective_sink *sink, const char *name)
+{
+    for (size_t i = 0; i < sink->count; i++)
+        if (strcmp(sink->names[i], name) == 0)
+            return sink->values[i];
+    return NULL;
+}
+
+gan_tensor *gan_objective_forward(const struct gan_objective *o, int i, gan_ctx *ctx,
+                                  gan_tensor *x)
+{
+    if (!x || gan_ctx_scope_push(ctx, gan_objective_net_names[i]) != GAN_OK)
+        return NULL;
+    gan_tensor *y = o->model[i].module->model.forward(o->model[i].model, ctx, x);
+    gan_ctx_scope_pop(ctx);
+    return y;
+}
+
+/* loss.h's critic callback: the penalty evaluates the critic on inputs of its own. */
+static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
+{
+    return gan_objective_forward(arg, 1, ctx, x);
+}
+
+gan_tensor *gan_objective_build(const struct gan_objective *o, enum gan_loss_target target,
+                                gan_tensor *real, gan_tensor *fake, gan_tensor *alpha,
+                                uint64_t *loss_offset, struct gan_objective_sink *sink)
+{
+    gan_ctx *ctx = o->ctx;
+    const char *net = target == GAN_LOSS_CRITIC ? "critic" : "generator";
+    struct gan_loss_inputs in;
+    memset(&in, 0, sizeof in);
+    in.fake = fake;
+    in.d_fake = critic_forward((void *)o, ctx, fake);
+    if (target == GAN_LOSS_CRITIC) {
+        in.real = real;
+        in.d_real = critic_forward((void *)o, ctx, real);
+        in.alpha = alpha;
+    }
+    in.critic = critic_forward;
+    in.critic_ctx = (void *)o;
+    in.seed = o->seed;
+    in.offset = loss_offset;
+    in.iteration = o->iteration;
+    in.inner_scale = o->inner_scale;
+    in.inner_grad = o->inner_grad;
+    in.inner_ctx = o->inner_ctx;
+    struct gan_metric_sink ms = { sink, sink_report };
+    if (!in.d_fake || (target == GAN_LOSS_CRITIC && !in.d_real))
+        return NULL;
+    gan_tensor *total = NULL;
+    for (size_t i = 0; i < o->n_terms; i++) {
+        const char *name = o->term[i].name;
+        struct gan_plugin_host *host = o->term[i].host;
+        if (!(o->term[i].targets & target))
+            continue;
+        host->error.message[0] = '\0';
+        gan_tensor *v = o->term[i].module->loss.term(o->term[i].loss, ctx, target, &in, &ms);
+        if (!v) {
+            if (gan_ctx_status(ctx) == GAN_OK)
+                ti_fail(ctx, GAN_ERR_INTERNAL, "loss \"%s\" failed: %s", name,
+                        host->error.message[0] ? host->error.message : "it gave no reason");
+            return NULL;
+        }
+        if (gan_tensor_numel(v) != 1) {
+            ti_fail(ctx, GAN_ERR_INVALID,
+                    "loss \"%s\" returned %lld values for the %s's objective; a term is one value",
+                    name, (long long)gan_tensor_numel(v), net);
+            return NULL;
+        }
+        total = total ? gan_add(ctx, total, v) : v;
+    }
+    if (sink->overflow) {
+        ti_fail(ctx, GAN_ERR_INVALID, "the loss terms report more than %d values",
+                GAN_OBJECTIVE_MAX_REPORTED);
+        return NULL;
+    }
+    /* Set-up refuses a configuration that leaves a network without a term; a NULL total
+     * still needs its reason in the context. */
+    if (!total)
+        ti_fail(ctx, GAN_ERR_CONFIG, "no term of loss.terms contributes to the %s's objective", net);
+    return total;
+}

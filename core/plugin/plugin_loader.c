@@ -1,0 +1,658 @@
+/* plugin_loader.c — dlopen-based module loading: the search path, descriptor and ABI
+ * checks, the host's copies of a plugin's tables, backend creation, and listing. */
+#include "config.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "plugin/plugin_loader.h"
+
+static char *dup_string(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static gan_status nomem(struct gan_error *err)
+{
+    return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while loading plugins");
+}
+
+/* ------------------------------------------------------------------ the search path */
+
+struct gan_loader {
+    char **dirs;
+    size_t count, cap;
+};
+
+static gan_status add_dir(gan_loader *l, const char *begin, size_t len, struct gan_error *err)
+{
+    /* "a/" and "a" are the same folder; keep messages tidy by dropping the slash. */
+    while (len > 1 && begin[len - 1] == '/')
+        len--;
+    if (len == 0)
+        return GAN_OK;
+    for (size_t i = 0; i < l->count; i++)
+        if (strlen(l->dirs[i]) == len && memcmp(l->dirs[i], begin, len) == 0)
+            return GAN_OK;
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        char **grown = realloc(l->dirs, cap * sizeof *grown);
+        if (!grown)
+            return nomem(err);
+        l->dirs = grown;
+        l->cap = cap;
+    }
+    char *d = malloc(len + 1);
+    if (!d)
+        return nomem(err);
+    memcpy(d, begin, len);
+    d[len] = '\0';
+    l->dirs[l->count++] = d;
+    return GAN_OK;
+}
+
+gan_status gan_loader_new(gan_loader **out, const char *const *plugin_dirs, size_t dir_count,
+                          const char *env_path, const char *pkglibdir, struct gan_error *err)
+{
+    *out = NULL;
+    gan_loader *l = calloc(1, sizeof *l);
+    if (!l)
+        return nomem(err);
+    gan_status st = GAN_OK;
+    for (size_t i = 0; st == GAN_OK && i < dir_count; i++)
+        st = add_dir(l, plugin_dirs[i], strlen(plugin_dirs[i]), err);
+    for (const char *p = env_path; st == GAN_OK && p && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        st = add_dir(l, p, len, err);
+        p = colon ? colon + 1 : p + len;
+    }
+    if (st == GAN_OK && pkglibdir)
+        st = add_dir(l, pkglibdir, strlen(pkglibdir), err);
+    if (st != GAN_OK) {
+        gan_loader_free(l);
+        return st;
+    }
+    *out = l;
+    return GAN_OK;
+}
+
+void gan_loader_free(gan_loader *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->count; i++)
+        free(l->dirs[i]);
+    free(l->dirs);
+    free(l);
+}
+
+size_t gan_loader_dir_count(const gan_loader *l)
+{
+    return l->count;
+}
+
+const char *gan_loader_dir_at(const gan_loader *l, size_t index)
+{
+    return index < l->count ? l->dirs[index] : NULL;
+}
+
+enum gan_plugin_kind gan_plugin_kind_parse(const char *word)
+{
+    static const enum gan_plugin_kind kinds[] = {
+        GAN_PLUGIN_BACKEND, GAN_PLUGIN_MODEL, GAN_PLUGIN_LOSS, GAN_PLUGIN_SCALER
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (word && strcmp(word, gan_plugin_kind_name(kinds[i])) == 0)
+            return kinds[i];
+    return (enum gan_plugin_kind)0;
+}
+
+/* ------------------------------------------------------------------ one module */
+
+/* A slot of an ops table: its name and where it is. */
+struct slot {
+    const char *name;
+    size_t offset;
+};
+
+/* The slots each kind of plugin must fill; every other slot is optional. */
+static const struct slot backend_required[] = {
+#define SLOT(s) { #s, offsetof(struct gan_backend_ops, s) }
+    SLOT(create), SLOT(destroy), SLOT(describe),
+    SLOT(buffer_alloc), SLOT(buffer_free), SLOT(upload), SLOT(download), SLOT(copy),
+    SLOT(gemm), SLOT(unary), SLOT(binary), SLOT(reduce),
+    SLOT(conv2d_forward), SLOT(conv2d_backward_data), SLOT(conv2d_backward_filter),
+    SLOT(cast), SLOT(rng_bits), SLOT(rng_uniform), SLOT(rng_normal),
+    SLOT(adam), SLOT(grad_stats),
+#undef SLOT
+};
+
+/* A model without destroy keeps nothing to free; without describe it is logged by name. */
+static const struct slot model_required[] = {
+    { "create", offsetof(struct gan_model_ops, create) },
+    { "forward", offsetof(struct gan_model_ops, forward) },
+};
+
+/* A loss term without destroy keeps nothing to free. */
+static const struct slot loss_required[] = {
+    { "create", offsetof(struct gan_loss_ops, create) },
+    { "targets", offsetof(struct gan_loss_ops, targets) },
+    { "term", offsetof(struct gan_loss_ops, term) },
+};
+
+/* A scaler without destroy keeps nothing to free; without describe it is logged by name. */
+static const struct slot scaler_required[] = {
+    { "create", offsetof(struct gan_scaler_ops, create) },
+    { "scale", offsetof(struct gan_scaler_ops, scale) },
+    { "update", offsetof(struct gan_scaler_ops, update) },
+    { "save_state", offsetof(struct gan_scaler_ops, save_state) },
+    { "load_state", offsetof(struct gan_scaler_ops, load_state) },
+};
+
+/* A synchronous backend has no queued work to wait for. */
+static gan_status default_synchronize(gan_backend *be)
+{
+    (void)be;
+    return GAN_OK;
+}
+
+static int slot_filled(const void *ops, size_t offset)
+{
+    void (*fn)(void);
+    memcpy(&fn, (const unsigned char *)ops + offset, sizeof fn);
+    return fn != NULL;
+}
+
+/* The host's copy of a plugin's ops table (`dst`, `size` bytes, whose first member is
+ * the table's struct_size): at most the plugin's struct_size bytes are read, the rest
+ * stays zero, and every required slot must be filled. `what` names the table. */
+static gan_status copy_ops(struct gan_module *m, void *dst, size_t size,
+                           const struct slot *required, size_t n_required, const char *what,
+                           struct gan_error *err)
+{
+    const void *ops = m->plugin.ops;
+    if (!ops)
+        return gan_error_set(err, GAN_ERR_INVALID,
+                             "%s: its descriptor has no ops table: fix the plugin (set .ops to its struct gan_%s_ops)",
+                             m->path, what);
+    size_t declared;
+    memcpy(&declared, ops, sizeof declared);
+    if (declared < sizeof declared)
+        return gan_error_set(err, GAN_ERR_ABI,
+                             "%s: its %s ops table declares struct_size %zu: rebuild the plugin against these headers",
+                             m->path, what, declared);
+    memset(dst, 0, size);
+    memcpy(dst, ops, declared < size ? declared : size);
+    for (size_t i = 0; i < n_required; i++)
+        if (!slot_filled(dst, required[i].offset))
+            return gan_error_set(err, GAN_ERR_ABI,
+                                 "%s: required slot %s missing from its %s ops table: implement it, or rebuild the plugin against these headers",
+                                 m->path, required[i].name, what);
+    /* Every table starts with its size: the host's copy is its own size. */
+    memcpy(dst, &size, sizeof size);
+    m->plugin.ops = dst;
+    return GAN_OK;
+}
+
+#define COUNT_OF(a) (sizeof (a) / sizeof (a)[0])
+
+/* The host's copy of the table of whichever kind the plugin is. */
+static gan_status copy_kind_ops(struct gan_module *m, struct gan_error *err)
+{
+    gan_status st;
+    switch (m->plugin.kind) {
+    case GAN_PLUGIN_BACKEND:
+        st = copy_ops(m, &m->backend, sizeof m->backend, backend_required,
+                      COUNT_OF(backend_required), "backend", err);
+        if (st == GAN_OK && !m->backend.synchronize)
+            m->backend.synchronize = default_synchronize;
+        return st;
+    case GAN_PLUGIN_MODEL:
+        return copy_ops(m, &m->model, sizeof m->model, model_required,
+                        COUNT_OF(model_required), "model", err);
+    case GAN_PLUGIN_LOSS:
+        return copy_ops(m, &m->loss, sizeof m->loss, loss_required, COUNT_OF(loss_required),
+                        "loss", err);
+    case GAN_PLUGIN_SCALER:
+        return copy_ops(m, &m->scaler, sizeof m->scaler, scaler_required,
+                        COUNT_OF(scaler_required), "scaler", err);
+    }
+    return GAN_OK;
+}
+
+/* dlerror() usually starts with the path; the message names it already. */
+static const char *without_path(const char *text, const char *path)
+{
+    size_t n = strlen(path);
+    if (text && strncmp(text, path, n) == 0 && text[n] == ':' && text[n + 1] == ' ')
+        return text + n + 2;
+    return text ? text : "unknown reason";
+}
+
+static gan_status check_descriptor(struct gan_module *m, const struct gan_plugin *d,
+                                   enum gan_plugin_kind kind, const char *name,
+                                   struct gan_error *err)
+{
+    if (d->abi_major != GAN_ABI_MAJOR || d->abi_minor > GAN_ABI_MINOR)
+        return gan_error_set(err, GAN_ERR_ABI,
+                             "%s: built for plugin ABI %u.%u, this ganctl has ABI %d.%d: rebuild the plugin against these headers",
+                             m->path, (unsigned)d->abi_major, (unsigned)d->abi_minor,
+                             GAN_ABI_MAJOR, GAN_ABI_MINOR);
+    /* Every 1.x descriptor has at least the fields up to ops. */
+    size_t least = offsetof(struct gan_plugin, ops) + sizeof d->ops;
+    if (d->struct_size < least)
+        return gan_error_set(err, GAN_ERR_ABI,
+                             "%s: its descriptor is %u bytes, too small for plugin ABI %u.%u (at least %zu): rebuild the plugin against these headers",
+                             m->path, (unsigned)d->struct_size, (unsigned)d->abi_major,
+                             (unsigned)d->abi_minor, least);
+    memset(&m->plugin, 0, sizeof m->plugin);
+    memcpy(&m->plugin, d, d->struct_size < sizeof m->plugin ? d->struct_size : sizeof m->plugin);
+
+    const char *declared_kind = gan_plugin_kind_name(m->plugin.kind);
+    if (!declared_kind)
+        return gan_error_set(err, GAN_ERR_INVALID,
+                             "%s: declares an unknown plugin kind %d: rebuild the plugin against these headers",
+                             m->path, (int)m->plugin.kind);
+    if (!m->plugin.name || !*m->plugin.name)
+        return gan_error_set(err, GAN_ERR_INVALID, "%s: its descriptor has no name: fix the plugin",
+                             m->path);
+    if (m->plugin.kind != kind || strcmp(m->plugin.name, name) != 0)
+        return gan_error_set(err, GAN_ERR_INVALID,
+                             "%s: declares %s \"%s\", but its file name says %s \"%s\": rename the file to %s-%s.so",
+                             m->path, declared_kind, m->plugin.name, gan_plugin_kind_name(kind),
+                             name, declared_kind, m->plugin.name);
+    return copy_kind_ops(m, err);
+}
+
+gan_status gan_module_open(const char *path, enum gan_plugin_kind kind, const char *name,
+                           struct gan_module **out, struct gan_error *err)
+{
+    *out = NULL;
+    struct gan_module *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = dup_string(path))) {
+        free(m);
+        return nomem(err);
+    }
+    gan_status st;
+    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!m->handle) {
+        st = gan_error_set(err, GAN_ERR_NOT_FOUND,
+                           "%s: not a loadable module (%s): remove it from the plugin folder or rebuild it",
+                           path, without_path(dlerror(), path));
+        gan_module_close(m);
+        return st;
+    }
+    dlerror();
+    void *sym = dlsym(m->handle, GAN_PLUGIN_SYMBOL);
+    if (!sym) {
+        st = gan_error_set(err, GAN_ERR_NOT_FOUND,
+                           "%s: no symbol " GAN_PLUGIN_SYMBOL " (not a ganctl plugin): remove it from the plugin folder, or define its descriptor with GAN_DEFINE_PLUGIN",
+                           path);
+        gan_module_close(m);
+        return st;
+    }
+    /* POSIX guarantees that a dlsym result converts to a function pointer. */
+    gan_plugin_descriptor_fn describe_fn;
+    memcpy(&describe_fn, &sym, sizeof describe_fn);
+    const struct gan_plugin *d = describe_fn();
+    if (!d)
+        st = gan_error_set(err, GAN_ERR_INVALID,
+                           "%s: " GAN_PLUGIN_SYMBOL "() returned NULL: fix the plugin", path);
+    else
+        st = check_descriptor(m, d, kind, name, err);
+    if (st != GAN_OK) {
+        gan_module_close(m);
+        return st;
+    }
+    *out = m;
+    return GAN_OK;
+}
+
+void gan_module_close(struct gan_module *m)
+{
+    if (!m)
+        return;
+    if (m->handle)
+        dlclose(m->handle);
+    free(m->path);
+    free(m);
+}
+
+/* Plugin names become file names: keep them free of '/' and leading dots. */
+static int valid_name(const char *name)
+{
+    if (!*name || *name == '.')
+        return 0;
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '-' || *c == '_' || *c == '.'))
+            return 0;
+    return 1;
+}
+
+static int is_file(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+gan_status gan_loader_open(const gan_loader *l, enum gan_plugin_kind kind, const char *name,
+                           struct gan_module **out, struct gan_error *err)
+{
+    *out = NULL;
+    const char *kind_name = gan_plugin_kind_name(kind);
+    if (!kind_name)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "no plugin kind %d", (int)kind);
+    if (!valid_name(name))
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "\"%s\" is not a valid %s name (letters, digits, '-', '_' and '.'): run ganctl --list-plugins to see what is installed",
+                             name, kind_name);
+    char path[4096];
+    for (size_t i = 0; i < l->count; i++) {
+        snprintf(path, sizeof path, "%s/%s-%s.so", l->dirs[i], kind_name, name);
+        if (is_file(path))
+            return gan_module_open(path, kind, name, out, err);
+    }
+    char where[2048] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < l->count && used < sizeof where; i++)
+        used += (size_t)snprintf(where + used, sizeof where - used, "%s%s", i ? ", " : "",
+                                 l->dirs[i]);
+    return gan_error_set(err, GAN_ERR_NOT_FOUND,
+                         "%s \"%s\" not found: looked for %s-%s.so in %s; run ganctl --list-plugins to see what is installed",
+                         kind_name, name, kind_name, name, l->count ? where : "no folder");
+}
+
+/* ------------------------------------------------------------------ backend instances */
+
+gan_status gan_backend_instance_new(struct gan_module *m, const gan_config *config,
+                                    const struct gan_log *log,
+                                    struct gan_backend_instance **out, struct gan_error *err)
+{
+    *out = NULL;
+    if (m->plugin.kind != GAN_PLUGIN_BACKEND)
+        return gan_error_set(err, GAN_ERR_INTERNAL, "%s is not a backend", m->path);
+    struct gan_backend_instance *inst = calloc(1, sizeof *inst);
+    if (!inst)
+        return nomem(err);
+    inst->module = m;
+    char label[96];
+    snprintf(label, sizeof label, "backend %s", m->plugin.name);
+    gan_plugin_host_init(&inst->host, label, "backend", m->plugin.settings, config, log);
+
+    gan_status st = m->backend.create(&inst->host.host, &inst->be);
+    if (st == GAN_OK && !inst->be)
+        st = gan_error_set(err, GAN_ERR_INTERNAL,
+                           "backend \"%s\" (%s): create succeeded but gave no instance: fix the plugin",
+                           m->plugin.name, m->path);
+    else if (st != GAN_OK) {
+        const char *why = inst->host.error.message[0] ? inst->host.error.message
+                                                      : "it gave no reason";
+        if (st == GAN_ERR_DEVICE)
+            gan_error_set(err, st, "backend \"%s\" (%s) reports no usable device: %s",
+                          m->plugin.name, m->path, why);
+        else
+            gan_error_set(err, st, "backend \"%s\" (%s) failed to start (%s): %s",
+                          m->plugin.name, m->path, gan_status_string(st), why);
+    }
+    if (st != GAN_OK) {
+        free(inst);
+        return st;
+    }
+    *out = inst;
+    return GAN_OK;
+}
+
+void gan_backend_instance_free(struct gan_backend_instance *inst)
+{
+    if (!inst)
+        return;
+    if (inst->be)
+        inst->module->backend.destroy(inst->be);
+    if (inst->host.live_blocks)
+        gan_log_write(inst->host.log, GAN_LOG_DEBUG,
+                      "%s: %zu blocks (%zu bytes) from host->alloc not freed at destroy",
+                      inst->host.label, inst->host.live_blocks, inst->host.live_bytes);
+    free(inst);
+}
+
+const char *gan_backend_instance_describe(struct gan_backend_instance *inst)
+{
+    const char *d = inst->module->backend.describe(inst->be);
+    return d ? d : "";
+}
+
+/* ------------------------------------------------------------------ listing */
+
+static void info_clear(struct gan_plugin_info *p)
+{
+    free(p->path);
+    free(p->kind);
+    free(p->name);
+    free(p->shadowed_by);
+    free(p->error);
+    free(p->version);
+    free(p->summary);
+    free(p->status);
+    for (size_t i = 0; i < p->setting_count; i++) {
+        free(p->settings[i].name);
+        free(p->settings[i].default_value);
+        free(p->settings[i].summary);
+    }
+    free(p->settings);
+}
+
+void gan_plugin_list_clear(struct gan_plugin_list *list)
+{
+    for (size_t i = 0; i < list->count; i++)
+        info_clear(&list->items[i]);
+    free(list->items);
+    list->items = NULL;
+    list->count = 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "KIND-NAME.so" with both parts non-empty. */
+static int module_file_name(const char *f)
+{
+    size_t n = strlen(f);
+    const char *dash = strchr(f, '-');
+    return n > 3 && strcmp(f + n - 3, ".so") == 0 && dash && dash != f && dash < f + n - 4;
+}
+
+/* The sorted module file names in one folder; a folder that cannot be read has none. */
+static gan_status folder_modules(const char *dir, char ***names, size_t *count)
+{
+    *names = NULL;
+    *count = 0;
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return GAN_OK;
+    size_t cap = 0;
+    gan_status st = GAN_OK;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+        if (!module_file_name(e->d_name))
+            continue;
+        if (*count == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **grown = realloc(*names, cap * sizeof *grown);
+            if (!grown) {
+                st = GAN_ERR_NOMEM;
+                break;
+            }
+            *names = grown;
+        }
+        if (!((*names)[*count] = dup_string(e->d_name))) {
+            st = GAN_ERR_NOMEM;
+            break;
+        }
+        (*count)++;
+    }
+    closedir(dp);
+    if (*count)
+        qsort(*names, *count, sizeof **names, compare_names);
+    return st;
+}
+
+static gan_status describe_settings(struct gan_plugin_info *p, const struct gan_plugin *d)
+{
+    size_t n = 0;
+    for (const struct gan_setting_spec *s = d->settings; s && s->name; s++)
+        n++;
+    if (!n)
+        return GAN_OK;
+    p->settings = calloc(n, sizeof *p->settings);
+    if (!p->settings)
+        return GAN_ERR_NOMEM;
+    p->setting_count = n;
+    /* Where the settings go in a configuration: a model's under the group of the
+     * network that uses it, a loss term's under its own name. */
+    char group[300];
+    if (d->kind == GAN_PLUGIN_MODEL)
+        snprintf(group, sizeof group, "{generator,critic}.model");
+    else if (d->kind == GAN_PLUGIN_LOSS)
+        snprintf(group, sizeof group, "loss.%s", d->name ? d->name : "?");
+    else
+        snprintf(group, sizeof group, "%s", gan_plugin_kind_name(d->kind));
+    for (size_t i = 0; i < n; i++) {
+        const struct gan_setting_spec *s = &d->settings[i];
+        struct gan_plugin_setting_info *o = &p->settings[i];
+        size_t len = strlen(group) + strlen(s->name) + 2;
+        if (!(o->name = malloc(len)))
+            return GAN_ERR_NOMEM;
+        snprintf(o->name, len, "%s.%s", group, s->name);
+        o->type = s->type;
+        if (s->default_value && !(o->default_value = dup_string(s->default_value)))
+            return GAN_ERR_NOMEM;
+        if (!(o->summary = dup_string(s->summary ? s->summary : "")))
+            return GAN_ERR_NOMEM;
+    }
+    return GAN_OK;
+}
+
+/* Tries the backend's create with default settings, as --list-plugins reports it. */
+static gan_status probe_backend(struct gan_plugin_info *p, struct gan_module *m)
+{
+    struct gan_error e;
+    gan_error_clear(&e);
+    gan_config *cfg = NULL;
+    char label[96];
+    snprintf(label, sizeof label, "backend \"%s\"", m->plugin.name);
+    gan_status st = gan_config_new(&cfg, &e);
+    if (st == GAN_OK)
+        st = gan_config_apply_plugin(cfg, "backend", label, m->plugin.settings, &e);
+    struct gan_backend_instance *inst = NULL;
+    if (st == GAN_OK)
+        st = gan_backend_instance_new(m, cfg, NULL, &inst, &e);
+    p->is_backend = 1;
+    p->available = st == GAN_OK;
+    p->status = dup_string(st == GAN_OK ? gan_backend_instance_describe(inst) : e.message);
+    gan_backend_instance_free(inst);
+    gan_config_free(cfg);
+    if (st == GAN_ERR_NOMEM || !p->status)
+        return GAN_ERR_NOMEM;
+    return GAN_OK;
+}
+
+static gan_status list_one(struct gan_plugin_list *list, const char *dir, const char *file)
+{
+    struct gan_plugin_info *p = &list->items[list->count];
+    memset(p, 0, sizeof *p);
+    list->count++;
+    size_t len = strlen(dir) + strlen(file) + 2;
+    if (!(p->path = malloc(len)))
+        return GAN_ERR_NOMEM;
+    snprintf(p->path, len, "%s/%s", dir, file);
+    const char *dash = strchr(file, '-');
+    p->kind = malloc((size_t)(dash - file) + 1);
+    p->name = dup_string(dash + 1);
+    if (!p->kind || !p->name)
+        return GAN_ERR_NOMEM;
+    memcpy(p->kind, file, (size_t)(dash - file));
+    p->kind[dash - file] = '\0';
+    p->name[strlen(p->name) - 3] = '\0';
+
+    for (size_t i = 0; i + 1 < list->count; i++) {
+        const struct gan_plugin_info *q = &list->items[i];
+        if (!q->shadowed_by && strcmp(q->kind, p->kind) == 0 && strcmp(q->name, p->name) == 0) {
+            p->shadowed_by = dup_string(q->path);
+            return p->shadowed_by ? GAN_OK : GAN_ERR_NOMEM;
+        }
+    }
+
+    enum gan_plugin_kind kind = gan_plugin_kind_parse(p->kind);
+    struct gan_error e;
+    gan_error_clear(&e);
+    struct gan_module *m = NULL;
+    if (!kind)
+        gan_error_set(&e, GAN_ERR_INVALID,
+                      "%s: unknown plugin kind \"%s\" in its file name (modules are named backend-, model-, loss- or scaler-NAME.so): rename or remove it",
+                      p->path, p->kind);
+    else if (gan_module_open(p->path, kind, p->name, &m, &e) == GAN_ERR_NOMEM)
+        return GAN_ERR_NOMEM;
+    if (!m) {
+        p->error = dup_string(e.message);
+        return p->error ? GAN_OK : GAN_ERR_NOMEM;
+    }
+    gan_status st = GAN_OK;
+    p->version = dup_string(m->plugin.version ? m->plugin.version : "");
+    p->summary = dup_string(m->plugin.summary ? m->plugin.summary : "");
+    if (!p->version || !p->summary)
+        st = GAN_ERR_NOMEM;
+    if (st == GAN_OK)
+        st = describe_settings(p, &m->plugin);
+    if (st == GAN_OK && kind == GAN_PLUGIN_BACKEND)
+        st = probe_backend(p, m);
+    gan_module_close(m);
+    return st;
+}
+
+gan_status gan_loader_scan(const gan_loader *l, struct gan_plugin_list *out, struct gan_error *err)
+{
+    out->items = NULL;
+    out->count = 0;
+    size_t cap = 0;
+    gan_status st = GAN_OK;
+    for (size_t d = 0; st == GAN_OK && d < l->count; d++) {
+        char **names;
+        size_t n;
+        st = folder_modules(l->dirs[d], &names, &n);
+        for (size_t i = 0; i < n; i++) {
+            if (st == GAN_OK && out->count == cap) {
+                cap = cap ? cap * 2 : 16;
+                struct gan_plugin_info *grown = realloc(out->items, cap * sizeof *grown);
+                if (grown)
+                    out->items = grown;
+                else
+                    st = GAN_ERR_NOMEM;
+            }
+            if (st == GAN_OK)
+                st = list_one(out, l->dirs[d], names[i]);
+            free(names[i]);
+        }
+        free(names);
+    }
+    if (st != GAN_OK) {
+        gan_plugin_list_clear(out);
+        return nomem(err);
+    }
+    return GAN_OK;
+}

@@ -1,0 +1,305 @@
+/* ops_elementwise.c — element-wise ops (broadcasting binary ones and unary ones), each
+ * with its backward written in these same ops so that it can be differentiated again. */
+#include "config.h"
+
+#include <string.h>
+
+#include "tensor/tensor_internal.h"
+
+/* ------------------------------------------------------------------ shared parts */
+
+/* numpy's rule: align trailing dimensions; each pair must be equal or contain a 1. */
+static int broadcast_dims(gan_ctx *ctx, const char *op, const gan_tensor *a,
+                          const gan_tensor *b, int *ndim, int64_t *dims)
+{
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int d = 0; d < n; d++) {
+        int da = d - (n - a->ndim), db = d - (n - b->ndim);
+        int64_t sa = da < 0 ? 1 : a->dim[da], sb = db < 0 ? 1 : b->dim[db];
+        if (sa != sb && sa != 1 && sb != 1) {
+            char as[160], bs[160];
+            ti_fail(ctx, GAN_ERR_INVALID, "%s: shapes %s and %s do not broadcast (dimension "
+                    "%d of the result: %lld against %lld; trailing dimensions must be equal "
+                    "or 1)", op, ti_dims_str(as, sizeof as, a->ndim, a->dim),
+                    ti_dims_str(bs, sizeof bs, b->ndim, b->dim), d, (long long)sa,
+                    (long long)sb);
+            return 0;
+        }
+        dims[d] = sa == 1 ? sb : sa;
+    }
+    *ndim = n;
+    return 1;
+}
+
+static int same_dims(const gan_tensor *a, const gan_tensor *b)
+{
+    return a->ndim == b->ndim && memcmp(a->dim, b->dim, (size_t)a->ndim * sizeof a->dim[0]) == 0;
+}
+
+/* The gradient of a broadcast operand: g summed back down to t's shape. */
+static gan_tensor *reduce_like(gan_ctx *ctx, gan_tensor *g, const gan_tensor *t)
+{
+    if (!g)
+        return NULL;
+    return same_dims(g, t) ? g : gan_sum_to(ctx, g, t->ndim, t->dim);
+}
+
+/* Both gradients a binary backward was asked for exist. */
+static gan_status binary_done(gan_ctx *ctx, const struct ti_node *node, gan_tensor **gin)
+{
+    return ti_result(ctx, (!node->needs[0] || gin[0]) && (!node->needs[1] || gin[1]));
+}
+
+static gan_tensor *binary_forward(gan_ctx *ctx, const char *op, enum gan_binary_op bop,
+                                  gan_tensor *a, gan_tensor *b, ti_backward_fn backward)
+{
+    if (!ctx || !ti_check_input(ctx, op, "a", a) || !ti_check_input(ctx, op, "b", b))
+        return NULL;
+    int ndim;
+    int64_t dims[GAN_TENSOR_MAX_DIMS];
+    if (!broadcast_dims(ctx, op, a, b, &ndim, dims) || !TI_HAS(ctx, op, binary))
+        return NULL;
+    enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &a, &b);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
+    gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
+    if (!y)
+        return NULL;
+    struct gan_shape shape = ti_shape(ndim, dims);
+    struct gan_operand ao = ti_operand(a, ndim, dims), bo = ti_operand(b, ndim, dims);
+    struct gan_operand yo = ti_operand(y, ndim, dims);
+    gan_status st = ctx->ops.binary(ctx->be, bop, &shape, &ao, &bo, &yo);
+    if (st != GAN_OK) {
+        ti_backend_fail(ctx, op, "binary", st);
+        return NULL;
+    }
+    struct ti_node *node;
+    if (ti_record(ctx, y, op, backward, a, b, &node) != GAN_OK)
+        return NULL;
+    return y;
+}
+
+static gan_tensor *unary_forward(gan_ctx *ctx, const char *op, enum gan_unary_op uop,
+                                 float alpha, gan_tensor *a, ti_backward_fn backward)
+{
+    if (!ctx || !ti_check_input(ctx, op, "a", a))
+        return NULL;
+    enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &a, NULL);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
+    gan_tensor *y = ti_new_step(ctx, op, dt, a->ndim, a->dim);
+    if (!y || ti_unary(ctx, op, uop, alpha, a, y) != GAN_OK)
+        return NULL;
+    if (!backward)
+        return y;
+    struct ti_node *node;
+    if (ti_record(ctx, y, op, backward, a, NULL, &node) != GAN_OK)
+        return NULL;
+    if (node)
+        node->fparam[0] = alpha;
+    return y;
+}
+
+/* ------------------------------------------------------------------ binary ops */
+
+/* d(a + b) = (g, g), each summed back over its broadcast dimensions. */
+static gan_status add_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                               gan_tensor **gin)
+{
+    if (node->needs[0])
+        gin[0] = reduce_like(ctx, g, node->in[0]);
+    if (node->needs[1])
+        gin[1] = reduce_like(ctx, g, node->in[1]);
+    return binary_done(ctx, node, gin);
+}
+
+gan_tensor *gan_add(gan_ctx *ctx, gan_tensor *a, gan_tensor *b)
+{
+    return binary_forward(ctx, "gan_add", GAN_BINARY_ADD, a, b, add_backward);
+}
+
+/* d(a − b) = (g, −g). */
+static gan_status sub_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                               gan_tensor **gin)
+{
+    if (node->needs[0])
+        gin[0] = reduce_like(ctx, g, node->in[0]);
+    if (node->needs[1])
+        gin[1] = reduce_like(ctx, gan_neg(ctx, g), node->in[1]);
+    return binary_done(ctx, node, gin);
+}
+
+gan_tensor *gan_sub(gan_ctx *ctx, gan_tensor *a, gan_tensor *b)
+{
+    return binary_forward(ctx, "gan_sub", GAN_BINARY_SUB, a, b, sub_backward);
+}
+
+/* d(a·b) = (g·b, g·a). */
+static gan_status mul_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                               gan_tensor **gin)
+{
+    if (node->needs[0])
+        gin[0] = reduce_like(ctx, gan_mul(ctx, g, node->in[1]), node->in[0]);
+    if (node->needs[1])
+        gin[1] = reduce_like(ctx, gan_mul(ctx, g, node->in[0]), node->in[1]);
+    return binary_done(ctx, node, gin);
+}
+
+gan_tensor *gan_mul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b)
+{
+    return binary_forward(ctx, "gan_mul", GAN_BINARY_MUL, a, b, mul_backward);
+}
+
+/* d(a/b) = (g/b, −g·a/b²), the second written −(g·y)/b with y = a/b: y is recorded, so
+ * a second differentiation still reaches a and b through it. */
+static gan_status div_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                               gan_tensor **gin)
+{
+    gan_tensor *b = node->in[1];
+    if (node->needs[0])
+        gin[0] = reduce_like(ctx, gan_div(ctx, g, b), node->in[0]);
+    if (node->needs[1])
+        gin[1] = reduce_like(ctx, gan_neg(ctx, gan_div(ctx, gan_mul(ctx, g, node->out), b)), b);
+    return binary_done(ctx, node, gin);
+}
+
+gan_tensor *gan_div(gan_ctx *ctx, gan_tensor *a, gan_tensor *b)
+{
+    return binary_forward(ctx, "gan_div", GAN_BINARY_DIV, a, b, div_backward);
+}
+
+/* ------------------------------------------------------------------ unary ops */
+
+/* d(s·a) = s·g. */
+static gan_status scale_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                 gan_tensor **gin)
+{
+    gin[0] = gan_scale(ctx, g, node->fparam[0]);
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+gan_tensor *gan_scale(gan_ctx *ctx, gan_tensor *a, float s)
+{
+    return unary_forward(ctx, "gan_scale", GAN_UNARY_SCALE, s, a, scale_backward);
+}
+
+/* d(a + s) = g. */
+static gan_status pass_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                gan_tensor **gin)
+{
+    (void)node;
+    gin[0] = g;
+    return ti_result(ctx, g != NULL);
+}
+
+gan_tensor *gan_add_scalar(gan_ctx *ctx, gan_tensor *a, float s)
+{
+    return unary_forward(ctx, "gan_add_scalar", GAN_UNARY_ADD_SCALAR, s, a, pass_backward);
+}
+
+/* d(−a) = −g. */
+static gan_status neg_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                               gan_tensor **gin)
+{
+    (void)node;
+    gin[0] = gan_neg(ctx, g);
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+gan_tensor *gan_neg(gan_ctx *ctx, gan_tensor *a)
+{
+    return unary_forward(ctx, "gan_neg", GAN_UNARY_NEG, 0.0f, a, neg_backward);
+}
+
+/* d relu(x) = g·step(x). step is a constant of the graph (its own derivative is 0
+ * almost everywhere), so the second derivative through relu is 0, as it should be. */
+static gan_status relu_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                gan_tensor **gin)
+{
+    gin[0] = gan_mul(ctx, g, gan_step(ctx, node->in[0]));
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+gan_tensor *gan_relu(gan_ctx *ctx, gan_tensor *a)
+{
+    return unary_forward(ctx, "gan_relu", GAN_UNARY_RELU, 0.0f, a, relu_backward);
+}
+
+/* d leaky_relu(x) = g·(slope + (1 − slope)·step(x)). */
+static gan_status leaky_relu_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                      gan_tensor **gin)
+{
+    float slope = node->fparam[0];
+    gan_tensor *d = gan_add_scalar(ctx, gan_scale(ctx, gan_step(ctx, node->in[0]),
+                                                  1.0f - slope), slope);
+    gin[0] = gan_mul(ctx, g, d);
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+gan_tensor *gan_leaky_relu(gan_ctx *ctx, gan_tensor *a, float slope)
+{
+    return unary_forward(ctx, "gan_leaky_relu", GAN_UNARY_LEAKY_RELU, slope, a,
+                         leaky_relu_backward);
+}
+
+/* d tanh(x) = g·(1 − y²), y the recorded output. */
+static gan_status tanh_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                gan_tensor **gin)
+{
+    gan_tensor *d = gan_add_scalar(ctx, gan_neg(ctx, gan_square(ctx, node->out)), 1.0f);
+    gin[0] = gan_mul(ctx, g, d);
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+gan_tensor *gan_tanh(gan_ctx *ctx, gan_tensor *a)
+{
+    return unary_forward(ctx, "gan_tanh", GAN_UNARY_TANH, 0.0f, a, tanh_backward);
+}
+
+/* d sigmoid(x) = g·y·(1 − y). */
+static gan_status sigmoid_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                   gan_tensor **gin)
+{
+    gan_tensor *y = node->out;
+    gan_tensor *d = gan_mul(ctx, y, gan_add_scalar(ctx, gan_neg(ctx, y), 1.0f));
+    gin[0] = gan_mul(ctx, g, d);
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+gan_tensor *gan_sigmoid(gan_ctx *ctx, gan_tensor *a)
+{
+    return unary_forward(ctx, "gan_sigmoid", GAN_UNARY_SIGMOID, 0.0f, a, sigmoid_backward);
+}
+
+/* d x² = g·2x. */
+static gan_status square_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                  gan_tensor **gin)
+{
+    gin[0] = gan_mul(ctx, g, gan_scale(ctx, node->in[0], 2.0f));
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+gan_tensor *gan_square(gan_ctx *ctx, gan_tensor *a)
+{
+    return unary_forward(ctx, "gan_square", GAN_UNARY_SQUARE, 0.0f, a, square_backward);
+}
+
+/* d √x = g·0.5/y. At x = 0 this is inf (or NaN with g = 0): the norm of a zero
+ * gradient in the penalty meets exactly this, and it is left visible. */
+static gan_status sqrt_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                gan_tensor **gin)
+{
+    gin[0] = gan_div(ctx, gan_scale(ctx, g, 0.5f), node->out);
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+gan_tensor *gan_sqrt(gan_ctx *ctx, gan_tensor *a)
+{
+    return unary_forward(ctx, "gan_sqrt", GAN_UNARY_SQRT, 0.0f, a, sqrt_backward);
+}
+
+/* Piecewise constant: never recorded, so no gradient flows through it. */
+gan_tensor *gan_step(gan_ctx *ctx, gan_tensor *a)
+{
+    return unary_forward(ctx, "gan_step", GAN_UNARY_STEP, 0.0f, a, NULL);
+}

@@ -1,0 +1,137 @@
+/* run_dir.h — a training run's folder and what it holds besides checkpoints: the saved
+ * configuration, metrics.csv, summary.json, and the text of the progress line. */
+#ifndef GANCTL_CORE_RUN_DIR_H
+#define GANCTL_CORE_RUN_DIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ganctl/status.h>
+
+#include "config/configuration.h"
+#include "base/error.h"
+#include "eval/toy_metrics.h"
+
+/* File names inside a run folder. */
+#define GAN_RUN_CONFIG "config.conf"
+#define GAN_RUN_METRICS "metrics.csv"
+#define GAN_RUN_SUMMARY "summary.json"
+#define GAN_RUN_CHECKPOINT "checkpoint.safetensors"
+#define GAN_RUN_FINAL_IMAGE "final.png"
+#define GAN_RUN_GRAD_STATS "grad_stats.csv"   /* run.debug_level >= 1 */
+
+/* Makes the folder for a new run and gives its path (malloc'd, without a trailing '/').
+ * `dir` is the run.dir setting: "" means runs/DATA-YYYYMMDD-HHMMSS under the current
+ * folder (with -2, -3, … appended when that exists already). A given folder is created
+ * with its parents; one that exists already must hold no run (no checkpoint and no
+ * metrics.csv): ganctl never mixes two runs in one folder. `origin` names where dir was
+ * set, for messages. */
+gan_status gan_run_dir_create(const char *dir, const char *origin, const char *data_name,
+                              char **out, struct gan_error *err);
+
+/* "dir/name" (malloc'd), or NULL when out of memory. */
+char *gan_run_path(const char *dir, const char *name);
+
+/* Writes `text` to dir/name atomically: a temporary file in the folder, fsync, rename. */
+gan_status gan_run_write_text(const char *dir, const char *name, const char *text,
+                              struct gan_error *err);
+
+/* Reads a whole file (malloc'd, NUL-terminated). GAN_ERR_NOT_FOUND when it is missing. */
+gan_status gan_run_read_text(const char *path, char **out, struct gan_error *err);
+
+/* ------------------------------------------------------------------ metrics.csv
+ * One header line of column names, then one row per logged iteration; cells are
+ * integers, floats written with 9 significant digits (an FP32 value reads back exactly),
+ * "nan"/"inf"/"-inf", plain words, or empty where the value does not exist at that row (the toy
+ * quality columns between evaluations, the generator's values before its first step). */
+
+enum gan_cell_kind { GAN_CELL_EMPTY = 0, GAN_CELL_INT, GAN_CELL_FLOAT, GAN_CELL_TEXT };
+
+struct gan_cell {
+    enum gan_cell_kind kind;
+    long long i;
+    double f;
+    /* GAN_CELL_TEXT: written as it is, so it must hold no comma, quote or newline
+     * (a word: "gradient", "critic.fc0.weight"); at most 255 bytes are written. */
+    const char *s;
+};
+
+typedef struct gan_metrics_csv gan_metrics_csv;
+
+/* A new metrics.csv at `path` with these columns (the first is the iteration). With
+ * resume_after ≥ 0 the file must exist with exactly this header: rows for iterations
+ * after resume_after (written after the checkpoint the run resumes from) are dropped
+ * and new rows are appended, so a resumed run's file reads as if it had never stopped. */
+gan_status gan_metrics_csv_open(const char *path, const char *const *columns, size_t count,
+                                int64_t resume_after, gan_metrics_csv **out,
+                                struct gan_error *err);
+/* Writes one row of `count` cells (as many as columns) and flushes it to the kernel. */
+gan_status gan_metrics_csv_row(gan_metrics_csv *m, const struct gan_cell *cells, size_t count,
+                               struct gan_error *err);
+/* Waits until the rows so far are on disk (at a checkpoint). */
+gan_status gan_metrics_csv_sync(gan_metrics_csv *m, struct gan_error *err);
+gan_status gan_metrics_csv_close(gan_metrics_csv *m, struct gan_error *err);
+
+/* ------------------------------------------------------------------ summary.json */
+
+/* One named final value ("critic_loss"). A non-finite value is written as null. */
+struct gan_named_value {
+    const char *name;
+    double value;
+};
+
+struct gan_run_summary {
+    const char *status;           /* "completed" or "interrupted" */
+    const char *version;          /* ganctl's */
+    const char *backend;          /* the backend's describe() line */
+    const char *generator, *critic;  /* the models' describe() lines */
+    const char *data;             /* data.name */
+    const char *run_dir;
+    int64_t iterations;           /* completed generator iterations */
+    int64_t iterations_planned;   /* run.iterations */
+    double wall_time_s;           /* training time over every session of the run */
+    double iterations_per_s;      /* of this session */
+    const struct gan_named_value *final;  /* the last logged training values */
+    size_t final_count;
+    int has_quality;              /* quality and floor below are set */
+    int64_t quality_iteration;    /* where quality was measured */
+    size_t quality_samples;
+    struct gan_toy_quality quality, floor;
+    const char *checkpoint;       /* its file name in the folder, or NULL */
+    const char *final_image;      /* likewise */
+    const gan_config *config;     /* every setting, nested as in the file */
+    /* Image data: the quality and its floors as named values (sliced_w1_pixel,
+     * frechet), written instead of `quality` and `floor` when quality_count > 0. */
+    const struct gan_named_value *quality_values, *floor_values;
+    size_t quality_count;
+};
+
+/* Writes summary.json (atomically) into `dir`. */
+gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *s,
+                                 struct gan_error *err);
+
+/* ------------------------------------------------------------------ progress */
+
+struct gan_progress {
+    int64_t iteration, total;     /* completed and planned generator iterations */
+    double elapsed_s;             /* this session */
+    double it_per_s;              /* recent rate; 0 while unknown */
+    double critic_loss, generator_loss;  /* NaN while unknown */
+    double w_distance;            /* NaN when no term reports it */
+    int has_quality;              /* quality below holds the latest evaluation */
+    int evaluated;                /* ... and it was made at this iteration */
+    int64_t quality_iteration;
+    struct gan_toy_quality quality;
+    /* Image data: the quality as named values, shown instead of `quality` when
+     * quality_count > 0. */
+    const struct gan_named_value *quality_values;
+    size_t quality_count;
+};
+
+/* One line without a newline: "iter 1200/2000  8.1 it/s  ETA 1m39s  critic -0.052
+ * gen 0.31  W 0.060", plus "  modes 8/8  hq 95.2%  sW1 0.0123" when there is a quality. */
+void gan_progress_format(char *buf, size_t size, const struct gan_progress *p);
+
+/* "1h02m", "3m09s", "12s": a duration for people. */
+void gan_format_duration(char *buf, size_t size, double seconds);
+
+#endif

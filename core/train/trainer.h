@@ -1,0 +1,118 @@
+/* trainer.h — WGAN-GP training: the plugins a configuration names, the loop of the paper's
+ * gan_toy.py (n_critic critic steps per generator step), evaluation, outputs and resume. */
+#ifndef GANCTL_CORE_TRAINER_H
+#define GANCTL_CORE_TRAINER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ganctl/ganctl.h>
+
+#include "config/configuration.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "nn/net.h"
+#include "plugin/plugin_loader.h"
+#include "train/run_dir.h"
+#include "eval/toy_metrics.h"
+
+/* Where each kind of randomness reads the run's Philox stream (block offsets; every
+ * draw of n numbers takes ceil(n / 4) blocks). Ranges 2^56 blocks apart never meet, so
+ * each consumer can be replayed alone: a change to the evaluation never moves a
+ * training draw, and a checkpoint needs only the z and loss offsets and the sampler. */
+#define GAN_STREAM_INIT_GENERATOR UINT64_C(0)            /* parameter initialisation */
+#define GAN_STREAM_INIT_CRITIC (UINT64_C(1) << 55)
+#define GAN_STREAM_Z (UINT64_C(1) << 56)                 /* the generator's noise z */
+#define GAN_STREAM_LOSS (UINT64_C(2) << 56)              /* loss terms (the penalty's α) */
+#define GAN_STREAM_DATA (UINT64_C(3) << 56)              /* real training batches */
+#define GAN_STREAM_EVAL_Z (UINT64_C(4) << 56)            /* fixed z of the evaluations */
+#define GAN_STREAM_EVAL_REAL (UINT64_C(5) << 56)         /* held-out real points */
+#define GAN_STREAM_FLOOR (UINT64_C(6) << 56)             /* the real-vs-real floor */
+#define GAN_STREAM_PROBE (UINT64_C(7) << 56)             /* the set-up's trial step */
+#define GAN_STREAM_GRID_Z (UINT64_C(8) << 56)            /* fixed z of an image run's grids */
+
+/* Samples each evaluation generates and compares with as many held-out real points
+ * (the toy metrics' 2,500, toy_metrics.h). */
+#define GAN_EVAL_SAMPLES 2500u
+/* The critic's value field of a picture: a GAN_PLOT_GRID² lattice over [−3, 3]². */
+#define GAN_PLOT_GRID 100u
+/* Points of each kind a picture shows. */
+#define GAN_PLOT_POINTS 1000u
+
+/* Called by the trainer after each logged iteration (run.log_every), after each
+ * evaluation, and once at the end (final = 1). The program prints from here. */
+struct gan_train_events {
+    void *ctx;
+    void (*progress)(void *ctx, const struct gan_progress *p, int final);
+};
+
+struct gan_trainer_setup {
+    gan_config *config;           /* read and checked; plugin defaults are added to it */
+    const gan_loader *loader;
+    const struct gan_log *log;    /* may be NULL */
+    /* NULL: a new run in run.dir (made by gan_trainer_new). Otherwise the folder of the
+     * run to continue from its checkpoint; the configuration must then be the one the
+     * checkpoint holds (gan_checkpoint_read_config), changed only where a resumed run
+     * may differ (the program checks that). */
+    const char *resume_dir;
+    /* Checked between generator iterations: when nonzero, training stops after the
+     * iteration in progress, writes a checkpoint and the summary, and gan_trainer_run
+     * returns with result.interrupted set. May be NULL. */
+    volatile sig_atomic_t *stop;
+    struct gan_train_events events;
+};
+
+typedef struct gan_trainer gan_trainer;
+
+/* Opens every plugin the configuration names (backend, both models, each loss term),
+ * checks the configuration's plugin groups against their declared settings and adds
+ * their defaults, then closes them. What --print-config and a resumed run's checks need. */
+gan_status gan_trainer_check_config(gan_config *config, const gan_loader *loader,
+                                    struct gan_error *err);
+
+/* Everything for a run: the plugins, the backend instance and the compute context, both
+ * networks (initialised from run.seed, or loaded from the checkpoint when resuming),
+ * Adam for each, the data sampler, the held-out evaluation sets and their floor, one
+ * trial step that finds the metric names, then the run folder (a new run's is made
+ * here, after everything else has worked) with config.conf and metrics.csv opened. */
+gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **out,
+                           struct gan_error *err);
+void gan_trainer_free(gan_trainer *t);
+
+/* What a run did. Strings stay valid until gan_trainer_free. */
+struct gan_trainer_result {
+    int interrupted;              /* stopped by setup.stop before run.iterations */
+    int64_t iterations;           /* completed generator iterations, over all sessions */
+    int64_t planned;              /* run.iterations */
+    double wall_time_s;           /* training time, over all sessions */
+    double session_s;             /* this session's */
+    double it_per_s;              /* this session's rate */
+    const char *run_dir;
+    const char *data;
+    int has_quality;
+    int64_t quality_iteration;
+    struct gan_toy_quality quality, floor;
+    size_t quality_samples;       /* generated samples an evaluation scores */
+    /* Image data: the evaluation's values and their floors by name (sliced_w1_pixel,
+     * frechet) instead of quality and floor; quality_count 0 for the toys. */
+    const struct gan_named_value *quality_values, *floor_values;
+    size_t quality_count;
+};
+
+/* Trains to run.iterations (or until setup.stop), writing metrics.csv rows, evaluations,
+ * pictures and checkpoints as configured; at the end (or on stop) a checkpoint, the
+ * final evaluation and picture (not on stop), and summary.json. */
+gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
+                           struct gan_error *err);
+
+/* For tests and tools. */
+gan_ctx *gan_trainer_ctx(const gan_trainer *t);
+gan_net *gan_trainer_net(const gan_trainer *t, enum gan_model_role role);
+const char *gan_trainer_run_dir(const gan_trainer *t);
+int64_t gan_trainer_iteration(const gan_trainer *t);
+const char *gan_trainer_backend_description(const gan_trainer *t);
+/* The metrics.csv columns, in order. */
+size_t gan_trainer_column_count(const gan_trainer *t);
+const char *gan_trainer_column(const gan_trainer *t, size_t index);
+
+#endif
