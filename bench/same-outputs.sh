@@ -1,0 +1,66 @@
+#!/bin/sh
+# same-outputs.sh — the outputs a refactor must leave byte-identical: three short runs
+# (FP32 toy, FP16 O2 underflow-aware toy at debug level 2, Fashion-MNIST), each with
+# run.metrics_time=false, and one SHA-256 line per file they write that holds
+# numbers (per tensor for a checkpoint).
+#
+#   bench/same-outputs.sh GANCTL PLUGIN_PATH OUT_DIR > hashes.txt
+#
+# Run it with the program built before and after a change and compare the two lists
+# with diff(1); they must be equal. Give both the same OUT_DIR: a checkpoint's
+# metadata names its run folder. The Fashion-MNIST run is left out when the data
+# set (Debian's dataset-fashion-mnist) is not installed.
+set -eu
+[ $# -eq 3 ] || { echo "usage: $0 GANCTL PLUGIN_PATH OUT_DIR" >&2; exit 2; }
+ganctl=$1
+GANCTL_PLUGIN_PATH=$2
+export GANCTL_PLUGIN_PATH
+out=$3
+top=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+
+run() {
+    name=$1
+    shift
+    rm -rf "$out/$name"
+    "$ganctl" --set run.dir="$out/$name" --set run.metrics_time=false \
+        --set backend.threads=1 "$@" >"$out/$name.log" 2>&1 ||
+        { echo "$0: the $name run failed; see $out/$name.log" >&2; exit 1; }
+    (cd "$out" && for f in "$name"/metrics.csv "$name"/grad_stats.csv \
+            "$name"/grad_underflow.csv; do
+        if [ -f "$f" ]; then sha256sum "$f"; fi
+    done)
+    for f in "$out/$name"/*.safetensors; do
+        checkpoint_hashes "$f" "$name/${f##*/}"
+    done
+}
+
+# One line per tensor of a checkpoint (its bytes, dtype and shape) and one for its
+# metadata less elapsed_s, the one entry that is a wall time.
+checkpoint_hashes() {
+    python3 - "$1" "$2" <<'PY'
+import hashlib, json, struct, sys
+path, label = sys.argv[1], sys.argv[2]
+raw = open(path, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+meta = header.pop("__metadata__", {})
+meta.pop("elapsed_s", None)
+data = raw[8 + n:]
+for name in sorted(header):
+    t = header[name]
+    a, b = t["data_offsets"]
+    digest = hashlib.sha256(data[a:b]).hexdigest()
+    print(f"{digest}  {label}:{name} {t['dtype']}{t['shape']}")
+digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()
+print(f"{digest}  {label}:__metadata__")
+PY
+}
+
+run fp32 --set run.iterations=40 --set run.checkpoint_every=20 --set run.eval_every=20
+run fp16-underflow-aware --scaler underflow-aware --debug-level 2 \
+    --set run.iterations=40 --set run.checkpoint_every=20 --set run.eval_every=20
+if [ -d /usr/share/datasets/fashion-mnist ]; then
+    run fashion-mnist -c "$top/etc/fashion-mnist.conf" --set run.iterations=10 \
+        --set run.checkpoint_every=5 --set run.eval_every=10 --set run.image_every=10
+fi
