@@ -25,10 +25,29 @@ extern "C" {
  *   decision.skip ? discard the gradients : optimizer step
  *   the next backward uses decision.scale (== ops->scale(sc))
  *
+ * The skip contract. A step is non-finite when its objective (the unscaled loss, read
+ * as a double) is inf or NaN, or when an entry of input.tensors (a parameter gradient or
+ * an inner gradient) has stats.nonfinite > 0. A scaler must skip every non-finite step;
+ * it may skip any other step as well, and the core obeys. After update() returns GAN_OK
+ * the core checks the verdict: decision.skip == 0 for a non-finite step is not applied
+ * (the parameters and the optimizer's moments stay as they were) and stops training
+ * with GAN_ERR_INTERNAL and one line naming the scaler, its file and the step ("...
+ * applied step N although its gradients are not finite: fix the scaler"); ganctl exits
+ * with status 1 and the run folder keeps the checkpoint it last wrote, if any. The core
+ * ends the run rather than skip in the scaler's place because the scaler's scale and
+ * counters would then describe a step that did not happen.
+ * With a non-finite objective the core runs no backward: input.tensors holds only the
+ * INNER_GRAD entries, and input.forward_overflow is set unless one of them has a
+ * non-finite element. The core checks nothing else about the verdict. In particular
+ * not the scale: at scale 0 the gradients come out as zeros, which pass the check, and
+ * unscaling them by 1/0 gives NaN, so skipping every step taken at scale 0 is the
+ * scaler's own duty. decision.overflow only feeds the log and metrics.csv, and the next
+ * backward uses what ops->scale() returns.
+ *
  * The scale is an FP32 number for every scaler (the core multiplies an FP32 loss by it
  * and unscales with its FP32 reciprocal): finite, ≥ 0, exactly representable as a
  * float. 0 is reachable only under a rule with no floor (PyTorch's); the shipped
- * scalers skip every step taken at scale 0, since its gradients cannot be unscaled.
+ * scalers skip every step taken at scale 0, as the skip contract asks.
  *
  * A scaler is not thread-safe; the core calls one instance from one thread. */
 
