@@ -366,6 +366,74 @@ START_TEST(scaler_tables_copied_and_checked)
 }
 END_TEST
 
+/* A scaler without save_state and load_state loads, and the core's stand-ins save it as
+ * its name, version 1 and no values, and load exactly that; anything else is refused with
+ * the status a load_state would give. Half the pair is refused when the module loads. */
+START_TEST(stateless_scaler_state)
+{
+    struct gan_module *m = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_msg(gan_module_open(SCALERS "/scaler-stateless.so", GAN_PLUGIN_SCALER, "stateless",
+                                  &m, &err) == GAN_OK, "%s", err.message);
+    ck_assert_ptr_null(m->scaler.save_state);
+    ck_assert_ptr_null(m->scaler.load_state);
+    gan_scaler *sc = NULL;
+    ck_assert_int_eq(m->scaler.create(NULL, &sc), GAN_OK);
+    struct gan_plugin_host h;
+    gan_plugin_host_init(&h, "scaler stateless", "scaler", NULL, NULL, NULL);
+
+    struct gan_scaler_state st;
+    memset(&st, 0x5a, sizeof st);  /* every byte must be written */
+    ck_assert_int_eq(gan_scaler_save_state(m, sc, &st), GAN_OK);
+    ck_assert_str_eq(st.scaler, "stateless");
+    ck_assert_int_eq(st.version, 1);
+    ck_assert_uint_eq(st.count, 0);
+    ck_assert_int_eq(st.values[0].type, 0);
+    ck_assert_int_eq(gan_scaler_load_state(m, sc, &h.host, &st), GAN_OK);
+
+    struct gan_scaler_state bad = st;
+    snprintf(bad.values[0].name, sizeof bad.values[0].name, "scale");
+    bad.values[0].type = GAN_SCALER_FLOAT64;
+    bad.values[0].f = 1024;
+    bad.count = 1;
+    ck_assert_int_eq(gan_scaler_load_state(m, sc, &h.host, &bad), GAN_ERR_FORMAT);
+    ck_assert_str_eq(h.error.message, "the saved state holds 1 value, but this build of stateless "
+                     "keeps no state: resume with the build that saved it");
+    bad = st;
+    bad.version = 2;
+    ck_assert_int_eq(gan_scaler_load_state(m, sc, &h.host, &bad), GAN_ERR_UNSUPPORTED);
+    ck_assert_str_eq(h.error.message, "state version 2 is newer than this build of stateless, "
+                     "which keeps no state, reads (1)");
+    bad = st;
+    snprintf(bad.scaler, sizeof bad.scaler, "static");
+    ck_assert_int_eq(gan_scaler_load_state(m, sc, &h.host, &bad), GAN_ERR_INVALID);
+    ck_assert_str_eq(h.error.message, "the state is scaler \"static\"'s, not stateless's");
+    gan_module_close(m);
+
+    /* A scaler with its own pair goes through it: the test module's save names itself. */
+    m = NULL;
+    ck_assert_msg(gan_module_open(SCALERS "/scaler-short.so", GAN_PLUGIN_SCALER, "short", &m,
+                                  &err) == GAN_OK, "%s", err.message);
+    ck_assert_int_eq(m->scaler.create(NULL, &sc), GAN_OK);
+    ck_assert_int_eq(gan_scaler_save_state(m, sc, &st), GAN_OK);
+    ck_assert_str_eq(st.scaler, "short");
+    snprintf(st.scaler, sizeof st.scaler, "other");
+    ck_assert_int_eq(gan_scaler_load_state(m, sc, &h.host, &st), GAN_ERR_INVALID);
+    gan_module_close(m);
+
+    m = NULL;
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_module_open(SCALERS "/scaler-halfstate.so", GAN_PLUGIN_SCALER,
+                                     "halfstate", &m, &err), GAN_ERR_ABI);
+    ck_assert_ptr_null(m);
+    ck_assert_str_eq(err.message, SCALERS "/scaler-halfstate.so: its scaler ops table sets "
+                     "save_state but not load_state: set both, or leave both NULL for a scaler "
+                     "without state");
+    assert_one_line(err.message);
+}
+END_TEST
+
 /* A scratch folder for files the build does not make. */
 static void scratch_dir(char *dir, size_t size)
 {
@@ -656,6 +724,7 @@ static Suite *loader_suite(void)
     TCase *search = tcase_create("search path");
     tcase_add_test(search, missing_module_names_folders);
     tcase_add_test(search, scaler_tables_copied_and_checked);
+    tcase_add_test(search, stateless_scaler_state);
     tcase_add_test(search, search_path_parts);
     tcase_add_test(search, unsafe_name_refused);
     tcase_add_loop_test(search, search_order, 0,

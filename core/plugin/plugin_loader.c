@@ -153,13 +153,12 @@ static const struct slot loss_required[] = {
     { "term", offsetof(struct gan_loss_ops, term) },
 };
 
-/* A scaler without destroy keeps nothing to free; without describe it is logged by name. */
+/* A scaler without destroy keeps nothing to free; without describe it is logged by name;
+ * without save_state and load_state it keeps no state (gan_scaler_save_state). */
 static const struct slot scaler_required[] = {
     { "create", offsetof(struct gan_scaler_ops, create) },
     { "scale", offsetof(struct gan_scaler_ops, scale) },
     { "update", offsetof(struct gan_scaler_ops, update) },
-    { "save_state", offsetof(struct gan_scaler_ops, save_state) },
-    { "load_state", offsetof(struct gan_scaler_ops, load_state) },
 };
 
 /* A synchronous backend has no queued work to wait for. */
@@ -227,9 +226,64 @@ static gan_status copy_kind_ops(struct gan_module *m, struct gan_error *err)
         return copy_ops(m, &m->loss, sizeof m->loss, loss_required, COUNT_OF(loss_required),
                         "loss", err);
     case GAN_PLUGIN_SCALER:
-        return copy_ops(m, &m->scaler, sizeof m->scaler, scaler_required,
-                        COUNT_OF(scaler_required), "scaler", err);
+        st = copy_ops(m, &m->scaler, sizeof m->scaler, scaler_required,
+                      COUNT_OF(scaler_required), "scaler", err);
+        /* Half a state interface would save what cannot be loaded, or load what was
+         * never saved. */
+        if (st == GAN_OK && !m->scaler.save_state != !m->scaler.load_state)
+            return gan_error_set(err, GAN_ERR_ABI,
+                                 "%s: its scaler ops table sets %s but not %s: set both, or leave both NULL for a scaler without state",
+                                 m->path, m->scaler.save_state ? "save_state" : "load_state",
+                                 m->scaler.save_state ? "load_state" : "save_state");
+        /* The core saves a stateless scaler's state under its name (scaler.h). */
+        if (st == GAN_OK && !m->scaler.save_state &&
+            strlen(m->plugin.name) >= GAN_SCALER_NAME_MAX)
+            return gan_error_set(err, GAN_ERR_INVALID,
+                                 "%s: the scaler name \"%s\" is longer than a scaler state holds (%d bytes): shorten it",
+                                 m->path, m->plugin.name, GAN_SCALER_NAME_MAX - 1);
+        return st;
     }
+    return GAN_OK;
+}
+
+/* ------------------------------------------------------------------ scaler state */
+
+/* The version of the state the core saves for a stateless scaler. */
+#define STATELESS_VERSION 1
+
+gan_status gan_scaler_save_state(const struct gan_module *m, gan_scaler *sc,
+                                 struct gan_scaler_state *out)
+{
+    if (m->scaler.save_state)
+        return m->scaler.save_state(sc, out);
+    memset(out, 0, sizeof *out);
+    snprintf(out->scaler, sizeof out->scaler, "%s", m->plugin.name);
+    out->version = STATELESS_VERSION;
+    return GAN_OK;
+}
+
+gan_status gan_scaler_load_state(const struct gan_module *m, gan_scaler *sc,
+                                 const struct gan_host *host, const struct gan_scaler_state *in)
+{
+    if (m->scaler.load_state)
+        return m->scaler.load_state(sc, in);
+    const char *name = m->plugin.name;
+    if (strncmp(in->scaler, name, sizeof in->scaler) != 0)
+        return host->fail(host->ctx, GAN_ERR_INVALID, "the state is scaler \"%.*s\"'s, not %s's",
+                          (int)sizeof in->scaler, in->scaler, name);
+    if (in->version > STATELESS_VERSION)
+        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
+                          "state version %lld is newer than this build of %s, which keeps no state, reads (%d)",
+                          (long long)in->version, name, STATELESS_VERSION);
+    if (in->version < STATELESS_VERSION)
+        return host->fail(host->ctx, GAN_ERR_FORMAT, "state version %lld was never written by %s",
+                          (long long)in->version, name);
+    /* Refused, not ignored: the values come from a build of this scaler that kept state,
+     * and resuming without them would not continue the run that was saved. */
+    if (in->count > 0)
+        return host->fail(host->ctx, GAN_ERR_FORMAT,
+                          "the saved state holds %zu value%s, but this build of %s keeps no state: resume with the build that saved it",
+                          in->count, in->count == 1 ? "" : "s", name);
     return GAN_OK;
 }
 

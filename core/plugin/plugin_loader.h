@@ -35,8 +35,8 @@ struct gan_module {
     struct gan_backend_ops backend;
     struct gan_model_ops model;       /* required: create, forward */
     struct gan_loss_ops loss;         /* required: create, targets, term */
-    struct gan_scaler_ops scaler;     /* required: create, scale, update, save_state,
-                                         load_state */
+    struct gan_scaler_ops scaler;     /* required: create, scale, update; save_state and
+                                         load_state both or neither */
 };
 
 /* Opens the module file at `path`, which must be the plugin of `kind` named `name`.
@@ -50,6 +50,16 @@ gan_status gan_module_open(const char *path, enum gan_plugin_kind kind, const ch
 gan_status gan_loader_open(const gan_loader *loader, enum gan_plugin_kind kind,
                            const char *name, struct gan_module **out, struct gan_error *err);
 void gan_module_close(struct gan_module *module);
+
+/* A scaler module's state through its save_state and load_state, or, when it has none
+ * (a stateless scaler), the core's stand-ins that scaler.h describes: saving gives its
+ * name, version 1 and no values; loading accepts exactly that, and otherwise fails
+ * through host->fail like a load_state (GAN_ERR_INVALID, _UNSUPPORTED or _FORMAT).
+ * `host` is the instance's. */
+gan_status gan_scaler_save_state(const struct gan_module *module, gan_scaler *sc,
+                                 struct gan_scaler_state *out);
+gan_status gan_scaler_load_state(const struct gan_module *module, gan_scaler *sc,
+                                 const struct gan_host *host, const struct gan_scaler_state *in);
 
 /* A backend instance with its host services. */
 struct gan_backend_instance {

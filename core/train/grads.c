@@ -486,7 +486,7 @@ static gan_status load_checkpoint(gan_grads *g, struct gan_error *err)
     for (int i = 0; i < 2; i++) {
         struct scaler_inst *si = &g->scaler[i];
         si->host.error.message[0] = '\0';
-        if ((st = si->module->scaler.load_state(si->sc, &scalings[i].state)) != GAN_OK)
+        if ((st = gan_scaler_load_state(si->module, si->sc, &si->host.host, &scalings[i].state)) != GAN_OK)
             return gan_error_set(err, st, "%s: the %s's loss scaler \"%s\" refuses the saved state (%s/%lld): %s",
                                  g->checkpoint, net_names[i], si->module->plugin.name,
                                  scalings[i].state.scaler, (long long)scalings[i].state.version,

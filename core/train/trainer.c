@@ -1567,7 +1567,7 @@ static gan_status save_checkpoint(gan_trainer *t, struct gan_error *err)
     for (int i = 0; i < 2; i++) {
         struct scaling *sg = &t->scaling[i];
         memset(&scalings[i], 0, sizeof scalings[i]);
-        if (sg->inst.module->scaler.save_state(sg->inst.sc, &scalings[i].state) != GAN_OK)
+        if (gan_scaler_save_state(sg->inst.module, sg->inst.sc, &scalings[i].state) != GAN_OK)
             return gan_error_set(err, GAN_ERR_INTERNAL, "the %s's loss scaler \"%s\" could not save its state: %s",
                                  net_names[i], sg->inst.module->plugin.name,
                                  sg->inst.host.error.message[0] ? sg->inst.host.error.message
@@ -1781,7 +1781,7 @@ static gan_status set_up_run_dir(gan_trainer *t, const char *resume_dir, struct 
             struct scaling *sg = &t->scaling[i];
             struct scaler_inst *si = &sg->inst;
             si->host.error.message[0] = '\0';
-            if ((st = si->module->scaler.load_state(si->sc, &scalings[i].state)) != GAN_OK)
+            if ((st = gan_scaler_load_state(si->module, si->sc, &si->host.host, &scalings[i].state)) != GAN_OK)
                 return gan_error_set(err, st, "%s: the %s's loss scaler \"%s\" refuses the saved state (%s/%lld): %s",
                                      t->checkpoint_path, net_names[i], si->module->plugin.name,
                                      scalings[i].state.scaler, (long long)scalings[i].state.version,

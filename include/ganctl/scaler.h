@@ -142,7 +142,19 @@ struct gan_scaler_decision {
  * A state that is valid but disagrees with the current settings (a scale outside
  * [min, max], more hysteresis left than `hysteresis`) is brought inside them, with a
  * GAN_LOG_WARN line that says so: resuming with changed settings is allowed. A scaler
- * that reads older versions documents how it fills what they lack. */
+ * that reads older versions documents how it fills what they lack.
+ *
+ * A stateless scaler (one whose verdicts depend on its settings and the input alone)
+ * may leave save_state and load_state both NULL (ABI 1.2; an older host refuses such a
+ * module by its abi_minor). The core then stands in for them: saving gives the state
+ * { scaler = the descriptor's name, version = 1, count = 0 } (in the checkpoint, the
+ * metadata "scaler.<network>" = "<name>/1" and no values), which is what a save_state
+ * of a scaler without state writes; loading holds the saved state to the checks above
+ * as load_state would: another scaler's name is GAN_ERR_INVALID, a version above 1
+ * GAN_ERR_UNSUPPORTED, and any value GAN_ERR_FORMAT. Values are refused rather than
+ * ignored because they can only come from a build of that scaler that kept state, and
+ * dropping them would resume a different run from the one that was saved. Setting one
+ * of the two slots without the other is refused when the module is loaded. */
 
 #define GAN_SCALER_STATE_MAX 32      /* values in one state */
 #define GAN_SCALER_NAME_MAX 32       /* bytes of a name, the NUL included */
@@ -188,10 +200,12 @@ struct gan_scaler_ops {
     gan_status (*update)(gan_scaler *sc, const struct gan_scaler_input *in,
                          struct gan_scaler_decision *out);
 
-    /* The complete state, overwriting *out. Required (a scaler without state writes
-     * its name, its version and no values). */
+    /* The complete state, overwriting *out. Optional together with load_state: both
+     * NULL for a stateless scaler, which the core saves as its name, version 1 and no
+     * values (see above). */
     gan_status (*save_state)(gan_scaler *sc, struct gan_scaler_state *out);
-    /* Replaces the state with *in after validating it (see above). Required. */
+    /* Replaces the state with *in after validating it (see above). NULL exactly when
+     * save_state is. */
     gan_status (*load_state)(gan_scaler *sc, const struct gan_scaler_state *in);
 
     /* Optional: one line with the effective settings and the scale, for the log

@@ -1,5 +1,7 @@
 /* scaler_test.c — test scalers for the loader: scaler-short.so declares a table that ends
- * before describe, scaler-noslot.so (built with NO_UPDATE) lacks the required update. */
+ * before describe, scaler-noslot.so (built with NO_UPDATE) lacks the required update,
+ * scaler-stateless.so (NO_STATE) has neither save_state nor load_state, and
+ * scaler-halfstate.so (NO_LOAD) has save_state without load_state. */
 #include "config.h"
 
 #include <stddef.h>
@@ -36,6 +38,7 @@ static gan_status t_update(gan_scaler *sc, const struct gan_scaler_input *in,
 }
 #endif
 
+#ifndef NO_STATE
 static gan_status t_save(gan_scaler *sc, struct gan_scaler_state *out)
 {
     (void)sc;
@@ -45,11 +48,14 @@ static gan_status t_save(gan_scaler *sc, struct gan_scaler_state *out)
     return GAN_OK;
 }
 
+#ifndef NO_LOAD
 static gan_status t_load(gan_scaler *sc, const struct gan_scaler_state *in)
 {
     (void)sc;
     return strcmp(in->scaler, SCALER_NAME) == 0 ? GAN_OK : GAN_ERR_INVALID;
 }
+#endif
+#endif
 
 /* Set, but outside the declared size of scaler-short's table: the host must not read it. */
 static const char *t_describe(gan_scaler *sc)
@@ -69,8 +75,12 @@ static const struct gan_scaler_ops t_ops = {
 #ifndef NO_UPDATE
     .update = t_update,
 #endif
+#ifndef NO_STATE
     .save_state = t_save,
+#ifndef NO_LOAD
     .load_state = t_load,
+#endif
+#endif
     .describe = t_describe,
 };
 
