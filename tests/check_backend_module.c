@@ -466,6 +466,205 @@ START_TEST(test_vector_setting)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- two levels */
+
+/* The level vector=auto gives, as the description names it: the widest this CPU runs
+ * (the rule of backends/cpu/isa.c, restated so that the test does not trust it). */
+static const char *widest_level(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx") || !__builtin_cpu_supports("f16c") ||
+        !__builtin_cpu_supports("avx2"))
+        return "portable";
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        return "AVX-512";
+    return "F16C/AVX2";
+#else
+    return "portable";
+#endif
+}
+
+static void expect_level(gan_backend *b, const char *level)
+{
+    char want[64];
+    snprintf(want, sizeof want, "; vector level %s", level);
+    ck_assert_msg(strstr(ops->describe(b), want) != NULL, "expected \"%s\" in: %s", want,
+                  ops->describe(b));
+}
+
+/* A finite F16 with a random sign and mantissa and a biased exponent in emin … emax
+ * (0 gives zeros and subnormals). */
+static uint16_t random_f16(uint64_t *state, unsigned emin, unsigned emax)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t r = (uint32_t)(*state >> 32);
+    unsigned e = emin + (r >> 16) % (emax - emin + 1);
+    return (uint16_t)((r & 0x8000u) | (e << 10) | (r & 0x3ffu));
+}
+
+/* The inputs every instance gets, in host memory. */
+enum { TL_HALVES = 65536, TL_ROWS = 33, TL_COLS = 130, TL_RUN = 1031 };
+enum { TL_CONV_OUT = 2 * 4 * 8 * 8 }; /* elements of the convolution's output */
+/* The bytes of every output two_level_outputs writes. */
+enum { TL_OUT = 4 * TL_HALVES + 2 * 2 * TL_HALVES + 2 * 2 * TL_RUN + 4 * TL_COLS +
+                2 * TL_CONV_OUT };
+struct two_level_inputs {
+    uint16_t every_f16[TL_HALVES];        /* every bit pattern, NaNs included */
+    uint32_t f32_bits[TL_HALVES];         /* random words: every class of F32 */
+    uint16_t a[TL_ROWS * TL_COLS], b[TL_ROWS * TL_COLS]; /* finite F16 */
+    uint16_t conv_x[2 * 3 * 8 * 8], conv_w[4 * 3 * 3 * 3]; /* small finite F16 */
+};
+
+static gan_buffer *put(gan_backend *b, const void *src, size_t bytes)
+{
+    gan_buffer *buf = NULL;
+    ck_assert_int_eq(ops->buffer_alloc(b, bytes, &buf), GAN_OK);
+    ck_assert_int_eq(ops->upload(b, buf, 0, src, bytes), GAN_OK);
+    return buf;
+}
+
+static gan_buffer *room(gan_backend *b, size_t bytes)
+{
+    gan_buffer *buf = NULL;
+    ck_assert_int_eq(ops->buffer_alloc(b, bytes, &buf), GAN_OK);
+    return buf;
+}
+
+/* Appends buf's first `bytes` to out[*at …] and frees buf. */
+static void take(gan_backend *b, gan_buffer *buf, unsigned char *out, size_t *at, size_t bytes)
+{
+    ck_assert_uint_le(*at + bytes, TL_OUT);
+    ck_assert_int_eq(ops->download(b, out + *at, buf, 0, bytes), GAN_OK);
+    *at += bytes;
+    ops->buffer_free(b, buf);
+}
+
+/* Runs the kernels that have vector forms (casts each way, element-wise on 16-bit runs,
+ * a column sum, a 16-bit convolution) on instance b and writes every output's bytes to
+ * out, TL_OUT in all. */
+static void two_level_outputs(gan_backend *b, const struct two_level_inputs *in,
+                              unsigned char *out)
+{
+    size_t at = 0;
+    struct gan_cast_counts counts;
+
+    gan_buffer *x = put(b, in->every_f16, sizeof in->every_f16);
+    gan_buffer *y = room(b, TL_HALVES * 4);
+    struct gan_ref rx = { x, 0, GAN_F16 }, ry = { y, 0, GAN_F32 };
+    ck_assert_int_eq(ops->cast(b, TL_HALVES, &rx, &ry, &counts), GAN_OK);
+    ops->buffer_free(b, x);
+    take(b, y, out, &at, TL_HALVES * 4);
+
+    static const enum gan_dtype narrow[2] = { GAN_F16, GAN_BF16 };
+    for (int k = 0; k < 2; k++) {
+        x = put(b, in->f32_bits, sizeof in->f32_bits);
+        y = room(b, TL_HALVES * 2);
+        struct gan_ref fx = { x, 0, GAN_F32 }, hy = { y, 0, narrow[k] };
+        ck_assert_int_eq(ops->cast(b, TL_HALVES, &fx, &hy, &counts), GAN_OK);
+        ops->buffer_free(b, x);
+        take(b, y, out, &at, TL_HALVES * 2);
+    }
+
+    /* a·0.37 into BF16, and a + b into F16 with b broadcast along the run */
+    struct gan_shape run = { .ndim = 1, .dim = { TL_RUN } };
+    gan_buffer *ba = put(b, in->a, TL_RUN * 2), *bb = put(b, in->b, TL_RUN * 2);
+    struct gan_operand oa = { .buf = ba, .dtype = GAN_F16, .stride = { 1 } };
+    struct gan_operand ob = { .buf = bb, .dtype = GAN_F16, .stride = { 0 } };
+    y = room(b, TL_RUN * 2);
+    struct gan_operand oy = { .buf = y, .dtype = GAN_BF16, .stride = { 1 } };
+    ck_assert_int_eq(ops->unary(b, GAN_UNARY_SCALE, 0.37f, &run, &oa, &oy), GAN_OK);
+    take(b, y, out, &at, TL_RUN * 2);
+    y = room(b, TL_RUN * 2);
+    oy.buf = y;
+    oy.dtype = GAN_F16;
+    ck_assert_int_eq(ops->binary(b, GAN_BINARY_ADD, &run, &oa, &ob, &oy), GAN_OK);
+    take(b, y, out, &at, TL_RUN * 2);
+    ops->buffer_free(b, ba);
+    ops->buffer_free(b, bb);
+
+    /* the column sums of a [ROWS, COLS] F16 matrix, into F32 */
+    struct gan_shape m = { .ndim = 2, .dim = { TL_ROWS, TL_COLS } };
+    x = put(b, in->a, sizeof in->a);
+    y = room(b, TL_COLS * 4);
+    struct gan_operand mx = { .buf = x, .dtype = GAN_F16, .stride = { TL_COLS, 1 } };
+    struct gan_operand my = { .buf = y, .dtype = GAN_F32, .stride = { 0, 1 } };
+    ck_assert_int_eq(ops->reduce(b, GAN_REDUCE_SUM, &m, &mx, 1u, &my), GAN_OK);
+    ops->buffer_free(b, x);
+    take(b, y, out, &at, TL_COLS * 4);
+
+    /* a padded 3×3 convolution of two 3-channel 8×8 F16 images into 4 channels */
+    struct gan_conv2d c = {
+        .n = 2, .c_in = 3, .h_in = 8, .w_in = 8, .c_out = 4, .kh = 3, .kw = 3,
+        .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .dilation_h = 1,
+        .dilation_w = 1, .h_out = 8, .w_out = 8, .dtype = GAN_F16,
+    };
+    x = put(b, in->conv_x, sizeof in->conv_x);
+    gan_buffer *w = put(b, in->conv_w, sizeof in->conv_w);
+    y = room(b, 2 * TL_CONV_OUT);
+    struct gan_ref cx = { x, 0, GAN_F16 }, cw = { w, 0, GAN_F16 }, cy = { y, 0, GAN_F16 };
+    ck_assert_int_eq(ops->conv2d_forward(b, &c, &cx, &cw, 0.0f, &cy), GAN_OK);
+    ops->buffer_free(b, x);
+    ops->buffer_free(b, w);
+    take(b, y, out, &at, 2 * TL_CONV_OUT);
+    ck_assert_uint_eq(at, TL_OUT);
+}
+
+/* Two instances in one process, one told vector=portable and one left at the widest
+ * level: each keeps the level it was given (the second's create changes nothing of the
+ * first's), and both give the same bits on the same inputs, called in turn. */
+START_TEST(test_two_levels_one_process)
+{
+    static const char *const portable[] = { "threads=1", "vector=portable", NULL };
+    static const char *const widest[] = { "threads=1", "vector=auto", NULL };
+    struct test_host hp, hw;
+    gan_backend *bp = NULL, *bw = NULL;
+    test_host_init(&hp, portable);
+    ck_assert_msg(ops->create(&hp.host, &bp) == GAN_OK, "create: %s", hp.last_error);
+    test_host_init(&hw, widest);
+    ck_assert_msg(ops->create(&hw.host, &bw) == GAN_OK, "create: %s", hw.last_error);
+    expect_level(bp, "portable");
+    expect_level(bw, widest_level());
+
+    struct two_level_inputs *in = malloc(sizeof *in);
+    ck_assert_ptr_nonnull(in);
+    uint64_t state = 0x2b7e151628aed2a6ull;
+    for (uint32_t i = 0; i < TL_HALVES; i++) {
+        in->every_f16[i] = (uint16_t)i;
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        in->f32_bits[i] = (uint32_t)(state >> 32);
+    }
+    /* exponents up to 28 keep a + b below F16's largest finite value */
+    for (size_t i = 0; i < TL_ROWS * TL_COLS; i++) {
+        in->a[i] = random_f16(&state, 0, 28);
+        in->b[i] = random_f16(&state, 0, 28);
+    }
+    for (size_t i = 0; i < sizeof in->conv_x / 2; i++)
+        in->conv_x[i] = random_f16(&state, 12, 16);
+    for (size_t i = 0; i < sizeof in->conv_w / 2; i++)
+        in->conv_w[i] = random_f16(&state, 10, 15);
+
+    unsigned char *out_p = malloc(TL_OUT), *out_w = malloc(TL_OUT);
+    ck_assert(out_p && out_w);
+    two_level_outputs(bp, in, out_p);
+    two_level_outputs(bw, in, out_w);
+    for (size_t i = 0; i < TL_OUT; i++)
+        if (out_p[i] != out_w[i])
+            ck_abort_msg("output byte %zu: %02x on the portable instance, %02x on the %s one",
+                         i, out_p[i], out_w[i], widest_level());
+    /* the levels are still each instance's own after both have computed */
+    expect_level(bp, "portable");
+    expect_level(bw, widest_level());
+
+    free(out_p);
+    free(out_w);
+    free(in);
+    ops->destroy(bp);
+    ops->destroy(bw);
+}
+END_TEST
+
 static Suite *module_suite(void)
 {
     Suite *s = suite_create("backend_module");
@@ -478,6 +677,7 @@ static Suite *module_suite(void)
     tcase_add_loop_test(tc, test_bad_threads_setting, 0, 2);
     tcase_add_test(tc, test_default_threads);
     tcase_add_test(tc, test_vector_setting);
+    tcase_add_test(tc, test_two_levels_one_process);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("slots");

@@ -133,6 +133,23 @@ static struct test_host *host_of(gan_backend *be)
     return (struct test_host *)be->host->ctx;
 }
 
+/* The converter level of the test case being run, as the instances its tests create
+ * are told it ("vector=…"); outside the conversion cases -1, and they get the widest.
+ * Check runs each test in its own process, so a case's choice stays there. */
+static int case_level = -1;
+
+/* A backend at the test case's converter level. */
+static gan_backend *level_backend(void)
+{
+    static const char *const settings[3][2] = {
+        { "vector=portable", NULL }, { "vector=f16c", NULL }, { "vector=avx512", NULL },
+    };
+    gan_backend *be = cpu_fixture_new(case_level < 0 ? NULL : settings[case_level]);
+    if (case_level >= 0)
+        ck_assert_int_eq(be->isa, case_level);
+    return be;
+}
+
 /* Casts n elements of `in` (xt) to `out` (yt) through cpu_cast, with both operands
  * starting `offset` elements into their buffers so that vector loops meet unaligned
  * starts and odd tails. */
@@ -269,7 +286,7 @@ static float *f32_binades(size_t *count)
  * (a NaN stays a NaN of the same sign); at unaligned starts too. */
 START_TEST(test_f16_all_patterns)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     size_t offset = (size_t)_i;
     size_t n = 65536 - offset;
     uint16_t *h = malloc(65536 * 2), *back = malloc(65536 * 2);
@@ -321,7 +338,7 @@ END_TEST
 
 START_TEST(test_f32_to_f16_boundaries)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     size_t n;
     float *v = f16_boundaries(&n);
     check_f32_to_f16(be, v, n, (size_t)_i);
@@ -337,7 +354,7 @@ END_TEST
  * with exponents spread over FP16's range and a little beyond. */
 START_TEST(test_f32_to_f16_random)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     const size_t n = 1u << 20;
     float *v = malloc(n * sizeof *v);
     ck_assert_ptr_nonnull(v);
@@ -362,7 +379,7 @@ END_TEST
 
 START_TEST(test_bf16_all_patterns)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     uint16_t *h = malloc(65536 * 2), *back = malloc(65536 * 2);
     float *f = malloc(65536 * 4);
     ck_assert(h && back && f);
@@ -394,7 +411,7 @@ END_TEST
 
 START_TEST(test_f32_to_bf16)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     size_t n;
     float *v = f32_binades(&n);
     check_f32_to_bf16(be, v, n, 1);
@@ -427,7 +444,7 @@ END_TEST
 
 START_TEST(test_between_16bit)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     uint16_t *h = malloc(65536 * 2), *out = malloc(65536 * 2);
     ck_assert(h && out);
     for (size_t i = 0; i < 65536; i++)
@@ -467,7 +484,7 @@ END_TEST
 /* Hand-counted: the values, what each becomes in F16, and the totals. */
 START_TEST(test_counts_crafted)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     const float in[] = {
         1e5f,                      /* → inf: overflow */
         65520.0f,                  /* → inf: overflow (rounds past 65504) */
@@ -547,7 +564,7 @@ static const int32_t ints[] = {
 
 START_TEST(test_int_to_float)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     static const enum gan_dtype targets[] = { GAN_F32, GAN_F16, GAN_BF16 };
     enum gan_dtype xt = _i < 3 ? GAN_I32 : GAN_U32, yt = targets[_i % 3];
     uint32_t in[N_INTS];
@@ -582,7 +599,7 @@ END_TEST
 
 START_TEST(test_float_to_int)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     const float in[] = { 0.0f, 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 0.3f, -0.7f, 3e9f, -3e9f,
                          4e9f, 5e9f, INFINITY, -INFINITY, NAN, 2147483520.0f, 16777217.0f };
     enum { N = sizeof in / sizeof in[0] };
@@ -631,9 +648,10 @@ END_TEST
 
 /* ---------------------------------------------------------------- converter levels */
 
-/* cpu_cast's widest level is the widest the CPU has; the tests above then prove each
- * level against convert.h and the references (every F16, the boundary sets, millions
- * of random F32), run once per level by the fixtures below. */
+/* An instance's level is at most the widest the CPU has, and the widest unless lowered;
+ * lowering one instance leaves another as it was. The tests above then prove each level
+ * against convert.h and the references (every F16, the boundary sets, millions of
+ * random F32), run once per level by the fixtures below. */
 START_TEST(test_dispatch)
 {
     enum cpu_isa want = CPU_ISA_PORTABLE;
@@ -648,8 +666,14 @@ START_TEST(test_dispatch)
     }
 #endif
     ck_assert_int_eq(cpu_isa_best(), want);
-    ck_assert_int_eq(cpu_isa_select(CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
-    ck_assert_int_eq(cpu_isa_select(CPU_ISA_AVX512), want);
+    gan_backend *a = cpu_fixture_new(NULL), *b = cpu_fixture_new(NULL);
+    ck_assert_int_eq(a->isa, want);
+    ck_assert_int_eq(cpu_isa_select(a, CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
+    ck_assert_int_eq(a->isa, CPU_ISA_PORTABLE);
+    ck_assert_int_eq(b->isa, want);
+    ck_assert_int_eq(cpu_isa_select(a, CPU_ISA_AVX512), want);
+    cpu_fixture_free(a);
+    cpu_fixture_free(b);
 }
 END_TEST
 
@@ -658,7 +682,7 @@ END_TEST
  * which keeps a signalling NaN's bits where the instructions quiet it. */
 START_TEST(test_signalling_nan_lanes)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     enum { N = 64 + 13 };
     uint16_t h[N];
     float f[N];
@@ -683,7 +707,7 @@ END_TEST
 
 START_TEST(test_invalid)
 {
-    gan_backend *be = cpu_fixture_new(NULL);
+    gan_backend *be = level_backend();
     gan_buffer *a = cpu_fixture_buffer(be, 8, NULL), *b = cpu_fixture_buffer(be, 8, NULL);
     struct gan_ref x = { a, 0, GAN_F32 }, y = { b, 0, GAN_F16 };
     const char *needle = NULL;
@@ -710,21 +734,21 @@ END_TEST
 
 static void use_portable(void)
 {
-    ck_assert_int_eq(cpu_isa_select(CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
+    case_level = CPU_ISA_PORTABLE;
 }
 
 static void use_f16c(void)
 {
-    ck_assert_int_eq(cpu_isa_select(CPU_ISA_F16C), CPU_ISA_F16C);
+    case_level = CPU_ISA_F16C;
 }
 
 static void use_avx512(void)
 {
-    ck_assert_int_eq(cpu_isa_select(CPU_ISA_AVX512), CPU_ISA_AVX512);
+    case_level = CPU_ISA_AVX512;
 }
 
-/* The conversion tests as test cases named "<group> <level>", on one converter level;
- * Check runs each test in its own process, so the fixture's choice stays there. */
+/* The conversion tests as test cases named "<group> <level>", each on the instances of
+ * one converter level (level_backend). */
 static void add_conversion_cases(Suite *s, enum cpu_isa isa)
 {
     static void (*const setups[])(void) = { use_portable, use_f16c, use_avx512 };

@@ -624,7 +624,7 @@ static int levels_agree(int unary, int op, float alpha, const struct gan_shape *
     enum cpu_isa best = cpu_isa_best();
     size_t count = ybytes / dsize(y->dtype);
     for (int pass = 0; pass < 2; pass++) {
-        cpu_isa_select(pass ? best : CPU_ISA_PORTABLE);
+        cpu_isa_select(be, pass ? best : CPU_ISA_PORTABLE);
         memset(by->data, 0x5a, ybytes);
         gan_status st = unary ? cpu_unary(be, (enum gan_unary_op)op, alpha, s, a, y)
                               : cpu_binary(be, (enum gan_binary_op)op, s, a, b, y);
@@ -632,7 +632,7 @@ static int levels_agree(int unary, int op, float alpha, const struct gan_shape *
         if (!pass)
             memcpy(first, by->data, ybytes);
     }
-    cpu_isa_select(best);
+    cpu_isa_select(be, best);
     size_t esz = dsize(y->dtype);
     for (size_t i = 0; i < count; i++) {
         if (!memcmp(first + i * esz, by->data + i * esz, esz))
@@ -705,13 +705,13 @@ END_TEST
 
 static void setup_portable(void)
 {
-    ck_assert_int_eq(cpu_isa_select(CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
     setup();
+    ck_assert_int_eq(cpu_isa_select(be, CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
 }
 
-/* The kernel tests as test cases named "<group> <level>", on the portable level and on
- * the best one the CPU has (the same level when it has no vector one). Check runs each
- * test in its own process, so the fixture's choice stays there. */
+/* The kernel tests as test cases named "<group> <level>", on an instance at the
+ * portable level and on one at the best level the CPU has (the same level when it has
+ * no vector one). */
 static void add_level_cases(Suite *s, int portable)
 {
     static const char *const name[2][6] = {

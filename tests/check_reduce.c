@@ -436,7 +436,7 @@ START_TEST(test_levels_bit_identical)
                 struct gan_operand x = { bx, 0, dx, { c, 1 } }, y = { by, 0, dy, { 0, 1 } };
                 uint32_t first[130];
                 for (int pass = 0; pass < 2; pass++) {
-                    cpu_isa_select(pass ? best : CPU_ISA_PORTABLE);
+                    cpu_isa_select(be, pass ? best : CPU_ISA_PORTABLE);
                     ck_assert_int_eq(cpu_reduce(be, op, &s, &x, 1u, &y), GAN_OK);
                     for (int64_t k = 0; k < c; k++) {
                         uint32_t bits = raw_bits(by, dy, (size_t)k);
@@ -455,7 +455,7 @@ START_TEST(test_levels_bit_identical)
                 cpu_buffer_free(be, bx);
                 cpu_buffer_free(be, by);
             }
-    cpu_isa_select(best);
+    cpu_isa_select(be, best);
 }
 END_TEST
 
@@ -463,12 +463,12 @@ END_TEST
 
 static void setup_portable(void)
 {
-    ck_assert_int_eq(cpu_isa_select(CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
     setup();
+    ck_assert_int_eq(cpu_isa_select(be, CPU_ISA_PORTABLE), CPU_ISA_PORTABLE);
 }
 
-/* The reference tests on the best level and, where the CPU has a vector one, on the
- * portable level too; Check runs each test in its own process. */
+/* The reference tests on an instance at the best level and, where the CPU has a vector
+ * one, on an instance at the portable level too. */
 static void add_level_cases(Suite *s, int portable)
 {
     static const char *const name[2][4] = {

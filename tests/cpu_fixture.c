@@ -22,6 +22,10 @@ gan_backend *cpu_fixture_new(const char *const *settings)
     f->be.host = &f->th.host;
     long long threads = 1;
     f->th.host.get_int(f->th.host.ctx, "threads", &threads);
+    if (cpu_isa_setting(&f->th.host, &f->be.isa) != GAN_OK) {
+        fprintf(stderr, "cpu_fixture: %s\n", f->th.last_error);
+        abort();
+    }
     if (cpu_blas_open(&f->be, (int)threads) != GAN_OK) {
         fprintf(stderr, "cpu_fixture: BLAS did not load: %s\n", f->th.last_error);
         abort();

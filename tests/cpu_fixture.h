@@ -6,8 +6,9 @@
 #include "test_host.h"
 #include "../backends/cpu/cpu_backend.h"
 
-/* Creates a backend with its BLAS loaded; aborts the test on failure. `settings`
- * ("threads=2", …) may be NULL. */
+/* Creates a backend with its BLAS loaded and its vector level from the setting "vector"
+ * (the widest the CPU runs when absent), as create would; aborts the test on failure.
+ * `settings` ("threads=2", "vector=portable", …) may be NULL. */
 gan_backend *cpu_fixture_new(const char *const *settings);
 void cpu_fixture_free(gan_backend *be);
 

@@ -114,7 +114,8 @@ gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
         if (grad->dtype == GAN_F32) {
             g = (const float *)gp + start;
         } else {
-            cpu_convert(gp + start * gan_dtype_size(grad->dtype), grad->dtype, stage, GAN_F32, len);
+            cpu_convert(be->isa, gp + start * gan_dtype_size(grad->dtype), grad->dtype, stage,
+                        GAN_F32, len);
             g = stage;
         }
         float *P = pp + start, *M = mp + start, *V = vp + start;
@@ -128,7 +129,7 @@ gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
             P[i] -= step_size * (mi / denom);
         }
         if (copy)
-            cpu_convert(P, GAN_F32, cp + start * gan_dtype_size(param_copy->dtype),
+            cpu_convert(be->isa, P, GAN_F32, cp + start * gan_dtype_size(param_copy->dtype),
                         param_copy->dtype, len);
     }
     return GAN_OK;

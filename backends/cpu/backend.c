@@ -23,40 +23,6 @@ static void library_name(const struct cpu_blas *blas, char *out, size_t size)
     }
 }
 
-/* The setting "vector": the widest vector level the kernels may use. A level this CPU
- * lacks is an error rather than a quiet fallback, so that a comparison of levels never
- * compares a level with itself. */
-static gan_status vector_level(const struct gan_host *host, enum cpu_isa *isa)
-{
-    static const struct { const char *name; enum cpu_isa isa; } levels[] = {
-        { "portable", CPU_ISA_PORTABLE }, { "f16c", CPU_ISA_F16C }, { "avx512", CPU_ISA_AVX512 },
-    };
-    const char *want = "auto";
-    gan_status st = host->get_string(host->ctx, "vector", &want);
-    if (st != GAN_OK && st != GAN_ERR_NOT_FOUND)
-        return host->fail(host->ctx, GAN_ERR_CONFIG,
-                          "backend cpu: the setting vector is not a string; set it to "
-                          "\"auto\", \"avx512\", \"f16c\" or \"portable\"");
-    if (st == GAN_ERR_NOT_FOUND || !want || strcmp(want, "auto") == 0) {
-        *isa = cpu_isa_select(cpu_isa_best());
-        return GAN_OK;
-    }
-    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
-        if (strcmp(want, levels[i].name) != 0)
-            continue;
-        if (levels[i].isa > cpu_isa_best())
-            return host->fail(host->ctx, GAN_ERR_CONFIG,
-                              "backend cpu: vector = \"%s\", but this CPU runs at most the "
-                              "%s level; use \"auto\" or a lower level", want,
-                              cpu_isa_name(cpu_isa_best()));
-        *isa = cpu_isa_select(levels[i].isa);
-        return GAN_OK;
-    }
-    return host->fail(host->ctx, GAN_ERR_CONFIG,
-                      "backend cpu: vector = \"%s\" is not a level; use \"auto\" (the widest "
-                      "this CPU runs), \"avx512\", \"f16c\" or \"portable\"", want);
-}
-
 static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
 {
     *out = NULL;
@@ -74,7 +40,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
                           "positive number of BLAS threads", threads);
 
     enum cpu_isa isa = CPU_ISA_PORTABLE;
-    if ((st = vector_level(host, &isa)) != GAN_OK)
+    if ((st = cpu_isa_setting(host, &isa)) != GAN_OK)
         return st;
 
     gan_backend *be = calloc(1, sizeof *be);
@@ -82,6 +48,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         return host->fail(host->ctx, GAN_ERR_NOMEM,
                           "backend cpu: out of memory creating the instance");
     be->host = host;
+    be->isa = isa;
     st = cpu_blas_open(be, (int)threads);
     if (st != GAN_OK) {
         free(be);
@@ -93,8 +60,8 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     snprintf(be->description, sizeof be->description,
              "cpu: %s kernel %s (%s), %d thread%s, %s; vector level %s%s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
-             be->threads == 1 ? "" : "s", be->blas.library, cpu_isa_name(isa),
-             isa < cpu_isa_best() ? " (set by backend.vector)" : "");
+             be->threads == 1 ? "" : "s", be->blas.library, cpu_isa_name(be->isa),
+             be->isa < cpu_isa_best() ? " (set by backend.vector)" : "");
     host->log(host->ctx, GAN_LOG_DEBUG, "%s", be->description);
     *out = be;
     return GAN_OK;

@@ -218,10 +218,10 @@ static const struct float_converters converters[] = {
 };
 #undef PORTABLE_CONVERTERS
 
-static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned char *yp,
-                          enum gan_dtype yt, size_t n)
+static void float_convert(enum cpu_isa isa, const unsigned char *xp, enum gan_dtype xt,
+                          unsigned char *yp, enum gan_dtype yt, size_t n)
 {
-    const struct float_converters *c = &converters[cpu_isa_now];
+    const struct float_converters *c = &converters[isa];
     if (xt == GAN_F32 && yt == GAN_F16)
         c->f32_to_f16((const float *)(const void *)xp, (uint16_t *)(void *)yp, n);
     else if (xt == GAN_F16 && yt == GAN_F32)
@@ -235,17 +235,18 @@ static void float_convert(const unsigned char *xp, enum gan_dtype xt, unsigned c
             cpu_store(yp, yt, (int64_t)i, cpu_load(xp, xt, (int64_t)i));
 }
 
-void cpu_convert(const void *x, enum gan_dtype xt, void *y, enum gan_dtype yt, size_t n)
+void cpu_convert(enum cpu_isa isa, const void *x, enum gan_dtype xt, void *y,
+                 enum gan_dtype yt, size_t n)
 {
     if (xt == yt) {
         memcpy(y, x, n * gan_dtype_size(xt));
-    } else if (n < 16 && cpu_isa_now != CPU_ISA_AVX512) {
+    } else if (n < 16 && isa != CPU_ISA_AVX512) {
         /* Too short for an unmasked vector path: convert.h's functions, which give the
          * same bits. */
         for (size_t i = 0; i < n; i++)
             cpu_store(y, yt, (int64_t)i, cpu_load(x, xt, (int64_t)i));
     } else {
-        float_convert((const unsigned char *)x, xt, (unsigned char *)y, yt, n);
+        float_convert(isa, (const unsigned char *)x, xt, (unsigned char *)y, yt, n);
     }
 }
 
@@ -469,7 +470,7 @@ gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
             if (!same_view)
                 memcpy(yp, xp, xbytes);
         } else {
-            float_convert(xp, x->dtype, yp, y->dtype, n);
+            float_convert(be->isa, xp, x->dtype, yp, y->dtype, n);
         }
         if (counts)
             float_counts[x->dtype][y->dtype](xp, yp, n, &c);

@@ -224,21 +224,24 @@ static gan_status scratch_parts(gan_backend *be, const char *op, size_t parts,
     return GAN_OK;
 }
 
-/* 16-bit tensors are staged through FP32: these convert n elements each way. */
-static void load_f32(float *dst, const void *src, enum gan_dtype dtype, size_t n)
+/* 16-bit tensors are staged through FP32: these convert n elements each way, with the
+ * converters of level `isa` (the calling instance's, as in every helper below). */
+static void load_f32(enum cpu_isa isa, float *dst, const void *src, enum gan_dtype dtype,
+                     size_t n)
 {
-    cpu_convert(src, dtype, dst, GAN_F32, n);
+    cpu_convert(isa, src, dtype, dst, GAN_F32, n);
 }
 
-static void store_from_f32(void *dst, enum gan_dtype dtype, const float *src, size_t n)
+static void store_from_f32(enum cpu_isa isa, void *dst, enum gan_dtype dtype, const float *src,
+                           size_t n)
 {
-    cpu_convert(src, GAN_F32, dst, dtype, n);
+    cpu_convert(isa, src, GAN_F32, dst, dtype, n);
 }
 
 /* Elements at .. at + n − 1 of a 16-bit tensor t = src, or t + src when `add`, rounded
  * once; in blocks, so that both directions go through the block converters. */
-static void store_run_16(unsigned char *t, enum gan_dtype dtype, size_t at, const float *src,
-                         size_t n, int add)
+static void store_run_16(enum cpu_isa isa, unsigned char *t, enum gan_dtype dtype, size_t at,
+                         const float *src, size_t n, int add)
 {
     enum { BLOCK = 256 };
     float sum[BLOCK];
@@ -247,12 +250,12 @@ static void store_run_16(unsigned char *t, enum gan_dtype dtype, size_t at, cons
         size_t m = n - s < BLOCK ? n - s : BLOCK;
         const float *v = src + s;
         if (add) {
-            load_f32(sum, t + (at + s) * es, dtype, m);
+            load_f32(isa, sum, t + (at + s) * es, dtype, m);
             for (size_t q = 0; q < m; q++)
                 sum[q] = v[q] + sum[q];
             v = sum;
         }
-        store_from_f32(t + (at + s) * es, dtype, v, m);
+        store_from_f32(isa, t + (at + s) * es, dtype, v, m);
     }
 }
 
@@ -293,8 +296,8 @@ static void tap_base(const struct gan_conv2d *c, const struct conv_dims *d, int3
 
 /* One image x[c_in, h_in, w_in] of any float dtype as FP32 in xp[c_in, hp, wp], its
  * border of pad_h rows and pad_w columns zero. */
-static void pad_image(const struct gan_conv2d *c, const struct conv_dims *d, const void *x,
-                      float *xp)
+static void pad_image(enum cpu_isa isa, const struct gan_conv2d *c, const struct conv_dims *d,
+                      const void *x, float *xp)
 {
     const size_t ph = (size_t)c->pad_h, pw = (size_t)c->pad_w, w_in = (size_t)c->w_in;
     for (int64_t ci = 0; ci < c->c_in; ci++) {
@@ -305,7 +308,7 @@ static void pad_image(const struct gan_conv2d *c, const struct conv_dims *d, con
             float *row = ch + (ph + (size_t)ih) * d->wp;
             size_t at = ((size_t)ci * (size_t)c->h_in + (size_t)ih) * w_in;
             memset(row, 0, pw * sizeof *row);
-            load_f32(row + pw, (const unsigned char *)x + at * gan_dtype_size(c->dtype),
+            load_f32(isa, row + pw, (const unsigned char *)x + at * gan_dtype_size(c->dtype),
                      c->dtype, w_in);
             memset(row + pw + w_in, 0, pw * sizeof *row);
         }
@@ -349,7 +352,7 @@ static void col2im_add(const struct gan_conv2d *c, const struct conv_dims *d,
 }
 
 /* dx = xp's interior (+ dx when beta is 1), rounded once to dx's dtype. */
-static void unpad_into(const struct gan_conv2d *c, const struct conv_dims *d,
+static void unpad_into(enum cpu_isa isa, const struct gan_conv2d *c, const struct conv_dims *d,
                        const float *xp, float beta, void *dx)
 {
     const size_t w_in = (size_t)c->w_in;
@@ -363,23 +366,23 @@ static void unpad_into(const struct gan_conv2d *c, const struct conv_dims *d,
                 for (size_t iw = 0; iw < w_in; iw++)
                     dst[iw] = beta != 0.0f ? dst[iw] + src[iw] : src[iw];
             } else {
-                store_run_16(dx, c->dtype, at, src, w_in, beta != 0.0f);
+                store_run_16(isa, dx, c->dtype, at, src, w_in, beta != 0.0f);
             }
         }
 }
 
 /* The column matrix [K, g·P] of images b0 … b0 + g − 1 of x. An FP32 image without
  * padding is read in place; any other goes through `xp`, one padded FP32 image. */
-static void im2col_group(const struct gan_conv2d *c, const struct conv_dims *d,
-                         const unsigned char *x, size_t b0, size_t g, const int32_t *base,
-                         float *xp, float *col)
+static void im2col_group(enum cpu_isa isa, const struct gan_conv2d *c,
+                         const struct conv_dims *d, const unsigned char *x, size_t b0,
+                         size_t g, const int32_t *base, float *xp, float *col)
 {
     const size_t es = gan_dtype_size(c->dtype);
     for (size_t j = 0; j < g; j++) {
         const void *xi = x + (b0 + j) * d->in_elems * es;
         const float *src = xi;
         if (xp) {
-            pad_image(c, d, xi, xp);
+            pad_image(isa, c, d, xi, xp);
             src = xp;
         }
         im2col(c, d, src, base, col + j * d->p, g * d->p);
@@ -394,13 +397,14 @@ static int needs_padded(const struct gan_conv2d *c)
 
 /* The [c_out, g·P] matrix of images b0 … b0 + g − 1 of an output-shaped tensor
  * ([n, c_out, P] in NCHW), as FP32. */
-static void gather_group(const struct gan_conv2d *c, const struct conv_dims *d,
-                         const unsigned char *t, size_t b0, size_t g, float *m)
+static void gather_group(enum cpu_isa isa, const struct gan_conv2d *c,
+                         const struct conv_dims *d, const unsigned char *t, size_t b0,
+                         size_t g, float *m)
 {
     const size_t es = gan_dtype_size(c->dtype);
     for (size_t j = 0; j < g; j++)
         for (int64_t co = 0; co < c->c_out; co++)
-            load_f32(m + (size_t)co * g * d->p + j * d->p,
+            load_f32(isa, m + (size_t)co * g * d->p + j * d->p,
                      t + ((b0 + j) * d->out_elems + (size_t)co * d->p) * es, c->dtype, d->p);
 }
 
@@ -440,7 +444,7 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
 
     const float *wf = f32 ? (const float *)cpu_ref_ptr(w) : part[PART_W];
     if (!f32)
-        load_f32(part[PART_W], cpu_ref_ptr(w), c->dtype, d.w_elems);
+        load_f32(be->isa, part[PART_W], cpu_ref_ptr(w), c->dtype, d.w_elems);
     const unsigned char *xb = cpu_ref_ptr(x);
     unsigned char *yb = cpu_ref_ptr(y);
     const size_t es = gan_dtype_size(c->dtype);
@@ -449,7 +453,7 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
         size_t gn = (size_t)c->n - b0 < g ? (size_t)c->n - b0 : g, cols = gn * d.p;
         const float *colm = cols_in_place ? (const float *)(xb + b0 * d.in_elems * es) : col;
         if (!cols_in_place)
-            im2col_group(c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
+            im2col_group(be->isa, c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
         if (direct) {
             /* y[c_out, P] = w[c_out, K] · col[K, P] + beta · y */
             be->blas.sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)c->c_out, (int)d.p, (int)d.k,
@@ -469,7 +473,7 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
                     for (size_t q = 0; q < d.p; q++)
                         dst[q] = beta != 0.0f ? dst[q] + src[q] : src[q];
                 } else {
-                    store_run_16(yb, c->dtype, at, src, d.p, beta != 0.0f);
+                    store_run_16(be->isa, yb, c->dtype, at, src, d.p, beta != 0.0f);
                 }
             }
     }
@@ -507,7 +511,7 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
 
     const float *wf = f32 ? (const float *)cpu_ref_ptr(w) : part[PART_W];
     if (!f32)
-        load_f32(part[PART_W], cpu_ref_ptr(w), c->dtype, d.w_elems);
+        load_f32(be->isa, part[PART_W], cpu_ref_ptr(w), c->dtype, d.w_elems);
     const unsigned char *dyb = cpu_ref_ptr(dy);
     unsigned char *dxb = cpu_ref_ptr(dx);
     const size_t es = gan_dtype_size(c->dtype);
@@ -515,7 +519,7 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         size_t gn = (size_t)c->n - b0 < g ? (size_t)c->n - b0 : g, cols = gn * d.p;
         const float *dym = (const float *)(dyb + b0 * d.out_elems * es);
         if (!direct) {
-            gather_group(c, &d, dyb, b0, gn, part[PART_MAT]);
+            gather_group(be->isa, c, &d, dyb, b0, gn, part[PART_MAT]);
             dym = part[PART_MAT];
         }
         /* col[K, gn·P] = wᵀ[K, c_out] · dy[c_out, gn·P], then scattered onto dx: into
@@ -526,7 +530,7 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         for (size_t j = 0; j < gn; j++) {
             memset(xp, 0, d.padded_elems * sizeof *xp);
             col2im_add(c, &d, col + j * d.p, cols, part[PART_BASE], xp);
-            unpad_into(c, &d, xp, beta, dxb + (b0 + j) * d.in_elems * es);
+            unpad_into(be->isa, c, &d, xp, beta, dxb + (b0 + j) * d.in_elems * es);
         }
     }
     return GAN_OK;
@@ -565,7 +569,7 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
      * the first, and for 16-bit dtypes is rounded once at the end. */
     float *dwf = f32 ? (float *)cpu_ref_ptr(dw) : part[PART_W];
     if (!f32 && beta != 0.0f)
-        load_f32(dwf, cpu_ref_ptr(dw), c->dtype, d.w_elems);
+        load_f32(be->isa, dwf, cpu_ref_ptr(dw), c->dtype, d.w_elems);
     const unsigned char *xb = cpu_ref_ptr(x), *dyb = cpu_ref_ptr(dy);
     const size_t es = gan_dtype_size(c->dtype);
     for (size_t b0 = 0; b0 < (size_t)c->n; b0 += g) {
@@ -573,17 +577,17 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
         const float *dym = (const float *)(dyb + b0 * d.out_elems * es);
         const float *colm = cols_in_place ? (const float *)(xb + b0 * d.in_elems * es) : col;
         if (!direct) {
-            gather_group(c, &d, dyb, b0, gn, part[PART_MAT]);
+            gather_group(be->isa, c, &d, dyb, b0, gn, part[PART_MAT]);
             dym = part[PART_MAT];
         }
         if (!cols_in_place)
-            im2col_group(c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
+            im2col_group(be->isa, c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
         /* dw[c_out, K] = dy[c_out, gn·P] · colᵀ[gn·P, K] + beta_b · dw */
         float beta_b = b0 == 0 ? beta : 1.0f;
         be->blas.sgemm(ROW_MAJOR, NO_TRANS, TRANS, (int)c->c_out, (int)d.k, (int)cols,
                        1.0f, dym, (int)cols, colm, (int)cols, beta_b, dwf, (int)d.k);
     }
     if (!f32)
-        store_from_f32(cpu_ref_ptr(dw), c->dtype, dwf, d.w_elems);
+        store_from_f32(be->isa, cpu_ref_ptr(dw), c->dtype, dwf, d.w_elems);
     return GAN_OK;
 }

@@ -30,10 +30,22 @@ struct gan_buffer {
     unsigned char *data;           /* 64-byte aligned */
 };
 
+/* The vector instructions the kernels use. Every level gives the same bits as the
+ * portable code (tests/check_cast.c, tests/check_elementwise.c and tests/check_reduce.c
+ * run on each level the CPU has). */
+enum cpu_isa {
+    CPU_ISA_PORTABLE, /* plain C, one element at a time */
+    CPU_ISA_F16C,     /* 8 lanes: F16C for FP16 casts, AVX2 integer rounding for BF16 */
+    CPU_ISA_AVX512,   /* 16 lanes: AVX-512 F/BW/VL casts and element-wise kernels */
+};
+
 struct gan_backend {
     const struct gan_host *host;
     struct cpu_blas blas;
     int threads;
+    /* The widest vector level this instance's kernels use, fixed at create; a zeroed
+     * instance is portable. */
+    enum cpu_isa isa;
     /* Scratch memory for kernels that need temporary space (im2col, 16-bit staging),
      * grown on demand and kept for the instance's life. */
     unsigned char *scratch;
@@ -54,21 +66,17 @@ gan_status cpu_scratch(gan_backend *be, size_t bytes, void **out);
 gan_status cpu_blas_open(gan_backend *be, int threads);
 void cpu_blas_close(struct cpu_blas *blas);
 
-/* isa.c: the vector instructions the kernels use. Every level gives the same bits as
- * the portable code (tests/check_cast.c and tests/check_elementwise.c run on each level
- * the CPU has). */
-enum cpu_isa {
-    CPU_ISA_PORTABLE, /* plain C, one element at a time */
-    CPU_ISA_F16C,     /* 8 lanes: F16C for FP16 casts, AVX2 integer rounding for BF16 */
-    CPU_ISA_AVX512,   /* 16 lanes: AVX-512 F/BW/VL casts and element-wise kernels */
-};
-/* The level in use; read by the kernels on every call, written by cpu_isa_select. */
-extern enum cpu_isa cpu_isa_now;
-/* The widest level this CPU runs, chosen when the module is loaded. */
+/* isa.c: the level the host's setting "vector" names ("auto" or absent: the widest this
+ * CPU runs), for an instance being created; refused through host->fail when the name is
+ * unknown or the CPU lacks the level. Two instances in one process may use different
+ * levels, so the kernels take the level from the instance they are called on. */
+gan_status cpu_isa_setting(const struct gan_host *host, enum cpu_isa *isa);
+/* The widest level this CPU runs: a fact of the CPU, asked afresh on every call, so
+ * cheap enough for create but not for a kernel's inner loop. */
 enum cpu_isa cpu_isa_best(void);
-/* Uses `want`, or the best level if the CPU lacks it; returns the level now in use.
- * Process-wide: for tests and benchmarks that compare levels. */
-enum cpu_isa cpu_isa_select(enum cpu_isa want);
+/* Sets be's level to `want`, or to the best one if the CPU lacks it, and returns the
+ * level be now uses: for tests and benchmarks that compare levels on one instance. */
+enum cpu_isa cpu_isa_select(gan_backend *be, enum cpu_isa want);
 const char *cpu_isa_name(enum cpu_isa isa);
 
 /* memory.c */
@@ -124,7 +132,8 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
                       const struct gan_operand *y);
 
 /* reduce_avx512.c: acc[i] += x[off + i] (or its square, when `squares`) for i < w ≤ 64
- * contiguous lanes of float type dtype, on AVX-512; reduce.c calls it at that level. */
+ * contiguous lanes of float type dtype, on AVX-512; reduce.c calls it when the
+ * instance's level is that one. */
 void cpu_vec_lanes_sum(int squares, float *acc, const void *x, enum gan_dtype dtype,
                        int64_t off, int w);
 
@@ -143,9 +152,11 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
 gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
                     const struct gan_ref *y, struct gan_cast_counts *counts);
 /* n contiguous elements of float type xt at x into float type yt at y (round to nearest
- * even), by cpu_cast's block converters (the widest the CPU has), bit-identical to
- * convert.h's element functions. The kernels stage 16-bit runs through FP32 with it. */
-void cpu_convert(const void *x, enum gan_dtype xt, void *y, enum gan_dtype yt, size_t n);
+ * even), by cpu_cast's block converters of level `isa` (the calling instance's),
+ * bit-identical to convert.h's element functions. The kernels stage 16-bit runs through
+ * FP32 with it. */
+void cpu_convert(enum cpu_isa isa, const void *x, enum gan_dtype xt, void *y,
+                 enum gan_dtype yt, size_t n);
 
 /* rng.c (Philox4x32-10 itself is in <ganctl/philox.h>) */
 gan_status cpu_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,

@@ -290,8 +290,9 @@ static void binary_run(enum gan_binary_op op, const float *a, int sa, const floa
 /* An input run of n elements starting at element `off` of `base`, as FP32: the
  * memory itself when it is contiguous FP32, one staged value when the stride is 0
  * (*unit = 0), otherwise converted into `stage`. */
-static const float *input_run(const unsigned char *base, enum gan_dtype dtype, int64_t off,
-                              int64_t stride, int64_t n, float *stage, int *unit)
+static const float *input_run(enum cpu_isa isa, const unsigned char *base,
+                              enum gan_dtype dtype, int64_t off, int64_t stride, int64_t n,
+                              float *stage, int *unit)
 {
     if (stride == 0) {
         *unit = 0;
@@ -304,7 +305,8 @@ static const float *input_run(const unsigned char *base, enum gan_dtype dtype, i
     if (stride == 1) {
         /* A contiguous 16-bit run: the block converter (F16C) rather than one element
          * at a time, which cost more than the arithmetic itself. */
-        cpu_convert(base + (size_t)off * gan_dtype_size(dtype), dtype, stage, GAN_F32, (size_t)n);
+        cpu_convert(isa, base + (size_t)off * gan_dtype_size(dtype), dtype, stage, GAN_F32,
+                    (size_t)n);
         return stage;
     }
     if (gan_dtype_size(dtype) == 2 && n <= EW_BLOCK) {
@@ -314,7 +316,7 @@ static const float *input_run(const unsigned char *base, enum gan_dtype dtype, i
         const uint16_t *src = (const uint16_t *)(const void *)base;
         for (int64_t i = 0; i < n; i++)
             raw[i] = src[off + i * stride];
-        cpu_convert(raw, dtype, stage, GAN_F32, (size_t)n);
+        cpu_convert(isa, raw, dtype, stage, GAN_F32, (size_t)n);
         return stage;
     }
     for (int64_t i = 0; i < n; i++)
@@ -323,13 +325,14 @@ static const float *input_run(const unsigned char *base, enum gan_dtype dtype, i
 }
 
 /* Stores a computed FP32 run to the output unless it was computed in place there. */
-static void output_run(unsigned char *base, enum gan_dtype dtype, int64_t off, int64_t stride,
-                       int64_t n, const float *vals)
+static void output_run(enum cpu_isa isa, unsigned char *base, enum gan_dtype dtype,
+                       int64_t off, int64_t stride, int64_t n, const float *vals)
 {
     if (dtype == GAN_F32 && stride == 1)
         return;
     if (stride == 1) {
-        cpu_convert(vals, GAN_F32, base + (size_t)off * gan_dtype_size(dtype), dtype, (size_t)n);
+        cpu_convert(isa, vals, GAN_F32, base + (size_t)off * gan_dtype_size(dtype), dtype,
+                    (size_t)n);
         return;
     }
     for (int64_t i = 0; i < n; i++)
@@ -343,16 +346,17 @@ static float *direct_output(unsigned char *base, enum gan_dtype dtype, int64_t o
     return dtype == GAN_F32 && stride == 1 ? (float *)base + off : NULL;
 }
 
-/* Whether the innermost runs go to the AVX-512 kernels whole: the level is in use, they
- * compute the op, the output run is contiguous and every input run contiguous or
- * broadcast. Not when a contiguous F16 input meets an FP32 output: the vector widening
- * quiets a signalling NaN that the block converter passes on unchanged, and COPY, NEG,
- * ABS and RELU would carry that difference into FP32 memory. */
-static int vector_runs(int is_unary, int op, const struct cpu_iter *it, int nin,
-                       const struct gan_operand *const *ops)
+/* Whether the innermost runs go to the AVX-512 kernels whole: `isa` (the calling
+ * instance's level) is that level, they compute the op, the output run is contiguous
+ * and every input run contiguous or broadcast. Not when a contiguous F16 input meets an
+ * FP32 output: the vector widening quiets a signalling NaN that the block converter
+ * passes on unchanged, and COPY, NEG, ABS and RELU would carry that difference into
+ * FP32 memory. */
+static int vector_runs(enum cpu_isa isa, int is_unary, int op, const struct cpu_iter *it,
+                       int nin, const struct gan_operand *const *ops)
 {
     int inner = it->ndim - 1;
-    if (cpu_isa_now != CPU_ISA_AVX512 || it->stride[nin][inner] != 1)
+    if (isa != CPU_ISA_AVX512 || it->stride[nin][inner] != 1)
         return 0;
     if (is_unary ? !cpu_vec_unary_has((enum gan_unary_op)op)
                  : !cpu_vec_binary_has((enum gan_binary_op)op))
@@ -385,8 +389,9 @@ static struct cpu_vec_in vector_input(const struct gan_operand *op, const unsign
 /* Walks the (coalesced) iteration space, calling the run kernels on the innermost
  * dimension: whole runs to the vector kernels where vector_runs allows, otherwise in
  * blocks. `nin` is 1 (unary) or 2 (binary); operand nin is the output. */
-static void elementwise_walk(int is_unary, int op, float alpha, const struct cpu_iter *it,
-                             int nin, const struct gan_operand *const *ops)
+static void elementwise_walk(enum cpu_isa isa, int is_unary, int op, float alpha,
+                             const struct cpu_iter *it, int nin,
+                             const struct gan_operand *const *ops)
 {
     float stage_in[2][EW_BLOCK];
     float stage_out[EW_BLOCK];
@@ -414,7 +419,7 @@ static void elementwise_walk(int is_unary, int op, float alpha, const struct cpu
     for (int d = 0; d < inner; d++)
         outer *= it->dim[d];
 
-    const int vector = vector_runs(is_unary, op, it, nin, ops);
+    const int vector = vector_runs(isa, is_unary, op, it, nin, ops);
 
     for (int64_t o = 0; o < outer; o++) {
         if (vector) {
@@ -438,29 +443,30 @@ static void elementwise_walk(int is_unary, int op, float alpha, const struct cpu
                 int unit;
                 const float *x = NULL;
                 if (op != GAN_UNARY_FILL) {
-                    x = input_run(base[0], ops[0]->dtype, off[0] + start * it->stride[0][inner],
-                                  it->stride[0][inner], n, stage_in[0], &unit);
+                    x = input_run(isa, base[0], ops[0]->dtype,
+                                  off[0] + start * it->stride[0][inner], it->stride[0][inner],
+                                  n, stage_in[0], &unit);
                     if (!unit) {
                         /* x broadcast along the run: compute one value, then fill. */
                         float v;
                         unary_run((enum gan_unary_op)op, alpha, x, &v, 1);
                         unary_run(GAN_UNARY_FILL, v, NULL, dst, n);
-                        output_run(base[nin], ops[nin]->dtype, yoff, ys, n, dst);
+                        output_run(isa, base[nin], ops[nin]->dtype, yoff, ys, n, dst);
                         continue;
                     }
                 }
                 unary_run((enum gan_unary_op)op, alpha, x, dst, n);
             } else {
                 int ua, ub;
-                const float *a = input_run(base[0], ops[0]->dtype,
+                const float *a = input_run(isa, base[0], ops[0]->dtype,
                                            off[0] + start * it->stride[0][inner],
                                            it->stride[0][inner], n, stage_in[0], &ua);
-                const float *b = input_run(base[1], ops[1]->dtype,
+                const float *b = input_run(isa, base[1], ops[1]->dtype,
                                            off[1] + start * it->stride[1][inner],
                                            it->stride[1][inner], n, stage_in[1], &ub);
                 binary_run((enum gan_binary_op)op, a, ua, b, ub, dst, n);
             }
-            output_run(base[nin], ops[nin]->dtype, yoff, ys, n, dst);
+            output_run(isa, base[nin], ops[nin]->dtype, yoff, ys, n, dst);
         }
         /* Odometer over the outer dimensions, innermost first. */
         for (int d = inner - 1; d >= 0; d--) {
@@ -489,7 +495,7 @@ gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
     gan_status st = iter_plan(be, unary_names[op], shape, 2, ops, names, &it);
     if (st != GAN_OK || it.empty)
         return st;
-    elementwise_walk(1, (int)op, alpha, &it, 1, ops);
+    elementwise_walk(be->isa, 1, (int)op, alpha, &it, 1, ops);
     return GAN_OK;
 }
 
@@ -507,6 +513,6 @@ gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_s
     gan_status st = iter_plan(be, binary_names[op], shape, 3, ops, names, &it);
     if (st != GAN_OK || it.empty)
         return st;
-    elementwise_walk(0, (int)op, 0.0f, &it, 2, ops);
+    elementwise_walk(be->isa, 0, (int)op, 0.0f, &it, 2, ops);
     return GAN_OK;
 }

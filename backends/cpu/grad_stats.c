@@ -76,7 +76,8 @@ gan_status cpu_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
         if (x->dtype == GAN_F32) {
             v = (const float *)xp + start;
         } else {
-            cpu_convert(xp + start * gan_dtype_size(x->dtype), x->dtype, xs, GAN_F32, len);
+            cpu_convert(be->isa, xp + start * gan_dtype_size(x->dtype), x->dtype, xs, GAN_F32,
+                        len);
             v = xs;
         }
         /* In place (unscaled is x) works: element i is read before it is written. */
@@ -107,7 +108,7 @@ gan_status cpu_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
         }
         sum += (part[0] + part[1]) + (part[2] + part[3]);
         if (fused && !direct_out)
-            cpu_convert(u, GAN_F32, up + start * gan_dtype_size(unscaled->dtype),
+            cpu_convert(be->isa, u, GAN_F32, up + start * gan_dtype_size(unscaled->dtype),
                         unscaled->dtype, len);
     }
 

@@ -1,40 +1,68 @@
-/* isa.c — which vector instructions the CPU backend's kernels use: chosen once from
- * the CPU's features when the module is loaded, and lowerable for tests and
- * benchmarks that compare the levels on the same inputs. */
+/* isa.c — which vector instructions the CPU backend's kernels may use: the widest level
+ * the CPU runs, and the level an instance takes from its setting "vector". */
 #include "config.h"
+
+#include <string.h>
 
 #include "cpu_backend.h"
 
-/* Asked once: the kernels dispatch on short runs many times per step, and asking the
- * CPU on every call cost more than converting. */
-static enum cpu_isa isa_best = CPU_ISA_PORTABLE;
-enum cpu_isa cpu_isa_now = CPU_ISA_PORTABLE;
-
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-__attribute__((constructor))
-static void detect_features(void)
-{
-    __builtin_cpu_init();
-    /* the 8-lane level needs both: F16C for FP16 and AVX2 for BF16 */
-    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") &&
-        __builtin_cpu_supports("avx2"))
-        isa_best = CPU_ISA_F16C;
-    if (isa_best == CPU_ISA_F16C && __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-        isa_best = CPU_ISA_AVX512;
-    cpu_isa_now = isa_best;
-}
-#endif
-
+/* No level is cached here: each instance keeps its own (cpu_backend.h), so the module
+ * holds no state that one instance's create could change under another's kernels. */
 enum cpu_isa cpu_isa_best(void)
 {
-    return isa_best;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    /* The 8-lane level needs both: F16C for FP16 and AVX2 for BF16. */
+    if (!__builtin_cpu_supports("avx") || !__builtin_cpu_supports("f16c") ||
+        !__builtin_cpu_supports("avx2"))
+        return CPU_ISA_PORTABLE;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        return CPU_ISA_AVX512;
+    return CPU_ISA_F16C;
+#else
+    return CPU_ISA_PORTABLE;
+#endif
 }
 
-enum cpu_isa cpu_isa_select(enum cpu_isa want)
+enum cpu_isa cpu_isa_select(gan_backend *be, enum cpu_isa want)
 {
-    cpu_isa_now = want < isa_best ? want : isa_best;
-    return cpu_isa_now;
+    enum cpu_isa best = cpu_isa_best();
+    be->isa = want < best ? want : best;
+    return be->isa;
+}
+
+/* A level this CPU lacks is an error rather than a quiet fallback, so that a comparison
+ * of levels never compares a level with itself. */
+gan_status cpu_isa_setting(const struct gan_host *host, enum cpu_isa *isa)
+{
+    static const struct { const char *name; enum cpu_isa isa; } levels[] = {
+        { "portable", CPU_ISA_PORTABLE }, { "f16c", CPU_ISA_F16C }, { "avx512", CPU_ISA_AVX512 },
+    };
+    const enum cpu_isa best = cpu_isa_best();
+    const char *want = "auto";
+    gan_status st = host->get_string(host->ctx, "vector", &want);
+    if (st != GAN_OK && st != GAN_ERR_NOT_FOUND)
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "backend cpu: the setting vector is not a string; set it to "
+                          "\"auto\", \"avx512\", \"f16c\" or \"portable\"");
+    if (st == GAN_ERR_NOT_FOUND || !want || strcmp(want, "auto") == 0) {
+        *isa = best;
+        return GAN_OK;
+    }
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        if (strcmp(want, levels[i].name) != 0)
+            continue;
+        if (levels[i].isa > best)
+            return host->fail(host->ctx, GAN_ERR_CONFIG,
+                              "backend cpu: vector = \"%s\", but this CPU runs at most the "
+                              "%s level; use \"auto\" or a lower level", want,
+                              cpu_isa_name(best));
+        *isa = levels[i].isa;
+        return GAN_OK;
+    }
+    return host->fail(host->ctx, GAN_ERR_CONFIG,
+                      "backend cpu: vector = \"%s\" is not a level; use \"auto\" (the widest "
+                      "this CPU runs), \"avx512\", \"f16c\" or \"portable\"", want);
 }
 
 const char *cpu_isa_name(enum cpu_isa isa)

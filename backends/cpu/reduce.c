@@ -80,14 +80,15 @@ static float red_finish(enum gan_reduce_op op, float acc, int64_t count)
 
 /* A run of n elements of x as FP32: the memory itself when contiguous FP32,
  * otherwise converted into `stage` (stride 0 repeats one element). */
-static const float *load_run(const unsigned char *base, enum gan_dtype dtype, int64_t off,
-                             int64_t stride, int64_t n, float *stage)
+static const float *load_run(enum cpu_isa isa, const unsigned char *base, enum gan_dtype dtype,
+                             int64_t off, int64_t stride, int64_t n, float *stage)
 {
     if (dtype == GAN_F32 && stride == 1)
         return (const float *)base + off;
     if (stride == 1) {
         /* A contiguous 16-bit run: the block converter (F16C where the CPU has it). */
-        cpu_convert(base + (size_t)off * gan_dtype_size(dtype), dtype, stage, GAN_F32, (size_t)n);
+        cpu_convert(isa, base + (size_t)off * gan_dtype_size(dtype), dtype, stage, GAN_F32,
+                    (size_t)n);
         return stage;
     }
     if (gan_dtype_size(dtype) == 2 && stride > 0 && n <= RED_GATHER) {
@@ -96,7 +97,7 @@ static const float *load_run(const unsigned char *base, enum gan_dtype dtype, in
         const uint16_t *src = (const uint16_t *)(const void *)base + off;
         for (int64_t i = 0; i < n; i++)
             raw[i] = src[i * stride];
-        cpu_convert(raw, dtype, stage, GAN_F32, (size_t)n);
+        cpu_convert(isa, raw, dtype, stage, GAN_F32, (size_t)n);
         return stage;
     }
     for (int64_t i = 0; i < n; i++)
@@ -256,7 +257,7 @@ static int plan_group(const struct gan_shape *s, uint32_t axes, int reduced,
 /* One output at a time, each walking its reduced elements in runs along the
  * innermost reduced dimension: used when that dimension is contiguous in x (a row
  * reduction) or when there is a single output. */
-static void reduce_by_output(enum gan_reduce_op op, const struct red_plan *p,
+static void reduce_by_output(enum cpu_isa isa, enum gan_reduce_op op, const struct red_plan *p,
                              const struct gan_operand *x, const struct gan_operand *y)
 {
     float stage[RED_RUN];
@@ -279,7 +280,8 @@ static void reduce_by_output(enum gan_reduce_op op, const struct red_plan *p,
         for (int64_t row = 0; row < nrows; row++) {
             for (int64_t start = 0; start < rlen; start += RED_RUN) {
                 int64_t n = rlen - start < RED_RUN ? rlen - start : RED_RUN;
-                const float *v = load_run(xb, x->dtype, xoff + roff + start * rs, rs, n, stage);
+                const float *v = load_run(isa, xb, x->dtype, xoff + roff + start * rs, rs, n,
+                                          stage);
                 cascade_push(op, &c, run_reduce(op, v, n));
             }
             for (int d = nr - 2; d >= 0; d--) {
@@ -306,7 +308,7 @@ static void reduce_by_output(enum gan_reduce_op op, const struct red_plan *p,
 /* RED_LANES neighbouring outputs (along the innermost kept dimension) at a time,
  * walking the reduced elements once for all of them: used when that dimension is
  * contiguous in x (a column reduction such as a bias gradient over the batch). */
-static void reduce_by_lanes(enum gan_reduce_op op, const struct red_plan *p,
+static void reduce_by_lanes(enum cpu_isa isa, enum gan_reduce_op op, const struct red_plan *p,
                             const struct gan_operand *x, const struct gan_operand *y)
 {
     struct vcascade c; /* 16 KiB */
@@ -321,9 +323,10 @@ static void reduce_by_lanes(enum gan_reduce_op op, const struct red_plan *p,
     for (int d = 0; d < nk; d++)
         nouter *= p->kdim[d];
     float id = red_identity(op);
-    /* Contiguous lanes of a sum go to the AVX-512 loop, which widens 16-bit rows in
-     * registers rather than converting each row through `stage`. */
-    const int vector = cpu_isa_now == CPU_ISA_AVX512 && ks == 1 &&
+    /* Contiguous lanes of a sum go to the AVX-512 loop when that is the calling
+     * instance's level: it widens 16-bit rows in registers rather than converting each
+     * row through `stage`. */
+    const int vector = isa == CPU_ISA_AVX512 && ks == 1 &&
                        (op == GAN_REDUCE_SUM || op == GAN_REDUCE_MEAN ||
                         op == GAN_REDUCE_SUM_SQUARES);
 
@@ -341,8 +344,8 @@ static void reduce_by_lanes(enum gan_reduce_op op, const struct red_plan *p,
                     cpu_vec_lanes_sum(op == GAN_REDUCE_SUM_SQUARES, blk, xb, x->dtype,
                                       base + roff, w);
                 else
-                    lanes_accumulate(op, blk, load_run(xb, x->dtype, base + roff, ks, w, stage),
-                                     w);
+                    lanes_accumulate(op, blk,
+                                     load_run(isa, xb, x->dtype, base + roff, ks, w, stage), w);
                 if (++inblk == RED_VBLOCK) {
                     vcascade_push(op, &c, blk, w);
                     for (int i = 0; i < w; i++)
@@ -433,8 +436,8 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
         lanes = ks == 1 || ks == -1 || !row_contig;
     }
     if (lanes)
-        reduce_by_lanes(op, &p, x, y);
+        reduce_by_lanes(be->isa, op, &p, x, y);
     else
-        reduce_by_output(op, &p, x, y);
+        reduce_by_output(be->isa, op, &p, x, y);
     return GAN_OK;
 }
