@@ -5,7 +5,6 @@
  * the installed headers. It exports one symbol (GAN_DEFINE_PLUGIN) and reaches the host
  * only through struct gan_host: it never prints, exits or keeps global state. */
 #include <float.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +69,13 @@ static gan_status clamp_create(const struct gan_host *host, gan_scaler **out)
     return GAN_OK;
 }
 
+/* x brought into [low, high]. Written out rather than with fmin and fmax so that the
+ * module needs no libm and builds with the one command every plugin builds with. */
+static double within(const gan_scaler *sc, double x)
+{
+    return x < sc->low ? sc->low : x > sc->high ? sc->high : x;
+}
+
 static void clamp_destroy(gan_scaler *sc)
 {
     free(sc);
@@ -94,10 +100,10 @@ static gan_status clamp_update(gan_scaler *sc, const struct gan_scaler_input *in
     double before = sc->scale;
     if (bad) {
         sc->clean = 0;
-        sc->scale = fmax((float)(sc->scale / 2), sc->low);
+        sc->scale = within(sc, (float)(sc->scale / 2));
     } else if (++sc->clean >= sc->interval) {
         sc->clean = 0;
-        sc->scale = fmin((float)(sc->scale * 2), sc->high);
+        sc->scale = within(sc, (float)(sc->scale * 2));
     }
 
     /* Write only the fields this version of the core's struct has. */
@@ -152,7 +158,7 @@ static gan_status clamp_load(gan_scaler *sc, const struct gan_scaler_state *in)
     if (!(scale > 0 && scale <= FLT_MAX) || clean < 0)
         return host->fail(host->ctx, GAN_ERR_FORMAT,
                           "scaler clamp: the state needs a positive \"scale\" and a \"clean\" >= 0");
-    sc->scale = fmin(fmax(scale, sc->low), sc->high);
+    sc->scale = within(sc, scale);
     sc->clean = clean;
     return GAN_OK;
 }
