@@ -6,7 +6,7 @@ srcdir=${srcdir:-.}
 command -v groff >/dev/null 2>&1 || { echo "skip: groff is not installed"; exit 77; }
 failures=0
 
-for page in man/ganctl.1 man/ganctl.conf.5 man/ganctl-plugin.7; do
+for page in man/ganctl.1 man/ganctl.conf.5 man/ganctl-plugin.7 man/ganctl-scaler.7; do
     warnings=$(groff -man -ww -z "$srcdir/$page" 2>&1)
     if [ -n "$warnings" ]; then
         echo "FAIL: $page: $warnings"
