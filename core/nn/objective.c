@@ -7,7 +7,7 @@
 #include "nn/objective.h"
 #include "tensor/tensor_internal.h"
 
-const char *const gan_objective_net_names[2] = { "generator", "critic" };
+const char *const gan_net_role_names[GAN_NET_ROLES] = { "generator", "critic" };
 
 static void sink_report(void *ctx, const char *name, gan_tensor *scalar)
 {
@@ -36,12 +36,12 @@ gan_tensor *gan_objective_reported(const struct gan_objective_sink *sink, const 
     return NULL;
 }
 
-gan_tensor *gan_objective_forward(const struct gan_objective *o, int i, gan_ctx *ctx,
-                                  gan_tensor *x)
+gan_tensor *gan_objective_forward(const struct gan_objective *o, enum gan_net_role role,
+                                  gan_ctx *ctx, gan_tensor *x)
 {
-    if (!x || gan_ctx_scope_push(ctx, gan_objective_net_names[i]) != GAN_OK)
+    if (!x || gan_ctx_scope_push(ctx, gan_net_role_names[role]) != GAN_OK)
         return NULL;
-    gan_tensor *y = o->model[i].module->model.forward(o->model[i].model, ctx, x);
+    gan_tensor *y = o->model[role].module->model.forward(o->model[role].model, ctx, x);
     gan_ctx_scope_pop(ctx);
     return y;
 }
@@ -49,7 +49,7 @@ gan_tensor *gan_objective_forward(const struct gan_objective *o, int i, gan_ctx 
 /* loss.h's critic callback: the penalty evaluates the critic on inputs of its own. */
 static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
 {
-    return gan_objective_forward(arg, 1, ctx, x);
+    return gan_objective_forward(arg, GAN_NET_CRITIC, ctx, x);
 }
 
 gan_tensor *gan_objective_build(const struct gan_objective *o, enum gan_loss_target target,

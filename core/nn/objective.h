@@ -7,15 +7,12 @@
 #include <stdint.h>
 #include <ganctl/ganctl.h>
 
+#include "nn/net_role.h"
 #include "plugin/plugin_loader.h"
 
 /* Most loss terms, and most scalars one objective's terms may report. */
 #define GAN_OBJECTIVE_MAX_TERMS 16
 #define GAN_OBJECTIVE_MAX_REPORTED 32
-
-/* The networks' names, indexed as gan_objective's models: the scopes their forwards run
- * in, which the precision policy's patterns and the tape's diagnostics name them by. */
-extern const char *const gan_objective_net_names[2];
 
 /* What building an objective needs, borrowed from its owner: the two models (generator,
  * critic), the loss terms in the order of loss.terms, and the per-step inputs the terms
@@ -26,7 +23,7 @@ struct gan_objective {
     struct {
         struct gan_module *module;
         gan_model *model;
-    } model[2];
+    } model[GAN_NET_ROLES];
     struct {
         struct gan_module *module;
         gan_loss *loss;
@@ -52,10 +49,10 @@ struct gan_objective_sink {
     int overflow;
 };
 
-/* Model i's forward (0 generator, 1 critic) inside its network's scope. NULL when x is
- * NULL or with the failure in the context. */
-gan_tensor *gan_objective_forward(const struct gan_objective *o, int i, gan_ctx *ctx,
-                                  gan_tensor *x);
+/* The model of `role` forward inside its network's scope. NULL when x is NULL or with
+ * the failure in the context. */
+gan_tensor *gan_objective_forward(const struct gan_objective *o, enum gan_net_role role,
+                                  gan_ctx *ctx, gan_tensor *x);
 
 /* The objective of `target` on a batch: the sum of the terms that contribute to it, in the
  * order of loss.terms. real (the critic's only) and alpha (NULL: the terms draw it from

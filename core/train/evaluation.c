@@ -1,0 +1,260 @@
+/* evaluation.c — the trainer's view of quality: the held-out sets and their floors, the
+ * evaluation at an iteration (toy metrics or image metrics), and its pictures. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/toy_plot.h"
+#include "tensor/tensor_internal.h"
+#include "train/trainer_internal.h"
+
+/* ------------------------------------------------------------------ set-up */
+
+/* An image run's data, metrics and floors, and its buffers; eval_real holds the first
+ * test images, as many as the trial step and the real grid use. */
+static gan_status set_up_images(gan_trainer *t, struct gan_error *err)
+{
+    const char *dir = "", *classifier = "";
+    gan_config_get_string(t->cfg, GAN_IMAGE_DATA_SETTING, &dir);
+    gan_config_get_string(t->cfg, "eval.classifier", &classifier);
+    gan_status st = gan_image_run_new(dir, classifier, t->s->set.seed, t->s->ctx, &t->images, err);
+    if (st != GAN_OK)
+        return st;
+    gan_log_write(t->log, GAN_LOG_INFO, "image quality: %u images against the test split; Frechet distance in the features of %s",
+                  GAN_IMAGE_EVAL_SAMPLES, gan_image_run_classifier(t->images));
+    size_t trial = t->s->set.batch < (int64_t)GAN_IMAGE_EVAL_SAMPLES ? (size_t)t->s->set.batch
+                                                              : GAN_IMAGE_EVAL_SAMPLES;
+    t->n_eval_real = trial > GAN_IMAGE_GRID_COUNT ? trial : GAN_IMAGE_GRID_COUNT;
+    t->eval_real = malloc(t->n_eval_real * GAN_IMAGE_PIXELS * sizeof *t->eval_real);
+    t->eval_fake = malloc((size_t)GAN_IMAGE_EVAL_SAMPLES * GAN_IMAGE_PIXELS * sizeof *t->eval_fake);
+    t->real_batch = malloc((size_t)t->s->set.batch * GAN_IMAGE_PIXELS * sizeof *t->real_batch);
+    if (!t->eval_real || !t->eval_fake || !t->real_batch)
+        return gan_trainer_nomem(err);
+    if ((st = gan_image_run_test_images(t->images, t->n_eval_real, t->eval_real, err)) != GAN_OK)
+        return st;
+    t->image_quality.sliced_w1 = t->image_quality.frechet = NAN;
+    t->image_floor = gan_image_run_floor(t->images);
+    t->floor_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->image_floor.sliced_w1 };
+    t->floor_values[1] = (struct gan_named_value){ "frechet", t->image_floor.frechet };
+    return GAN_OK;
+}
+
+gan_status gan_trainer_set_up_eval(gan_trainer *t, struct gan_error *err)
+{
+    if (t->s->set.is_image)
+        return set_up_images(t, err);
+    t->n_eval_real = GAN_EVAL_SAMPLES;
+    gan_toy_modes(t->s->set.kind, &t->modes);
+    t->eval_real = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval_real);
+    t->eval_fake = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval_fake);
+    t->real_batch = malloc((size_t)t->s->set.batch * 2 * sizeof *t->real_batch);
+    if (!t->eval_real || !t->eval_fake || !t->real_batch)
+        return gan_trainer_nomem(err);
+    gan_toy_sampler *held_out;
+    gan_status st = gan_toy_sampler_new(t->s->set.kind, t->s->set.seed, GAN_STREAM_EVAL_REAL, &held_out, err);
+    if (st != GAN_OK)
+        return st;
+    st = gan_toy_sample(held_out, GAN_EVAL_SAMPLES, t->eval_real, err);
+    gan_toy_sampler_free(held_out);
+    if (st == GAN_OK)
+        st = gan_toy_quality_floor(t->s->set.kind, t->s->set.seed, GAN_STREAM_FLOOR, GAN_EVAL_SAMPLES,
+                                   &t->floor, err);
+    if (st != GAN_OK)
+        return st;
+    int64_t dims[2] = { GAN_EVAL_SAMPLES, t->s->set.z_dim };
+    gan_tensor *z = gan_tensor_new_persistent(t->s->ctx, GAN_F32, 2, dims);
+    gan_tensor *drawn = gan_tensor_normal(t->s->ctx, GAN_F32, 2, dims, t->s->set.seed, GAN_STREAM_EVAL_Z,
+                                          0.0f, 1.0f);
+    if (!z || !drawn || gan_tensor_copy(t->s->ctx, z, drawn) != GAN_OK) {
+        gan_tensor_free(z);
+        return gan_session_ctx_fail(t->s, err, "drawing the evaluation's z");
+    }
+    t->eval_z = z;
+    gan_ctx_step_end(t->s->ctx);
+    return GAN_OK;
+}
+
+/* ------------------------------------------------------------------ evaluation */
+
+/* The generator's samples for the fixed evaluation z, into t->eval_fake. */
+static gan_status generate_eval(gan_trainer *t, struct gan_error *err)
+{
+    gan_ctx *ctx = t->s->ctx;
+    gan_ctx_no_grad_push(ctx);
+    gan_tensor *fake = gan_session_forward(t->s, GAN_NET_GENERATOR, t->eval_z);
+    gan_ctx_no_grad_pop(ctx);
+    if (!fake || gan_tensor_to_host(ctx, fake, t->eval_fake, 2 * GAN_EVAL_SAMPLES) != GAN_OK)
+        return gan_session_ctx_fail(t->s, err, "evaluation");
+    gan_ctx_step_end(ctx);
+    return GAN_OK;
+}
+
+/* n generated images into `out` (n × sample_size) from the z of the stream at `offset`,
+ * in chunks that keep the step's buffers near a training batch's size. The same offset
+ * gives the same z every time: an evaluation's or a grid's z is fixed for the run, and
+ * a resumed run draws it alike. */
+static gan_status generate_images(gan_trainer *t, size_t n, uint64_t offset, float *out,
+                                  struct gan_error *err)
+{
+    gan_ctx *ctx = t->s->ctx;
+    const size_t chunk = 250;
+    for (size_t at = 0; at < n; at += chunk) {
+        size_t m = n - at < chunk ? n - at : chunk;
+        gan_ctx_no_grad_push(ctx);
+        gan_tensor *z = gan_session_draw_z(t->s, (int64_t)m, &offset);
+        gan_tensor *fake = gan_session_forward(t->s, GAN_NET_GENERATOR, z);
+        gan_ctx_no_grad_pop(ctx);
+        if (!fake || gan_tensor_to_host(ctx, fake, out + at * (size_t)t->s->set.sample_size,
+                                        m * (size_t)t->s->set.sample_size) != GAN_OK)
+            return gan_session_ctx_fail(t->s, err, "generating images");
+        gan_ctx_step_end(ctx);
+    }
+    return GAN_OK;
+}
+
+/* An image run's evaluation: GAN_IMAGE_EVAL_SAMPLES images from the fixed evaluation z,
+ * scored against the test split. */
+static gan_status evaluate_images(gan_trainer *t, struct gan_error *err)
+{
+    gan_status st = generate_images(t, GAN_IMAGE_EVAL_SAMPLES, GAN_STREAM_EVAL_Z, t->eval_fake, err);
+    if (st == GAN_OK)
+        st = gan_image_run_eval(t->images, t->eval_fake, GAN_IMAGE_EVAL_SAMPLES,
+                                &t->image_quality, err);
+    if (st != GAN_OK)
+        return st;
+    t->quality_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->image_quality.sliced_w1 };
+    t->quality_values[1] = (struct gan_named_value){ "frechet", t->image_quality.frechet };
+    t->has_quality = 1;
+    t->quality_iteration = t->iteration;
+    return GAN_OK;
+}
+
+gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
+{
+    if (t->has_quality && t->quality_iteration == t->iteration)
+        return GAN_OK;
+    if (t->images)
+        return evaluate_images(t, err);
+    gan_status st = generate_eval(t, err);
+    if (st == GAN_OK)
+        st = gan_toy_quality(t->s->set.kind, t->eval_fake, GAN_EVAL_SAMPLES, t->eval_real,
+                             GAN_EVAL_SAMPLES, &t->quality, err);
+    if (st != GAN_OK)
+        return st;
+    t->has_quality = 1;
+    t->quality_iteration = t->iteration;
+    return GAN_OK;
+}
+
+/* The critic's value on the picture's lattice, in chunks the size of an evaluation
+ * batch so that the step's buffers are the ones evaluations use already. */
+static gan_status critic_field(gan_trainer *t, float *field, struct gan_error *err)
+{
+    gan_ctx *ctx = t->s->ctx;
+    const size_t n = (size_t)GAN_PLOT_GRID * GAN_PLOT_GRID;
+    float *xy = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *xy);
+    if (!xy)
+        return gan_trainer_nomem(err);
+    gan_status st = GAN_OK;
+    for (size_t at = 0; st == GAN_OK && at < n; at += GAN_EVAL_SAMPLES) {
+        size_t m = n - at < GAN_EVAL_SAMPLES ? n - at : GAN_EVAL_SAMPLES;
+        for (size_t k = 0; k < GAN_EVAL_SAMPLES; k++) {
+            size_t p = at + (k < m ? k : 0);
+            size_t i = p / GAN_PLOT_GRID, j = p % GAN_PLOT_GRID;
+            xy[2 * k] = (float)(-GAN_TOY_PLOT_DEFAULT_EXTENT +
+                                2.0 * GAN_TOY_PLOT_DEFAULT_EXTENT * (double)j / (GAN_PLOT_GRID - 1));
+            xy[2 * k + 1] = (float)(-GAN_TOY_PLOT_DEFAULT_EXTENT +
+                                    2.0 * GAN_TOY_PLOT_DEFAULT_EXTENT * (double)i / (GAN_PLOT_GRID - 1));
+        }
+        int64_t dims[2] = { GAN_EVAL_SAMPLES, 2 };
+        gan_ctx_no_grad_push(ctx);
+        gan_tensor *x = gan_tensor_from_host(ctx, GAN_F32, 2, dims, xy);
+        gan_tensor *d = x ? gan_session_forward(t->s, GAN_NET_CRITIC, x) : NULL;
+        gan_ctx_no_grad_pop(ctx);
+        float *values = xy;   /* GAN_EVAL_SAMPLES × 2 floats; the lattice is not needed now */
+        if (!d || gan_tensor_to_host(ctx, d, values, GAN_EVAL_SAMPLES) != GAN_OK)
+            st = gan_session_ctx_fail(t->s, err, "drawing the critic's field");
+        else
+            memcpy(field + at, values, m * sizeof *field);
+        gan_ctx_step_end(ctx);
+    }
+    free(xy);
+    return st;
+}
+
+/* An image run's picture: the 8 × 8 grid of the fixed grid z, titled with the latest
+ * evaluation when it is this iteration's. */
+static gan_status image_picture(gan_trainer *t, const char *name, struct gan_error *err)
+{
+    float *images = malloc((size_t)GAN_IMAGE_GRID_COUNT * GAN_IMAGE_PIXELS * sizeof *images);
+    if (!images)
+        return gan_trainer_nomem(err);
+    gan_status st = generate_images(t, GAN_IMAGE_GRID_COUNT, GAN_STREAM_GRID_Z, images, err);
+    char title[200];
+    int used = snprintf(title, sizeof title, "%s iteration %lld", t->s->set.data_name,
+                        (long long)t->iteration);
+    if (t->has_quality && t->quality_iteration == t->iteration && used > 0)
+        snprintf(title + used, sizeof title - (size_t)used, ", sliced W1 %.4g, Frechet %.4g",
+                 t->image_quality.sliced_w1, t->image_quality.frechet);
+    char *path = st == GAN_OK ? gan_run_path(t->run_dir, name) : NULL;
+    if (st == GAN_OK)
+        st = path ? gan_image_run_write_grid(path, images, GAN_IMAGE_GRID_COUNT, title, err)
+                  : gan_trainer_nomem(err);
+    free(path);
+    free(images);
+    if (st == GAN_OK)
+        t->image_iteration = t->iteration;
+    return st;
+}
+
+/* A picture of the current state into `name` in the run folder. */
+gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_error *err)
+{
+    if (t->images)
+        return image_picture(t, name, err);
+    float *field = malloc((size_t)GAN_PLOT_GRID * GAN_PLOT_GRID * sizeof *field);
+    if (!field)
+        return gan_trainer_nomem(err);
+    /* The evaluation's samples are the picture's generated points. */
+    gan_status st = gan_trainer_evaluate(t, err);
+    if (st == GAN_OK)
+        st = critic_field(t, field, err);
+    /* The title strip holds 42 characters at the default size: the data set is in the
+     * folder's name, and the separators shrink when the numbers grow. */
+    char title[200];
+    for (int sep = 2; sep >= 1; sep--) {
+        const char *gap = sep == 2 ? "  " : " ";
+        int used = snprintf(title, sizeof title, "iter %lld", (long long)t->iteration);
+        if (t->quality.has_modes && used > 0 && (size_t)used < sizeof title)
+            used += snprintf(title + used, sizeof title - (size_t)used, "%smodes %ld/%zu%shq %.1f%%",
+                             gap, t->quality.modes_covered, t->quality.modes_total, gap,
+                             t->quality.high_quality_pct);
+        if (used > 0 && (size_t)used < sizeof title)
+            used += snprintf(title + used, sizeof title - (size_t)used, "%ssW1 %.3f", gap,
+                             t->quality.sliced_w1);
+        if (used <= 42)
+            break;
+    }
+    if (st == GAN_OK) {
+        struct gan_toy_plot plot;
+        memset(&plot, 0, sizeof plot);
+        plot.field = field;
+        plot.grid = GAN_PLOT_GRID;
+        plot.real = t->eval_real;
+        plot.n_real = GAN_PLOT_POINTS;
+        plot.fake = t->eval_fake;
+        plot.n_fake = GAN_PLOT_POINTS;
+        plot.title = title;
+        char *path = gan_run_path(t->run_dir, name);
+        st = path ? gan_toy_plot_write(path, &plot, err) : gan_trainer_nomem(err);
+        free(path);
+    }
+    free(field);
+    if (st == GAN_OK)
+        t->image_iteration = t->iteration;
+    return st;
+}
+

@@ -1,0 +1,414 @@
+/* outputs.c — what a run writes: metrics.csv's columns and rows, grad_stats.csv, the run
+ * folder with config.conf, checkpoints, the progress report and summary.json. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/strings.h"
+#include "tensor/tensor_internal.h"
+#include "train/trainer_internal.h"
+
+/* ------------------------------------------------------------------ columns */
+
+/* Each network's loss-scaling columns (critic first, as the other columns). */
+static const char *const scaling_columns[2][4] = {
+    { "generator_scale", "generator_skipped", "generator_overflow", "generator_underflow_frac" },
+    { "critic_scale", "critic_skipped", "critic_overflow", "critic_underflow_frac" },
+};
+
+/* metrics.csv's columns: fixed ones around the reported values. */
+gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err)
+{
+    const char *names[3 * GAN_TRAINER_MAX_METRICS + 24];
+    size_t n = 0;
+    names[n++] = "iteration";
+    if (t->metrics_time)
+        names[n++] = "time_s";
+    names[n++] = "critic_loss";
+    names[n++] = "generator_loss";
+    for (size_t i = 0; i < t->n_metrics[GAN_NET_CRITIC]; i++)
+        names[n++] = t->metric_names[GAN_NET_CRITIC][i];
+    for (size_t i = 0; i < t->n_metrics[GAN_NET_GENERATOR]; i++)
+        names[n++] = t->metric_names[GAN_NET_GENERATOR][i];
+    names[n++] = "critic_grad_norm";
+    names[n++] = "generator_grad_norm";
+    for (int i = 1; i >= 0; i--)
+        for (int k = 0; k < 4; k++)
+            names[n++] = scaling_columns[i][k];
+    names[n++] = "critic_true_underflow";
+    names[n++] = "generator_true_underflow";
+    if (t->s->set.is_image) {
+        names[n++] = "sliced_w1_pixel";
+        names[n++] = "frechet";
+    } else {
+        if (t->modes.count) {
+            names[n++] = "modes_covered";
+            names[n++] = "high_quality_pct";
+        }
+        names[n++] = "sliced_w1";
+    }
+    t->columns = calloc(n, sizeof *t->columns);
+    if (!t->columns)
+        return gan_trainer_nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(names[i], names[j]) == 0)
+                return gan_error_set(err, GAN_ERR_INVALID,
+                                     "a loss term reports a value named \"%s\", which ganctl's metrics already have: rename it in the plugin",
+                                     names[i]);
+        if (!(t->columns[i] = gan_strdup(names[i])))
+            return gan_trainer_nomem(err);
+        t->n_columns = i + 1;
+    }
+    return GAN_OK;
+}
+
+/* ------------------------------------------------------------------ rows */
+
+static struct gan_cell cell_int(int present, long long v)
+{
+    return (struct gan_cell){ present ? GAN_CELL_INT : GAN_CELL_EMPTY, v, 0.0, NULL };
+}
+
+static struct gan_cell cell_float(int present, double v)
+{
+    return (struct gan_cell){ present ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0, v, NULL };
+}
+
+static struct gan_cell cell_text(const char *s)
+{
+    return (struct gan_cell){ GAN_CELL_TEXT, 0, 0.0, s };
+}
+
+/* The overflow cell: the kinds of overflow a network's steps had since the last row. */
+static const char *overflow_cell(unsigned overflows)
+{
+    switch (overflows & (GAN_AMP_OVERFLOW_GRADIENT | GAN_AMP_OVERFLOW_FORWARD)) {
+    case GAN_AMP_OVERFLOW_GRADIENT: return "gradient";
+    case GAN_AMP_OVERFLOW_FORWARD: return "forward";
+    case GAN_AMP_OVERFLOW_GRADIENT | GAN_AMP_OVERFLOW_FORWARD: return "both";
+    default: return "none";
+    }
+}
+
+/* grad_stats.csv's columns: one row per gradient tensor of each network's last update
+ * before a metrics row. */
+static const char *const grad_columns[] = {
+    "iteration", "network", "tensor", "role", "dtype", "scale", "elements", "zero_frac",
+    "subnormal_frac", "nonfinite", "absmax", "min_nonzero", "norm",
+};
+#define GRAD_COLUMNS (sizeof grad_columns / sizeof grad_columns[0])
+
+/* Debug level 1: each network's last update, tensor by tensor, as grad_stats.csv rows
+ * and as a table in the log. The statistics are those the scaler was given: counts of
+ * the stored (scaled) values, magnitudes of the unscaled ones. */
+static gan_status write_grad_stats(gan_trainer *t, struct gan_error *err)
+{
+    gan_log_write(t->log, GAN_LOG_INFO,
+                  "gradients at iteration %lld (each network's last step; zero%% and subn%% of the stored values, magnitudes unscaled):",
+                  (long long)t->iteration);
+    gan_log_write(t->log, GAN_LOG_INFO, "  %-28s %-4s %11s %9s %7s %7s %7s %10s %10s", "tensor",
+                  "type", "scale", "elements", "zero%", "subn%", "nonfin", "absmax", "norm");
+    for (int i = 1; i >= 0; i--) {
+        const struct gan_amp_net *sg = &t->s->amp[i];
+        if (sg->n_entries == 0)
+            gan_log_write(t->log, GAN_LOG_INFO, "  %s: no gradients yet, or its last objective was not finite",
+                          gan_net_role_names[i]);
+        for (size_t k = 0; k < sg->n_entries; k++) {
+            const struct gan_scaler_tensor *e = &sg->entries[k];
+            const struct gan_grad_stats *g = &e->stats;
+            double n = g->elements ? (double)g->elements : 1.0;
+            double zero = (double)g->zeros / n, sub = (double)g->subnormal / n;
+            double norm = sqrt(g->sum_squares);
+            const char *dtype = gan_dtype_name(e->dtype);
+            const char *role = e->role == GAN_SCALER_INNER_GRAD ? "inner" : "param";
+            gan_log_write(t->log, GAN_LOG_INFO, "  %-28s %-4s %11.5g %9llu %7.3f %7.3f %7llu %10.3e %10.3e",
+                          e->name, dtype, sg->scale_used, (unsigned long long)g->elements,
+                          100.0 * zero, 100.0 * sub, (unsigned long long)g->nonfinite, g->absmax,
+                          norm);
+            struct gan_cell cells[GRAD_COLUMNS];
+            size_t c = 0;
+            cells[c++] = cell_int(1, t->iteration);
+            cells[c++] = cell_text(gan_net_role_names[i]);
+            cells[c++] = cell_text(e->name);
+            cells[c++] = cell_text(role);
+            cells[c++] = cell_text(dtype);
+            cells[c++] = cell_float(1, sg->scale_used);
+            cells[c++] = cell_int(1, (long long)g->elements);
+            cells[c++] = cell_float(1, zero);
+            cells[c++] = cell_float(1, sub);
+            cells[c++] = cell_int(1, (long long)g->nonfinite);
+            cells[c++] = cell_float(1, g->absmax);
+            cells[c++] = cell_float(1, g->min_nonzero);
+            cells[c++] = cell_float(1, norm);
+            gan_status st = gan_metrics_csv_row(t->grad_csv, cells, c, err);
+            if (st != GAN_OK)
+                return st;
+        }
+    }
+    return GAN_OK;
+}
+
+gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
+{
+    struct gan_cell cells[3 * GAN_TRAINER_MAX_METRICS + 24];
+    size_t n = 0;
+    int evaluated = t->has_quality && t->quality_iteration == t->iteration;
+    int generator_ran = t->iteration > 1;
+    cells[n++] = cell_int(1, t->iteration);
+    if (t->metrics_time)
+        cells[n++] = cell_float(1, t->elapsed_before + gan_trainer_session_s(t));
+    cells[n++] = cell_float(1, t->latest.loss[GAN_NET_CRITIC]);
+    cells[n++] = cell_float(generator_ran, t->latest.loss[GAN_NET_GENERATOR]);
+    for (size_t i = 0; i < t->n_metrics[GAN_NET_CRITIC]; i++)
+        cells[n++] = cell_float(1, t->latest.metric[GAN_NET_CRITIC][i]);
+    for (size_t i = 0; i < t->n_metrics[GAN_NET_GENERATOR]; i++)
+        cells[n++] = cell_float(generator_ran, t->latest.metric[GAN_NET_GENERATOR][i]);
+    cells[n++] = cell_float(1, t->latest.norm[GAN_NET_CRITIC]);
+    cells[n++] = cell_float(generator_ran, t->latest.norm[GAN_NET_GENERATOR]);
+    for (int i = 1; i >= 0; i--) {
+        struct gan_amp_net *sg = &t->s->amp[i];
+        int ran = i == 1 || generator_ran;
+        cells[n++] = cell_float(1, gan_amp_scale(sg));
+        cells[n++] = cell_int(1, sg->skipped);
+        cells[n++] = ran ? cell_text(overflow_cell(sg->overflows)) : cell_int(0, 0);
+        cells[n++] = cell_float(ran, sg->underflow_frac);
+    }
+    /* Debug level 2: filled where a network's last step was compared with its shadow. */
+    for (int i = 1; i >= 0; i--) {
+        double frac = gan_probe_param_fraction(t->shadow.probe[i]);
+        cells[n++] = cell_float(!isnan(frac), frac);
+    }
+    if (t->s->set.is_image) {
+        cells[n++] = cell_float(evaluated, t->image_quality.sliced_w1);
+        cells[n++] = cell_float(evaluated, t->image_quality.frechet);
+    } else {
+        if (t->modes.count) {
+            cells[n++] = cell_int(evaluated, t->quality.modes_covered);
+            cells[n++] = cell_float(evaluated, t->quality.high_quality_pct);
+        }
+        cells[n++] = cell_float(evaluated, t->quality.sliced_w1);
+    }
+    gan_status st = gan_metrics_csv_row(t->metrics, cells, n, err);
+    if (st == GAN_OK && t->grad_csv)
+        st = write_grad_stats(t, err);
+    if (st == GAN_OK && t->shadow.csv)
+        st = gan_trainer_write_underflow(t, err);
+    for (int i = 0; i < 2; i++)
+        if (t->shadow.probe[i])
+            gan_probe_clear(t->shadow.probe[i]);
+    for (int i = 0; i < 2; i++)
+        t->s->amp[i].overflows = 0;
+    return st;
+}
+
+gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err)
+{
+    struct gan_checkpoint_state state;
+    memset(&state, 0, sizeof state);
+    state.iteration = t->iteration;
+    state.seed = t->s->set.seed;
+    state.z_offset = t->z_offset;
+    state.loss_offset = t->loss_offset;
+    if (t->images) {
+        state.has_image = 1;
+        state.image = gan_image_run_tell(t->images);
+    } else {
+        gan_toy_sampler_get_state(t->sampler, &state.data);
+    }
+    state.elapsed_s = t->elapsed_before + gan_trainer_session_s(t);
+    state.config_text = t->config_text;
+    gan_status st = gan_metrics_csv_sync(t->metrics, err);
+    if (st == GAN_OK)
+        st = gan_session_save_checkpoint(t->s, t->checkpoint_path, &state, err);
+    if (st == GAN_OK) {
+        t->checkpoint_iteration = t->iteration;
+        gan_log_write(t->log, GAN_LOG_DEBUG, "checkpoint at iteration %lld: %s",
+                      (long long)t->iteration, t->checkpoint_path);
+    }
+    return st;
+}
+
+void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p)
+{
+    memset(p, 0, sizeof *p);
+    p->iteration = t->iteration;
+    p->total = t->iterations;
+    p->elapsed_s = gan_trainer_session_s(t);
+    int64_t done = t->iteration - t->start_iteration;
+    p->it_per_s = done > 0 && p->elapsed_s > 0 ? (double)done / p->elapsed_s : 0.0;
+    p->critic_loss = t->iteration > 0 ? t->latest.loss[GAN_NET_CRITIC] : NAN;
+    p->generator_loss = t->iteration > 1 ? t->latest.loss[GAN_NET_GENERATOR] : NAN;
+    p->w_distance = NAN;
+    for (size_t i = 0; i < t->n_metrics[GAN_NET_CRITIC]; i++)
+        if (strcmp(t->metric_names[GAN_NET_CRITIC][i], "w_distance") == 0)
+            p->w_distance = t->latest.metric[GAN_NET_CRITIC][i];
+    p->has_quality = t->has_quality;
+    p->evaluated = t->has_quality && t->quality_iteration == t->iteration;
+    p->quality_iteration = t->quality_iteration;
+    p->quality = t->quality;
+    if (t->images) {
+        p->quality_values = t->quality_values;
+        p->quality_count = 2;
+    }
+}
+
+gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct gan_error *err)
+{
+    struct gan_named_value final[8 + 2 * GAN_TRAINER_MAX_METRICS];
+    size_t n = 0;
+    final[n++] = (struct gan_named_value){ "critic_loss", t->latest.loss[GAN_NET_CRITIC] };
+    final[n++] = (struct gan_named_value){ "generator_loss", t->latest.loss[GAN_NET_GENERATOR] };
+    for (size_t i = 0; i < t->n_metrics[GAN_NET_CRITIC]; i++)
+        final[n++] = (struct gan_named_value){ t->metric_names[GAN_NET_CRITIC][i], t->latest.metric[GAN_NET_CRITIC][i] };
+    for (size_t i = 0; i < t->n_metrics[GAN_NET_GENERATOR]; i++)
+        final[n++] = (struct gan_named_value){ t->metric_names[GAN_NET_GENERATOR][i], t->latest.metric[GAN_NET_GENERATOR][i] };
+    final[n++] = (struct gan_named_value){ "critic_grad_norm", t->latest.norm[GAN_NET_CRITIC] };
+    final[n++] = (struct gan_named_value){ "generator_grad_norm", t->latest.norm[GAN_NET_GENERATOR] };
+    for (int i = 1; i >= 0; i--) {
+        const struct gan_amp_net *sg = &t->s->amp[i];
+        final[n++] = (struct gan_named_value){ scaling_columns[i][0],
+                                               gan_amp_scale(sg) };
+        final[n++] = (struct gan_named_value){ scaling_columns[i][1], (double)sg->skipped };
+    }
+    double session = gan_trainer_session_s(t);
+    int64_t done = t->iteration - t->start_iteration;
+    struct gan_run_summary s;
+    memset(&s, 0, sizeof s);
+    s.status = status;
+    s.version = gan_version();
+    s.backend = gan_backend_instance_describe(t->s->backend);
+    s.generator = t->s->model[0].description;
+    s.critic = t->s->model[1].description;
+    s.data = t->s->set.data_name;
+    s.run_dir = t->run_dir;
+    s.iterations = t->iteration;
+    s.iterations_planned = t->iterations;
+    s.wall_time_s = t->elapsed_before + session;
+    s.iterations_per_s = done > 0 && session > 0 ? (double)done / session : NAN;
+    s.final = final;
+    s.final_count = t->iteration > 0 ? n : 0;
+    s.has_quality = t->has_quality;
+    s.quality_iteration = t->quality_iteration;
+    s.quality_samples = GAN_EVAL_SAMPLES;
+    s.quality = t->quality;
+    s.floor = t->floor;
+    if (t->images) {
+        s.quality_samples = GAN_IMAGE_EVAL_SAMPLES;
+        s.quality_values = t->quality_values;
+        s.floor_values = t->floor_values;
+        s.quality_count = 2;
+    }
+    s.checkpoint = t->checkpoint_iteration >= 0 ? GAN_RUN_CHECKPOINT : NULL;
+    s.final_image = t->image_iteration == t->iterations ? GAN_RUN_FINAL_IMAGE : NULL;
+    s.config = t->cfg;
+    return gan_run_summary_write(t->run_dir, &s, err);
+}
+
+/* ------------------------------------------------------------------ the run folder */
+
+/* A new run's folder and files; or a resumed run's, with its checkpoint loaded. */
+gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
+                                      struct gan_error *err)
+{
+    gan_status st;
+    if (resume_dir) {
+        size_t n = strlen(resume_dir);
+        while (n > 1 && resume_dir[n - 1] == '/')
+            n--;
+        if (!(t->run_dir = malloc(n + 1)))
+            return gan_trainer_nomem(err);
+        memcpy(t->run_dir, resume_dir, n);
+        t->run_dir[n] = '\0';
+    } else {
+        const char *dir = "";
+        gan_config_get_string(t->cfg, "run.dir", &dir);
+        const struct gan_config_value *v = gan_config_find(t->cfg, "run.dir");
+        if ((st = gan_run_dir_create(dir, v ? v->origin : "run.dir", t->s->set.data_name, &t->run_dir,
+                                     err)) != GAN_OK)
+            return st;
+        if ((st = gan_config_set_string(t->cfg, "run.dir", t->run_dir, v ? v->origin : "default",
+                                        err)) != GAN_OK)
+            return st;
+    }
+    if (!(t->checkpoint_path = gan_run_path(t->run_dir, GAN_RUN_CHECKPOINT)))
+        return gan_trainer_nomem(err);
+    int64_t resume_after = -1;
+    if (resume_dir) {
+        struct gan_checkpoint_state state;
+        if ((st = gan_session_load_checkpoint(t->s, t->checkpoint_path, &state, err)) != GAN_OK)
+            return st;
+        if (state.seed != t->s->set.seed)
+            return gan_error_set(err, GAN_ERR_FORMAT,
+                                 "%s: the checkpoint was written with seed %llu but its configuration says run.seed = %llu: the file is damaged",
+                                 t->checkpoint_path, (unsigned long long)state.seed,
+                                 (unsigned long long)t->s->set.seed);
+        if (state.has_image != (t->images != NULL))
+            return gan_error_set(err, GAN_ERR_FORMAT,
+                                 "%s: the checkpoint holds the position of %s sampler, but the run's data.name is \"%s\": the file belongs to another run",
+                                 t->checkpoint_path, state.has_image ? "an image" : "a toy",
+                                 t->s->set.data_name);
+        st = t->images ? gan_image_run_seek(t->images, state.image, err)
+                       : gan_toy_sampler_set_state(t->sampler, &state.data, err);
+        if (st != GAN_OK)
+            return st;
+        t->iteration = state.iteration;
+        t->z_offset = state.z_offset;
+        t->loss_offset = state.loss_offset;
+        t->elapsed_before = state.elapsed_s;
+        t->checkpoint_iteration = state.iteration;
+        resume_after = state.iteration;
+    }
+    char *text = gan_config_to_text(t->cfg, 1);
+    t->config_text = gan_config_to_text(t->cfg, 0);
+    if (!text || !t->config_text) {
+        free(text);
+        return gan_trainer_nomem(err);
+    }
+    static const char head[] =
+        "# config.conf - the configuration of this run, every setting with where it came from.\n"
+        "# ganctl -c config.conf repeats the run (set run.dir to a new folder first).\n";
+    char *full = malloc(strlen(head) + strlen(text) + 1);
+    if (!full) {
+        free(text);
+        return gan_trainer_nomem(err);
+    }
+    strcpy(full, head);
+    strcat(full, text);
+    free(text);
+    st = gan_run_write_text(t->run_dir, GAN_RUN_CONFIG, full, err);
+    free(full);
+    if (st != GAN_OK)
+        return st;
+    /* An image run shows real test images once, beside which its grids are judged. */
+    if (t->images && !resume_dir) {
+        char *real = gan_run_path(t->run_dir, GAN_IMAGE_REAL_GRID);
+        st = real ? gan_image_run_write_grid(real, t->eval_real, GAN_IMAGE_GRID_COUNT,
+                                             "fashion-mnist test images 1 to 64", err)
+                  : gan_trainer_nomem(err);
+        free(real);
+        if (st != GAN_OK)
+            return st;
+    }
+    char *path = gan_run_path(t->run_dir, GAN_RUN_METRICS);
+    if (!path)
+        return gan_trainer_nomem(err);
+    st = gan_metrics_csv_open(path, (const char *const *)t->columns, t->n_columns, resume_after,
+                              &t->metrics, err);
+    free(path);
+    if (st != GAN_OK || t->debug_level < 1)
+        return st;
+    /* A resumed run may have started without the debug level: then the file is new. */
+    if (!(path = gan_run_path(t->run_dir, GAN_RUN_GRAD_STATS)))
+        return gan_trainer_nomem(err);
+    st = gan_metrics_csv_open(path, grad_columns, GRAD_COLUMNS,
+                              resume_after >= 0 && access(path, F_OK) == 0 ? resume_after : -1,
+                              &t->grad_csv, err);
+    free(path);
+    return st == GAN_OK ? gan_trainer_set_up_probes(t, resume_after, err) : st;
+}
+

@@ -1,0 +1,134 @@
+/* trainer_internal.h — the trainer's state, shared by the files that make it up: the run
+ * loop (trainer.c), evaluation (evaluation.c), outputs (outputs.c) and the FP32 shadow
+ * of debug level 2 (shadow.c). Nothing outside core/train/ includes it. */
+#ifndef GANCTL_TRAIN_TRAINER_INTERNAL_H
+#define GANCTL_TRAIN_TRAINER_INTERNAL_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "amp/underflow_probe.h"
+#include "eval/image_metrics.h"
+#include "eval/toy_metrics.h"
+#include "train/image_run.h"
+#include "train/run_dir.h"
+#include "train/session.h"
+#include "train/trainer.h"
+
+#define GAN_TRAINER_MAX_METRICS GAN_OBJECTIVE_MAX_REPORTED
+
+/* The last known value of everything a metrics row holds. */
+struct gan_trainer_latest {
+    double loss[GAN_NET_ROLES];
+    double norm[GAN_NET_ROLES];
+    double metric[GAN_NET_ROLES][GAN_TRAINER_MAX_METRICS];
+};
+
+/* Debug level 2 in 16-bit precision: each network's FP32 shadow of its last backward
+ * before a metrics row, and what that step's objective was built from, for the shadow to
+ * build it again: the real and fake batches (critic), z (generator), the loss stream's
+ * offset before the step. */
+struct gan_trainer_shadow {
+    gan_probe *probe[GAN_NET_ROLES];
+    int due;                      /* this step is the last before a row: compare it */
+    enum gan_net_role net;
+    gan_tensor *real, *fake, *z;
+    uint64_t loss_offset;
+    gan_metrics_csv *csv;         /* grad_underflow.csv */
+};
+
+struct gan_trainer {
+    gan_session *s;               /* everything a step is made of */
+    gan_config *cfg;
+    const struct gan_log *log;
+    volatile sig_atomic_t *stop;
+    struct gan_train_events events;
+
+    /* Settings of the run (the step's are in s->set). */
+    int64_t iterations;
+    int64_t log_every, eval_every, image_every, checkpoint_every;
+    int metrics_time;
+    int lr_decay[GAN_NET_ROLES];  /* linear decay of each network's learning rate */
+    long long debug_level;
+
+    /* State: what a checkpoint holds besides the session's. */
+    int64_t iteration;
+    uint64_t z_offset, loss_offset;
+    gan_toy_sampler *sampler;
+    double elapsed_before;        /* training time of earlier sessions */
+
+    struct gan_trainer_shadow shadow;
+
+    /* Evaluation. */
+    gan_tensor *eval_z;           /* [GAN_EVAL_SAMPLES, z_dim], persistent */
+    float *eval_real;             /* GAN_EVAL_SAMPLES × 2 */
+    float *eval_fake;
+    struct gan_toy_modes modes;
+    struct gan_toy_quality floor, quality;
+    int has_quality;
+    int64_t quality_iteration;
+    /* Image runs (image_run.h): the data, metrics and grids; NULL for the toys. Their
+     * quality is image_quality, also as named values for the progress line and the
+     * summary; eval_real then holds the first test images (the trial step, real.png). */
+    gan_image_run *images;
+    struct gan_image_quality image_quality, image_floor;
+    struct gan_named_value quality_values[2], floor_values[2];
+    size_t n_eval_real;
+
+    /* Metrics: the values each network's terms report, by their column names (a
+     * generator's value the critic also reports gets the prefix "generator_") and, for
+     * the generator, as the terms name them. */
+    char *metric_names[GAN_NET_ROLES][GAN_TRAINER_MAX_METRICS];
+    char *generator_reported[GAN_TRAINER_MAX_METRICS];
+    size_t n_metrics[GAN_NET_ROLES];
+    char **columns;
+    size_t n_columns;
+    struct gan_trainer_latest latest;
+    float *real_batch;            /* batch × sample_size */
+
+    /* Outputs. */
+    char *run_dir;
+    char *checkpoint_path;
+    char *config_text;            /* for checkpoints */
+    gan_metrics_csv *metrics;
+    gan_metrics_csv *grad_csv;    /* grad_stats.csv at debug level 1 */
+    int64_t checkpoint_iteration; /* of the last checkpoint written; -1 none */
+    int64_t image_iteration;
+
+    /* Timing of this session. */
+    struct timespec t0;
+    int64_t start_iteration;
+};
+
+/* trainer.c */
+double gan_trainer_session_s(const gan_trainer *t);
+gan_status gan_trainer_nomem(struct gan_error *err);
+
+/* evaluation.c: the held-out sets and floors (before the precision policy is set), the
+ * quality at the current iteration, and pictures. */
+gan_status gan_trainer_set_up_eval(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_error *err);
+
+/* outputs.c: metrics.csv's columns, the run folder and its files, rows, checkpoints,
+ * progress and the summary. */
+gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
+                                      struct gan_error *err);
+gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err);
+void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p);
+gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct gan_error *err);
+
+/* shadow.c: debug level 2. */
+gan_status gan_trainer_set_up_probes(gan_trainer *t, int64_t resume_after, struct gan_error *err);
+/* Records what the step of `role` builds its objective from, and attaches the shadow's
+ * comparison to that network's scaled backward when the step is due for one (detaches
+ * it otherwise). */
+void gan_trainer_shadow_step(gan_trainer *t, enum gan_net_role role, gan_tensor *real,
+                             gan_tensor *fake, gan_tensor *z);
+gan_status gan_trainer_write_underflow(gan_trainer *t, struct gan_error *err);
+void gan_trainer_shadow_free(gan_trainer *t);
+
+#endif
