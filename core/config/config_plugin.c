@@ -1,0 +1,102 @@
+/* config_plugin.c — checking the settings of a plugin's group against the settings the
+ * loaded plugin declares, its defaults, and the groups of loss terms nobody loads. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config_private.h"
+
+/* ------------------------------------------------------------------ plugins */
+
+gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const char *label,
+                                   const struct gan_setting_spec *spec, struct gan_error *err)
+{
+    size_t glen = strlen(group);
+    char full[256], why[512];
+    gan_status st;
+
+    /* The plugin's own declarations first: a broken spec is the plugin's bug. */
+    for (const struct gan_setting_spec *s = spec; s && s->name; s++) {
+        snprintf(full, sizeof full, "%s.%s", group, s->name);
+        if (!gan_config_valid_key(s->name) || gan_config_core_key(full))
+            return gan_error_set(err, GAN_ERR_INVALID,
+                                 "%s declares a setting \"%s\" that %s: fix the plugin",
+                                 label, s->name,
+                                 gan_config_core_key(full) ? "ganctl already uses" : "is not a valid name");
+        if (!s->default_value)
+            continue;
+        struct parsed p;
+        st = gan_config_parse_value(s->default_value, &p, why, sizeof why);
+        if (st == GAN_OK && !gan_config_type_accepts(s->type, p.type)) {
+            gan_config_parsed_release(&p);
+            st = GAN_ERR_INVALID;
+        }
+        if (st != GAN_OK)
+            return gan_error_set(err, GAN_ERR_INVALID,
+                                 "%s declares the default %s for \"%s\", which is not %s: fix the plugin",
+                                 label, s->default_value, full, gan_setting_type_phrase(s->type));
+        gan_config_parsed_release(&p);
+    }
+
+    /* Then everything the user wrote in the group. */
+    for (size_t i = 0; i < cfg->count; i++) {
+        const struct gan_config_value *v = &cfg->values[i];
+        if (strncmp(v->key, group, glen) != 0 || v->key[glen] != '.' || gan_config_core_key(v->key))
+            continue;
+        const char *name = v->key + glen + 1;
+        const struct gan_setting_spec *s = spec;
+        while (s && s->name && strcmp(s->name, name) != 0)
+            s++;
+        /* ganctl's own defaults for its shipped plugins fit only those. */
+        if (v->source == GAN_CONFIG_DEFAULT &&
+            (!s || !s->name || !gan_config_type_accepts(s->type, v->type))) {
+            gan_config_remove_at(cfg, i--);
+            continue;
+        }
+        if (!s || !s->name)
+            return gan_config_unknown_key(err, v->origin, v->key, group, label, spec);
+        if (!gan_config_type_accepts(s->type, v->type))
+            return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be %s, got %s: %s",
+                                 v->origin, v->key, gan_setting_type_phrase(s->type),
+                                 gan_config_type_phrase(v->type), gan_config_type_hint(s->type));
+    }
+
+    /* Defaults for what nobody set, so every declared key has a value. */
+    for (const struct gan_setting_spec *s = spec; s && s->name; s++) {
+        snprintf(full, sizeof full, "%s.%s", group, s->name);
+        if (!s->default_value || gan_config_find_index(cfg, full) >= 0)
+            continue;
+        struct parsed p;
+        if ((st = gan_config_parse_value(s->default_value, &p, why, sizeof why)) != GAN_OK)
+            return gan_error_set(err, st, "%s: %s", label, why);
+        if ((st = gan_config_store(cfg, full, &p, "default", GAN_CONFIG_DEFAULT, err)) != GAN_OK)
+            return st;
+    }
+    return GAN_OK;
+}
+
+gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *terms,
+                                        size_t count, struct gan_error *err)
+{
+    size_t n = strlen(LOSS_GROUP);
+    for (size_t i = 0; i < cfg->count; i++) {
+        const struct gan_config_value *v = &cfg->values[i];
+        if (!gan_config_in_plugin_group(v->key) || strncmp(v->key, LOSS_GROUP, n) != 0 || v->key[n] != '.')
+            continue;
+        const char *term = v->key + n + 1;
+        size_t len = (size_t)(strchr(term, '.') - term);
+        int listed = 0;
+        for (size_t t = 0; t < count && !listed; t++)
+            listed = strlen(terms[t]) == len && strncmp(terms[t], term, len) == 0;
+        if (!listed && v->source == GAN_CONFIG_DEFAULT) {
+            gan_config_remove_at(cfg, i--);
+            continue;
+        }
+        if (!listed)
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "%s: \"%s\" configures the loss term \"%.*s\", which loss.terms does not list: add \"%.*s\" to loss.terms or remove the setting",
+                                 v->origin, v->key, (int)len, term, (int)len, term);
+    }
+    return GAN_OK;
+}

@@ -1,0 +1,85 @@
+/* config_private.h — what the files of core/config share: the store's layout, a value
+ * being parsed, and the schema's checks. Nothing outside core/config/ includes it. */
+#ifndef GANCTL_CORE_CONFIG_PRIVATE_H
+#define GANCTL_CORE_CONFIG_PRIVATE_H
+
+#include <stddef.h>
+
+#include "config/configuration.h"
+
+struct gan_config {
+    struct gan_config_value *values;
+    size_t count, cap;
+    char **files;
+    size_t file_count, file_cap;
+};
+
+/* A value being parsed, before it has a key and an origin. */
+struct parsed {
+    enum gan_config_type type;
+    long long i;
+    double f;
+    int b;
+    char *s;                      /* owned */
+    char **items;                 /* arrays and lists whose elements are all strings: owned */
+    size_t n_items;
+    int items_ok;                 /* an array or list of strings only (or empty) */
+};
+
+/* The group whose subgroups loss.TERM hold the settings of the loss term TERM. */
+#define LOSS_GROUP "loss"
+
+/* ---------------------------------------------------------- the store (configuration.c) */
+
+void gan_config_parsed_release(struct parsed *p);
+char *gan_config_strdup(const char *s);
+gan_status gan_config_nomem(struct gan_error *err);
+/* Removes value `at`, keeping the order of the rest. */
+void gan_config_remove_at(gan_config *cfg, size_t at);
+/* The index of `key`'s value, or -1. */
+long gan_config_find_index(const gan_config *cfg, const char *key);
+/* Stores (or replaces) a value. Takes ownership of p->s and p->items. */
+gan_status gan_config_store(gan_config *cfg, const char *key, struct parsed *p,
+                            const char *origin, enum gan_config_source source,
+                            struct gan_error *err);
+
+/* ---------------------------------------------------------- the schema (config_schema.c) */
+
+/* One of the core's settings. */
+struct schema_key;
+
+/* How to write a value of the wanted type: the fix in a wrong-type message. */
+const char *gan_config_type_hint(enum gan_setting_type type);
+/* Nonzero when a stored value of type `got` is a valid `want` (an integer is a number). */
+int gan_config_type_accepts(enum gan_setting_type want, enum gan_config_type got);
+/* The message for a key nobody reads, with a "did you mean" when one is close; `group`,
+ * `label` and `spec` name the plugin whose group holds it, or are NULL. */
+gan_status gan_config_unknown_key(struct gan_error *err, const char *origin, const char *key,
+                                  const char *group, const char *label,
+                                  const struct gan_setting_spec *spec);
+/* The core's setting `key`, or NULL. */
+const struct schema_key *gan_config_core_key(const char *key);
+/* Nonzero when `key` is one of the groups the core knows. */
+int gan_config_is_core_group(const char *key);
+/* Nonzero when `key` is loss.TERM (one name after "loss.") and not a core key. */
+int gan_config_is_loss_term_group(const char *key);
+/* Nonzero when `key` is group.something for a plugin group, or loss.TERM.something. */
+int gan_config_in_plugin_group(const char *key);
+/* A character of a libconfig name ([A-Za-z][-A-Za-z0-9_]*), `first` or not. */
+int gan_config_name_char(char c, int first);
+/* libconfig's names joined by dots. */
+int gan_config_valid_key(const char *key);
+/* Accepts one scalar (or aggregate, to be reported) for a key: a core key's value is
+ * checked against the schema, a plugin group's kept for the plugin. Takes p->s. */
+gan_status gan_config_put(gan_config *cfg, const char *key, struct parsed *p,
+                          const char *origin, enum gan_config_source source,
+                          struct gan_error *err);
+
+/* ---------------------------------------------------------- reading (config_read.c) */
+
+/* A value as --set or a plugin's default writes it. Returns GAN_OK or GAN_ERR_CONFIG
+ * with the reason in `why` (GAN_ERR_NOMEM when out of memory). */
+gan_status gan_config_parse_value(const char *text, struct parsed *p, char *why,
+                                  size_t why_size);
+
+#endif
