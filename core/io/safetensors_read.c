@@ -60,29 +60,10 @@ static const char *st_json_kind(const json_t *v)
     return "an unknown value";
 }
 
-/* Reads one header entry into t (name not yet set). */
-static gan_status st_parse_entry(const char *label, const char *name, json_t *entry,
-                                 uint64_t data_len, struct gan_st_tensor *t,
-                                 char *err, size_t err_size)
+/* The entry's dtype, into t->dtype. */
+static gan_status st_parse_dtype(const char *label, const char *shown, json_t *entry,
+                                 struct gan_st_tensor *t, char *err, size_t err_size)
 {
-    char shown[128], shape_text[256];
-    gan_st_printable(shown, sizeof shown, name);
-    if (!json_is_object(entry))
-        return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
-                           "%s: tensor \"%s\": entry is %s, not an object with dtype, shape and "
-                           "data_offsets", label, shown, st_json_kind(entry));
-    const char *field;
-    json_t *value;
-    json_object_foreach(entry, field, value) {
-        if (strcmp(field, "dtype") && strcmp(field, "shape") && strcmp(field, "data_offsets")) {
-            char field_shown[128];
-            return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
-                               "%s: tensor \"%s\": unknown field \"%s\" (expected dtype, shape and "
-                               "data_offsets)", label, shown,
-                               gan_st_printable(field_shown, sizeof field_shown, field));
-        }
-    }
-
     json_t *dtype = json_object_get(entry, "dtype");
     if (!dtype)
         return gan_st_fail(err, err_size, GAN_ERR_FORMAT, "%s: tensor \"%s\": no dtype", label,
@@ -99,7 +80,13 @@ static gan_status st_parse_entry(const char *label, const char *name, json_t *en
                            gan_st_printable(dtype_shown, sizeof dtype_shown,
                                             json_string_value(dtype)));
     }
+    return GAN_OK;
+}
 
+/* The entry's shape, into t->ndim and t->shape. */
+static gan_status st_parse_shape(const char *label, const char *shown, json_t *entry,
+                                 struct gan_st_tensor *t, char *err, size_t err_size)
+{
     json_t *shape = json_object_get(entry, "shape");
     if (!shape)
         return gan_st_fail(err, err_size, GAN_ERR_FORMAT, "%s: tensor \"%s\": no shape", label,
@@ -122,13 +109,17 @@ static gan_status st_parse_entry(const char *label, const char *name, json_t *en
                                json_is_integer(dim) ? "negative" : st_json_kind(dim));
         t->shape[d] = (uint64_t)json_integer_value(dim);
     }
-    gan_st_shape_text(shape_text, sizeof shape_text, t->ndim, t->shape);
+    return GAN_OK;
+}
 
+/* The entry's data_offsets, [begin, end] with begin <= end, into range. */
+static gan_status st_parse_offsets(const char *label, const char *shown, json_t *entry,
+                                   uint64_t range[2], char *err, size_t err_size)
+{
     json_t *offsets = json_object_get(entry, "data_offsets");
     if (!offsets)
         return gan_st_fail(err, err_size, GAN_ERR_FORMAT, "%s: tensor \"%s\": no data_offsets",
                            label, shown);
-    uint64_t range[2];
     if (!json_is_array(offsets) || json_array_size(offsets) != 2)
         return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
                            "%s: tensor \"%s\": data_offsets must be an array [begin, end]",
@@ -146,6 +137,41 @@ static gan_status st_parse_entry(const char *label, const char *name, json_t *en
         return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
                            "%s: tensor \"%s\": data_offsets [%" PRIu64 ", %" PRIu64 "] end before "
                            "they begin", label, shown, range[0], range[1]);
+    return GAN_OK;
+}
+
+/* Reads one header entry into t (name not yet set). */
+static gan_status st_parse_entry(const char *label, const char *name, json_t *entry,
+                                 uint64_t data_len, struct gan_st_tensor *t,
+                                 char *err, size_t err_size)
+{
+    char shown[128], shape_text[256];
+    uint64_t range[2];
+    gan_status status;
+    gan_st_printable(shown, sizeof shown, name);
+    if (!json_is_object(entry))
+        return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
+                           "%s: tensor \"%s\": entry is %s, not an object with dtype, shape and "
+                           "data_offsets", label, shown, st_json_kind(entry));
+    const char *field;
+    json_t *value;
+    json_object_foreach(entry, field, value) {
+        if (strcmp(field, "dtype") && strcmp(field, "shape") && strcmp(field, "data_offsets")) {
+            char field_shown[128];
+            return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
+                               "%s: tensor \"%s\": unknown field \"%s\" (expected dtype, shape and "
+                               "data_offsets)", label, shown,
+                               gan_st_printable(field_shown, sizeof field_shown, field));
+        }
+    }
+
+    if ((status = st_parse_dtype(label, shown, entry, t, err, err_size)) != GAN_OK)
+        return status;
+    if ((status = st_parse_shape(label, shown, entry, t, err, err_size)) != GAN_OK)
+        return status;
+    gan_st_shape_text(shape_text, sizeof shape_text, t->ndim, t->shape);
+    if ((status = st_parse_offsets(label, shown, entry, range, err, err_size)) != GAN_OK)
+        return status;
 
     size_t esize = gan_st_dtype_size(t->dtype);
     if (!gan_st_element_count(t->ndim, t->shape, &t->count) || t->count > UINT64_MAX / esize)
@@ -273,6 +299,84 @@ static gan_status st_check_layout(const char *label, const gan_st_file *f, uint6
     return GAN_OK;
 }
 
+/* The header length N from the first 8 bytes, checked against the limit and against the
+ * bytes that follow the length field. */
+static gan_status st_header_length(const unsigned char *bytes, size_t size, const char *label,
+                                   uint64_t *length, char *err, size_t err_size)
+{
+    if (size < 8)
+        return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
+                           "%s: %zu bytes is too short for a safetensors file, which starts with "
+                           "an 8-byte header length", label, size);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--)
+        n = (n << 8) | bytes[i];
+    if (n > GAN_ST_MAX_HEADER)
+        return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
+                           "%s: header length %" PRIu64 " is over the %" PRIu64 "-byte limit; "
+                           "not a safetensors file, or a corrupt one", label, n,
+                           GAN_ST_MAX_HEADER);
+    if (n > (uint64_t)(size - 8))
+        return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
+                           "%s: header length %" PRIu64 " runs past the end of the file (%zu "
+                           "bytes follow the length field); the file is truncated", label, n,
+                           size - 8);
+    *length = n;
+    return GAN_OK;
+}
+
+/* Every entry of the header object: the metadata into f->meta, the tensors into
+ * f->tensors in the header's order, their data inside the data section `data`. */
+static gan_status st_parse_entries(json_t *root, const unsigned char *data, uint64_t data_len,
+                                   const char *label, gan_st_file *f, char *err, size_t err_size)
+{
+    size_t entries = json_object_size(root);
+    f->tensors = calloc(entries ? entries : 1, sizeof *f->tensors);
+    if (!f->tensors)
+        return gan_st_fail(err, err_size, GAN_ERR_NOMEM, "%s: out of memory", label);
+    const char *key;
+    json_t *value;
+    gan_status status;
+    json_object_foreach(root, key, value) {
+        if (strcmp(key, "__metadata__") == 0) {
+            status = st_parse_metadata(label, value, f, err, err_size);
+            if (status != GAN_OK)
+                return status;
+            continue;
+        }
+        struct gan_st_tensor *t = &f->tensors[f->count];
+        status = st_parse_entry(label, key, value, data_len, t, err, err_size);
+        if (status != GAN_OK)
+            return status;
+        t->name = gan_st_strdup(key);
+        if (!t->name)
+            return gan_st_fail(err, err_size, GAN_ERR_NOMEM, "%s: out of memory", label);
+        t->data = data + t->begin;
+        f->count++;
+    }
+    return GAN_OK;
+}
+
+/* f->by_name: the tensors' indices sorted by name, for gan_st_find. */
+static gan_status st_index_names(gan_st_file *f, const char *label, char *err, size_t err_size)
+{
+    struct st_name_ref *refs = malloc((f->count ? f->count : 1) * sizeof *refs);
+    f->by_name = malloc((f->count ? f->count : 1) * sizeof *f->by_name);
+    if (!refs || !f->by_name) {
+        free(refs);
+        return gan_st_fail(err, err_size, GAN_ERR_NOMEM, "%s: out of memory", label);
+    }
+    for (size_t i = 0; i < f->count; i++) {
+        refs[i].name = f->tensors[i].name;
+        refs[i].index = i;
+    }
+    qsort(refs, f->count, sizeof *refs, st_cmp_name_ref);
+    for (size_t i = 0; i < f->count; i++)
+        f->by_name[i] = refs[i].index;
+    free(refs);
+    return GAN_OK;
+}
+
 /* Parses `size` bytes at `bytes`; *out is set on success. `owned` (may be NULL) is the
  * allocation holding them, taken over by the result (and freed on failure). */
 static gan_status st_parse(const unsigned char *bytes, size_t size, unsigned char *owned,
@@ -290,29 +394,10 @@ static gan_status st_parse(const unsigned char *bytes, size_t size, unsigned cha
     }
     f->owned = owned;
 
-    if (size < 8) {
-        status = gan_st_fail(err, err_size, GAN_ERR_FORMAT,
-                             "%s: %zu bytes is too short for a safetensors file, which starts with "
-                             "an 8-byte header length", label, size);
-        goto fail;
-    }
     uint64_t n = 0;
-    for (int i = 7; i >= 0; i--)
-        n = (n << 8) | bytes[i];
-    if (n > GAN_ST_MAX_HEADER) {
-        status = gan_st_fail(err, err_size, GAN_ERR_FORMAT,
-                             "%s: header length %" PRIu64 " is over the %" PRIu64 "-byte limit; "
-                             "not a safetensors file, or a corrupt one", label, n,
-                             GAN_ST_MAX_HEADER);
+    status = st_header_length(bytes, size, label, &n, err, err_size);
+    if (status != GAN_OK)
         goto fail;
-    }
-    if (n > (uint64_t)(size - 8)) {
-        status = gan_st_fail(err, err_size, GAN_ERR_FORMAT,
-                             "%s: header length %" PRIu64 " runs past the end of the file (%zu "
-                             "bytes follow the length field); the file is truncated", label, n,
-                             size - 8);
-        goto fail;
-    }
     uint64_t data_len = (uint64_t)(size - 8) - n;
     const unsigned char *data = bytes + 8 + n;
 
@@ -330,54 +415,18 @@ static gan_status st_parse(const unsigned char *bytes, size_t size, unsigned cha
         goto fail;
     }
 
-    size_t entries = json_object_size(root);
-    f->tensors = calloc(entries ? entries : 1, sizeof *f->tensors);
-    if (!f->tensors) {
-        status = gan_st_fail(err, err_size, GAN_ERR_NOMEM, "%s: out of memory", label);
+    status = st_parse_entries(root, data, data_len, label, f, err, err_size);
+    if (status != GAN_OK)
         goto fail;
-    }
-    const char *key;
-    json_t *value;
-    json_object_foreach(root, key, value) {
-        if (strcmp(key, "__metadata__") == 0) {
-            status = st_parse_metadata(label, value, f, err, err_size);
-            if (status != GAN_OK)
-                goto fail;
-            continue;
-        }
-        struct gan_st_tensor *t = &f->tensors[f->count];
-        status = st_parse_entry(label, key, value, data_len, t, err, err_size);
-        if (status != GAN_OK)
-            goto fail;
-        t->name = gan_st_strdup(key);
-        if (!t->name) {
-            status = gan_st_fail(err, err_size, GAN_ERR_NOMEM, "%s: out of memory", label);
-            goto fail;
-        }
-        t->data = data + t->begin;
-        f->count++;
-    }
 
     qsort(f->tensors, f->count, sizeof *f->tensors, st_cmp_offsets);
     status = st_check_layout(label, f, data_len, err, err_size);
     if (status != GAN_OK)
         goto fail;
 
-    struct st_name_ref *refs = malloc((f->count ? f->count : 1) * sizeof *refs);
-    f->by_name = malloc((f->count ? f->count : 1) * sizeof *f->by_name);
-    if (!refs || !f->by_name) {
-        free(refs);
-        status = gan_st_fail(err, err_size, GAN_ERR_NOMEM, "%s: out of memory", label);
+    status = st_index_names(f, label, err, err_size);
+    if (status != GAN_OK)
         goto fail;
-    }
-    for (size_t i = 0; i < f->count; i++) {
-        refs[i].name = f->tensors[i].name;
-        refs[i].index = i;
-    }
-    qsort(refs, f->count, sizeof *refs, st_cmp_name_ref);
-    for (size_t i = 0; i < f->count; i++)
-        f->by_name[i] = refs[i].index;
-    free(refs);
 
     json_decref(root);
     *out = f;

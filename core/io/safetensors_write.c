@@ -377,6 +377,67 @@ static int st_write_all(int fd, const void *data, size_t n)
 /* Distinguishes temporary files of concurrent writes by one process. */
 static atomic_uint st_temp_serial;
 
+/* Creates the temporary file `temp` that will be renamed over `path` (base: its last
+ * component), open for writing in *fd. */
+static gan_status st_create_temp(const char *path, const char *base, const char *dir,
+                                 char *temp, size_t temp_size, int *fd, char *err,
+                                 size_t err_size)
+{
+    /* The temporary file sits next to the target so that rename(2) replaces the target
+     * in one step; O_EXCL with a per-call name keeps concurrent writers apart. Mode 0666
+     * lets the umask decide, as for any other new file. */
+    for (int attempt = 0; *fd < 0; attempt++) {
+        unsigned serial = atomic_fetch_add(&st_temp_serial, 1u);
+        /* "dir/.name.tmp.PID.N": the leading dot hides it from globs like *.safetensors. */
+        snprintf(temp, temp_size, "%.*s.%s.tmp.%ld.%u", (int)(base - path), path, base,
+                 (long)getpid(), serial);
+        *fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (*fd < 0 && (errno != EEXIST || attempt >= 100))
+            return gan_st_fail(err, err_size, errno == ENOENT ? GAN_ERR_NOT_FOUND : GAN_ERR_IO,
+                               "%s: cannot create a temporary file in %s: %s", path, dir,
+                               strerror(errno));
+    }
+    return GAN_OK;
+}
+
+/* Writes the length, the header and the tensors in layout order to fd, then syncs it. */
+static gan_status st_write_contents(int fd, const struct st_buf *header, const gan_st_writer *w,
+                                    const struct st_wtensor **order, const char *path,
+                                    const char *temp, char *err, size_t err_size)
+{
+    unsigned char length[8];
+    for (int i = 0; i < 8; i++)
+        length[i] = (unsigned char)((uint64_t)header->len >> (8 * i));
+    int ok = st_write_all(fd, length, sizeof length)
+             && st_write_all(fd, header->bytes, header->len);
+    for (size_t i = 0; ok && i < w->count; i++)
+        ok = st_write_all(fd, order[i]->data, order[i]->nbytes);
+    if (!ok)
+        return gan_st_fail(err, err_size, GAN_ERR_IO, "%s: writing %s failed: %s", path, temp,
+                           strerror(errno));
+    if (fsync(fd) != 0)
+        return gan_st_fail(err, err_size, GAN_ERR_IO, "%s: fsync of %s failed: %s", path, temp,
+                           strerror(errno));
+    return GAN_OK;
+}
+
+/* Syncs the folder `dir` after `path` was renamed into it. */
+static gan_status st_sync_folder(const char *path, const char *dir, char *err, size_t err_size)
+{
+    gan_status status = GAN_OK;
+    /* The rename is durable only once the folder's entry is on disk. A file system that
+     * cannot sync folders says EINVAL; that is no reason to fail the checkpoint. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || (fsync(dfd) != 0 && errno != EINVAL)) {
+        status = gan_st_fail(err, err_size, GAN_ERR_IO,
+                             "%s: written, but syncing folder %s failed (%s): the new file may not "
+                             "survive a crash", path, dir, strerror(errno));
+    }
+    if (dfd >= 0)
+        close(dfd);
+    return status;
+}
+
 gan_status gan_st_writer_write(gan_st_writer *w, const char *path, char *err, size_t err_size)
 {
     gan_status status = GAN_OK;
@@ -415,39 +476,13 @@ gan_status gan_st_writer_write(gan_st_writer *w, const char *path, char *err, si
     if (status != GAN_OK)
         goto done;
 
-    /* The temporary file sits next to the target so that rename(2) replaces the target
-     * in one step; O_EXCL with a per-call name keeps concurrent writers apart. Mode 0666
-     * lets the umask decide, as for any other new file. */
-    for (int attempt = 0; fd < 0; attempt++) {
-        unsigned serial = atomic_fetch_add(&st_temp_serial, 1u);
-        /* "dir/.name.tmp.PID.N": the leading dot hides it from globs like *.safetensors. */
-        snprintf(temp, temp_size, "%.*s.%s.tmp.%ld.%u", (int)(base - path), path, base,
-                 (long)getpid(), serial);
-        fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
-            status = gan_st_fail(err, err_size, errno == ENOENT ? GAN_ERR_NOT_FOUND : GAN_ERR_IO,
-                                 "%s: cannot create a temporary file in %s: %s", path, dir,
-                                 strerror(errno));
-            goto done;
-        }
-    }
+    status = st_create_temp(path, base, dir, temp, temp_size, &fd, err, err_size);
+    if (status != GAN_OK)
+        goto done;
 
-    unsigned char length[8];
-    for (int i = 0; i < 8; i++)
-        length[i] = (unsigned char)((uint64_t)header.len >> (8 * i));
-    int ok = st_write_all(fd, length, sizeof length) && st_write_all(fd, header.bytes, header.len);
-    for (size_t i = 0; ok && i < w->count; i++)
-        ok = st_write_all(fd, order[i]->data, order[i]->nbytes);
-    if (!ok) {
-        status = gan_st_fail(err, err_size, GAN_ERR_IO, "%s: writing %s failed: %s", path, temp,
-                             strerror(errno));
+    status = st_write_contents(fd, &header, w, order, path, temp, err, err_size);
+    if (status != GAN_OK)
         goto done;
-    }
-    if (fsync(fd) != 0) {
-        status = gan_st_fail(err, err_size, GAN_ERR_IO, "%s: fsync of %s failed: %s", path, temp,
-                             strerror(errno));
-        goto done;
-    }
     int closed = close(fd);
     fd = -1;
     if (closed != 0) {
@@ -462,16 +497,7 @@ gan_status gan_st_writer_write(gan_st_writer *w, const char *path, char *err, si
     }
     temp[0] = '\0'; /* renamed: nothing left to remove */
 
-    /* The rename is durable only once the folder's entry is on disk. A file system that
-     * cannot sync folders says EINVAL; that is no reason to fail the checkpoint. */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 || (fsync(dfd) != 0 && errno != EINVAL)) {
-        status = gan_st_fail(err, err_size, GAN_ERR_IO,
-                             "%s: written, but syncing folder %s failed (%s): the new file may not "
-                             "survive a crash", path, dir, strerror(errno));
-    }
-    if (dfd >= 0)
-        close(dfd);
+    status = st_sync_folder(path, dir, err, err_size);
 
 done:
     if (fd >= 0)
