@@ -17,7 +17,7 @@
 #include "base/log.h"
 #include "option_value.h"
 #include "plugin/plugin_loader.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 
 /* Part of the program, not the library: it prints. */
 

@@ -5,7 +5,7 @@
 
 #include <ganctl/ganctl.h>
 #include "test_host.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 
 struct backend_fixture {
     struct test_host th;

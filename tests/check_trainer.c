@@ -16,7 +16,7 @@
 #include "config/configuration.h"
 #include "plugin/plugin_loader.h"
 #include "train/run_dir.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 #include "train/trainer.h"
 #include "scratch.h"
 

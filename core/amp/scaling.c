@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "amp/scaling.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 
 /* ------------------------------------------------------------------ the scaler instance */
 

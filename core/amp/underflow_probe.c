@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 #include "amp/underflow_probe.h"
 
 /* A node of the 16-bit tape as the comparison needs it, taken before the shadow's own

@@ -12,7 +12,7 @@
 #include "nn/net.h"
 #include "nn/optimizer.h"
 #include "io/safetensors.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 
 #define LAYERS 3
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "nn/net.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 
 /* Longest short name accepted; full names add the prefix and a dot. */
 #define NET_NAME_MAX 200
@@ -133,6 +133,15 @@ const char *gan_net_prefix(const gan_net *net)
 }
 
 /* ------------------------------------------------------------------ declaration */
+
+/* t's shape into dims; returns its rank. */
+static int shape_of(const gan_tensor *t, int64_t dims[GAN_TENSOR_MAX_DIMS])
+{
+    int n = gan_tensor_ndim(t);
+    for (int d = 0; d < n; d++)
+        dims[d] = gan_tensor_dim(t, d);
+    return n;
+}
 
 static int64_t fan_in_of(int ndim, const int64_t *dims)
 {
@@ -294,7 +303,8 @@ static gan_status init_one(gan_net *net, const struct net_param *p, uint64_t see
     const char *op = "gan_net_init";
     gan_ctx *ctx = net->ctx;
     const gan_tensor *t = p->t;
-    double fan_in = (double)fan_in_of(t->ndim, t->dim);
+    int64_t dims[GAN_TENSOR_MAX_DIMS];
+    double fan_in = (double)fan_in_of(shape_of(t, dims), dims);
     int normal = 0;
     double spread = 0.0;  /* the bound of a uniform, the standard deviation of a normal */
     switch (p->init.kind) {
@@ -331,17 +341,18 @@ static gan_status init_one(gan_net *net, const struct net_param *p, uint64_t see
     *offset += blocks;
     if (spread == 0.0)
         return ti_fill(ctx, op, p->t, 0.0f);
-    struct gan_ref r = ti_ref(t);
+    struct gan_ref r = { gan_tensor_buffer(t), 0, gan_tensor_dtype(t) };
+    const struct gan_backend_ops *ops = gan_ctx_backend_ops(ctx);
     gan_status st;
     if (normal) {
         if (!TI_HAS(ctx, op, rng_normal))
-            return ctx->status;
-        st = ctx->ops.rng_normal(ctx->be, n, seed, at, 0.0f, (float)spread, &r);
+            return ti_result(ctx, 0);
+        st = ops->rng_normal(gan_ctx_backend(ctx), n, seed, at, 0.0f, (float)spread, &r);
         return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "rng_normal", st);
     }
     if (!TI_HAS(ctx, op, rng_uniform))
-        return ctx->status;
-    st = ctx->ops.rng_uniform(ctx->be, n, seed, at, (float)-spread, (float)spread, &r);
+        return ti_result(ctx, 0);
+    st = ops->rng_uniform(gan_ctx_backend(ctx), n, seed, at, (float)-spread, (float)spread, &r);
     return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "rng_uniform", st);
 }
 
@@ -465,7 +476,7 @@ struct gan_ref gan_net_grad_ref(gan_net *net, size_t i)
     }
     gan_tensor *g = arena(net, "gan_net_grad_ref");
     if (g) {
-        r.buf = g->buf;
+        r.buf = gan_tensor_buffer(g);
         r.offset = (size_t)net->params[i].offset;
     }
     return r;
@@ -486,7 +497,9 @@ gan_status gan_net_zero_grads(gan_net *net)
 
 static int same_shape(const gan_tensor *a, const gan_tensor *b)
 {
-    return a->ndim == b->ndim && memcmp(a->dim, b->dim, (size_t)a->ndim * sizeof a->dim[0]) == 0;
+    int64_t ad[GAN_TENSOR_MAX_DIMS], bd[GAN_TENSOR_MAX_DIMS];
+    int n = shape_of(a, ad);
+    return n == shape_of(b, bd) && memcmp(ad, bd, (size_t)n * sizeof ad[0]) == 0;
 }
 
 gan_status gan_net_add_grads(gan_net *net, gan_tensor *const *grads)
@@ -505,19 +518,21 @@ gan_status gan_net_add_grads(gan_net *net, gan_tensor *const *grads)
         if (!g)
             continue;
         if (!ti_check_input(ctx, op, net->params[i].full, g))
-            return ctx->status;
-        if (!same_shape(g, net->params[i].t))
+            return ti_result(ctx, 0);
+        if (!same_shape(g, net->params[i].t)) {
+            int64_t gd[GAN_TENSOR_MAX_DIMS], pd[GAN_TENSOR_MAX_DIMS];
+            int gn = shape_of(g, gd), pn = shape_of(net->params[i].t, pd);
             return ti_fail(ctx, GAN_ERR_INVALID, "%s: the gradient for %s has shape %s but "
                            "the parameter has shape %s", op, net->params[i].full,
-                           ti_dims_str(a, sizeof a, g->ndim, g->dim),
-                           ti_dims_str(b, sizeof b, net->params[i].t->ndim,
-                                       net->params[i].t->dim));
+                           ti_dims_str(a, sizeof a, gn, gd), ti_dims_str(b, sizeof b, pn, pd));
+        }
     }
     gan_tensor *arena_t = arena(net, op);
     if (!arena_t)
         return ti_result(ctx, 0);
     if (!TI_HAS(ctx, op, binary))
-        return ctx->status;
+        return ti_result(ctx, 0);
+    const struct gan_backend_ops *ops = gan_ctx_backend_ops(ctx);
     for (size_t i = 0; i < net->count; i++) {
         const gan_tensor *g = grads[i];
         const struct net_param *p = &net->params[i];
@@ -532,15 +547,15 @@ gan_status gan_net_add_grads(gan_net *net, gan_tensor *const *grads)
         struct gan_operand acc, in;
         memset(&acc, 0, sizeof acc);
         memset(&in, 0, sizeof in);
-        acc.buf = arena_t->buf;
+        acc.buf = gan_tensor_buffer(arena_t);
         acc.offset = (size_t)p->offset;
         acc.dtype = GAN_F32;
         acc.stride[0] = 1;
-        in.buf = g->buf;
+        in.buf = gan_tensor_buffer(g);
         in.offset = 0;
-        in.dtype = g->dtype;
+        in.dtype = gan_tensor_dtype(g);
         in.stride[0] = 1;
-        gan_status st = ctx->ops.binary(ctx->be, GAN_BINARY_ADD, &shape, &acc, &in, &acc);
+        gan_status st = ops->binary(gan_ctx_backend(ctx), GAN_BINARY_ADD, &shape, &acc, &in, &acc);
         if (st != GAN_OK)
             return ti_backend_fail(ctx, op, "binary", st);
     }
@@ -585,12 +600,14 @@ gan_status gan_net_grad_to_host(gan_net *net, size_t i, float *values, size_t co
     gan_tensor *g = arena(net, op);
     if (!g)
         return ti_result(ctx, 0);
+    const struct gan_backend_ops *ops = gan_ctx_backend_ops(ctx);
+    gan_backend *be = gan_ctx_backend(ctx);
     gan_status st;
-    if (ctx->ops.synchronize && (st = ctx->ops.synchronize(ctx->be)) != GAN_OK)
+    if (ops->synchronize && (st = ops->synchronize(be)) != GAN_OK)
         return ti_backend_fail(ctx, op, "synchronize", st);
     if (!TI_HAS(ctx, op, download))
-        return ctx->status;
-    st = ctx->ops.download(ctx->be, values, g->buf, (size_t)p->offset * sizeof(float),
-                           count * sizeof(float));
+        return ti_result(ctx, 0);
+    st = ops->download(be, values, gan_tensor_buffer(g), (size_t)p->offset * sizeof(float),
+                       count * sizeof(float));
     return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "download", st);
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "nn/objective.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 
 const char *const gan_net_role_names[GAN_NET_ROLES] = { "generator", "critic" };
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "nn/optimizer.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 
 struct gan_optimizer {
     gan_net *net;
@@ -113,12 +113,13 @@ gan_status gan_optimizer_grad_norm(gan_optimizer *opt, double *norm, uint64_t *n
     if (!grads)
         return ti_result(ctx, 0);
     if (!TI_HAS(ctx, op, grad_stats))
-        return ctx->status;
-    struct gan_ref x = ti_ref(grads);
+        return ti_result(ctx, 0);
+    const struct gan_backend_ops *ops = gan_ctx_backend_ops(ctx);
+    struct gan_ref x = { gan_tensor_buffer(grads), 0, gan_tensor_dtype(grads) };
     struct gan_ref none = { NULL, 0, GAN_F32 };
     struct gan_grad_stats stats;
     memset(&stats, 0, sizeof stats);
-    gan_status st = ctx->ops.grad_stats(ctx->be, (size_t)total, &x, 1.0f, &none, &stats);
+    gan_status st = ops->grad_stats(gan_ctx_backend(ctx), (size_t)total, &x, 1.0f, &none, &stats);
     if (st != GAN_OK)
         return ti_backend_fail(ctx, op, "grad_stats", st);
     *norm = sqrt(stats.sum_squares);
@@ -148,7 +149,8 @@ static gan_status apply(gan_optimizer *opt, const char *op, struct gan_optimizer
         return GAN_OK;
     }
     if (!TI_HAS(ctx, op, adam))
-        return ctx->status;
+        return ti_result(ctx, 0);
+    const struct gan_backend_ops *ops = gan_ctx_backend_ops(ctx);
     struct gan_adam p = {
         .lr = (float)(opt->s.lr * opt->lr_scale), .beta1 = (float)opt->s.beta1, .beta2 = (float)opt->s.beta2,
         .eps = (float)opt->s.eps, .weight_decay = (float)opt->s.weight_decay,
@@ -159,14 +161,15 @@ static gan_status apply(gan_optimizer *opt, const char *op, struct gan_optimizer
         int64_t n = gan_net_numel(net, i);
         if (n == 0)
             continue;
-        struct gan_ref param = ti_ref(gan_net_tensor(net, i));
+        gan_tensor *t = gan_net_tensor(net, i);
+        struct gan_ref param = { gan_tensor_buffer(t), 0, gan_tensor_dtype(t) };
         struct gan_ref grad = gan_net_grad_ref(net, i);
         if (!grad.buf)
             return ti_result(ctx, 0);
         size_t at = (size_t)gan_net_offset(net, i);
         struct gan_ref m = { gan_tensor_buffer(opt->m), at, GAN_F32 };
         struct gan_ref v = { gan_tensor_buffer(opt->v), at, GAN_F32 };
-        st = ctx->ops.adam(ctx->be, &p, (size_t)n, &param, &grad, &m, &v, &none);
+        st = ops->adam(gan_ctx_backend(ctx), &p, (size_t)n, &param, &grad, &m, &v, &none);
         if (st != GAN_OK)
             return ti_backend_fail(ctx, op, "adam", st);
     }

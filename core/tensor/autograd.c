@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_private.h"
 
 /* ------------------------------------------------------------------ the tape
  * Ops run eagerly and append their node as they run, so the tape's order is already a

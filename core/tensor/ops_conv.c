@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_private.h"
 
 /* All three ops are the same trilinear form T(x, w, dy) = ⟨dy, conv2d(x, w)⟩ read
  * three ways: conv2d(x, w) = ∂T/∂dy, the transpose (backward-data) BD(dy, w) = ∂T/∂x,

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_private.h"
 
 /* ------------------------------------------------------------------ shared parts */
 

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_private.h"
 
 /* With Â = op(a), B̂ = op(b) and C = Â·B̂: dÂ = g·B̂ᵀ and dB̂ = Âᵀ·g. Undoing op():
  *   da = g·B̂ᵀ = matmul(g, b, 0, !tb)         when a is not transposed,

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_private.h"
 
 /* Reduces x over the axes set in `axes` (bits of x's dimensions) into y, whose
  * element count is x's with those dimensions dropped. */

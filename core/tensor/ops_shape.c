@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_private.h"
 
 /* dst[dst_row0 …] ← src[src_row0 …], `rows` rows of `row` elements (rounding when the
  * dtypes differ: COPY between dtypes is a cast). */

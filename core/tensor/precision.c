@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_private.h"
 
 #define PATTERN_MAX 255
 #define SCOPE_NAME_MAX 63

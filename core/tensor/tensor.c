@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_private.h"
 
 /* ------------------------------------------------------------------ errors */
 

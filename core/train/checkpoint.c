@@ -14,7 +14,7 @@
 
 #include "train/checkpoint.h"
 #include "io/safetensors.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 
 /* The moments' names in the file, in the order of gan_optimizer's `which`. */
 static const char *const moment_names[2] = { "exp_avg", "exp_avg_sq" };

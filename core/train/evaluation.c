@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "io/toy_plot.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 #include "train/trainer_internal.h"
 
 /* ------------------------------------------------------------------ set-up */

@@ -17,7 +17,7 @@
 #include "nn/optimizer.h"
 #include "train/run_dir.h"
 #include "io/safetensors.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 #include "data/toy_data.h"
 
 /* As the trainer: at most this many loss terms. */

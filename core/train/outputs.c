@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/strings.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 #include "train/trainer_internal.h"
 
 /* ------------------------------------------------------------------ columns */

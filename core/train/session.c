@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "data/image_data.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 #include "train/image_run.h"
 #include "train/session.h"
 #include "train/streams.h"

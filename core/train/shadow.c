@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 #include "train/trainer_internal.h"
 
 /* The objective of network t->shadow.net again, with the precision set to FP32 (by

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "base/strings.h"
-#include "tensor/tensor_internal.h"
+#include "tensor/tensor_core.h"
 #include "train/trainer_internal.h"
 
 static double now_s(void)

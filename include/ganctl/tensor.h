@@ -129,6 +129,14 @@ gan_tensor *gan_slice0(gan_ctx *ctx, gan_tensor *a, int64_t begin, int64_t end);
 gan_tensor *gan_conv2d(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride, int pad);
 gan_tensor *gan_conv2d_transpose(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride,
                                  int pad, int output_padding);
+/* gan_conv2d_transpose with its own output padding for rows and for columns (each 0 to
+ * stride − 1), for an output whose height and width differ in parity: the output is
+ * [n, c_out, (h − 1)·stride − 2·pad + kh + output_padding_h,
+ *            (w − 1)·stride − 2·pad + kw + output_padding_w].
+ * gan_conv2d_transpose(…, p) is gan_conv2d_transpose_hw(…, p, p). Since ABI 1.2. */
+gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_tensor *w,
+                                    int stride, int pad, int output_padding_h,
+                                    int output_padding_w);
 
 /* Rounds to another dtype; the gradient is cast back to the input's dtype. */
 gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);

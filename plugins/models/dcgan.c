@@ -9,10 +9,6 @@
 
 #include <ganctl/ganctl.h>
 
-/* gan_conv2d_transpose_hw (separate output padding for rows and columns, exported by
- * libganctl): an image whose height and width differ in parity needs it. */
-#include "tensor/tensor_internal.h"
-
 /* The architecture (DIM = width, depth = 3, the paper's):
  *
  *   critic     x [C, H, W]

@@ -1,76 +1,16 @@
-/* tensor_internal.h — the core's private view of contexts, tensors and the tape:
- * what tensor.c, autograd.c and the ops_*.c files share, and what the tests inspect. */
-#ifndef GANCTL_TENSOR_INTERNAL_H
-#define GANCTL_TENSOR_INTERNAL_H
+/* tensor_private.h — the tensor engine's own layout of contexts, tensors and the tape,
+ * and the helpers that tensor.c, autograd.c, precision.c and the ops_*.c files share. */
+#ifndef GANCTL_TENSOR_PRIVATE_H
+#define GANCTL_TENSOR_PRIVATE_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <ganctl/ganctl.h>
+#include "tensor/tensor_core.h"
 
-/* ------------------------------------------------------------------ exported to the
- * rest of ganctl (and the tests): names start with gan_ so libganctl exports them. */
-
-/* Makes a context over a backend instance. Both are borrowed: `ops` and `be` must
- * outlive the context. The ops table is read up to min(ops->struct_size, sizeof);
- * a kernel slot that is NULL fails, with a message, only when an op needs it. */
-gan_status gan_ctx_new(const struct gan_backend_ops *ops, gan_backend *be, gan_ctx **out);
-/* Frees every tensor of the context (persistent ones too), the tape and the buffer
- * pool. The backend instance is not destroyed. */
-void gan_ctx_free(gan_ctx *ctx);
-
-/* Backends explain failures through their gan_host's fail(), which the context does
- * not own. When the owner of the host sets this, a failed kernel's message in the
- * context ends with `last_message(arg)`. */
-void gan_ctx_set_backend_message(gan_ctx *ctx, const char *(*last_message)(void *arg),
-                                 void *arg);
-
-/* The backend and its ops table, for core code outside these files (optimizer,
- * gradient statistics) that calls kernels on tensors' buffers. */
-gan_backend *gan_ctx_backend(const gan_ctx *ctx);
-const struct gan_backend_ops *gan_ctx_backend_ops(const gan_ctx *ctx);
-/* A tensor's buffer (element 0 is the tensor's first element). */
-gan_buffer *gan_tensor_buffer(const gan_tensor *t);
-
-/* What the context holds now; the memory test checks that these stay flat over steps. */
-struct gan_ctx_stats {
-    size_t step_tensors;        /* live step tensors (freed by gan_ctx_step_end) */
-    size_t persistent_tensors;  /* live persistent tensors */
-    size_t nodes;               /* nodes on the tape */
-    size_t pool_buffers;        /* free buffers kept for reuse */
-    size_t pool_bytes;
-    size_t device_buffers;      /* buffers obtained from the backend and not returned */
-    size_t device_bytes;
-    size_t spare_tensors;       /* tensor structs kept for reuse */
-    size_t spare_nodes;         /* node structs kept for reuse */
-    uint64_t backend_allocs;    /* buffer_alloc calls since the context was made */
-    /* The precision policy's work, since the context was made: */
-    uint64_t backend_casts;     /* calls of the backend's cast kernel (any cause) */
-    uint64_t policy_casts;      /* casts the policy made for an op's inputs */
-    uint64_t cast_cache_hits;   /* inputs it found already cast this step */
-};
-void gan_ctx_get_stats(const gan_ctx *ctx, struct gan_ctx_stats *stats);
-/* Returns every pooled buffer to the backend (after a change of batch size, say). */
-void gan_ctx_pool_trim(gan_ctx *ctx);
-
-/* The filter gradient of a convolution as an op of its own, so that the gradient of a
- * conv2d's weight can itself be differentiated: for x [n, c_in, h, w] and dy
- * [n, c_out, h_out, w_out], returns dw [c_out, c_in, kh, kw] with
- * dw = ∂⟨dy, conv2d(x, w, stride, pad)⟩/∂w. Recorded like any op. */
-gan_tensor *gan_conv2d_backward_filter(gan_ctx *ctx, gan_tensor *x, gan_tensor *dy,
-                                       int stride, int pad, int kh, int kw);
-/* gan_conv2d_transpose with separate output padding for rows and columns: the
- * data gradient of a conv2d over a non-square input needs them to differ. */
-gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride,
-                                    int pad, int output_padding_h, int output_padding_w);
-
-/* Tells the context that t's values changed behind its back (a kernel wrote t's buffer
- * directly, as the optimizer's fused update does): a 16-bit copy the precision policy
- * cached for t is not used again. gan_tensor_set_from_host and gan_tensor_copy do this
- * themselves, and gan_ctx_step_end drops every cached copy, so only a writer that
- * changes a tensor in the middle of a step needs it. */
-void gan_tensor_touch(gan_tensor *t);
-
-/* ------------------------------------------------------------------ private to libganctl */
+/* Only the engine's own sources, in core/tensor/, include this: the rest of the core
+ * and the tests go through tensor_core.h and <ganctl/tensor.h>, so that these structs
+ * can change freely. */
 
 struct ti_node;
 struct ti_scope;
@@ -136,22 +76,6 @@ struct ti_node {
     unsigned char from_backward;  /* recorded by a backward pass (create_graph) */
 };
 
-/* Records the first failure in the context (later ones are dropped: the first
- * explains the rest) and returns `status`. */
-gan_status ti_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Records a failed kernel call: "<op>: the backend's <kernel> failed (<status>): …". */
-gan_status ti_backend_fail(gan_ctx *ctx, const char *op, const char *kernel, gan_status st);
-/* Nonzero when the backend has kernel slot `slot`; otherwise records why the op
- * cannot run and gives 0. */
-#define TI_HAS(ctx, op, slot) ((ctx)->ops.slot != NULL || ti_missing_kernel((ctx), (op), #slot))
-int ti_missing_kernel(gan_ctx *ctx, const char *op, const char *slot);
-
-/* Checks an op's tensor argument: NULL (after an earlier failure, or given), from
- * another context, or not a float type. Returns nonzero when the op can go on. */
-int ti_check_input(gan_ctx *ctx, const char *op, const char *name, const gan_tensor *t);
-/* "[2, 3, 4]" into buf. */
-const char *ti_dims_str(char *buf, size_t size, int ndim, const int64_t *dims);
 
 /* A new step tensor with uninitialised contents, or NULL (recorded). */
 gan_tensor *ti_new_step(gan_ctx *ctx, const char *op, enum gan_dtype dtype, int ndim,
@@ -176,8 +100,6 @@ void ti_strides(int ndim, const int64_t *dims, int64_t *strides);
 /* Runs the unary kernel over y's shape with x broadcast to it. */
 gan_status ti_unary(gan_ctx *ctx, const char *op, enum gan_unary_op uop, float alpha,
                     const gan_tensor *x, gan_tensor *y);
-/* Fills t with `value`. */
-gan_status ti_fill(gan_ctx *ctx, const char *op, gan_tensor *t, float value);
 /* Ones shaped and typed like t, as a constant step tensor. */
 gan_tensor *ti_ones_like(gan_ctx *ctx, const char *op, const gan_tensor *t);
 
@@ -285,12 +207,5 @@ struct gan_ctx {
     uint64_t step_no;                    /* gan_ctx_step_end calls + 1 */
     uint64_t backend_casts, policy_casts, cast_cache_hits;
 };
-
-/* What a backward function returns: GAN_OK when `ok`, else the failure the context
- * holds (GAN_ERR_INTERNAL if, against the rules, none was recorded). */
-static inline gan_status ti_result(const gan_ctx *ctx, int ok)
-{
-    return ok ? GAN_OK : ctx->status != GAN_OK ? ctx->status : GAN_ERR_INTERNAL;
-}
 
 #endif
