@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <ganctl/api.h>
 #include <ganctl/status.h>
 #include <ganctl/host.h>
 #include <ganctl/tensor.h>
@@ -51,8 +52,8 @@ struct gan_model_io {
  * follows PyTorch's state_dict names ("fc0.weight"); the core prefixes the network
  * ("critic.fc0.weight"). Returns the persistent FP32 master tensor, or NULL with the
  * reason recorded through the host. */
-gan_tensor *gan_net_param(gan_net *net, const char *name, int ndim, const int64_t *dims,
-                          struct gan_init init);
+GAN_API gan_tensor *gan_net_param(gan_net *net, const char *name, int ndim, const int64_t *dims,
+                                  struct gan_init init);
 
 struct gan_model_ops {
     size_t struct_size;           /* sizeof(struct gan_model_ops) as the plugin was built */

@@ -3,6 +3,8 @@
 #ifndef GANCTL_STATUS_H
 #define GANCTL_STATUS_H
 
+#include <ganctl/api.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -23,7 +25,7 @@ typedef enum gan_status {
 } gan_status;
 
 /* A short, static, lower-case phrase for a status ("out of memory"). Never NULL. */
-const char *gan_status_string(gan_status status);
+GAN_API const char *gan_status_string(gan_status status);
 
 #ifdef __cplusplus
 }

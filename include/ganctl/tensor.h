@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <ganctl/api.h>
 #include <ganctl/status.h>
 #include <ganctl/dtype.h>
 
@@ -28,118 +29,124 @@ typedef struct gan_tensor gan_tensor;
  * Every op returns NULL on failure and records a message in the context; an op
  * given a NULL input returns NULL at once and keeps the first message. So a forward
  * pass can be written as a chain of calls and checked once, at the end. */
-gan_status gan_ctx_status(const gan_ctx *ctx);       /* first failure since the last clear */
-const char *gan_ctx_error(const gan_ctx *ctx);       /* its message; "" when none */
-void gan_ctx_clear_error(gan_ctx *ctx);
+GAN_API gan_status gan_ctx_status(const gan_ctx *ctx);   /* first failure since the last clear */
+GAN_API const char *gan_ctx_error(const gan_ctx *ctx);   /* its message; "" when none */
+GAN_API void gan_ctx_clear_error(gan_ctx *ctx);
 /* Records a failure found by a model or loss term itself (a refused input), so that
  * the caller of the op chain sees its reason; keeps an earlier failure. Returns
  * `status`. */
-gan_status gan_ctx_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
+GAN_API gan_status gan_ctx_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* ------------------------------------------------------------------ steps */
 /* Frees every step tensor and the tape. Persistent tensors keep their values;
  * their gradients are untouched. Freed buffers are kept in a pool by size and reused,
  * so a training loop that repeats its shapes stops allocating after its first step. */
-void gan_ctx_step_end(gan_ctx *ctx);
+GAN_API void gan_ctx_step_end(gan_ctx *ctx);
 
 /* While no-grad is on, ops record nothing (inference, optimizer updates). Nests. */
-void gan_ctx_no_grad_push(gan_ctx *ctx);
-void gan_ctx_no_grad_pop(gan_ctx *ctx);
+GAN_API void gan_ctx_no_grad_push(gan_ctx *ctx);
+GAN_API void gan_ctx_no_grad_pop(gan_ctx *ctx);
 
 /* ------------------------------------------------------------------ creation */
-gan_tensor *gan_tensor_new(gan_ctx *ctx, enum gan_dtype dtype, int ndim, const int64_t *dims);
-gan_tensor *gan_tensor_new_persistent(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
-                                      const int64_t *dims);
+GAN_API gan_tensor *gan_tensor_new(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
+                                   const int64_t *dims);
+GAN_API gan_tensor *gan_tensor_new_persistent(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
+                                              const int64_t *dims);
 /* Persistent tensors only, and not while the tape still refers to one (free it after
  * gan_ctx_step_end). */
-void gan_tensor_free(gan_tensor *t);
-gan_tensor *gan_tensor_from_host(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
-                                 const int64_t *dims, const float *values);
-gan_tensor *gan_tensor_full(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
-                            const int64_t *dims, float value);
+GAN_API void gan_tensor_free(gan_tensor *t);
+GAN_API gan_tensor *gan_tensor_from_host(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
+                                         const int64_t *dims, const float *values);
+GAN_API gan_tensor *gan_tensor_full(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
+                                    const int64_t *dims, float value);
 /* Philox draws (backend.h): uniform in (low, high) and normal(mean, std). */
-gan_tensor *gan_tensor_uniform(gan_ctx *ctx, enum gan_dtype dtype, int ndim, const int64_t *dims,
-                               uint64_t seed, uint64_t offset, float low, float high);
-gan_tensor *gan_tensor_normal(gan_ctx *ctx, enum gan_dtype dtype, int ndim, const int64_t *dims,
-                              uint64_t seed, uint64_t offset, float mean, float std);
+GAN_API gan_tensor *gan_tensor_uniform(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
+                                       const int64_t *dims, uint64_t seed, uint64_t offset,
+                                       float low, float high);
+GAN_API gan_tensor *gan_tensor_normal(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
+                                      const int64_t *dims, uint64_t seed, uint64_t offset,
+                                      float mean, float std);
 
 /* Marks a tensor as a leaf whose gradient gan_grad may be asked for: a persistent one
  * (a parameter) or a step one (the penalty's x̂). Refused for the result of a recorded
  * op. gan_tensor_requires_grad is also true for such results. */
-void gan_tensor_set_requires_grad(gan_tensor *t, int requires_grad);
-int gan_tensor_requires_grad(const gan_tensor *t);
+GAN_API void gan_tensor_set_requires_grad(gan_tensor *t, int requires_grad);
+GAN_API int gan_tensor_requires_grad(const gan_tensor *t);
 
 /* ------------------------------------------------------------------ queries */
-int gan_tensor_ndim(const gan_tensor *t);
-int64_t gan_tensor_dim(const gan_tensor *t, int axis);   /* negative axis counts from the end */
-int64_t gan_tensor_numel(const gan_tensor *t);
-enum gan_dtype gan_tensor_dtype(const gan_tensor *t);
+GAN_API int gan_tensor_ndim(const gan_tensor *t);
+GAN_API int64_t gan_tensor_dim(const gan_tensor *t, int axis); /* negative axis: from the end */
+GAN_API int64_t gan_tensor_numel(const gan_tensor *t);
+GAN_API enum gan_dtype gan_tensor_dtype(const gan_tensor *t);
 /* Copies the values out as FP32 (waits for the backend). */
-gan_status gan_tensor_to_host(gan_ctx *ctx, const gan_tensor *t, float *values, size_t count);
+GAN_API gan_status gan_tensor_to_host(gan_ctx *ctx, const gan_tensor *t, float *values,
+                                      size_t count);
 /* Overwrites the values of t (same element count) from FP32 host values. Refused for
  * the result of a recorded op, whose values the tape still needs. */
-gan_status gan_tensor_set_from_host(gan_ctx *ctx, gan_tensor *t, const float *values, size_t count);
+GAN_API gan_status gan_tensor_set_from_host(gan_ctx *ctx, gan_tensor *t, const float *values,
+                                            size_t count);
 /* dst ← src (same shape; dtypes may differ: rounds once). Not recorded; refused when
  * dst is the result of a recorded op. */
-gan_status gan_tensor_copy(gan_ctx *ctx, gan_tensor *dst, const gan_tensor *src);
+GAN_API gan_status gan_tensor_copy(gan_ctx *ctx, gan_tensor *dst, const gan_tensor *src);
 
 /* ------------------------------------------------------------------ ops
  * Each op runs at once. When an input requires a gradient (a leaf so marked, or the
  * result of a recorded op) and no-grad is off, the op records a node whose backward
  * is itself written in these ops, so a gradient can be differentiated again.
  * Binary ops broadcast numpy-style (trailing dimensions aligned; size-1 stretches). */
-gan_tensor *gan_add(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
-gan_tensor *gan_sub(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
-gan_tensor *gan_mul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
-gan_tensor *gan_div(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
-gan_tensor *gan_scale(gan_ctx *ctx, gan_tensor *a, float s);        /* s·a */
-gan_tensor *gan_add_scalar(gan_ctx *ctx, gan_tensor *a, float s);   /* a + s */
-gan_tensor *gan_neg(gan_ctx *ctx, gan_tensor *a);
-gan_tensor *gan_relu(gan_ctx *ctx, gan_tensor *a);
-gan_tensor *gan_leaky_relu(gan_ctx *ctx, gan_tensor *a, float slope);
-gan_tensor *gan_tanh(gan_ctx *ctx, gan_tensor *a);
-gan_tensor *gan_sigmoid(gan_ctx *ctx, gan_tensor *a);
-gan_tensor *gan_square(gan_ctx *ctx, gan_tensor *a);
-gan_tensor *gan_sqrt(gan_ctx *ctx, gan_tensor *a);
+GAN_API gan_tensor *gan_add(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
+GAN_API gan_tensor *gan_sub(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
+GAN_API gan_tensor *gan_mul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
+GAN_API gan_tensor *gan_div(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
+GAN_API gan_tensor *gan_scale(gan_ctx *ctx, gan_tensor *a, float s);        /* s·a */
+GAN_API gan_tensor *gan_add_scalar(gan_ctx *ctx, gan_tensor *a, float s);   /* a + s */
+GAN_API gan_tensor *gan_neg(gan_ctx *ctx, gan_tensor *a);
+GAN_API gan_tensor *gan_relu(gan_ctx *ctx, gan_tensor *a);
+GAN_API gan_tensor *gan_leaky_relu(gan_ctx *ctx, gan_tensor *a, float slope);
+GAN_API gan_tensor *gan_tanh(gan_ctx *ctx, gan_tensor *a);
+GAN_API gan_tensor *gan_sigmoid(gan_ctx *ctx, gan_tensor *a);
+GAN_API gan_tensor *gan_square(gan_ctx *ctx, gan_tensor *a);
+GAN_API gan_tensor *gan_sqrt(gan_ctx *ctx, gan_tensor *a);
 /* Heaviside step (a > 0): no gradient flows through it (it is piecewise constant). */
-gan_tensor *gan_step(gan_ctx *ctx, gan_tensor *a);
+GAN_API gan_tensor *gan_step(gan_ctx *ctx, gan_tensor *a);
 
 /* Sum / mean over one axis (keepdim: the axis stays with size 1), or over all
  * elements with axis = GAN_ALL_AXES (a 0-d result). */
 #define GAN_ALL_AXES INT32_MIN
-gan_tensor *gan_sum(gan_ctx *ctx, gan_tensor *a, int axis, int keepdim);
-gan_tensor *gan_mean(gan_ctx *ctx, gan_tensor *a, int axis, int keepdim);
+GAN_API gan_tensor *gan_sum(gan_ctx *ctx, gan_tensor *a, int axis, int keepdim);
+GAN_API gan_tensor *gan_mean(gan_ctx *ctx, gan_tensor *a, int axis, int keepdim);
 /* Sums a down to `dims` (the reverse of broadcasting): the gradient of a broadcast. */
-gan_tensor *gan_sum_to(gan_ctx *ctx, gan_tensor *a, int ndim, const int64_t *dims);
+GAN_API gan_tensor *gan_sum_to(gan_ctx *ctx, gan_tensor *a, int ndim, const int64_t *dims);
 /* Broadcasts a up to `dims`. */
-gan_tensor *gan_broadcast_to(gan_ctx *ctx, gan_tensor *a, int ndim, const int64_t *dims);
+GAN_API gan_tensor *gan_broadcast_to(gan_ctx *ctx, gan_tensor *a, int ndim, const int64_t *dims);
 
 /* Matrix product of 2-D tensors, op(a)·op(b), op = transpose when trans_* is set. */
-gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int trans_a, int trans_b);
+GAN_API gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int trans_a,
+                               int trans_b);
 
-gan_tensor *gan_reshape(gan_ctx *ctx, gan_tensor *a, int ndim, const int64_t *dims);
+GAN_API gan_tensor *gan_reshape(gan_ctx *ctx, gan_tensor *a, int ndim, const int64_t *dims);
 /* Along axis 0 (the batch). */
-gan_tensor *gan_concat0(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
-gan_tensor *gan_slice0(gan_ctx *ctx, gan_tensor *a, int64_t begin, int64_t end);
+GAN_API gan_tensor *gan_concat0(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
+GAN_API gan_tensor *gan_slice0(gan_ctx *ctx, gan_tensor *a, int64_t begin, int64_t end);
 
 /* 2-D convolution (NCHW, weight [c_out, c_in, kh, kw]) and its transpose
  * (weight [c_in, c_out, kh, kw], as torch.nn.ConvTranspose2d; output_padding adds
  * rows/columns at the bottom/right). Bias is added separately with gan_add. */
-gan_tensor *gan_conv2d(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride, int pad);
-gan_tensor *gan_conv2d_transpose(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride,
-                                 int pad, int output_padding);
+GAN_API gan_tensor *gan_conv2d(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride, int pad);
+GAN_API gan_tensor *gan_conv2d_transpose(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride,
+                                         int pad, int output_padding);
 /* gan_conv2d_transpose with its own output padding for rows and for columns (each 0 to
  * stride − 1), for an output whose height and width differ in parity: the output is
  * [n, c_out, (h − 1)·stride − 2·pad + kh + output_padding_h,
  *            (w − 1)·stride − 2·pad + kw + output_padding_w].
  * gan_conv2d_transpose(…, p) is gan_conv2d_transpose_hw(…, p, p). Since ABI 1.2. */
-gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_tensor *w,
-                                    int stride, int pad, int output_padding_h,
-                                    int output_padding_w);
+GAN_API gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_tensor *w,
+                                            int stride, int pad, int output_padding_h,
+                                            int output_padding_w);
 
 /* Rounds to another dtype; the gradient is cast back to the input's dtype. */
-gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
+GAN_API gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
 
 /* ------------------------------------------------------------------ precision policy
  * Mixed precision (DESIGN.md, "Precision policy"): the context decides, op by op, the
@@ -202,26 +209,26 @@ enum gan_precision_level {
  * keeps its scope, not the mode it ran under (so a forward can be recorded in 16 bit
  * and differentiated in FP32, or the reverse). GAN_ERR_INVALID (recorded) for anything
  * else. */
-gan_status gan_ctx_set_precision(gan_ctx *ctx, enum gan_dtype mode,
-                                 enum gan_precision_level level);
-void gan_ctx_get_precision(const gan_ctx *ctx, enum gan_dtype *mode,
-                           enum gan_precision_level *level);
+GAN_API gan_status gan_ctx_set_precision(gan_ctx *ctx, enum gan_dtype mode,
+                                         enum gan_precision_level level);
+GAN_API void gan_ctx_get_precision(const gan_ctx *ctx, enum gan_dtype *mode,
+                                   enum gan_precision_level *level);
 /* Adds an FP32 pattern: letters, digits, '_', '-', '.' between parts, and '*'; at most
  * 255 characters. Applies to scopes entered before and after. */
-gan_status gan_ctx_add_fp32_scope(gan_ctx *ctx, const char *pattern);
-void gan_ctx_clear_fp32_scopes(gan_ctx *ctx);
-size_t gan_ctx_fp32_scope_count(const gan_ctx *ctx);
-const char *gan_ctx_fp32_scope(const gan_ctx *ctx, size_t i);   /* NULL past the end */
+GAN_API gan_status gan_ctx_add_fp32_scope(gan_ctx *ctx, const char *pattern);
+GAN_API void gan_ctx_clear_fp32_scopes(gan_ctx *ctx);
+GAN_API size_t gan_ctx_fp32_scope_count(const gan_ctx *ctx);
+GAN_API const char *gan_ctx_fp32_scope(const gan_ctx *ctx, size_t i);   /* NULL past the end */
 
 /* Enters scope `name` (letters, digits, '_' and '-', 1 to 63 characters) inside the
  * current one; at most 16 deep. Every push needs its pop, also on the failure paths of
  * the code between them. */
-gan_status gan_ctx_scope_push(gan_ctx *ctx, const char *name);
-void gan_ctx_scope_pop(gan_ctx *ctx);
+GAN_API gan_status gan_ctx_scope_push(gan_ctx *ctx, const char *name);
+GAN_API void gan_ctx_scope_pop(gan_ctx *ctx);
 /* The current scope's full path ("" at the top level) and whether a pattern makes it
  * FP32. */
-const char *gan_ctx_scope(const gan_ctx *ctx);
-int gan_ctx_scope_is_fp32(const gan_ctx *ctx);
+GAN_API const char *gan_ctx_scope(const gan_ctx *ctx);
+GAN_API int gan_ctx_scope_is_fp32(const gan_ctx *ctx);
 
 /* The 16-bit gradient of a tensor used through the policy's 16-bit cast (a parameter
  * under O1 or O2): what the last gan_grad of this step that reached the cast passed
@@ -234,7 +241,7 @@ int gan_ctx_scope_is_fp32(const gan_ctx *ctx);
  * yet. Such a gradient was never 16 bit, so it cannot have underflowed in storage. When
  * a parameter is used both in 16 bit and in FP32, this holds the 16-bit part only. A
  * step tensor. */
-gan_tensor *gan_tensor_grad16(const gan_tensor *t);
+GAN_API gan_tensor *gan_tensor_grad16(const gan_tensor *t);
 
 /* ------------------------------------------------------------------ the tape
  * For diagnostics: the nodes recorded this step, oldest first (a topological order),
@@ -252,12 +259,12 @@ struct gan_tape_entry {
      * output's dtype, or NULL when that call did not reach it. */
     gan_tensor *grad;
 };
-size_t gan_ctx_tape_length(const gan_ctx *ctx);
+GAN_API size_t gan_ctx_tape_length(const gan_ctx *ctx);
 /* Fills min(entry_size, sizeof *entry) bytes of *entry for node `index`
  * (0 ≤ index < gan_ctx_tape_length): pass sizeof your struct, so that a caller built
  * against an older, shorter struct keeps working. */
-gan_status gan_ctx_tape_entry(gan_ctx *ctx, size_t index, struct gan_tape_entry *entry,
-                              size_t entry_size);
+GAN_API gan_status gan_ctx_tape_entry(gan_ctx *ctx, size_t index, struct gan_tape_entry *entry,
+                                      size_t entry_size);
 
 /* ------------------------------------------------------------------ gradients
  * PyTorch's torch.autograd.grad: the gradients of Σᵢ ⟨seedsᵢ, outputsᵢ⟩ with respect
@@ -268,9 +275,9 @@ gan_status gan_ctx_tape_entry(gan_ctx *ctx, size_t index, struct gan_tape_entry 
  * backward records nothing. Only the gradients the inputs need are computed. Fails
  * (GAN_ERR_INVALID, with the reason in the context) when an output depends on no tensor
  * that requires a gradient, or a seed is not shaped like its output. */
-gan_status gan_grad(gan_ctx *ctx, int n_outputs, gan_tensor *const *outputs,
-                    gan_tensor *const *seeds, int n_inputs, gan_tensor *const *inputs,
-                    gan_tensor **grads, int create_graph);
+GAN_API gan_status gan_grad(gan_ctx *ctx, int n_outputs, gan_tensor *const *outputs,
+                            gan_tensor *const *seeds, int n_inputs, gan_tensor *const *inputs,
+                            gan_tensor **grads, int create_graph);
 
 #ifdef __cplusplus
 }
