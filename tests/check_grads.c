@@ -726,7 +726,7 @@ static const struct {
     const char *what;
     const char *mentions;
 } bad_batches[] = {
-    { "no real", "the batch has no tensor \"real\"; a batch file holds real [B, 2], z [B, Z] and alpha [B, 1]" },
+    { "no real", "the batch has no tensor \"real\"; a batch file holds real [B, 2], z [B, Z] and optionally alpha [B, 1]" },
     { "real with 3 columns", "real is [4, 3]; it must be [B, 2]" },
     { "z with the wrong width", "z is [4, 5]; it must be [4, 2] (generator.z_dim = 2" },
     { "z with other rows", "z is [3, 2]; it must be [4, 2]" },

@@ -123,7 +123,7 @@ rc=$?
 check "grads on a file without the batch tensors exits 1 with one line" \
     sh -c 'test '"$rc"' -eq 1 && test "$(wc -l <"$1")" -eq 1' _ "$work/err"
 check "grads names the missing tensor and the shapes" \
-    has "$work/err" 'the batch has no tensor "real"; a batch file holds real [B, 2], z [B, Z] and alpha [B, 1]'
+    has "$work/err" 'the batch has no tensor "real"; a batch file holds real [B, 2], z [B, Z] and optionally alpha [B, 1]'
 check "grads wrote nothing then" test ! -e "$work/bad.safetensors"
 "$GANCTL" grads --checkpoint "$work/a" --batch "$work/batch.safetensors" >"$work/out" 2>"$work/err"
 rc=$?

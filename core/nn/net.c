@@ -495,6 +495,17 @@ gan_status gan_net_zero_grads(gan_net *net)
     return fresh || net->total == 0 ? GAN_OK : ti_fill(net->ctx, op, g, 0.0f);
 }
 
+gan_status gan_net_fill_grads(gan_net *net, float value)
+{
+    if (!net)
+        return GAN_ERR_INVALID;
+    const char *op = "gan_net_fill_grads";
+    gan_tensor *g = arena(net, op);
+    if (!g)
+        return ti_result(net->ctx, 0);
+    return net->total == 0 ? GAN_OK : ti_fill(net->ctx, op, g, value);
+}
+
 static int same_shape(const gan_tensor *a, const gan_tensor *b)
 {
     int64_t ad[GAN_TENSOR_MAX_DIMS], bd[GAN_TENSOR_MAX_DIMS];

@@ -72,6 +72,8 @@ gan_tensor *gan_net_grads(gan_net *net);
 struct gan_ref gan_net_grad_ref(gan_net *net, size_t i);
 /* Sets every gradient to zero: one fill kernel over the arena. */
 gan_status gan_net_zero_grads(gan_net *net);
+/* Sets every gradient to `value` (NaN marks gradients that no backward produced). */
+gan_status gan_net_fill_grads(gan_net *net, float value);
 /* grad(i) += grads[i] for every parameter i (grads[i] shaped like parameter i, any
  * float dtype; NULL skips it). The sum is formed in FP32 by the backend. Not recorded. */
 gan_status gan_net_add_grads(gan_net *net, gan_tensor *const *grads);

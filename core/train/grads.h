@@ -27,11 +27,13 @@
  * skip shows its inf or NaN values.
  *
  * The batch file (safetensors) holds, as F32 or F64:
- *   real   [B, D]   real samples (D = 2 for the toy data sets)
+ *   real   [B, D]   real samples (D = 2 for the toy data sets; 784 for images, which
+ *                   may also be written [B, 1, 28, 28])
  *   z      [B, Z]   the generator's input (Z = generator.z_dim)
- *   alpha  [B, 1]   the interpolation weights x̂ = α·real + (1 − α)·G(z), in [0, 1]
- * with the same B ≥ 1 in all three (any B: it need not be data.batch_size). Other
- * tensors in it are ignored.
+ *   alpha  [B, 1]   optional: the interpolation weights x̂ = α·real + (1 − α)·G(z),
+ *                   in [0, 1]; without it the penalty draws α from the loss stream
+ * with the same B ≥ 1 in all (any B: it need not be data.batch_size). Other tensors
+ * in it are ignored.
  *
  * The output file (safetensors, all F32, written atomically) holds:
  *   critic.NAME      ∂(critic objective)/∂ of every critic parameter, shaped like it
@@ -112,7 +114,8 @@ gan_status gan_grads_set_debug_level(gan_grads *g, int level, struct gan_error *
 /* The last comparison of a network's backward; NULL when none is made. */
 const gan_probe *gan_grads_probe(const gan_grads *g, enum gan_model_role role);
 
-/* A batch on the host: `size` samples, real size × D, z size × Z, alpha size values. */
+/* A batch on the host: `size` samples, real size × D, z size × Z, alpha size values or
+ * NULL (the penalty draws α from the loss stream). */
 struct gan_grads_batch {
     int64_t size;
     float *real, *z, *alpha;

@@ -97,8 +97,8 @@ static gan_status read_values(gan_trainer *t, enum gan_net_role role, gan_tensor
 
 /* A critic step's batch: fresh real samples, and fake ones from fresh z, the generator
  * not differentiated. */
-static gan_status critic_batch(gan_trainer *t, gan_tensor **real, gan_tensor **fake,
-                               struct gan_error *err)
+static gan_status critic_batch(gan_trainer *t, gan_tensor **real, gan_tensor **z,
+                               gan_tensor **fake, struct gan_error *err)
 {
     gan_session *s = t->s;
     gan_status st = t->images ? gan_image_run_batch(t->images, (size_t)s->set.batch, t->real_batch, err)
@@ -109,8 +109,8 @@ static gan_status critic_batch(gan_trainer *t, gan_tensor **real, gan_tensor **f
     int ndim = gan_session_batch_dims(s, s->set.batch, dims);
     *real = gan_tensor_from_host(s->ctx, GAN_F32, ndim, dims, t->real_batch);
     gan_ctx_no_grad_push(s->ctx);
-    gan_tensor *z = gan_session_draw_z(s, s->set.batch, &t->z_offset);
-    *fake = gan_session_forward(s, GAN_NET_GENERATOR, z);
+    *z = gan_session_draw_z(s, s->set.batch, &t->z_offset);
+    *fake = gan_session_forward(s, GAN_NET_GENERATOR, *z);
     gan_ctx_no_grad_pop(s->ctx);
     return GAN_OK;
 }
@@ -128,6 +128,19 @@ static gan_status update(gan_trainer *t, enum gan_net_role role,
     return GAN_OK;
 }
 
+/* gan_train_events.step, when set: the step between its verdict and its update. */
+static void show_step(gan_trainer *t, enum gan_net_role role, int64_t critic_step,
+                      const struct gan_scaler_decision *verdict, gan_tensor *real, gan_tensor *z)
+{
+    if (!t->events.step)
+        return;
+    struct gan_train_step v = {
+        .role = gan_net_role_model(role), .iteration = t->iteration, .critic_step = critic_step,
+        .applied = !verdict->skip, .ctx = t->s->ctx, .net = t->s->net[role], .real = real, .z = z,
+    };
+    t->events.step(t->events.ctx, &v);
+}
+
 /* This network's step number for the scaler's messages: every backward so far. */
 static int64_t step_number(const gan_trainer *t, enum gan_net_role role)
 {
@@ -135,12 +148,12 @@ static int64_t step_number(const gan_trainer *t, enum gan_net_role role)
 }
 
 /* One critic step: batch, objective, scaled backward, verdict, update. */
-static gan_status critic_step(gan_trainer *t, struct gan_error *err)
+static gan_status critic_step(gan_trainer *t, int64_t index, struct gan_error *err)
 {
     gan_session *s = t->s;
     struct gan_amp_net *amp = &s->amp[GAN_NET_CRITIC];
-    gan_tensor *real = NULL, *fake = NULL;
-    gan_status st = critic_batch(t, &real, &fake, err);
+    gan_tensor *real = NULL, *z = NULL, *fake = NULL;
+    gan_status st = critic_batch(t, &real, &z, &fake, err);
     if (st != GAN_OK)
         return st;
 
@@ -161,6 +174,7 @@ static gan_status critic_step(gan_trainer *t, struct gan_error *err)
     struct gan_scaler_decision verdict;
     if ((st = gan_amp_verdict(amp, step_number(t, GAN_NET_CRITIC), &verdict, err)) != GAN_OK)
         return st;
+    show_step(t, GAN_NET_CRITIC, index, &verdict, real, z);
 
     if ((st = update(t, GAN_NET_CRITIC, &verdict, err)) != GAN_OK)
         return st;
@@ -197,6 +211,7 @@ static gan_status generator_step(gan_trainer *t, struct gan_error *err)
     gan_status st = gan_amp_verdict(amp, step_number(t, GAN_NET_GENERATOR), &verdict, err);
     if (st != GAN_OK)
         return st;
+    show_step(t, GAN_NET_GENERATOR, -1, &verdict, NULL, z);
 
     if ((st = update(t, GAN_NET_GENERATOR, &verdict, err)) != GAN_OK)
         return st;
@@ -494,7 +509,7 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
             return st;
         for (int64_t c = 0; c < t->s->set.n_critic; c++) {
             t->shadow.due = probe && c == t->s->set.n_critic - 1;
-            if ((st = critic_step(t, err)) != GAN_OK)
+            if ((st = critic_step(t, c, err)) != GAN_OK)
                 return st;
         }
         t->shadow.due = 0;

@@ -27,9 +27,26 @@
 
 /* Called by the trainer after each logged iteration (run.log_every), after each
  * evaluation, and once at the end (final = 1). The program prints from here. */
+struct gan_train_step;
 struct gan_train_events {
     void *ctx;
     void (*progress)(void *ctx, const struct gan_progress *p, int final);
+    /* Optional, for tests and tools: called after each step's verdict and before its
+     * update, while the network's gradient arena holds the unscaled FP32 gradient the
+     * update applies (gan_net_grad_to_host). */
+    void (*step)(void *ctx, const struct gan_train_step *step);
+};
+
+/* One step as gan_train_events.step sees it; everything is borrowed for the call. */
+struct gan_train_step {
+    enum gan_model_role role;
+    int64_t iteration;            /* completed generator iterations before this step */
+    int64_t critic_step;          /* 0 to critic.iterations - 1; -1 for the generator's */
+    int applied;                  /* 0: the scaler skipped it and nothing will change */
+    gan_ctx *ctx;
+    gan_net *net;
+    gan_tensor *real;             /* the critic's real batch; NULL for the generator */
+    gan_tensor *z;                /* the z its fake batch came from */
 };
 
 struct gan_trainer_setup {
