@@ -31,6 +31,6 @@ char *test_read_run_file(const char *dir, const char *name)
     snprintf(path, sizeof path, "%s/%s", dir, name);
     char *text = NULL;
     struct gan_error err;
-    ck_assert_msg(gan_run_read_text(path, &text, &err) == GAN_OK, "%s", err.message);
+    ck_assert_msg(gan_file_read_text(path, &text, &err) == GAN_OK, "%s", err.message);
     return text;
 }

@@ -16,7 +16,7 @@ void test_scratch_make(const char *prefix);
 void test_scratch_remove(void);
 
 /* The whole text of DIR/NAME (a run folder's metrics.csv, say), read with the core's
- * gan_run_read_text; fails the test when it cannot. The caller frees it. */
+ * gan_file_read_text; fails the test when it cannot. The caller frees it. */
 char *test_read_run_file(const char *dir, const char *name);
 
 #endif

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "nn/net.h"
-#include "train/run_dir.h"
+#include "io/metrics_csv.h"
 
 /* The run folder's file of the comparisons (run.debug_level = 2, 16-bit precision). */
 #define GAN_RUN_GRAD_UNDERFLOW "grad_underflow.csv"

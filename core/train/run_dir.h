@@ -10,6 +10,8 @@
 #include "config/configuration.h"
 #include "base/error.h"
 #include "eval/toy_metrics.h"
+#include "io/metrics_csv.h"
+#include "io/text_file.h"
 
 /* File names inside a run folder. */
 #define GAN_RUN_CONFIG "config.conf"
@@ -34,42 +36,6 @@ char *gan_run_path(const char *dir, const char *name);
 /* Writes `text` to dir/name atomically: a temporary file in the folder, fsync, rename. */
 gan_status gan_run_write_text(const char *dir, const char *name, const char *text,
                               struct gan_error *err);
-
-/* Reads a whole file (malloc'd, NUL-terminated). GAN_ERR_NOT_FOUND when it is missing. */
-gan_status gan_run_read_text(const char *path, char **out, struct gan_error *err);
-
-/* ------------------------------------------------------------------ metrics.csv
- * One header line of column names, then one row per logged iteration; cells are
- * integers, floats written with 9 significant digits (an FP32 value reads back exactly),
- * "nan"/"inf"/"-inf", plain words, or empty where the value does not exist at that row (the toy
- * quality columns between evaluations, the generator's values before its first step). */
-
-enum gan_cell_kind { GAN_CELL_EMPTY = 0, GAN_CELL_INT, GAN_CELL_FLOAT, GAN_CELL_TEXT };
-
-struct gan_cell {
-    enum gan_cell_kind kind;
-    long long i;
-    double f;
-    /* GAN_CELL_TEXT: written as it is, so it must hold no comma, quote or newline
-     * (a word: "gradient", "critic.fc0.weight"); at most 255 bytes are written. */
-    const char *s;
-};
-
-typedef struct gan_metrics_csv gan_metrics_csv;
-
-/* A new metrics.csv at `path` with these columns (the first is the iteration). With
- * resume_after ≥ 0 the file must exist with exactly this header: rows for iterations
- * after resume_after (written after the checkpoint the run resumes from) are dropped
- * and new rows are appended, so a resumed run's file reads as if it had never stopped. */
-gan_status gan_metrics_csv_open(const char *path, const char *const *columns, size_t count,
-                                int64_t resume_after, gan_metrics_csv **out,
-                                struct gan_error *err);
-/* Writes one row of `count` cells (as many as columns) and flushes it to the kernel. */
-gan_status gan_metrics_csv_row(gan_metrics_csv *m, const struct gan_cell *cells, size_t count,
-                               struct gan_error *err);
-/* Waits until the rows so far are on disk (at a checkpoint). */
-gan_status gan_metrics_csv_sync(gan_metrics_csv *m, struct gan_error *err);
-gan_status gan_metrics_csv_close(gan_metrics_csv *m, struct gan_error *err);
 
 /* ------------------------------------------------------------------ summary.json */
 
