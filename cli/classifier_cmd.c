@@ -18,6 +18,7 @@
 #include "option_value.h"
 #include "plugin/plugin_loader.h"
 #include "tensor/tensor_core.h"
+#include "train/compute.h"
 
 /* Part of the program, not the library: it prints. */
 
@@ -145,12 +146,6 @@ static void print_epoch(void *arg, const struct gan_classifier_epoch *e)
     fflush(stdout);
 }
 
-static const char *backend_message(void *arg)
-{
-    struct gan_backend_instance *inst = arg;
-    return inst->host.error.message;
-}
-
 /* Everything the command holds, freed in one place. */
 struct run {
     gan_config *cfg;
@@ -186,24 +181,10 @@ static gan_status open_backend(struct run *r, const struct gan_classifier_args *
     if (st == GAN_OK)
         st = gan_loader_new(&r->loader, args->plugin_dirs, args->plugin_dir_count,
                             getenv("GANCTL_PLUGIN_PATH"), GAN_PKGLIBDIR, err);
-    const char *name = "cpu";
     if (st == GAN_OK)
-        gan_config_get_string(r->cfg, "backend.name", &name);
+        st = gan_open_backend(r->loader, r->cfg, &r->module, err);
     if (st == GAN_OK)
-        st = gan_loader_open(r->loader, GAN_PLUGIN_BACKEND, name, &r->module, err);
-    if (st == GAN_OK) {
-        char label[300];
-        snprintf(label, sizeof label, "backend \"%s\"", name);
-        st = gan_config_apply_plugin(r->cfg, "backend", label, r->module->plugin.settings, err);
-    }
-    if (st == GAN_OK)
-        st = gan_backend_instance_new(r->module, r->cfg, log, &r->backend, err);
-    if (st == GAN_OK) {
-        if (gan_ctx_new(&r->module->backend, r->backend->be, &r->ctx) != GAN_OK)
-            st = gan_error_set(err, GAN_ERR_NOMEM, "cannot make the compute context: out of memory");
-        else
-            gan_ctx_set_backend_message(r->ctx, backend_message, r->backend);
-    }
+        st = gan_compute_new(r->module, r->cfg, log, &r->backend, &r->ctx, err);
     return st;
 }
 

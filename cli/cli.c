@@ -21,6 +21,7 @@
 #include "grads_cmd.h"
 #include "base/log.h"
 #include "plugin/plugin_loader.h"
+#include "train/compute.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
 
@@ -401,15 +402,8 @@ static gan_status open_backend(const gan_loader *loader, gan_config *cfg, const 
                                struct gan_module **module, struct gan_backend_instance **inst,
                                struct gan_error *err)
 {
-    const char *name = NULL;
-    gan_status st = gan_config_get_string(cfg, "backend.name", &name);
+    gan_status st = gan_open_backend(loader, cfg, module, err);
     if (st != GAN_OK)
-        return gan_error_set(err, GAN_ERR_INTERNAL, "backend.name has no value");
-    if ((st = gan_loader_open(loader, GAN_PLUGIN_BACKEND, name, module, err)) != GAN_OK)
-        return st;
-    char label[300];
-    snprintf(label, sizeof label, "backend \"%s\"", name);
-    if ((st = gan_config_apply_plugin(cfg, "backend", label, (*module)->plugin.settings, err)) != GAN_OK)
         return st;
     log_settings(cfg, log);
     return gan_backend_instance_new(*module, cfg, log, inst, err);

@@ -9,24 +9,12 @@
 
 #include "data/image_data.h"
 #include "tensor/tensor_core.h"
+#include "train/compute.h"
 #include "train/image_run.h"
 #include "train/session.h"
 #include "train/streams.h"
 
 /* ------------------------------------------------------------------ the plugins */
-
-/* Opens a plugin named by `key` and checks the settings in `group` against its spec. */
-static gan_status open_named(const gan_loader *loader, gan_config *cfg,
-                             enum gan_plugin_kind kind, const char *name, const char *group,
-                             struct gan_module **out, struct gan_error *err)
-{
-    gan_status st = gan_loader_open(loader, kind, name, out, err);
-    if (st != GAN_OK)
-        return st;
-    char label[300];
-    snprintf(label, sizeof label, "%s \"%s\"", gan_plugin_kind_name(kind), name);
-    return gan_config_apply_plugin(cfg, group, label, (*out)->plugin.settings, err);
-}
 
 /* A network has a scaler group of its own once any key NET.scaler.* is set; it then
  * replaces the shared group "scaler" for that network (the settings are not merged). */
@@ -67,7 +55,7 @@ static gan_status open_scalers(gan_session *s, gan_config *cfg, const gan_loader
         snprintf(s->scaler_group[i], sizeof s->scaler_group[i], "%s%s", own ? gan_net_role_names[i] : "",
                  own ? ".scaler" : "scaler");
         shared_used |= !own;
-        if ((st = open_named(loader, cfg, GAN_PLUGIN_SCALER, v->s, s->scaler_group[i],
+        if ((st = gan_open_configured(loader, cfg, GAN_PLUGIN_SCALER, v->s, s->scaler_group[i],
                              &s->scaler_module[i], err)) != GAN_OK)
             return st;
     }
@@ -76,7 +64,7 @@ static gan_status open_scalers(gan_session *s, gan_config *cfg, const gan_loader
     const char *name;
     if (gan_config_get_string(cfg, "scaler.name", &name) != GAN_OK)
         return gan_error_set(err, GAN_ERR_INTERNAL, "scaler.name has no value");
-    return open_named(loader, cfg, GAN_PLUGIN_SCALER, name, "scaler", &s->scaler_shared, err);
+    return gan_open_configured(loader, cfg, GAN_PLUGIN_SCALER, name, "scaler", &s->scaler_shared, err);
 }
 
 /* gan_ctx_add_fp32_scope's patterns: parts of letters, digits, '_', '-' and '*', joined
@@ -144,9 +132,7 @@ static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader
 {
     const char *name;
     gan_status st;
-    if (gan_config_get_string(cfg, "backend.name", &name) != GAN_OK)
-        return gan_error_set(err, GAN_ERR_INTERNAL, "backend.name has no value");
-    if ((st = open_named(loader, cfg, GAN_PLUGIN_BACKEND, name, "backend", &s->backend_module, err)) != GAN_OK)
+    if ((st = gan_open_backend(loader, cfg, &s->backend_module, err)) != GAN_OK)
         return st;
     for (int i = 0; i < 2; i++) {
         char key[64], group[64];
@@ -154,7 +140,7 @@ static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader
         snprintf(group, sizeof group, "%s.model", gan_net_role_names[i]);
         if (gan_config_get_string(cfg, key, &name) != GAN_OK)
             return gan_error_set(err, GAN_ERR_INTERNAL, "%s has no value", key);
-        if ((st = open_named(loader, cfg, GAN_PLUGIN_MODEL, name, group, &s->model_module[i], err)) != GAN_OK)
+        if ((st = gan_open_configured(loader, cfg, GAN_PLUGIN_MODEL, name, group, &s->model_module[i], err)) != GAN_OK)
             return st;
     }
     const char *const *terms;
@@ -168,7 +154,7 @@ static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader
         char group[300];
         snprintf(group, sizeof group, "loss.%s", terms[i]);
         s->loss_name[i] = terms[i];
-        st = open_named(loader, cfg, GAN_PLUGIN_LOSS, terms[i], group, &s->loss_module[i], err);
+        st = gan_open_configured(loader, cfg, GAN_PLUGIN_LOSS, terms[i], group, &s->loss_module[i], err);
         if (s->loss_module[i])
             s->n_loss_modules = i + 1;
         if (st != GAN_OK)
@@ -277,12 +263,6 @@ gan_status gan_session_ctx_fail(gan_session *s, struct gan_error *err, const cha
     gan_error_set(err, st, "%s: %s", doing, gan_ctx_error(s->ctx));
     gan_ctx_clear_error(s->ctx);
     return st;
-}
-
-static const char *backend_message(void *arg)
-{
-    struct gan_backend_instance *inst = arg;
-    return inst->host.error.message;
 }
 
 static gan_status make_models(gan_session *s, struct gan_error *err)
@@ -413,14 +393,7 @@ gan_status gan_session_open(gan_config *cfg, const gan_loader *loader, const str
     if (st == GAN_OK)
         st = read_settings(s, err);
     if (st == GAN_OK)
-        st = gan_backend_instance_new(s->backend_module, cfg, log, &s->backend, err);
-    if (st == GAN_OK) {
-        st = gan_ctx_new(&s->backend_module->backend, s->backend->be, &s->ctx);
-        if (st != GAN_OK)
-            gan_error_set(err, st, "cannot make the compute context: out of memory");
-        else
-            gan_ctx_set_backend_message(s->ctx, backend_message, s->backend);
-    }
+        st = gan_compute_new(s->backend_module, cfg, log, &s->backend, &s->ctx, err);
     if (st == GAN_OK)
         st = make_models(s, err);
     if (st == GAN_OK)
