@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # torch_toy.py — the WGAN-GP toy model and training step in PyTorch, timed, with ganctl's toy
 # quality metrics: the independent reference that bench/toy.sh sets ganctl against.
-"""WGAN-GP on the WGAN-GP paper's 2-D toys (gan_toy.py), in PyTorch, timed.
+"""WGAN-GP on the WGAN-GP paper's 2-D toys, as its toy code trains them, in PyTorch, timed.
 
 The networks, losses, optimiser and loop are those ganctl trains (see ganctl(1),
 TRAINING): each iteration is a generator step (but in iteration 0) followed by
@@ -266,7 +266,7 @@ def w1_sorted(np, a, b):
 
 
 def modes_of(kind):
-    """(centres, sigma) of a data set's modes after gan_toy.py's normalisation."""
+    """(centres, sigma) of a data set's modes after the paper's toy code's normalisation."""
     if kind == "8gaussians":
         h = 1.0 / math.sqrt(2.0)
         unit = [(1, 0), (-1, 0), (0, 1), (0, -1), (h, h), (h, -h), (-h, h), (-h, -h)]
@@ -374,7 +374,7 @@ def st_write(path, tensors, np):
 # --------------------------------------------------------------------------- data
 
 class ToyData:
-    """gan_toy.py's generators, drawn from a numpy Generator."""
+    """The paper's toy code's generators, drawn from a numpy Generator."""
 
     def __init__(self, kind, batch, rng, np):
         self.kind, self.batch, self.rng, self.np = kind, batch, rng, np

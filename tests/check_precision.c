@@ -46,7 +46,7 @@
 #define CTX (fx.ctx)
 
 /* ------------------------------------------------------------------ host rounding
- * Written from the formats' definitions (REFERENCE.md), independently of the backend:
+ * Written from the formats' definitions (IEEE 754 binary16, bfloat16), independently of the backend:
  * round to nearest, ties to even, at the value's own spacing. */
 
 static double spacing(double ax, int mant_bits, int min_exp)

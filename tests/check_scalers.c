@@ -213,7 +213,7 @@ static void random_step(uint64_t *rng, struct random_step *s, double p_overflow,
 
 /* ------------------------------------------------------------------ references */
 
-/* PyTorch's _amp_update_scale_ (aten/src/ATen/native/cpu/AmpGradScalerKernels.cpp), as
+/* PyTorch's _amp_update_scale_ (its CPU kernel), as
  * written there: an FP32 scale and an int growth tracker compared with ==. */
 struct torch_ref {
     float scale;
@@ -239,7 +239,7 @@ static void torch_update(struct torch_ref *r, int found_inf, double growth, doub
     }
 }
 
-/* MindSpore's DynamicLossScaleUpdateCell.construct (mindspore/nn/wrap/loss_scale.py):
+/* MindSpore's DynamicLossScaleUpdateCell.construct:
  * FP32 tensors, cur_iter from 1, last_overflow_iter from 0, selects instead of branches. */
 struct mindspore_ref {
     float scale;
@@ -256,7 +256,7 @@ static void mindspore_update(struct mindspore_ref *r, int overflow, float factor
     r->cur_iter++;
 }
 
-/* DeepSpeed's DynamicLossScaler.update_scale (deepspeed/runtime/fp16/loss_scaler.py):
+/* DeepSpeed's DynamicLossScaler.update_scale:
  * Python floats, cur_iter from 0, last_overflow_iter from -1, growth when
  * (cur_iter - last_overflow_iter) % scale_window == 0; with delayed_shift (hysteresis)
  * > 1 an overflow first only lowers cur_hysteresis, which a growth refills (or, with
@@ -401,7 +401,7 @@ START_TEST(test_declared_defaults)
 }
 END_TEST
 
-/* The presets' first scales (REFERENCE.md's table); explicit settings win over them. */
+/* The presets' first scales (the libraries' documented defaults); explicit settings win over them. */
 START_TEST(test_preset_values)
 {
     static const struct { const char *preset; double init; } cases[] = {
@@ -770,7 +770,7 @@ END_TEST
 
 /* DeepSpeed's hysteresis is not "back off after N consecutive overflows": the counter
  * drops by one per overflow, backs off once it is at 1 (and keeps backing off on every
- * further overflow), and is refilled only by a growth (loss_scaler.py, update_scale,
+ * further overflow), and is refilled only by a growth (update_scale,
  * consecutive_hysteresis false). Every overflow is skipped and restarts the window. */
 START_TEST(test_deepspeed_hysteresis_trace)
 {

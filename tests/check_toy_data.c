@@ -28,7 +28,7 @@ static void ref_normals(const uint32_t w[4], double *z0, double *z1)
     *z1 = radius * sin(angle);
 }
 
-/* gan_toy.py's 8 centres, in its order, before the division by 1.414. */
+/* The paper's toy code's 8 centres, in its order, before the division by 1.414. */
 static void ref_centre_8(int i, double *x, double *y)
 {
     static const double c[8][2] = {
@@ -216,7 +216,7 @@ START_TEST(test_25_layout)
         double z0, z1;
         gan_philox_block(seed, first + p, w);
         ref_normals(w, &z0, &z1);
-        /* gan_toy.py's loops: x outer, y inner, 4,000 rounds. */
+        /* The paper's toy code's loops: x outer, y inner, 4,000 rounds. */
         double cx = 2.0 * (int)((p % 25) / 5) - 4.0, cy = 2.0 * (int)(p % 5) - 4.0;
         ck_assert_float_eq_tol(xy[2 * k], (float)((cx + 0.05 * z0) / 2.828), 2e-6f);
         ck_assert_float_eq_tol(xy[2 * k + 1], (float)((cy + 0.05 * z1) / 2.828), 2e-6f);

@@ -67,7 +67,7 @@ const char *gan_image_class_name(int label);
  * 0, 0) under the same seed, and every machine shuffles alike. Each draw from [0, i]
  * is Lemire's multiply-and-reject method, exact. A batch never straddles two epochs:
  * when fewer than `batch` images remain, they are skipped and the next epoch starts
- * (gan_mnist.py's generator yields whole batches only; 60,000 is a multiple of the
+ * (the paper's MNIST code's generator yields whole batches only; 60,000 is a multiple of the
  * usual sizes). */
 #define GAN_IMAGE_SHUFFLE_TAG 0x53485546u   /* "SHUF" */
 

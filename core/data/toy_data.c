@@ -1,4 +1,4 @@
-/* toy_data.c — the WGAN-GP paper's 2-D toy data sets (gan_toy.py's generators),
+/* toy_data.c — the WGAN-GP paper's 2-D toy data sets (its toy code's generators),
  * drawn from the Philox4x32-10 stream of include/ganctl/backend.h. */
 #include "config.h"
 
@@ -18,7 +18,7 @@ static const char *const kind_names[GAN_TOY_KIND_COUNT] = {
     [GAN_TOY_SWISSROLL] = "swissroll",
 };
 
-/* gan_toy.py divides each set by these ("stdev", it says; 1.414 and 2.828 are the
+/* The paper's toy code divides each set by these ("stdev", it says; 1.414 and 2.828 are the
  * paper's rounded √2 and 2√2, kept as written so that the points match). */
 #define DIV_8 1.414
 #define DIV_25 2.828
@@ -49,7 +49,7 @@ gan_status gan_toy_dataset_from_name(const char *name, enum gan_toy_kind *out,
                          name ? name : "(null)", kind_names[0], kind_names[1], kind_names[2]);
 }
 
-/* The 8 centres before scaling, in gan_toy.py's order. */
+/* The 8 centres before scaling, in the paper's toy code's order. */
 static void centre_8(unsigned i, double c[2])
 {
     const double h = 0.70710678118654752440; /* 1/√2 */
@@ -61,7 +61,7 @@ static void centre_8(unsigned i, double c[2])
     c[1] = SCALE_8 * f * unit[i][1];
 }
 
-/* The 25 centres in the order of gan_toy.py's loops (x outer, y inner). */
+/* The 25 centres in the order of the paper's toy code's loops (x outer, y inner). */
 static void centre_25(unsigned i, double c[2])
 {
     c[0] = 2.0 * ((int)(i / 5u) - 2);
@@ -112,7 +112,7 @@ static void point_8(uint64_t seed, uint64_t block, float xy[2])
 }
 
 /* scikit-learn's make_swiss_roll: t = 1.5π(1 + 2u), (t cos t, 21u', t sin t) plus
- * N(0, noise²) on each coordinate. gan_toy.py keeps columns 0 and 2, so the height
+ * N(0, noise²) on each coordinate. The paper's toy code keeps columns 0 and 2, so the height
  * 21u' and its noise are never drawn: they would not change a kept value. */
 static void point_swiss(uint64_t seed, uint64_t block, float xy[2])
 {
@@ -166,7 +166,7 @@ static void shuffle_25(const gan_toy_sampler *s, uint64_t block, uint32_t *order
     }
 }
 
-/* The fixed set as gan_toy.py builds it: 4,000 rounds of the 25 centres, each point
+/* The fixed set as the paper's toy code builds it: 4,000 rounds of the 25 centres, each point
  * its centre plus N(0, 0.05²) noise, then divided by 2.828. */
 static void build_25(gan_toy_sampler *s)
 {
@@ -241,7 +241,7 @@ enum gan_toy_kind gan_toy_sampler_kind(const gan_toy_sampler *s)
     return s->kind;
 }
 
-/* 25gaussians. gan_toy.py shuffles its set once and then repeats it forever in the
+/* 25gaussians. The paper's toy code shuffles its set once and then repeats it forever in the
  * same order, batch after batch, dropping the last 100,000 mod BATCH_SIZE points of
  * every pass (160 for its batch of 256). Here each pass uses every point once and
  * the next pass is a fresh shuffle, so no point is favoured and batches do not

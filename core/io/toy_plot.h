@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 
-/* Colours (0xRRGGBB) of the points, as in gan_toy.py's figure: real data orange,
+/* Colours (0xRRGGBB) of the points, as in the paper's toy code's figure: real data orange,
  * generated samples green. Each dot is a disc of about 2 px radius at 512 px,
  * painted with opacity GAN_TOY_PLOT_DOT_ALPHA so that dense clusters darken and
  * overlapping sets stay visible. */

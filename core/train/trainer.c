@@ -500,7 +500,7 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
         for (int i = 0; i < 2; i++)
             gan_optimizer_set_lr_scale(t->s->opt[i], t->lr_decay[i]
                 ? 1.0 - (double)t->iteration / (double)t->iterations : 1.0);
-        /* gan_toy.py: the generator first (not on the very first iteration), then
+        /* The paper's toy code: the generator first (not on the very first iteration), then
          * n_critic critic steps, each on a fresh real batch. */
         /* Debug level 2 compares each network's last step before a metrics row. */
         int probe = t->shadow.probe[0] && row_at(t, t->iteration + 1);

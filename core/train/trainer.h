@@ -1,5 +1,5 @@
-/* trainer.h — WGAN-GP training: the plugins a configuration names, the loop of the paper's
- * gan_toy.py (n_critic critic steps per generator step), evaluation, outputs and resume. */
+/* trainer.h — WGAN-GP training: the loop of the paper's toy code (n_critic critic steps
+ * per generator step) over a session, evaluation, outputs and resume. */
 #ifndef GANCTL_CORE_TRAINER_H
 #define GANCTL_CORE_TRAINER_H
 

@@ -1,5 +1,5 @@
 /* dcgan.c — the model plugin "dcgan": the convolutional generator and critic of the WGAN-GP
- * paper's MNIST experiment (gan_mnist.py), for 28×28 grey images or any C×H×W. */
+ * paper's MNIST experiment, for 28×28 grey images or any C×H×W. */
 #include "config.h"
 
 #include <math.h>
@@ -30,7 +30,7 @@
  * 28 → 14 → 7 → 4. The generator retraces the critic's sizes backwards: a transposed
  * convolution with the same kernel, stride and padding maps s to 2s − 1 + output_padding,
  * and output_padding = (target − 1) mod 2 reaches each target exactly: 4 → 7 (op 0),
- * 7 → 14 (op 1), 14 → 28 (op 1). So no crop is needed where gan_mnist.py crops its
+ * 7 → 14 (op 1), 14 → 28 (op 1). So no crop is needed where the paper's MNIST code crops its
  * 8×8 to 7×7. With `depth` d the same rule runs over d stages, channels doubling per
  * stage from DIM; any H and W work, and each axis gets its own output padding.
  *

@@ -11,15 +11,15 @@
 #include "dynamic_rule.h"
 #include "scaler_common.h"
 
-/* Each library's rule reduced to these numbers (REFERENCE.md's table, checked against
- * their sources; tests/check_scalers.c replays each source's own formulation):
- *   PyTorch   aten/src/ATen/native/cpu/AmpGradScalerKernels.cpp, _amp_update_scale:
+/* Each library's rule reduced to these numbers (the libraries' documented defaults,
+ * checked against their sources; tests/check_scalers.c replays each source's own formulation):
+ *   PyTorch   GradScaler's _amp_update_scale kernel:
  *             FP32 scale, ×backoff on inf/NaN and the growth tracker to 0; else the
  *             tracker + 1, and at growth_interval ×growth unless that is inf, tracker 0.
- *   MindSpore mindspore/nn/wrap/loss_scale.py, DynamicLossScaleUpdateCell: FP32 scale,
+ *   MindSpore DynamicLossScaleUpdateCell: FP32 scale,
  *             max(scale / factor, 1) on overflow; growth when
  *             cur_iter − last_overflow_iter ≥ scale_window, both counters reset then.
- *   DeepSpeed deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale
+ *   DeepSpeed DynamicLossScaler.update_scale
  *             with the config defaults (initial_scale_power 16, loss_scale_window 1000,
  *             hysteresis 2, min_loss_scale 1, consecutive_hysteresis false,
  *             raise_error_at_min_scale true). */
