@@ -198,8 +198,9 @@ static long long count_rest(struct reader *r, int *more)
     }
 }
 
-static gan_status read_stream(struct reader *r, const struct gan_idx_expect *expect,
-                              long long file_size, struct gan_idx *out)
+/* The 4-byte magic number: two zero bytes, the element type and the dimension count.
+ * Its own step because each of its bytes has a message of its own. */
+static gan_status read_magic(struct reader *r, int *type, int *ndim, size_t *esize)
 {
     unsigned char magic[4];
     long long n = read_some(r, magic, 4);
@@ -217,37 +218,48 @@ static gan_status read_stream(struct reader *r, const struct gan_idx_expect *exp
                              "%02x: an IDX file starts 00 00 <type> <dimension count> "
                              "(MNIST images: 00 00 08 03); this is not an IDX file",
                              r->path, magic[0], magic[1], magic[2], magic[3]);
-    int type = magic[2], ndim = magic[3];
-    size_t esize = gan_idx_type_size(type);
-    if (!esize)
+    *type = magic[2];
+    *ndim = magic[3];
+    *esize = gan_idx_type_size(*type);
+    if (!*esize)
         return gan_error_set(r->err, GAN_ERR_FORMAT, "%s: wrong magic bytes 00 00 %02x %02x: "
                              "type code 0x%02x is none of IDX's (08 unsigned byte, 09 signed "
                              "byte, 0b int16, 0c int32, 0d float32, 0e float64)", r->path,
-                             magic[2], magic[3], type);
-    if (ndim < 1 || ndim > GAN_IDX_MAX_DIMS)
+                             magic[2], magic[3], *type);
+    if (*ndim < 1 || *ndim > GAN_IDX_MAX_DIMS)
         return gan_error_set(r->err, GAN_ERR_FORMAT, "%s: the magic bytes 00 00 %02x %02x "
                              "give %d dimensions; this reader takes 1 to %d (MNIST's files "
-                             "have 1 or 3)", r->path, magic[2], magic[3], ndim,
+                             "have 1 or 3)", r->path, magic[2], magic[3], *ndim,
                              GAN_IDX_MAX_DIMS);
+    return GAN_OK;
+}
+
+/* The ndim big-endian 32-bit sizes after the magic number, which complete the
+ * header of `header` bytes. */
+static gan_status read_dims(struct reader *r, int ndim, size_t header, int64_t *dims)
+{
     unsigned char sizes[4 * GAN_IDX_MAX_DIMS];
-    size_t header = 4 + 4 * (size_t)ndim;
-    n = read_some(r, sizes, 4 * (size_t)ndim);
+    long long n = read_some(r, sizes, 4 * (size_t)ndim);
     if (n < 0)
         return r->status;
     if (n < 4 * ndim)
         return gan_error_set(r->err, GAN_ERR_FORMAT, "%s: the file ends at byte %llu, inside "
                              "its %zu-byte header (%d dimensions)%s: it is truncated; download "
                              "or install it again", r->path, r->pos, header, ndim, cut_note(r));
-    int64_t dims[GAN_IDX_MAX_DIMS];
     for (int d = 0; d < ndim; d++) {
         const unsigned char *p = sizes + 4 * d;
         dims[d] = (int64_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16)
                             | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
     }
-    if (!matches(expect, type, ndim, dims))
-        return mismatch(r, expect, type, ndim, dims);
+    return GAN_OK;
+}
 
-    /* Each size is below 2^32, so the product is checked one factor at a time. */
+/* The number of elements the header claims, refused above GAN_IDX_MAX_BYTES before
+ * anything is allocated for it. Each size is below 2^32, so the product is checked
+ * one factor at a time; a zero size makes the array empty whatever the others say. */
+static gan_status element_count(struct reader *r, int type, int ndim, const int64_t *dims,
+                                size_t esize, uint64_t *out)
+{
     uint64_t count = 1, limit = GAN_IDX_MAX_BYTES / esize;
     int too_big = 0;
     for (int d = 0; d < ndim; d++) {
@@ -268,24 +280,37 @@ static gan_status read_stream(struct reader *r, const struct gan_idx_expect *exp
                              r->path, shape_text(have, sizeof have, ndim, dims, type),
                              (unsigned long long)GAN_IDX_MAX_BYTES);
     }
-    unsigned long long bytes = count * esize, total = header + bytes;
+    *out = count;
+    return GAN_OK;
+}
 
-    /* A plain file's length is known before reading: a truncated or padded one fails
-     * at once, without allocating what its header claims. */
-    if (file_size >= 0 && gzdirect(r->gz)) {
-        if ((unsigned long long)file_size < total)
-            return gan_error_set(r->err, GAN_ERR_FORMAT, "%s: the file ends at byte %lld of "
-                                 "the %llu its header promises (%zu header + %llu data): it "
-                                 "is truncated; download or install it again", r->path,
-                                 file_size, total, header, bytes);
-        if ((unsigned long long)file_size > total)
-            return gan_error_set(r->err, GAN_ERR_FORMAT, "%s: %llu bytes follow the %llu its "
-                                 "header accounts for: trailing garbage, or a corrupt header",
-                                 r->path, (unsigned long long)file_size - total, total);
-    }
+/* A plain file's length is known before reading: a truncated or padded one fails
+ * at once, without allocating what its header claims. */
+static gan_status check_plain_length(struct reader *r, long long file_size, size_t header,
+                                     unsigned long long bytes)
+{
+    unsigned long long total = header + bytes;
+    if (file_size < 0 || !gzdirect(r->gz))
+        return GAN_OK;
+    if ((unsigned long long)file_size < total)
+        return gan_error_set(r->err, GAN_ERR_FORMAT, "%s: the file ends at byte %lld of "
+                             "the %llu its header promises (%zu header + %llu data): it "
+                             "is truncated; download or install it again", r->path,
+                             file_size, total, header, bytes);
+    if ((unsigned long long)file_size > total)
+        return gan_error_set(r->err, GAN_ERR_FORMAT, "%s: %llu bytes follow the %llu its "
+                             "header accounts for: trailing garbage, or a corrupt header",
+                             r->path, (unsigned long long)file_size - total, total);
+    return GAN_OK;
+}
 
-    /* A gzip file's length is not: the buffer grows with what arrives, so a header
-     * that lies costs at most twice the real data. */
+/* The data's `bytes` bytes into a new buffer (*out, the caller's on success). A gzip
+ * file's length is not known: the buffer grows with what arrives, so a header that
+ * lies costs at most twice the real data. */
+static gan_status read_data(struct reader *r, size_t header, unsigned long long bytes,
+                            unsigned char **out)
+{
+    unsigned long long total = header + bytes;
     size_t cap = bytes < ((size_t)1 << 20) ? (size_t)bytes : (size_t)1 << 20, have = 0;
     unsigned char *data = malloc(cap ? cap : 1);
     if (!data)
@@ -304,7 +329,7 @@ static gan_status read_stream(struct reader *r, const struct gan_idx_expect *exp
             cap = next;
         }
         size_t want = cap - have;
-        n = read_some(r, data + have, want);
+        long long n = read_some(r, data + have, want);
         if (n < 0) {
             free(data);
             return r->status;
@@ -320,27 +345,65 @@ static gan_status read_stream(struct reader *r, const struct gan_idx_expect *exp
                              "truncated; download or install it again", r->path, r->pos,
                              total, header, bytes, cut_note(r));
     }
+    *out = data;
+    return GAN_OK;
+}
+
+/* After the data the stream must end, and end cleanly: nothing may follow the
+ * `total` bytes the header accounts for, and a gzip stream whose trailer (CRC and
+ * length) is missing is still a damaged file although all the data arrived. */
+static gan_status check_stream_end(struct reader *r, unsigned long long total)
+{
     int more = 0;
     long long rest = count_rest(r, &more);
-    if (rest < 0) {
-        free(data);
+    if (rest < 0)
         return r->status;
-    }
-    if (rest > 0) {
-        free(data);
+    if (rest > 0)
         return gan_error_set(r->err, GAN_ERR_FORMAT, "%s: %s%lld bytes follow the %llu its "
                              "header accounts for: trailing garbage, or a corrupt header",
                              r->path, more ? "at least " : "", rest, total);
-    }
-    /* All the data arrived, but a gzip stream whose trailer (CRC and length) is missing
-     * is still a damaged file. */
     int errnum = Z_OK;
     gzerror(r->gz, &errnum);
-    if (errnum != Z_OK) {
-        free(data);
+    if (errnum != Z_OK)
         return gan_error_set(r->err, GAN_ERR_FORMAT, "%s: the gzip stream ends without its "
                              "trailer after the data: the file is truncated; download or "
                              "install it again", r->path);
+    return GAN_OK;
+}
+
+/* One IDX array from the open stream into *out, each step checked before the next
+ * relies on it; file_size is the plain file's length, or -1 when unknown. */
+static gan_status read_stream(struct reader *r, const struct gan_idx_expect *expect,
+                              long long file_size, struct gan_idx *out)
+{
+    int type = 0, ndim = 0;
+    size_t esize = 0;
+    gan_status st = read_magic(r, &type, &ndim, &esize);
+    if (st != GAN_OK)
+        return st;
+    size_t header = 4 + 4 * (size_t)ndim;
+    int64_t dims[GAN_IDX_MAX_DIMS];
+    st = read_dims(r, ndim, header, dims);
+    if (st != GAN_OK)
+        return st;
+    if (!matches(expect, type, ndim, dims))
+        return mismatch(r, expect, type, ndim, dims);
+    uint64_t count = 0;
+    st = element_count(r, type, ndim, dims, esize, &count);
+    if (st != GAN_OK)
+        return st;
+    unsigned long long bytes = count * esize, total = header + bytes;
+    st = check_plain_length(r, file_size, header, bytes);
+    if (st != GAN_OK)
+        return st;
+    unsigned char *data = NULL;
+    st = read_data(r, header, bytes, &data);
+    if (st != GAN_OK)
+        return st;
+    st = check_stream_end(r, total);
+    if (st != GAN_OK) {
+        free(data);
+        return st;
     }
     to_host_order(data, (size_t)count, esize);
     out->type = (enum gan_idx_type)type;
