@@ -1,309 +1,11 @@
-/* tensor.c — the compute context, its pooled device memory and the tensors on it:
- * creation, host transfers, errors, and the kernel views the ops are built from. */
+/* tensor.c — the tensors of a context: creation and freeing, host transfers and copies,
+ * tensors filled with a value or random numbers, and their flags and queries. */
 #include "config.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tensor/tensor_private.h"
-
-/* ------------------------------------------------------------------ errors */
-
-static gan_status ctx_vfail(gan_ctx *ctx, gan_status status, const char *fmt, va_list ap)
-{
-    /* The first failure explains the ones that follow from it (NULL inputs of the
-     * next op in a chain), so it is the one kept. */
-    if (ctx && ctx->status == GAN_OK && status != GAN_OK) {
-        vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-        ctx->status = status;
-    }
-    return status;
-}
-
-gan_status ti_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ctx_vfail(ctx, status, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-gan_status ti_backend_fail(gan_ctx *ctx, const char *op, const char *kernel, gan_status st)
-{
-    const char *why = ctx->backend_message ? ctx->backend_message(ctx->backend_message_arg)
-                                           : NULL;
-    if (why && *why)
-        return ti_fail(ctx, st, "%s: the backend's %s kernel failed: %s", op, kernel, why);
-    return ti_fail(ctx, st, "%s: the backend's %s kernel failed (%s); the backend's log "
-                   "has its reason", op, kernel, gan_status_string(st));
-}
-
-int ti_missing_kernel(gan_ctx *ctx, const char *op, const char *slot)
-{
-    ti_fail(ctx, GAN_ERR_UNSUPPORTED, "%s: the backend has no %s kernel (its ops table "
-            "leaves the slot empty or predates it): use a backend that provides it",
-            op, slot);
-    return 0;
-}
-
-gan_status gan_ctx_status(const gan_ctx *ctx)
-{
-    return ctx ? ctx->status : GAN_ERR_INVALID;
-}
-
-const char *gan_ctx_error(const gan_ctx *ctx)
-{
-    return ctx ? ctx->error : "the context is NULL";
-}
-
-gan_status gan_ctx_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ctx_vfail(ctx, status, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-void gan_ctx_clear_error(gan_ctx *ctx)
-{
-    if (!ctx)
-        return;
-    ctx->status = GAN_OK;
-    ctx->error[0] = '\0';
-}
-
-const char *ti_dims_str(char *buf, size_t size, int ndim, const int64_t *dims)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    used += (size_t)snprintf(buf, size, "[");
-    for (int d = 0; d < ndim && used < size; d++)
-        used += (size_t)snprintf(buf + used, size - used, d ? ", %lld" : "%lld",
-                                 (long long)dims[d]);
-    if (used < size)
-        snprintf(buf + used, size - used, "]");
-    return buf;
-}
-
-int ti_check_input(gan_ctx *ctx, const char *op, const char *name, const gan_tensor *t)
-{
-    if (!t) {
-        /* After an earlier failure a NULL is its consequence; keep that message. */
-        ti_fail(ctx, GAN_ERR_INVALID, "%s: %s is NULL; pass a tensor", op, name);
-        return 0;
-    }
-    if (t->ctx != ctx) {
-        ti_fail(ctx, GAN_ERR_INVALID, "%s: %s belongs to another context; tensors of "
-                "different contexts cannot be mixed (copy it over with the host)", op, name);
-        return 0;
-    }
-    if (t->dtype != GAN_F32 && t->dtype != GAN_F16 && t->dtype != GAN_BF16) {
-        const char *dn = gan_dtype_name(t->dtype);
-        ti_fail(ctx, GAN_ERR_UNSUPPORTED, "%s: %s has dtype %s; ops take F32, F16 or BF16 "
-                "tensors", op, name, dn ? dn : "(invalid)");
-        return 0;
-    }
-    return 1;
-}
-
-/* ------------------------------------------------------------------ context */
-
-gan_status gan_ctx_new(const struct gan_backend_ops *ops, gan_backend *be, gan_ctx **out)
-{
-    if (!out)
-        return GAN_ERR_INVALID;
-    *out = NULL;
-    if (!ops || !be || ops->struct_size == 0)
-        return GAN_ERR_INVALID;
-    gan_ctx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx)
-        return GAN_ERR_NOMEM;
-    /* A plugin built against an older, shorter table leaves the newer slots zero. */
-    size_t n = ops->struct_size < sizeof ctx->ops ? ops->struct_size : sizeof ctx->ops;
-    memcpy(&ctx->ops, ops, n);
-    ctx->ops.struct_size = sizeof ctx->ops;
-    ctx->be = be;
-    ctx->next_id = 1;
-    /* From 1, so that a tensor's zeroed cache and gradient records never look current. */
-    ctx->step_no = 1;
-    ctx->prec_mode = GAN_F32;
-    ctx->prec_level = GAN_PRECISION_O2;
-    *out = ctx;
-    return GAN_OK;
-}
-
-void gan_ctx_set_backend_message(gan_ctx *ctx, const char *(*last_message)(void *arg),
-                                 void *arg)
-{
-    if (!ctx)
-        return;
-    ctx->backend_message = last_message;
-    ctx->backend_message_arg = arg;
-}
-
-gan_backend *gan_ctx_backend(const gan_ctx *ctx)
-{
-    return ctx ? ctx->be : NULL;
-}
-
-const struct gan_backend_ops *gan_ctx_backend_ops(const gan_ctx *ctx)
-{
-    return ctx ? &ctx->ops : NULL;
-}
-
-gan_buffer *gan_tensor_buffer(const gan_tensor *t)
-{
-    return t ? t->buf : NULL;
-}
-
-void gan_ctx_no_grad_push(gan_ctx *ctx)
-{
-    if (ctx)
-        ctx->no_grad++;
-}
-
-void gan_ctx_no_grad_pop(gan_ctx *ctx)
-{
-    if (!ctx)
-        return;
-    if (ctx->no_grad == 0) {
-        ti_fail(ctx, GAN_ERR_INVALID, "gan_ctx_no_grad_pop: no matching "
-                "gan_ctx_no_grad_push; pushes and pops must pair");
-        return;
-    }
-    ctx->no_grad--;
-}
-
-/* ------------------------------------------------------------------ buffer pool
- * Training repeats the same shapes every step, so a freed buffer is kept under its
- * size class and handed to the next request of that class: after the first steps
- * the backend sees no allocations at all. Classes are 256 bytes and up, four per
- * power of two, so a buffer wastes less than a quarter of itself. */
-
-static size_t pool_class(size_t bytes)
-{
-    if (bytes <= 256)
-        return 256;
-    size_t p = 256;
-    while (p < bytes)
-        p <<= 1;
-    size_t step = p / 8;     /* classes 5p/8, 6p/8, 7p/8, p above p/2 */
-    return (bytes + step - 1) / step * step;
-}
-
-/* The bucket of class `bytes`, made when absent (NULL only when out of memory). */
-static struct ti_pool_bucket *pool_bucket(gan_ctx *ctx, size_t bytes, int create)
-{
-    size_t lo = 0, hi = ctx->n_buckets;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ctx->buckets[mid].bytes < bytes)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < ctx->n_buckets && ctx->buckets[lo].bytes == bytes)
-        return &ctx->buckets[lo];
-    if (!create)
-        return NULL;
-    if (ctx->n_buckets == ctx->cap_buckets) {
-        size_t cap = ctx->cap_buckets ? 2 * ctx->cap_buckets : 16;
-        struct ti_pool_bucket *b = realloc(ctx->buckets, cap * sizeof *b);
-        if (!b)
-            return NULL;
-        ctx->buckets = b;
-        ctx->cap_buckets = cap;
-    }
-    memmove(&ctx->buckets[lo + 1], &ctx->buckets[lo],
-            (ctx->n_buckets - lo) * sizeof ctx->buckets[0]);
-    memset(&ctx->buckets[lo], 0, sizeof ctx->buckets[lo]);
-    ctx->buckets[lo].bytes = bytes;
-    ctx->n_buckets++;
-    return &ctx->buckets[lo];
-}
-
-/* A buffer of at least `bytes`; *cls receives its class. */
-static gan_status pool_get(gan_ctx *ctx, const char *op, size_t bytes, gan_buffer **out,
-                           size_t *cls)
-{
-    if (bytes > SIZE_MAX / 4)
-        return ti_fail(ctx, GAN_ERR_NOMEM, "%s: %zu bytes is more than any device holds",
-                       op, bytes);
-    size_t c = pool_class(bytes);
-    struct ti_pool_bucket *b = pool_bucket(ctx, c, 0);
-    *cls = c;
-    if (b && b->n > 0) {
-        *out = b->bufs[--b->n];
-        ctx->pool_buffers--;
-        ctx->pool_bytes -= c;
-        return GAN_OK;
-    }
-    if (!TI_HAS(ctx, op, buffer_alloc))
-        return ctx->status;
-    gan_buffer *buf = NULL;
-    gan_status st = ctx->ops.buffer_alloc(ctx->be, c, &buf);
-    if (st == GAN_OK && !buf)
-        st = GAN_ERR_INTERNAL;
-    if (st != GAN_OK)
-        return ti_backend_fail(ctx, op, "buffer_alloc", st);
-    ctx->backend_allocs++;
-    ctx->device_buffers++;
-    ctx->device_bytes += c;
-    *out = buf;
-    return GAN_OK;
-}
-
-static void pool_release_to_backend(gan_ctx *ctx, gan_buffer *buf, size_t cls)
-{
-    if (ctx->ops.buffer_free)
-        ctx->ops.buffer_free(ctx->be, buf);
-    ctx->device_buffers--;
-    ctx->device_bytes -= cls;
-}
-
-static void pool_put(gan_ctx *ctx, gan_buffer *buf, size_t cls)
-{
-    if (!buf)
-        return;
-    struct ti_pool_bucket *b = pool_bucket(ctx, cls, 1);
-    if (b && b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 8;
-        gan_buffer **bufs = realloc(b->bufs, cap * sizeof *bufs);
-        if (bufs) {
-            b->bufs = bufs;
-            b->cap = cap;
-        }
-    }
-    if (!b || b->n == b->cap) {
-        /* No room to remember it: giving it back is always correct. */
-        pool_release_to_backend(ctx, buf, cls);
-        return;
-    }
-    b->bufs[b->n++] = buf;
-    ctx->pool_buffers++;
-    ctx->pool_bytes += cls;
-}
-
-void gan_ctx_pool_trim(gan_ctx *ctx)
-{
-    if (!ctx)
-        return;
-    for (size_t i = 0; i < ctx->n_buckets; i++) {
-        struct ti_pool_bucket *b = &ctx->buckets[i];
-        while (b->n > 0)
-            pool_release_to_backend(ctx, b->bufs[--b->n], b->bytes);
-        free(b->bufs);
-    }
-    free(ctx->buckets);
-    ctx->buckets = NULL;
-    ctx->n_buckets = ctx->cap_buckets = 0;
-    ctx->pool_buffers = 0;
-    ctx->pool_bytes = 0;
-}
 
 /* ------------------------------------------------------------------ tensors */
 
@@ -368,7 +70,7 @@ static gan_tensor *tensor_alloc(gan_ctx *ctx, const char *op, enum gan_dtype dty
     for (int d = 0; d < ndim; d++)
         t->dim[d] = dims[d];
     t->numel = numel;
-    if (pool_get(ctx, op, (size_t)numel * gan_dtype_size(dtype), &t->buf, &t->buf_bytes)
+    if (ti_pool_get(ctx, op, (size_t)numel * gan_dtype_size(dtype), &t->buf, &t->buf_bytes)
         != GAN_OK) {
         t->next = ctx->spare_tensors;
         ctx->spare_tensors = t;
@@ -388,9 +90,9 @@ static gan_tensor *tensor_alloc(gan_ctx *ctx, const char *op, enum gan_dtype dty
 }
 
 /* Gives the buffer back to the pool and the struct to the spare list. */
-static void tensor_release(gan_ctx *ctx, gan_tensor *t)
+void ti_tensor_release(gan_ctx *ctx, gan_tensor *t)
 {
-    pool_put(ctx, t->buf, t->buf_bytes);
+    ti_pool_put(ctx, t->buf, t->buf_bytes);
     t->buf = NULL;
     t->ctx = NULL;
     t->next = ctx->spare_tensors;
@@ -427,177 +129,7 @@ void gan_tensor_free(gan_tensor *t)
     }
     list_remove(&ctx->persist_head, t);
     ctx->n_persist--;
-    tensor_release(ctx, t);
-}
-
-void gan_ctx_step_end(gan_ctx *ctx)
-{
-    if (!ctx)
-        return;
-    /* The tape points at step tensors: it goes first. */
-    ti_tape_clear(ctx);
-    while (ctx->step_head) {
-        gan_tensor *t = ctx->step_head;
-        ctx->step_head = t->next;
-        tensor_release(ctx, t);
-    }
-    ctx->n_step = 0;
-    /* Casts cached on persistent tensors, and their 16-bit gradients, were step tensors:
-     * a new step number makes every one of them stale at once. */
-    ctx->step_no++;
-}
-
-void gan_ctx_free(gan_ctx *ctx)
-{
-    if (!ctx)
-        return;
-    gan_ctx_step_end(ctx);
-    while (ctx->persist_head) {
-        gan_tensor *t = ctx->persist_head;
-        ctx->persist_head = t->next;
-        tensor_release(ctx, t);
-    }
-    ctx->n_persist = 0;
-    gan_ctx_pool_trim(ctx);
-    while (ctx->spare_tensors) {
-        gan_tensor *t = ctx->spare_tensors;
-        ctx->spare_tensors = t->next;
-        free(t);
-    }
-    ti_tape_destroy(ctx);
-    ti_precision_destroy(ctx);
-    free(ctx);
-}
-
-void gan_ctx_get_stats(const gan_ctx *ctx, struct gan_ctx_stats *stats)
-{
-    if (!stats)
-        return;
-    memset(stats, 0, sizeof *stats);
-    if (!ctx)
-        return;
-    stats->step_tensors = ctx->n_step;
-    stats->persistent_tensors = ctx->n_persist;
-    stats->nodes = ctx->n_nodes;
-    stats->pool_buffers = ctx->pool_buffers;
-    stats->pool_bytes = ctx->pool_bytes;
-    stats->device_buffers = ctx->device_buffers;
-    stats->device_bytes = ctx->device_bytes;
-    stats->spare_tensors = ctx->n_spare_tensors;
-    stats->spare_nodes = ctx->n_spare_nodes;
-    stats->backend_allocs = ctx->backend_allocs;
-    stats->backend_casts = ctx->backend_casts;
-    stats->policy_casts = ctx->policy_casts;
-    stats->cast_cache_hits = ctx->cast_cache_hits;
-}
-
-/* ------------------------------------------------------------------ kernel views */
-
-void ti_strides(int ndim, const int64_t *dims, int64_t *strides)
-{
-    int64_t s = 1;
-    for (int d = ndim - 1; d >= 0; d--) {
-        strides[d] = s;
-        s *= dims[d];
-    }
-}
-
-struct gan_shape ti_shape(int ndim, const int64_t *dims)
-{
-    struct gan_shape s;
-    memset(&s, 0, sizeof s);
-    s.ndim = ndim;
-    for (int d = 0; d < ndim; d++)
-        s.dim[d] = dims[d];
-    return s;
-}
-
-struct gan_operand ti_operand(const gan_tensor *t, int ndim, const int64_t *dims)
-{
-    struct gan_operand o;
-    int64_t own[GAN_TENSOR_MAX_DIMS];
-    memset(&o, 0, sizeof o);
-    o.buf = t->buf;
-    o.offset = 0;
-    o.dtype = t->dtype;
-    ti_strides(t->ndim, t->dim, own);
-    int lead = ndim - t->ndim;
-    for (int d = 0; d < ndim; d++) {
-        int td = d - lead;
-        o.stride[d] = td < 0 || t->dim[td] == 1 ? 0 : own[td];
-    }
-    return o;
-}
-
-struct gan_ref ti_ref(const gan_tensor *t)
-{
-    struct gan_ref r;
-    r.buf = t->buf;
-    r.offset = 0;
-    r.dtype = t->dtype;
-    return r;
-}
-
-enum gan_dtype ti_result_dtype(const gan_tensor *a, const gan_tensor *b)
-{
-    if (!b || a->dtype == b->dtype)
-        return a->dtype;
-    /* F32 holds both 16-bit types; F16 and BF16 do not hold each other. */
-    return GAN_F32;
-}
-
-gan_status ti_unary(gan_ctx *ctx, const char *op, enum gan_unary_op uop, float alpha,
-                    const gan_tensor *x, gan_tensor *y)
-{
-    if (!TI_HAS(ctx, op, unary))
-        return ctx->status;
-    struct gan_shape shape = ti_shape(y->ndim, y->dim);
-    struct gan_operand xo = ti_operand(x, y->ndim, y->dim);
-    struct gan_operand yo = ti_operand(y, y->ndim, y->dim);
-    gan_status st = ctx->ops.unary(ctx->be, uop, alpha, &shape, &xo, &yo);
-    return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "unary", st);
-}
-
-gan_status ti_fill(gan_ctx *ctx, const char *op, gan_tensor *t, float value)
-{
-    return ti_unary(ctx, op, GAN_UNARY_FILL, value, t, t);
-}
-
-gan_tensor *ti_ones_like(gan_ctx *ctx, const char *op, const gan_tensor *t)
-{
-    gan_tensor *o = ti_new_step(ctx, op, t->dtype, t->ndim, t->dim);
-    if (o && ti_fill(ctx, op, o, 1.0f) != GAN_OK)
-        return NULL;
-    return o;
-}
-
-/* y ← x rounded to y's dtype, n elements, both at offset 0. */
-static gan_status raw_cast(gan_ctx *ctx, const char *op, gan_buffer *x, enum gan_dtype xt,
-                           gan_buffer *y, enum gan_dtype yt, size_t n)
-{
-    if (n == 0)
-        return GAN_OK;
-    if (!TI_HAS(ctx, op, cast))
-        return ctx->status;
-    struct gan_ref xr = { x, 0, xt }, yr = { y, 0, yt };
-    ctx->backend_casts++;
-    gan_status st = ctx->ops.cast(ctx->be, n, &xr, &yr, NULL);
-    return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "cast", st);
-}
-
-gan_status ti_cast_into(gan_ctx *ctx, const char *op, const gan_tensor *src, gan_tensor *dst)
-{
-    return raw_cast(ctx, op, src->buf, src->dtype, dst->buf, dst->dtype, (size_t)src->numel);
-}
-
-gan_tensor *ti_as_dtype(gan_ctx *ctx, const char *op, gan_tensor *t, enum gan_dtype dtype)
-{
-    if (t->dtype == dtype)
-        return t;
-    gan_tensor *c = ti_new_step(ctx, op, dtype, t->ndim, t->dim);
-    if (c && raw_cast(ctx, op, t->buf, t->dtype, c->buf, dtype, (size_t)t->numel) != GAN_OK)
-        return NULL;
-    return c;
+    ti_tensor_release(ctx, t);
 }
 
 /* ------------------------------------------------------------------ host transfers */
@@ -659,14 +191,14 @@ static gan_status upload_values(gan_ctx *ctx, const char *op, gan_tensor *t,
      * is the backend's own (the same as every other cast it does). */
     gan_buffer *stage;
     size_t cls;
-    if (pool_get(ctx, op, n * sizeof(float), &stage, &cls) != GAN_OK)
+    if (ti_pool_get(ctx, op, n * sizeof(float), &stage, &cls) != GAN_OK)
         return ctx->status;
     st = ctx->ops.upload(ctx->be, stage, 0, values, n * sizeof(float));
     if (st != GAN_OK)
         ti_backend_fail(ctx, op, "upload", st);
     else
-        st = raw_cast(ctx, op, stage, GAN_F32, t->buf, t->dtype, n);
-    pool_put(ctx, stage, cls);
+        st = ti_raw_cast(ctx, op, stage, GAN_F32, t->buf, t->dtype, n);
+    ti_pool_put(ctx, stage, cls);
     return st;
 }
 
@@ -738,15 +270,15 @@ gan_status gan_tensor_to_host(gan_ctx *ctx, const gan_tensor *t, float *values, 
     }
     gan_buffer *stage;
     size_t cls;
-    if (pool_get(ctx, op, n * sizeof(float), &stage, &cls) != GAN_OK)
+    if (ti_pool_get(ctx, op, n * sizeof(float), &stage, &cls) != GAN_OK)
         return ctx->status;
-    st = raw_cast(ctx, op, t->buf, t->dtype, stage, GAN_F32, n);
+    st = ti_raw_cast(ctx, op, t->buf, t->dtype, stage, GAN_F32, n);
     if (st == GAN_OK) {
         st = ctx->ops.download(ctx->be, values, stage, 0, n * sizeof(float));
         if (st != GAN_OK)
             ti_backend_fail(ctx, op, "download", st);
     }
-    pool_put(ctx, stage, cls);
+    ti_pool_put(ctx, stage, cls);
     return st;
 }
 
@@ -777,7 +309,8 @@ gan_status gan_tensor_copy(gan_ctx *ctx, gan_tensor *dst, const gan_tensor *src)
                                       (size_t)src->numel * gan_dtype_size(src->dtype));
         return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "copy", st);
     }
-    return raw_cast(ctx, op, src->buf, src->dtype, dst->buf, dst->dtype, (size_t)src->numel);
+    return ti_raw_cast(ctx, op, src->buf, src->dtype, dst->buf, dst->dtype,
+                       (size_t)src->numel);
 }
 
 /* ------------------------------------------------------------------ filled tensors */

@@ -1,5 +1,6 @@
 /* tensor_private.h — the tensor engine's own layout of contexts, tensors and the tape,
- * and the helpers that tensor.c, autograd.c, precision.c and the ops_*.c files share. */
+ * and the helpers that the engine's sources (context.c, pool.c, tensor.c, kernel_views.c,
+ * autograd.c, precision.c and the ops_*.c files) share. */
 #ifndef GANCTL_TENSOR_PRIVATE_H
 #define GANCTL_TENSOR_PRIVATE_H
 
@@ -102,6 +103,10 @@ gan_status ti_unary(gan_ctx *ctx, const char *op, enum gan_unary_op uop, float a
                     const gan_tensor *x, gan_tensor *y);
 /* Ones shaped and typed like t, as a constant step tensor. */
 gan_tensor *ti_ones_like(gan_ctx *ctx, const char *op, const gan_tensor *t);
+/* y ← x rounded to y's dtype by the backend's cast kernel, n elements, both at offset 0:
+ * the raw buffers, for host transfers that stage through an FP32 buffer of the pool. */
+gan_status ti_raw_cast(gan_ctx *ctx, const char *op, gan_buffer *x, enum gan_dtype xt,
+                       gan_buffer *y, enum gan_dtype yt, size_t n);
 
 /* Recording. ti_wants_grad: recording is on and t requires a gradient.
  * ti_record: when in0 or in1 (either may be NULL) wants a gradient, makes out's node
@@ -154,7 +159,21 @@ void ti_precision_destroy(gan_ctx *ctx);
 void ti_tape_clear(gan_ctx *ctx);
 void ti_tape_destroy(gan_ctx *ctx);
 
-/* The free buffers of one pool class (tensor.c). */
+/* ------------------------------------------------------------------ buffer pool
+ * (pool.c) */
+
+/* A buffer of at least `bytes`, from the pool or else the backend; *cls receives its
+ * class, which ti_pool_put takes back. Fails (recorded) when no buffer can be had. */
+gan_status ti_pool_get(gan_ctx *ctx, const char *op, size_t bytes, gan_buffer **out,
+                       size_t *cls);
+/* Keeps buf (NULL: nothing) in the pool under class cls, or returns it to the backend
+ * when the pool has no room to remember it. */
+void ti_pool_put(gan_ctx *ctx, gan_buffer *buf, size_t cls);
+/* tensor.c: gives a tensor's buffer back to the pool and its struct to the context's
+ * spare list, for gan_ctx_step_end and gan_ctx_free (context.c). */
+void ti_tensor_release(gan_ctx *ctx, gan_tensor *t);
+
+/* The free buffers of one pool class. */
 struct ti_pool_bucket {
     size_t bytes;
     gan_buffer **bufs;
