@@ -311,9 +311,11 @@ gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct 
 
 /* ------------------------------------------------------------------ the run folder */
 
-/* A new run's folder and files; or a resumed run's, with its checkpoint loaded. */
-gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
-                                      struct gan_error *err)
+/* t->run_dir: a resumed run's folder as named, less trailing slashes (the files are
+ * named from it); a new run's folder created from run.dir, which then records the
+ * folder made so that config.conf names it. */
+static gan_status choose_run_dir(gan_trainer *t, const char *resume_dir,
+                                 struct gan_error *err)
 {
     gan_status st;
     if (resume_dir) {
@@ -324,45 +326,56 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
             return gan_trainer_nomem(err);
         memcpy(t->run_dir, resume_dir, n);
         t->run_dir[n] = '\0';
-    } else {
-        const char *dir = "";
-        gan_config_get_string(t->cfg, "run.dir", &dir);
-        const struct gan_config_value *v = gan_config_find(t->cfg, "run.dir");
-        if ((st = gan_run_dir_create(dir, v ? v->origin : "run.dir", t->s->set.data_name, &t->run_dir,
-                                     err)) != GAN_OK)
-            return st;
-        if ((st = gan_config_set_string(t->cfg, "run.dir", t->run_dir, v ? v->origin : "default",
-                                        err)) != GAN_OK)
-            return st;
+        return GAN_OK;
     }
-    if (!(t->checkpoint_path = gan_run_path(t->run_dir, GAN_RUN_CHECKPOINT)))
-        return gan_trainer_nomem(err);
-    int64_t resume_after = -1;
-    if (resume_dir) {
-        struct gan_checkpoint_state state;
-        if ((st = gan_session_load_checkpoint(t->s, t->checkpoint_path, &state, err)) != GAN_OK)
-            return st;
-        if (state.seed != t->s->set.seed)
-            return gan_error_set(err, GAN_ERR_FORMAT,
-                                 "%s: the checkpoint was written with seed %llu but its configuration says run.seed = %llu: the file is damaged",
-                                 t->checkpoint_path, (unsigned long long)state.seed,
-                                 (unsigned long long)t->s->set.seed);
-        if (state.has_image != (t->images != NULL))
-            return gan_error_set(err, GAN_ERR_FORMAT,
-                                 "%s: the checkpoint holds the position of %s sampler, but the run's data.name is \"%s\": the file belongs to another run",
-                                 t->checkpoint_path, state.has_image ? "an image" : "a toy",
-                                 t->s->set.data_name);
-        st = t->images ? gan_image_run_seek(t->images, state.image, err)
-                       : gan_toy_sampler_set_state(t->sampler, &state.data, err);
-        if (st != GAN_OK)
-            return st;
-        t->iteration = state.iteration;
-        t->z_offset = state.z_offset;
-        t->loss_offset = state.loss_offset;
-        t->elapsed_before = state.elapsed_s;
-        t->checkpoint_iteration = state.iteration;
-        resume_after = state.iteration;
-    }
+    const char *dir = "";
+    gan_config_get_string(t->cfg, "run.dir", &dir);
+    const struct gan_config_value *v = gan_config_find(t->cfg, "run.dir");
+    if ((st = gan_run_dir_create(dir, v ? v->origin : "run.dir", t->s->set.data_name, &t->run_dir,
+                                 err)) != GAN_OK)
+        return st;
+    return gan_config_set_string(t->cfg, "run.dir", t->run_dir, v ? v->origin : "default", err);
+}
+
+/* A resumed run's checkpoint: loaded into the session, checked against the run's
+ * configuration (a checkpoint that disagrees with it is damaged or another run's),
+ * and the data sampler and counters put where it left off. *resume_after is the
+ * iteration it was written at. */
+static gan_status resume_checkpoint(gan_trainer *t, int64_t *resume_after,
+                                    struct gan_error *err)
+{
+    struct gan_checkpoint_state state;
+    gan_status st;
+    if ((st = gan_session_load_checkpoint(t->s, t->checkpoint_path, &state, err)) != GAN_OK)
+        return st;
+    if (state.seed != t->s->set.seed)
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: the checkpoint was written with seed %llu but its configuration says run.seed = %llu: the file is damaged",
+                             t->checkpoint_path, (unsigned long long)state.seed,
+                             (unsigned long long)t->s->set.seed);
+    if (state.has_image != (t->images != NULL))
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: the checkpoint holds the position of %s sampler, but the run's data.name is \"%s\": the file belongs to another run",
+                             t->checkpoint_path, state.has_image ? "an image" : "a toy",
+                             t->s->set.data_name);
+    st = t->images ? gan_image_run_seek(t->images, state.image, err)
+                   : gan_toy_sampler_set_state(t->sampler, &state.data, err);
+    if (st != GAN_OK)
+        return st;
+    t->iteration = state.iteration;
+    t->z_offset = state.z_offset;
+    t->loss_offset = state.loss_offset;
+    t->elapsed_before = state.elapsed_s;
+    t->checkpoint_iteration = state.iteration;
+    *resume_after = state.iteration;
+    return GAN_OK;
+}
+
+/* config.conf, every setting with its origin under a head that says how to repeat
+ * the run; t->config_text, the same settings without origins, goes into each
+ * checkpoint's metadata. */
+static gan_status write_config_file(gan_trainer *t, struct gan_error *err)
+{
     char *text = gan_config_to_text(t->cfg, 1);
     t->config_text = gan_config_to_text(t->cfg, 0);
     if (!text || !t->config_text) {
@@ -380,9 +393,24 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
     strcpy(full, head);
     strcat(full, text);
     free(text);
-    st = gan_run_write_text(t->run_dir, GAN_RUN_CONFIG, full, err);
+    gan_status st = gan_run_write_text(t->run_dir, GAN_RUN_CONFIG, full, err);
     free(full);
-    if (st != GAN_OK)
+    return st;
+}
+
+/* A new run's folder and files; or a resumed run's, with its checkpoint loaded. */
+gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
+                                      struct gan_error *err)
+{
+    gan_status st;
+    if ((st = choose_run_dir(t, resume_dir, err)) != GAN_OK)
+        return st;
+    if (!(t->checkpoint_path = gan_run_path(t->run_dir, GAN_RUN_CHECKPOINT)))
+        return gan_trainer_nomem(err);
+    int64_t resume_after = -1;
+    if (resume_dir && (st = resume_checkpoint(t, &resume_after, err)) != GAN_OK)
+        return st;
+    if ((st = write_config_file(t, err)) != GAN_OK)
         return st;
     /* An image run shows real test images once, beside which its grids are judged. */
     if (t->images && !resume_dir) {
