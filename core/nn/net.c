@@ -196,71 +196,96 @@ static gan_status check_init(gan_net *net, const char *name, int ndim, struct ga
     return GAN_OK;
 }
 
+/* Whether a parameter of this name and shape may be declared now; *numel is its
+ * element count. Everything is checked before anything is allocated, so a refused
+ * declaration leaves the network as it was. */
+static gan_status check_declaration(gan_net *net, const char *name, int ndim,
+                                    const int64_t *dims, int64_t *numel)
+{
+    const char *op = "gan_net_param";
+    char shape[160];
+    if (net->grads)
+        return net_fail(net, GAN_ERR_INVALID, "%s: %s: the network's parameters are fixed "
+                        "once its gradient buffer exists; declare parameters only from the "
+                        "model's create", op, name ? name : "(NULL)");
+    if (!name || !valid_name(name))
+        return net_fail(net, GAN_ERR_INVALID, "%s: \"%.*s\" is not a usable parameter name: "
+                        "use letters, digits, '_' and '.' (not first or last, no empty part), "
+                        "at most %d characters, as torch state_dict names (\"fc0.weight\")",
+                        op, NET_NAME_MAX, name ? name : "(NULL)", NET_NAME_MAX);
+    if (gan_net_find(net, name) >= 0)
+        return net_fail(net, GAN_ERR_INVALID, "%s: %s is declared twice; parameter names "
+                        "must be unique within a network", op, name);
+    if (ndim < 0 || ndim > GAN_TENSOR_MAX_DIMS || (ndim > 0 && !dims))
+        return net_fail(net, GAN_ERR_INVALID, "%s: %s: ndim is %d%s; a parameter has 0 to %d "
+                        "dimensions", op, name, ndim, ndim > 0 && !dims ? " with dims NULL" : "",
+                        GAN_TENSOR_MAX_DIMS);
+    /* Bounded by an eighth of INT64_MAX, so that a count of 8-byte values fits in
+     * bytes too. */
+    *numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (dims[d] < 1 || *numel > (INT64_MAX / 8) / dims[d])
+            return net_fail(net, GAN_ERR_INVALID, "%s: %s: shape %s is not usable; every "
+                            "dimension must be 1 or more and the total must fit in memory",
+                            op, name, ti_dims_str(shape, sizeof shape, ndim, dims));
+        *numel *= dims[d];
+    }
+    if (net->total > (INT64_MAX / 8) - *numel)
+        return net_fail(net, GAN_ERR_INVALID, "%s: %s: the network's parameters would not fit "
+                        "in memory", op, name);
+    return GAN_OK;
+}
+
+/* Room for one more parameter in params and tensors, which grow together (tensors is
+ * params[i].t again, as gan_grad takes it). */
+static gan_status reserve_param(gan_net *net, const char *name)
+{
+    const char *op = "gan_net_param";
+    if (net->count != net->cap)
+        return GAN_OK;
+    size_t cap = net->cap ? 2 * net->cap : 16;
+    struct net_param *p = realloc(net->params, cap * sizeof *p);
+    if (p)
+        net->params = p;
+    gan_tensor **ts = p ? realloc(net->tensors, cap * sizeof *ts) : NULL;
+    if (ts)
+        net->tensors = ts;
+    if (!p || !ts)
+        return net_fail(net, GAN_ERR_NOMEM, "%s: %s: out of host memory", op, name);
+    net->cap = cap;
+    return GAN_OK;
+}
+
+/* The parameter's tensor, zeros until gan_net_init: a parameter never holds undefined
+ * memory. NULL when it cannot be made, with the reason in the context. */
+static gan_tensor *zeroed_param_tensor(gan_net *net, int ndim, const int64_t *dims,
+                                       int64_t numel)
+{
+    gan_tensor *t = gan_tensor_new_persistent(net->ctx, GAN_F32, ndim, dims);
+    if (!t || (numel > 0 && ti_fill(net->ctx, "gan_net_param", t, 0.0f) != GAN_OK)) {
+        if (t)
+            gan_tensor_free(t);
+        return NULL;
+    }
+    return t;
+}
+
 gan_tensor *gan_net_param(gan_net *net, const char *name, int ndim, const int64_t *dims,
                           struct gan_init init)
 {
     const char *op = "gan_net_param";
-    char shape[160];
     if (!net)
         return NULL;
-    if (net->grads) {
-        net_fail(net, GAN_ERR_INVALID, "%s: %s: the network's parameters are fixed once its "
-                 "gradient buffer exists; declare parameters only from the model's create",
-                 op, name ? name : "(NULL)");
-        return NULL;
-    }
-    if (!name || !valid_name(name)) {
-        net_fail(net, GAN_ERR_INVALID, "%s: \"%.*s\" is not a usable parameter name: use "
-                 "letters, digits, '_' and '.' (not first or last, no empty part), at most %d "
-                 "characters, as torch state_dict names (\"fc0.weight\")", op, NET_NAME_MAX,
-                 name ? name : "(NULL)", NET_NAME_MAX);
-        return NULL;
-    }
-    if (gan_net_find(net, name) >= 0) {
-        net_fail(net, GAN_ERR_INVALID, "%s: %s is declared twice; parameter names must be "
-                 "unique within a network", op, name);
-        return NULL;
-    }
-    if (ndim < 0 || ndim > GAN_TENSOR_MAX_DIMS || (ndim > 0 && !dims)) {
-        net_fail(net, GAN_ERR_INVALID, "%s: %s: ndim is %d%s; a parameter has 0 to %d "
-                 "dimensions", op, name, ndim, ndim > 0 && !dims ? " with dims NULL" : "",
-                 GAN_TENSOR_MAX_DIMS);
-        return NULL;
-    }
     int64_t numel = 1;
-    for (int d = 0; d < ndim; d++) {
-        if (dims[d] < 1 || numel > (INT64_MAX / 8) / dims[d]) {
-            net_fail(net, GAN_ERR_INVALID, "%s: %s: shape %s is not usable; every dimension "
-                     "must be 1 or more and the total must fit in memory", op, name,
-                     ti_dims_str(shape, sizeof shape, ndim, dims));
-            return NULL;
-        }
-        numel *= dims[d];
-    }
-    if (net->total > (INT64_MAX / 8) - numel) {
-        net_fail(net, GAN_ERR_INVALID, "%s: %s: the network's parameters would not fit in "
-                 "memory", op, name);
+    if (check_declaration(net, name, ndim, dims, &numel) != GAN_OK)
         return NULL;
-    }
     if (check_init(net, name, ndim, init) != GAN_OK)
         return NULL;
 
     char full[2 * NET_NAME_MAX + 2];
     snprintf(full, sizeof full, "%s%s%s", net->prefix, net->prefix[0] ? "." : "", name);
-    if (net->count == net->cap) {
-        size_t cap = net->cap ? 2 * net->cap : 16;
-        struct net_param *p = realloc(net->params, cap * sizeof *p);
-        if (p)
-            net->params = p;
-        gan_tensor **ts = p ? realloc(net->tensors, cap * sizeof *ts) : NULL;
-        if (ts)
-            net->tensors = ts;
-        if (!p || !ts) {
-            net_fail(net, GAN_ERR_NOMEM, "%s: %s: out of host memory", op, name);
-            return NULL;
-        }
-        net->cap = cap;
-    }
+    if (reserve_param(net, name) != GAN_OK)
+        return NULL;
     struct net_param *p = &net->params[net->count];
     memset(p, 0, sizeof *p);
     p->name = dup_string(name);
@@ -271,11 +296,8 @@ gan_tensor *gan_net_param(gan_net *net, const char *name, int ndim, const int64_
         net_fail(net, GAN_ERR_NOMEM, "%s: %s: out of host memory", op, name);
         return NULL;
     }
-    /* Zeros until gan_net_init: a parameter never holds undefined memory. */
-    gan_tensor *t = gan_tensor_new_persistent(net->ctx, GAN_F32, ndim, dims);
-    if (!t || (numel > 0 && ti_fill(net->ctx, op, t, 0.0f) != GAN_OK)) {
-        if (t)
-            gan_tensor_free(t);
+    gan_tensor *t = zeroed_param_tensor(net, ndim, dims, numel);
+    if (!t) {
         free(p->name);
         free(p->full);
         if (net->host && net->host->fail)
