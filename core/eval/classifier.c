@@ -213,6 +213,44 @@ static void cross_entropy(const float *logits, const int *labels, size_t n, floa
     }
 }
 
+/* The host buffers of one training batch, allocated once for the whole training. */
+struct batch_buffers {
+    float *images;   /* [B, GAN_IMAGE_PIXELS] */
+    float *logits;   /* [B, classes] */
+    float *seed;     /* [B, classes]: ∂(mean loss)/∂logits, the backward pass's seed */
+    int *labels;     /* [B] */
+};
+
+/* One Adam step on the batch of training images at order[0 … B-1]: adds its summed
+ * loss and correct predictions. A non-finite loss stops the training before the step
+ * would spread it into the parameters. */
+static gan_status train_batch(gan_classifier *c, const struct gan_classifier_data *train,
+                              gan_optimizer *opt, const uint32_t *order,
+                              struct batch_buffers *b, int e, double *loss, size_t *correct,
+                              struct gan_error *err)
+{
+    const size_t B = GAN_CLASSIFIER_BATCH;
+    const int64_t xd[2] = { (int64_t)B, GAN_IMAGE_PIXELS };
+    const int64_t gd[2] = { (int64_t)B, GAN_CLASSIFIER_CLASSES };
+    gather(train, order, B, b->images, b->labels);
+    gan_tensor *x = gan_tensor_from_host(c->ctx, GAN_F32, 2, xd, b->images);
+    gan_tensor *z = forward(c, x, NULL);
+    if (!z || gan_tensor_to_host(c->ctx, z, b->logits, B * GAN_CLASSIFIER_CLASSES) != GAN_OK)
+        return ctx_fail(c, err, "forward pass");
+    cross_entropy(b->logits, b->labels, B, b->seed, loss, correct);
+    if (!isfinite(*loss))
+        return gan_error_set(err, GAN_ERR_NUMERIC,
+                             "classifier: the loss became %g in epoch %d; the data holds non-finite or wildly scaled values",
+                             *loss, e + 1);
+    gan_tensor *s = gan_tensor_from_host(c->ctx, GAN_F32, 2, gd, b->seed);
+    if (!s || gan_net_zero_grads(c->net) != GAN_OK
+        || gan_net_backward(c->net, z, s) != GAN_OK
+        || gan_optimizer_step(opt, NULL) != GAN_OK)
+        return ctx_fail(c, err, "training step");
+    gan_ctx_step_end(c->ctx);
+    return GAN_OK;
+}
+
 gan_status gan_classifier_train(gan_classifier *c, const struct gan_classifier_data *train,
                                 int epochs, gan_classifier_progress_fn progress, void *arg,
                                 struct gan_error *err)
@@ -230,13 +268,14 @@ gan_status gan_classifier_train(gan_classifier *c, const struct gan_classifier_d
                              n, GAN_CLASSIFIER_BATCH);
     const size_t B = GAN_CLASSIFIER_BATCH;
     uint32_t *order = malloc(n * sizeof *order);
-    float *images = malloc(B * GAN_IMAGE_PIXELS * sizeof *images);
-    float *logits = malloc(B * GAN_CLASSIFIER_CLASSES * sizeof *logits);
-    float *seed = malloc(B * GAN_CLASSIFIER_CLASSES * sizeof *seed);
-    int *labels = malloc(B * sizeof *labels);
+    struct batch_buffers b;
+    b.images = malloc(B * GAN_IMAGE_PIXELS * sizeof *b.images);
+    b.logits = malloc(B * GAN_CLASSIFIER_CLASSES * sizeof *b.logits);
+    b.seed = malloc(B * GAN_CLASSIFIER_CLASSES * sizeof *b.seed);
+    b.labels = malloc(B * sizeof *b.labels);
     gan_optimizer *opt = NULL;
     struct gan_adam_settings adam = { .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 };
-    if (!order || !images || !logits || !seed || !labels) {
+    if (!order || !b.images || !b.logits || !b.seed || !b.labels) {
         st = gan_error_set(err, GAN_ERR_NOMEM, "out of memory while training the classifier");
         goto done;
     }
@@ -245,37 +284,16 @@ gan_status gan_classifier_train(gan_classifier *c, const struct gan_classifier_d
         goto done;
     }
     double start = now_seconds();
-    const int64_t xd[2] = { (int64_t)B, GAN_IMAGE_PIXELS };
-    const int64_t gd[2] = { (int64_t)B, GAN_CLASSIFIER_CLASSES };
     for (int e = 0; e < epochs && st == GAN_OK; e++) {
         gan_image_shuffle(c->seed, (uint64_t)e, order, n);
         double loss = 0;
         size_t correct = 0, seen = 0;
         /* Whole batches only, as the GAN's sampler reads them. */
         for (size_t first = 0; first + B <= n; first += B) {
-            gather(train, order + first, B, images, labels);
-            gan_tensor *x = gan_tensor_from_host(c->ctx, GAN_F32, 2, xd, images);
-            gan_tensor *z = forward(c, x, NULL);
-            if (!z || gan_tensor_to_host(c->ctx, z, logits, B * GAN_CLASSIFIER_CLASSES) != GAN_OK) {
-                st = ctx_fail(c, err, "forward pass");
+            st = train_batch(c, train, opt, order + first, &b, e, &loss, &correct, err);
+            if (st != GAN_OK)
                 break;
-            }
-            cross_entropy(logits, labels, B, seed, &loss, &correct);
             seen += B;
-            if (!isfinite(loss)) {
-                st = gan_error_set(err, GAN_ERR_NUMERIC,
-                                   "classifier: the loss became %g in epoch %d; the data holds non-finite or wildly scaled values",
-                                   loss, e + 1);
-                break;
-            }
-            gan_tensor *s = gan_tensor_from_host(c->ctx, GAN_F32, 2, gd, seed);
-            if (!s || gan_net_zero_grads(c->net) != GAN_OK
-                || gan_net_backward(c->net, z, s) != GAN_OK
-                || gan_optimizer_step(opt, NULL) != GAN_OK) {
-                st = ctx_fail(c, err, "training step");
-                break;
-            }
-            gan_ctx_step_end(c->ctx);
         }
         if (st != GAN_OK)
             break;
@@ -293,10 +311,10 @@ gan_status gan_classifier_train(gan_classifier *c, const struct gan_classifier_d
 done:
     gan_optimizer_free(opt);
     free(order);
-    free(images);
-    free(logits);
-    free(seed);
-    free(labels);
+    free(b.images);
+    free(b.logits);
+    free(b.seed);
+    free(b.labels);
     return st;
 }
 
