@@ -648,6 +648,71 @@ static int grads_command(int argc, char **argv)
 
 /* ------------------------------------------------------------------ main */
 
+/* --help and --version without --backend, answered from the options alone so that
+ * they work without a configuration or plugins. Returns 1 when the program is done,
+ * with *rc its exit status (a usage error's too) and c's lists freed; 0 to go on. */
+static int answered_by_options(struct cli *c, int argc, char **argv, int *rc)
+{
+    *rc = parse_options(c, argc, argv);
+    if (*rc || c->help) {
+        if (!*rc)
+            usage(stdout);
+        free(c->plugin_dirs);
+        free(c->assignments);
+        return 1;
+    }
+    if (c->version && !c->backend_chosen) {
+        print_version();
+        free(c->plugin_dirs);
+        free(c->assignments);
+        return 1;
+    }
+    return 0;
+}
+
+/* --list-plugins: the plugins the search path holds. The list is the caller's to
+ * clear, whether the scan succeeded or not. */
+static int list_plugins_action(const gan_loader *loader, struct gan_plugin_list *list,
+                               struct gan_error *err)
+{
+    if (gan_loader_scan(loader, list, err) != GAN_OK)
+        return fail_line(err);
+    list_plugins(loader, list);
+    return 0;
+}
+
+/* --print-config: the configuration as a run would use it, with each value's origin;
+ * checked first, so that what is printed is a configuration a run accepts. */
+static int print_config_action(gan_config *cfg, const gan_loader *loader,
+                               struct gan_error *err)
+{
+    if (gan_trainer_check_config(cfg, loader, err) != GAN_OK)
+        return fail_line(err);
+    char *text = gan_config_to_text(cfg, 1);
+    if (!text) {
+        fputs("ganctl: out of memory\n", stderr);
+        return EXIT_RUNTIME;
+    }
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
+/* --version with --backend: the program's version, then the chosen backend's, which
+ * needs the backend opened. *module and *inst are the caller's to free, opened or not. */
+static int backend_version_action(const gan_loader *loader, gan_config *cfg,
+                                  const struct gan_log *log, struct gan_module **module,
+                                  struct gan_backend_instance **inst, struct gan_error *err)
+{
+    print_version();
+    if (open_backend(loader, cfg, log, module, inst, err) != GAN_OK)
+        return fail_line(err);
+    printf("backend %s %s: %s\n", (*module)->plugin.name,
+           (*module)->plugin.version ? (*module)->plugin.version : "",
+           gan_backend_instance_describe(*inst));
+    return 0;
+}
+
 int gan_cli_main(int argc, char **argv)
 {
     /* A command word comes first; everything else is an option of training's. */
@@ -657,20 +722,9 @@ int gan_cli_main(int argc, char **argv)
         return gan_classifier_command(argc - 1, argv + 1);
     struct cli c;
     memset(&c, 0, sizeof c);
-    int rc = parse_options(&c, argc, argv);
-    if (rc || c.help) {
-        if (!rc)
-            usage(stdout);
-        free(c.plugin_dirs);
-        free(c.assignments);
+    int rc;
+    if (answered_by_options(&c, argc, argv, &rc))
         return rc;
-    }
-    if (c.version && !c.backend_chosen) {
-        print_version();
-        free(c.plugin_dirs);
-        free(c.assignments);
-        return 0;
-    }
 
     struct gan_log log;
     gan_log_init(&log, stderr_sink, NULL);
@@ -683,47 +737,17 @@ int gan_cli_main(int argc, char **argv)
     struct gan_plugin_list list = { NULL, 0 };
 
     if (load_config(&c, &log, &cfg, &err) != GAN_OK ||
-        make_loader(&c, &log, &loader, &err) != GAN_OK) {
+        make_loader(&c, &log, &loader, &err) != GAN_OK)
         rc = fail_line(&err);
-        goto done;
-    }
-    if (c.list_plugins) {
-        if (gan_loader_scan(loader, &list, &err) != GAN_OK) {
-            rc = fail_line(&err);
-            goto done;
-        }
-        list_plugins(loader, &list);
-        goto done;
-    }
-    if (c.print_config) {
-        if (gan_trainer_check_config(cfg, loader, &err) != GAN_OK) {
-            rc = fail_line(&err);
-            goto done;
-        }
-        char *text = gan_config_to_text(cfg, 1);
-        if (!text) {
-            fputs("ganctl: out of memory\n", stderr);
-            rc = EXIT_RUNTIME;
-            goto done;
-        }
-        fputs(text, stdout);
-        free(text);
-        goto done;
-    }
-    if (c.version) {
-        print_version();
-        if (open_backend(loader, cfg, &log, &module, &inst, &err) != GAN_OK) {
-            rc = fail_line(&err);
-            goto done;
-        }
-        printf("backend %s %s: %s\n", module->plugin.name,
-               module->plugin.version ? module->plugin.version : "",
-               gan_backend_instance_describe(inst));
-        goto done;
-    }
-    rc = train(&c, cfg, loader, &log);
+    else if (c.list_plugins)
+        rc = list_plugins_action(loader, &list, &err);
+    else if (c.print_config)
+        rc = print_config_action(cfg, loader, &err);
+    else if (c.version)
+        rc = backend_version_action(loader, cfg, &log, &module, &inst, &err);
+    else
+        rc = train(&c, cfg, loader, &log);
 
-done:
     fflush(stdout);
     gan_plugin_list_clear(&list);
     gan_backend_instance_free(inst);
