@@ -10,6 +10,7 @@
 
 #include <ganctl/philox.h>
 
+#include "base/strings.h"
 #include "data/idx.h"
 #include "data/image_data.h"
 
@@ -152,7 +153,7 @@ gan_status gan_image_set_load(const char *dir, enum gan_image_split split,
                              dir, what, detail);
     }
     gan_image_set *set = calloc(1, sizeof *set);
-    char *dir_copy = strdup(dir);
+    char *dir_copy = gan_strdup(dir);
     if (!set || !dir_copy) {
         free(set);
         free(dir_copy);

@@ -129,15 +129,6 @@ const char *gan_st_printable(char *buf, size_t size, const char *text)
     return buf;
 }
 
-char *gan_st_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *copy = malloc(n);
-    if (copy)
-        memcpy(copy, s, n);
-    return copy;
-}
-
 int gan_st_cmp_meta(const void *pa, const void *pb)
 {
     const struct st_meta *a = pa, *b = pb;

@@ -27,9 +27,6 @@ const char *gan_st_shape_text(char *buf, size_t size, int ndim, const uint64_t *
 /* A name as it can appear inside a one-line message; returns buf. */
 const char *gan_st_printable(char *buf, size_t size, const char *text);
 
-/* A copy of s, or NULL when out of memory. */
-char *gan_st_strdup(const char *s);
-
 /* qsort order of metadata entries: by key, bytewise. */
 int gan_st_cmp_meta(const void *pa, const void *pb);
 

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "base/strings.h"
 #include "io/safetensors_private.h"
 
 /* ----------------------------------------------------------------- reader */
@@ -216,8 +217,8 @@ static gan_status st_parse_metadata(const char *label, json_t *meta, gan_st_file
             return gan_st_fail(err, err_size, GAN_ERR_FORMAT,
                                "%s: metadata \"%s\" is %s, not a string", label,
                                gan_st_printable(shown, sizeof shown, key), st_json_kind(value));
-        char *key_copy = gan_st_strdup(key);
-        char *value_copy = gan_st_strdup(json_string_value(value));
+        char *key_copy = gan_strdup(key);
+        char *value_copy = gan_strdup(json_string_value(value));
         if (!key_copy || !value_copy) {
             free(key_copy);
             free(value_copy);
@@ -348,7 +349,7 @@ static gan_status st_parse_entries(json_t *root, const unsigned char *data, uint
         status = st_parse_entry(label, key, value, data_len, t, err, err_size);
         if (status != GAN_OK)
             return status;
-        t->name = gan_st_strdup(key);
+        t->name = gan_strdup(key);
         if (!t->name)
             return gan_st_fail(err, err_size, GAN_ERR_NOMEM, "%s: out of memory", label);
         t->data = data + t->begin;
@@ -387,7 +388,7 @@ static gan_status st_parse(const unsigned char *bytes, size_t size, unsigned cha
     *out = NULL;
 
     gan_st_file *f = calloc(1, sizeof *f);
-    if (!f || !(f->label = gan_st_strdup(label))) {
+    if (!f || !(f->label = gan_strdup(label))) {
         free(f);
         free(owned);
         return gan_st_fail(err, err_size, GAN_ERR_NOMEM, "%s: out of memory", label);

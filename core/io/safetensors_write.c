@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/strings.h"
 #include "io/safetensors_private.h"
 
 /* ----------------------------------------------------------------- writer */
@@ -152,7 +153,7 @@ gan_status gan_st_writer_add(gan_st_writer *w, const char *name, enum gan_st_dty
                            "safetensors: out of memory adding tensor \"%s\"", shown);
     struct st_wtensor *t = &w->tensors[w->count];
     memset(t, 0, sizeof *t);
-    t->name = gan_st_strdup(name);
+    t->name = gan_strdup(name);
     if (!t->name)
         return gan_st_fail(err, err_size, GAN_ERR_NOMEM,
                            "safetensors: out of memory adding tensor \"%s\"", shown);
@@ -178,7 +179,7 @@ gan_status gan_st_writer_set_metadata(gan_st_writer *w, const char *key, const c
         return gan_st_fail(err, err_size, GAN_ERR_INVALID,
                            "safetensors: metadata \"%s\": key and value must be valid UTF-8",
                            shown);
-    char *copy = gan_st_strdup(value);
+    char *copy = gan_strdup(value);
     if (!copy)
         return gan_st_fail(err, err_size, GAN_ERR_NOMEM,
                            "safetensors: out of memory setting metadata \"%s\"", shown);
@@ -189,7 +190,7 @@ gan_status gan_st_writer_set_metadata(gan_st_writer *w, const char *key, const c
             return GAN_OK;
         }
     }
-    char *key_copy = gan_st_strdup(key);
+    char *key_copy = gan_strdup(key);
     if (!key_copy
         || !st_reserve((void **)&w->meta, &w->meta_capacity, w->meta_count, sizeof *w->meta)) {
         free(copy);

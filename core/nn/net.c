@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strings.h"
 #include "nn/net.h"
 #include "tensor/tensor_core.h"
 
@@ -67,15 +68,6 @@ static int valid_name(const char *s)
             return 0;
     }
     return 1;
-}
-
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
 }
 
 /* ------------------------------------------------------------------ lifecycle */
@@ -288,8 +280,8 @@ gan_tensor *gan_net_param(gan_net *net, const char *name, int ndim, const int64_
         return NULL;
     struct net_param *p = &net->params[net->count];
     memset(p, 0, sizeof *p);
-    p->name = dup_string(name);
-    p->full = dup_string(full);
+    p->name = gan_strdup(name);
+    p->full = gan_strdup(full);
     if (!p->name || !p->full) {
         free(p->name);
         free(p->full);

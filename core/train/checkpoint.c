@@ -12,6 +12,7 @@
 
 #include <ganctl/version.h>
 
+#include "base/strings.h"
 #include "train/checkpoint.h"
 #include "io/safetensors.h"
 #include "tensor/tensor_core.h"
@@ -258,10 +259,8 @@ gan_status gan_checkpoint_read_config(const char *path, char **config_text,
         st = gan_error_set(err, GAN_ERR_FORMAT,
                            "%s: the checkpoint holds no configuration (metadata \"config\"): it cannot be resumed",
                            path);
-    else if (!(*config_text = malloc(strlen(text) + 1)))
+    else if (!(*config_text = gan_strdup(text)))
         st = nomem(err, path);
-    else
-        strcpy(*config_text, text);
     gan_st_close(f);
     return st;
 }
