@@ -37,3 +37,8 @@ gan_status gan_error_set(struct gan_error *err, gan_status status, const char *f
     va_end(ap);
     return status;
 }
+
+gan_status gan_error_nomem(struct gan_error *err, const char *doing)
+{
+    return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while %s", doing);
+}

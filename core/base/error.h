@@ -22,4 +22,8 @@ gan_status gan_error_set(struct gan_error *err, gan_status status, const char *f
 gan_status gan_error_vset(struct gan_error *err, gan_status status, const char *fmt,
                           va_list ap) __attribute__((format(printf, 3, 0)));
 
+/* GAN_ERR_NOMEM with "out of memory while <doing>": a failed allocation says what the
+ * program was doing, and every layer words it the same way. */
+gan_status gan_error_nomem(struct gan_error *err, const char *doing);
+
 #endif

@@ -41,7 +41,7 @@ static void value_release(struct gan_config_value *v)
 
 gan_status gan_config_nomem(struct gan_error *err)
 {
-    return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while reading the configuration");
+    return gan_error_nomem(err, "reading the configuration");
 }
 
 /* Removes value `at`, keeping the order of the rest. */

@@ -13,11 +13,6 @@
 #include "io/metrics_csv.h"
 #include "io/text_file.h"
 
-static gan_status nomem(struct gan_error *err)
-{
-    return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while writing the run folder");
-}
-
 struct gan_metrics_csv {
     FILE *f;
     char *path;
@@ -96,7 +91,7 @@ gan_status gan_metrics_csv_open(const char *path, const char *const *columns, si
     *out = NULL;
     char *header = header_line(columns, count);
     if (!header)
-        return nomem(err);
+        return gan_error_nomem(err, "writing the run folder");
     gan_status st = GAN_OK;
     if (resume_after >= 0) {
         char *kept = NULL;
@@ -114,7 +109,7 @@ gan_status gan_metrics_csv_open(const char *path, const char *const *columns, si
     gan_metrics_csv *m = calloc(1, sizeof *m);
     if (!m || !(m->path = gan_strdup(path))) {
         free(m);
-        return nomem(err);
+        return gan_error_nomem(err, "writing the run folder");
     }
     m->columns = count;
     m->f = fopen(path, "a");

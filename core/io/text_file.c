@@ -12,18 +12,13 @@
 
 #include "io/text_file.h"
 
-static gan_status nomem(struct gan_error *err)
-{
-    return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while writing a file");
-}
-
 gan_status gan_file_write_atomic(const char *path, const char *data, size_t size,
                                  struct gan_error *err)
 {
     size_t n = strlen(path);
     char *tmp = malloc(n + 16);
     if (!tmp)
-        return nomem(err);
+        return gan_error_nomem(err, "writing a file");
     const char *slash = strrchr(path, '/');
     size_t dlen = slash ? (size_t)(slash - path) : 0;
     if (slash)
@@ -110,7 +105,7 @@ gan_status gan_file_read_text(const char *path, char **out, struct gan_error *er
             break;
     }
     if (!buf)
-        st = nomem(err);
+        st = gan_error_nomem(err, "writing a file");
     else if (ferror(f))
         st = gan_error_set(err, GAN_ERR_IO, "cannot read %s: %s", path, strerror(errno));
     fclose(f);

@@ -24,11 +24,6 @@ static char *dup_string(const char *s)
     return d;
 }
 
-static gan_status nomem(struct gan_error *err)
-{
-    return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while loading plugins");
-}
-
 /* ------------------------------------------------------------------ the search path */
 
 struct gan_loader {
@@ -50,13 +45,13 @@ static gan_status add_dir(gan_loader *l, const char *begin, size_t len, struct g
         size_t cap = l->cap ? l->cap * 2 : 8;
         char **grown = realloc(l->dirs, cap * sizeof *grown);
         if (!grown)
-            return nomem(err);
+            return gan_error_nomem(err, "loading plugins");
         l->dirs = grown;
         l->cap = cap;
     }
     char *d = malloc(len + 1);
     if (!d)
-        return nomem(err);
+        return gan_error_nomem(err, "loading plugins");
     memcpy(d, begin, len);
     d[len] = '\0';
     l->dirs[l->count++] = d;
@@ -69,7 +64,7 @@ gan_status gan_loader_new(gan_loader **out, const char *const *plugin_dirs, size
     *out = NULL;
     gan_loader *l = calloc(1, sizeof *l);
     if (!l)
-        return nomem(err);
+        return gan_error_nomem(err, "loading plugins");
     gan_status st = GAN_OK;
     for (size_t i = 0; st == GAN_OK && i < dir_count; i++)
         st = add_dir(l, plugin_dirs[i], strlen(plugin_dirs[i]), err);
@@ -338,7 +333,7 @@ gan_status gan_module_open(const char *path, enum gan_plugin_kind kind, const ch
     struct gan_module *m = calloc(1, sizeof *m);
     if (!m || !(m->path = dup_string(path))) {
         free(m);
-        return nomem(err);
+        return gan_error_nomem(err, "loading plugins");
     }
     gan_status st;
     m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -441,7 +436,7 @@ gan_status gan_backend_instance_new(struct gan_module *m, const gan_config *conf
         return gan_error_set(err, GAN_ERR_INTERNAL, "%s is not a backend", m->path);
     struct gan_backend_instance *inst = calloc(1, sizeof *inst);
     if (!inst)
-        return nomem(err);
+        return gan_error_nomem(err, "loading plugins");
     inst->module = m;
     char label[96];
     snprintf(label, sizeof label, "backend %s", m->plugin.name);
@@ -706,7 +701,7 @@ gan_status gan_loader_scan(const gan_loader *l, struct gan_plugin_list *out, str
     }
     if (st != GAN_OK) {
         gan_plugin_list_clear(out);
-        return nomem(err);
+        return gan_error_nomem(err, "loading plugins");
     }
     return GAN_OK;
 }

@@ -15,22 +15,9 @@
 
 #include <jansson.h>
 
+#include "base/strings.h"
 #include "io/text_file.h"
 #include "train/run_dir.h"
-
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
-static gan_status nomem(struct gan_error *err)
-{
-    return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while writing the run folder");
-}
 
 char *gan_run_path(const char *dir, const char *name)
 {
@@ -46,7 +33,7 @@ char *gan_run_path(const char *dir, const char *name)
 /* mkdir -p: every missing folder of `path`, each 0777 less the umask. */
 static int make_dirs(const char *path)
 {
-    char *p = dup_string(path);
+    char *p = gan_strdup(path);
     if (!p) {
         errno = ENOMEM;
         return -1;
@@ -90,7 +77,7 @@ gan_status gan_run_dir_create(const char *dir, const char *origin, const char *d
             n--;
         char *path = malloc(n + 1);
         if (!path)
-            return nomem(err);
+            return gan_error_nomem(err, "writing the run folder");
         memcpy(path, dir, n);
         path[n] = '\0';
         if (make_dirs(path) != 0) {
@@ -126,8 +113,8 @@ gan_status gan_run_dir_create(const char *dir, const char *origin, const char *d
         else
             snprintf(path, sizeof path, "runs/%s-%s-%d", data_name, stamp, k);
         if (mkdir(path, 0777) == 0) {
-            *out = dup_string(path);
-            return *out ? GAN_OK : nomem(err);
+            *out = gan_strdup(path);
+            return *out ? GAN_OK : gan_error_nomem(err, "writing the run folder");
         }
         if (errno != EEXIST)
             return gan_error_set(err, GAN_ERR_IO,
@@ -145,7 +132,7 @@ gan_status gan_run_write_text(const char *dir, const char *name, const char *tex
 {
     char *path = gan_run_path(dir, name);
     if (!path)
-        return nomem(err);
+        return gan_error_nomem(err, "writing the run folder");
     gan_status st = gan_file_write_atomic(path, text, strlen(text), err);
     free(path);
     return st;
@@ -243,7 +230,7 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
 {
     json_t *root = json_object();
     if (!root)
-        return nomem(err);
+        return gan_error_nomem(err, "writing the run folder");
     json_object_set_new(root, "status", json_string(s->status));
     json_object_set_new(root, "ganctl_version", string_or_null(s->version));
     json_object_set_new(root, "run_dir", string_or_null(s->run_dir));
@@ -288,12 +275,12 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
     if (!text)
-        return nomem(err);
+        return gan_error_nomem(err, "writing the run folder");
     size_t n = strlen(text);
     char *with_newline = malloc(n + 2);
     gan_status st;
     if (!with_newline) {
-        st = nomem(err);
+        st = gan_error_nomem(err, "writing the run folder");
     } else {
         memcpy(with_newline, text, n);
         with_newline[n] = '\n';
