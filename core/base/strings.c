@@ -8,6 +8,8 @@
 
 char *gan_strdup(const char *s)
 {
+    if (!s)
+        return NULL;
     size_t n = strlen(s) + 1;
     char *d = malloc(n);
     if (d)

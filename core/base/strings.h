@@ -2,7 +2,8 @@
 #ifndef GANCTL_BASE_STRINGS_H
 #define GANCTL_BASE_STRINGS_H
 
-/* A malloc'ed copy of s, or NULL when out of memory. (strdup is POSIX, not C11.) */
+/* A malloc'ed copy of s; NULL when s is NULL or memory is out. (strdup is POSIX, not
+ * C11, and does not take NULL.) */
 char *gan_strdup(const char *s);
 
 #endif

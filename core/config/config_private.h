@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "base/strings.h"
 #include "config/configuration.h"
 
 struct gan_config {
@@ -32,7 +33,6 @@ struct parsed {
 /* ---------------------------------------------------------- the store (configuration.c) */
 
 void gan_config_parsed_release(struct parsed *p);
-char *gan_config_strdup(const char *s);
 gan_status gan_config_nomem(struct gan_error *err);
 /* Removes value `at`, keeping the order of the rest. */
 void gan_config_remove_at(gan_config *cfg, size_t at);

@@ -43,7 +43,7 @@ static gan_status collect_strings(const config_setting_t *s, struct parsed *p,
     if (!p->items)
         return gan_config_nomem(err);
     for (int i = 0; i < n; i++) {
-        p->items[i] = gan_config_strdup(config_setting_get_string(config_setting_get_elem(s, (unsigned)i)));
+        p->items[i] = gan_strdup(config_setting_get_string(config_setting_get_elem(s, (unsigned)i)));
         if (!p->items[i]) {
             gan_config_parsed_release(p);
             return gan_config_nomem(err);
@@ -68,7 +68,7 @@ static gan_status from_setting(const config_setting_t *s, struct parsed *p, stru
     case CONFIG_TYPE_FLOAT: p->f = config_setting_get_float(s); break;
     case CONFIG_TYPE_BOOL: p->b = config_setting_get_bool(s) != 0; break;
     case CONFIG_TYPE_STRING:
-        p->s = gan_config_strdup(config_setting_get_string(s));
+        p->s = gan_strdup(config_setting_get_string(s));
         if (!p->s)
             return gan_config_nomem(err);
         break;
@@ -332,7 +332,7 @@ gan_status gan_config_parse_value(const char *text, struct parsed *p, char *why,
     /* Anything else is a bare string, as written. */
     gan_config_parsed_release(p);
     p->type = GAN_CONFIG_STRING;
-    p->s = gan_config_strdup(text);
+    p->s = gan_strdup(text);
     if (!p->s) {
         snprintf(why, why_size, "out of memory");
         return GAN_ERR_NOMEM;
@@ -409,7 +409,7 @@ gan_status gan_config_set_flag(gan_config *cfg, const char *key, const char *tex
 gan_status gan_config_set_string(gan_config *cfg, const char *key, const char *value,
                                  const char *origin, struct gan_error *err)
 {
-    struct parsed p = { .type = GAN_CONFIG_STRING, .s = gan_config_strdup(value) };
+    struct parsed p = { .type = GAN_CONFIG_STRING, .s = gan_strdup(value) };
     if (!p.s)
         return gan_config_nomem(err);
     return gan_config_put(cfg, key, &p, origin, GAN_CONFIG_COMMAND_LINE, err);

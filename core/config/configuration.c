@@ -20,15 +20,6 @@ void gan_config_parsed_release(struct parsed *p)
     p->n_items = 0;
 }
 
-char *gan_config_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static void value_release(struct gan_config_value *v)
 {
     free((char *)v->key);
@@ -65,8 +56,8 @@ gan_status gan_config_store(gan_config *cfg, const char *key, struct parsed *p, 
                             enum gan_config_source source, struct gan_error *err)
 {
     struct gan_config_value v = {
-        .key = gan_config_strdup(key), .type = p->type, .i = p->i, .f = p->f, .b = p->b,
-        .s = p->s, .origin = gan_config_strdup(origin), .source = source,
+        .key = gan_strdup(key), .type = p->type, .i = p->i, .f = p->f, .b = p->b,
+        .s = p->s, .origin = gan_strdup(origin), .source = source,
         .items = (const char *const *)p->items, .n_items = p->n_items,
         .strings = p->items_ok,
     };

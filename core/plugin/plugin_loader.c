@@ -11,18 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/strings.h"
 #include "plugin/plugin_loader.h"
-
-static char *dup_string(const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 /* ------------------------------------------------------------------ the search path */
 
@@ -331,7 +321,7 @@ gan_status gan_module_open(const char *path, enum gan_plugin_kind kind, const ch
 {
     *out = NULL;
     struct gan_module *m = calloc(1, sizeof *m);
-    if (!m || !(m->path = dup_string(path))) {
+    if (!m || !(m->path = gan_strdup(path))) {
         free(m);
         return gan_error_nomem(err, "loading plugins");
     }
@@ -549,7 +539,7 @@ static gan_status folder_modules(const char *dir, char ***names, size_t *count)
             }
             *names = grown;
         }
-        if (!((*names)[*count] = dup_string(e->d_name))) {
+        if (!((*names)[*count] = gan_strdup(e->d_name))) {
             st = GAN_ERR_NOMEM;
             break;
         }
@@ -589,9 +579,9 @@ static gan_status describe_settings(struct gan_plugin_info *p, const struct gan_
             return GAN_ERR_NOMEM;
         snprintf(o->name, len, "%s.%s", group, s->name);
         o->type = s->type;
-        if (s->default_value && !(o->default_value = dup_string(s->default_value)))
+        if (s->default_value && !(o->default_value = gan_strdup(s->default_value)))
             return GAN_ERR_NOMEM;
-        if (!(o->summary = dup_string(s->summary ? s->summary : "")))
+        if (!(o->summary = gan_strdup(s->summary ? s->summary : "")))
             return GAN_ERR_NOMEM;
     }
     return GAN_OK;
@@ -613,7 +603,7 @@ static gan_status probe_backend(struct gan_plugin_info *p, struct gan_module *m)
         st = gan_backend_instance_new(m, cfg, NULL, &inst, &e);
     p->is_backend = 1;
     p->available = st == GAN_OK;
-    p->status = dup_string(st == GAN_OK ? gan_backend_instance_describe(inst) : e.message);
+    p->status = gan_strdup(st == GAN_OK ? gan_backend_instance_describe(inst) : e.message);
     gan_backend_instance_free(inst);
     gan_config_free(cfg);
     if (st == GAN_ERR_NOMEM || !p->status)
@@ -632,7 +622,7 @@ static gan_status list_one(struct gan_plugin_list *list, const char *dir, const 
     snprintf(p->path, len, "%s/%s", dir, file);
     const char *dash = strchr(file, '-');
     p->kind = malloc((size_t)(dash - file) + 1);
-    p->name = dup_string(dash + 1);
+    p->name = gan_strdup(dash + 1);
     if (!p->kind || !p->name)
         return GAN_ERR_NOMEM;
     memcpy(p->kind, file, (size_t)(dash - file));
@@ -642,7 +632,7 @@ static gan_status list_one(struct gan_plugin_list *list, const char *dir, const 
     for (size_t i = 0; i + 1 < list->count; i++) {
         const struct gan_plugin_info *q = &list->items[i];
         if (!q->shadowed_by && strcmp(q->kind, p->kind) == 0 && strcmp(q->name, p->name) == 0) {
-            p->shadowed_by = dup_string(q->path);
+            p->shadowed_by = gan_strdup(q->path);
             return p->shadowed_by ? GAN_OK : GAN_ERR_NOMEM;
         }
     }
@@ -658,12 +648,12 @@ static gan_status list_one(struct gan_plugin_list *list, const char *dir, const 
     else if (gan_module_open(p->path, kind, p->name, &m, &e) == GAN_ERR_NOMEM)
         return GAN_ERR_NOMEM;
     if (!m) {
-        p->error = dup_string(e.message);
+        p->error = gan_strdup(e.message);
         return p->error ? GAN_OK : GAN_ERR_NOMEM;
     }
     gan_status st = GAN_OK;
-    p->version = dup_string(m->plugin.version ? m->plugin.version : "");
-    p->summary = dup_string(m->plugin.summary ? m->plugin.summary : "");
+    p->version = gan_strdup(m->plugin.version ? m->plugin.version : "");
+    p->summary = gan_strdup(m->plugin.summary ? m->plugin.summary : "");
     if (!p->version || !p->summary)
         st = GAN_ERR_NOMEM;
     if (st == GAN_OK)

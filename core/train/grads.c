@@ -108,7 +108,7 @@ const gan_probe *gan_grads_probe(const gan_grads *g, enum gan_model_role role)
 
 void gan_grads_report_free(struct gan_grads_report *report)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < GAN_NET_ROLES; i++) {
         gan_probe_free(report->probe[i]);
         report->probe[i] = NULL;
     }
@@ -561,12 +561,12 @@ gan_status gan_grads_dump(gan_grads *g, const struct gan_grads_batch *batch,
         return st;
     gan_st_writer *w = gan_st_writer_new();
     float *host[2] = { NULL, NULL };
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < GAN_NET_ROLES; i++)
         host[i] = malloc(((size_t)gan_net_total(g->s->net[i]) + 1) * sizeof *host[i]);
     float *scalars = malloc((report->values.count + 1) * sizeof *scalars);
     if (!w || !host[0] || !host[1] || !scalars)
         st = gan_error_set(err, GAN_ERR_NOMEM, "out of memory while writing %s", out_path);
-    for (int i = 0; st == GAN_OK && i < 2; i++)
+    for (int i = 0; st == GAN_OK && i < GAN_NET_ROLES; i++)
         st = add_gradients(g, w, g->s->net[i], host[i], err);
     char msg[768];
     for (size_t i = 0; st == GAN_OK && i < report->values.count; i++) {
@@ -628,7 +628,7 @@ gan_status gan_grads_run(const struct gan_grads_args *args, const gan_loader *lo
         st = gan_grads_dump(g, &batch, args->batch, args->out, report, err);
     gan_grads_batch_free(&batch);
     /* The comparisons outlive the instance: the report takes them. */
-    for (int i = 0; st == GAN_OK && i < 2; i++) {
+    for (int i = 0; st == GAN_OK && i < GAN_NET_ROLES; i++) {
         report->probe[i] = g->probe[i];
         g->probe[i] = NULL;
     }

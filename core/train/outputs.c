@@ -15,7 +15,7 @@
 /* ------------------------------------------------------------------ columns */
 
 /* Each network's loss-scaling columns (critic first, as the other columns). */
-static const char *const scaling_columns[2][4] = {
+static const char *const scaling_columns[GAN_NET_ROLES][4] = {
     { "generator_scale", "generator_skipped", "generator_overflow", "generator_underflow_frac" },
     { "critic_scale", "critic_skipped", "critic_overflow", "critic_underflow_frac" },
 };
@@ -36,7 +36,7 @@ gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err)
         names[n++] = t->metric_names[GAN_NET_GENERATOR][i];
     names[n++] = "critic_grad_norm";
     names[n++] = "generator_grad_norm";
-    for (int i = 1; i >= 0; i--)
+    for (int i = GAN_NET_CRITIC; i >= 0; i--)
         for (int k = 0; k < 4; k++)
             names[n++] = scaling_columns[i][k];
     names[n++] = "critic_true_underflow";
@@ -113,7 +113,7 @@ static gan_status write_grad_stats(gan_trainer *t, struct gan_error *err)
                   (long long)t->iteration);
     gan_log_write(t->log, GAN_LOG_INFO, "  %-28s %-4s %11s %9s %7s %7s %7s %10s %10s", "tensor",
                   "type", "scale", "elements", "zero%", "subn%", "nonfin", "absmax", "norm");
-    for (int i = 1; i >= 0; i--) {
+    for (int i = GAN_NET_CRITIC; i >= 0; i--) {
         const struct gan_amp_net *sg = &t->s->amp[i];
         if (sg->n_entries == 0)
             gan_log_write(t->log, GAN_LOG_INFO, "  %s: no gradients yet, or its last objective was not finite",
@@ -170,7 +170,7 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
         cells[n++] = cell_float(generator_ran, t->latest.metric[GAN_NET_GENERATOR][i]);
     cells[n++] = cell_float(1, t->latest.norm[GAN_NET_CRITIC]);
     cells[n++] = cell_float(generator_ran, t->latest.norm[GAN_NET_GENERATOR]);
-    for (int i = 1; i >= 0; i--) {
+    for (int i = GAN_NET_CRITIC; i >= 0; i--) {
         struct gan_amp_net *sg = &t->s->amp[i];
         int ran = i == 1 || generator_ran;
         cells[n++] = cell_float(1, gan_amp_scale(sg));
@@ -179,7 +179,7 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
         cells[n++] = cell_float(ran, sg->underflow_frac);
     }
     /* Debug level 2: filled where a network's last step was compared with its shadow. */
-    for (int i = 1; i >= 0; i--) {
+    for (int i = GAN_NET_CRITIC; i >= 0; i--) {
         double frac = gan_probe_param_fraction(t->shadow.probe[i]);
         cells[n++] = cell_float(!isnan(frac), frac);
     }
@@ -198,10 +198,10 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
         st = write_grad_stats(t, err);
     if (st == GAN_OK && t->shadow.csv)
         st = gan_trainer_write_underflow(t, err);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < GAN_NET_ROLES; i++)
         if (t->shadow.probe[i])
             gan_probe_clear(t->shadow.probe[i]);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < GAN_NET_ROLES; i++)
         t->s->amp[i].overflows = 0;
     return st;
 }
@@ -269,7 +269,7 @@ gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct 
         final[n++] = (struct gan_named_value){ t->metric_names[GAN_NET_GENERATOR][i], t->latest.metric[GAN_NET_GENERATOR][i] };
     final[n++] = (struct gan_named_value){ "critic_grad_norm", t->latest.norm[GAN_NET_CRITIC] };
     final[n++] = (struct gan_named_value){ "generator_grad_norm", t->latest.norm[GAN_NET_GENERATOR] };
-    for (int i = 1; i >= 0; i--) {
+    for (int i = GAN_NET_CRITIC; i >= 0; i--) {
         const struct gan_amp_net *sg = &t->s->amp[i];
         final[n++] = (struct gan_named_value){ scaling_columns[i][0],
                                                gan_amp_scale(sg) };
@@ -282,8 +282,8 @@ gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct 
     s.status = status;
     s.version = gan_version();
     s.backend = gan_backend_instance_describe(t->s->backend);
-    s.generator = t->s->model[0].description;
-    s.critic = t->s->model[1].description;
+    s.generator = t->s->model[GAN_NET_GENERATOR].description;
+    s.critic = t->s->model[GAN_NET_CRITIC].description;
     s.data = t->s->set.data_name;
     s.run_dir = t->run_dir;
     s.iterations = t->iteration;

@@ -47,7 +47,7 @@ static gan_status open_scalers(gan_session *s, gan_config *cfg, const gan_loader
 {
     gan_status st;
     int shared_used = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < GAN_NET_ROLES; i++) {
         const struct gan_config_value *v = scaler_name_value(cfg, i);
         if (!v || v->type != GAN_CONFIG_STRING)
             return gan_error_set(err, GAN_ERR_INTERNAL, "scaler.name has no value");
@@ -134,7 +134,7 @@ static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader
     gan_status st;
     if ((st = gan_open_backend(loader, cfg, &s->backend_module, err)) != GAN_OK)
         return st;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < GAN_NET_ROLES; i++) {
         char key[64], group[64];
         snprintf(key, sizeof key, "%s.model.name", gan_net_role_names[i]);
         snprintf(group, sizeof group, "%s.model", gan_net_role_names[i]);

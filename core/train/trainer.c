@@ -28,7 +28,7 @@ double gan_trainer_session_s(const gan_trainer *t)
 
 gan_status gan_trainer_nomem(struct gan_error *err)
 {
-    return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while setting up training");
+    return gan_error_nomem(err, "setting up training");
 }
 
 gan_status gan_trainer_check_config(gan_config *config, const gan_loader *loader,
@@ -497,13 +497,13 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
         }
         /* The learning rates of this iteration: linear decay (the WGAN-GP code's
          * schedule for CIFAR-10) goes from lr at iteration 0 to 0 at run.iterations. */
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < GAN_NET_ROLES; i++)
             gan_optimizer_set_lr_scale(t->s->opt[i], t->lr_decay[i]
                 ? 1.0 - (double)t->iteration / (double)t->iterations : 1.0);
         /* The paper's toy code: the generator first (not on the very first iteration), then
          * n_critic critic steps, each on a fresh real batch. */
         /* Debug level 2 compares each network's last step before a metrics row. */
-        int probe = t->shadow.probe[0] && row_at(t, t->iteration + 1);
+        int probe = t->shadow.probe[GAN_NET_GENERATOR] && row_at(t, t->iteration + 1);
         t->shadow.due = probe;
         if (t->iteration > 0 && (st = generator_step(t, err)) != GAN_OK)
             return st;
