@@ -16,6 +16,7 @@
 #include "train/checkpoint.h"
 #include "io/safetensors.h"
 #include "tensor/tensor_core.h"
+#include "train/streams.h"
 
 /* The moments' names in the file, in the order of gan_optimizer's `which`. */
 static const char *const moment_names[2] = { "exp_avg", "exp_avg_sq" };
@@ -217,6 +218,9 @@ gan_status gan_checkpoint_save(const char *path, const struct gan_checkpoint_net
 
 /* ------------------------------------------------------------------ loading */
 
+/* The end of a refusal of a value no run writes: what to do about it. */
+#define DAMAGED "the file is damaged; resume from a copy of the run folder or start a new run"
+
 static gan_status open_file(const char *path, gan_st_file **f, struct gan_error *err)
 {
     char msg[768];
@@ -283,6 +287,29 @@ static gan_status meta_get_u64(const gan_st_file *f, const char *key, uint64_t *
                              path, key, text);
     *out = v;
     return GAN_OK;
+}
+
+/* A metadata integer within [lo, hi]: a value a run never writes is refused here rather
+ * than wrapping into a negative count or a position in another stream. `what` names
+ * the range ("the z stream's blocks"). */
+static gan_status meta_get_range(const gan_st_file *f, const char *key, uint64_t lo, uint64_t hi,
+                                 const char *what, uint64_t *out, const char *path,
+                                 struct gan_error *err)
+{
+    gan_status st = meta_get_u64(f, key, out, path, err);
+    if (st == GAN_OK && (*out < lo || *out > hi))
+        st = gan_error_set(err, GAN_ERR_FORMAT,
+                           "%s: the checkpoint's metadata \"%s\" is %" PRIu64 ", outside %s [%" PRIu64 ", %" PRIu64 "]: " DAMAGED,
+                           path, key, *out, what, lo, hi);
+    return st;
+}
+
+/* A position in the Philox stream that starts at `stream` (streams.h). */
+static gan_status meta_get_block(const gan_st_file *f, const char *key, uint64_t stream,
+                                 const char *what, uint64_t *out, const char *path,
+                                 struct gan_error *err)
+{
+    return meta_get_range(f, key, stream, stream + (GAN_STREAM_BLOCKS - 1), what, out, path, err);
 }
 
 /* A tensor of the file into a parameter (or a slice of a moment arena). */
@@ -364,14 +391,12 @@ static gan_status load_scaling(const gan_st_file *f, const struct gan_checkpoint
     }
     uint64_t skipped = 0, overflows = 0;
     snprintf(key, sizeof key, "trainer.%s.skipped", cn->name);
-    gan_status st = meta_get_u64(f, key, &skipped, path, err);
+    gan_status st = meta_get_range(f, key, 0, INT64_MAX, "a step count's range", &skipped,
+                                   path, err);
     snprintf(key, sizeof key, "trainer.%s.overflows", cn->name);
     if (st == GAN_OK)
-        st = meta_get_u64(f, key, &overflows, path, err);
-    if (st == GAN_OK && (skipped > INT64_MAX || overflows > 3))
-        st = gan_error_set(err, GAN_ERR_FORMAT,
-                           "%s: the checkpoint's %s counters are out of range: the file is damaged",
-                           path, cn->name);
+        st = meta_get_range(f, key, 0, 3, "the mask of the two overflow kinds", &overflows,
+                            path, err);
     sc->skipped = (int64_t)skipped;
     sc->overflows = (int64_t)overflows;
     return st;
@@ -406,6 +431,26 @@ static gan_status check_no_strangers(const gan_st_file *f, const struct gan_chec
     return GAN_OK;
 }
 
+/* Refuses a tensor with a value no run saves: NaN or inf anywhere (the trainer never
+ * applies a step whose gradients are not finite, so finite weights stay finite), or a
+ * negative Adam second moment (an average of squares). Training on from such a file
+ * would skip every step and still end "completed". */
+static gan_status check_values(const float *v, size_t n, int second_moment, const char *name,
+                               const char *path, struct gan_error *err)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (isfinite(v[k]) && !(second_moment && v[k] < 0.0f))
+            continue;
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: the checkpoint's %s holds %s at element %zu: the run had diverged before it was written, or " DAMAGED,
+                             path, name,
+                             isnan(v[k]) ? "NaN" : isinf(v[k]) ? (v[k] > 0 ? "inf" : "-inf")
+                                                              : "a negative second moment",
+                             k);
+    }
+    return GAN_OK;
+}
+
 static gan_status load_net(const gan_st_file *f, const struct gan_checkpoint_net *cn,
                            const char *path, struct gan_error *err)
 {
@@ -420,18 +465,24 @@ static gan_status load_net(const gan_st_file *f, const struct gan_checkpoint_net
         st = nomem(err, path);
     for (size_t i = 0; st == GAN_OK && i < gan_net_count(net); i++) {
         const gan_tensor *t = gan_net_tensor(net, i);
-        size_t at = (size_t)gan_net_offset(net, i);
+        size_t at = (size_t)gan_net_offset(net, i), n = (size_t)gan_net_numel(net, i);
         st = load_tensor(f, gan_net_full_name(net, i), t, params + at, path, err);
+        if (st == GAN_OK)
+            st = check_values(params + at, n, 0, gan_net_full_name(net, i), path, err);
         for (int k = 0; st == GAN_OK && k < 2; k++) {
             snprintf(name, sizeof name, "optimizer.%s.%s.%s", cn->name, moment_names[k],
                      gan_net_name(net, i));
             st = load_tensor(f, name, t, moments[k] + at, path, err);
+            if (st == GAN_OK)
+                st = check_values(moments[k] + at, n, k == 1, name, path, err);
         }
     }
+    /* Adam's step count must stay a signed count: beyond it the optimizer would restart
+     * its bias correction at step 0. */
     uint64_t steps = 0;
     if (st == GAN_OK) {
         snprintf(name, sizeof name, "optimizer.%s.step", cn->name);
-        st = meta_get_u64(f, name, &steps, path, err);
+        st = meta_get_range(f, name, 0, INT64_MAX, "a step count's range", &steps, path, err);
     }
     for (size_t i = 0; st == GAN_OK && i < gan_net_count(net); i++) {
         size_t at = (size_t)gan_net_offset(net, i), n = (size_t)gan_net_numel(net, i);
@@ -466,13 +517,18 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
             st = load_scaling(f, &nets[i], path, err);
     }
     if (st == GAN_OK)
-        st = meta_get_u64(f, "iteration", &iteration, path, err);
+        st = meta_get_range(f, "iteration", 0, GAN_CHECKPOINT_MAX_ITERATION,
+                            "the iterations a run counts", &iteration, path, err);
     if (st == GAN_OK)
         st = meta_get_u64(f, "rng.seed", &state->seed, path, err);
+    /* Each offset is the next unused block of its own stream: one outside it would
+     * replay another consumer's numbers (streams.h). */
     if (st == GAN_OK)
-        st = meta_get_u64(f, "rng.z_offset", &state->z_offset, path, err);
+        st = meta_get_block(f, "rng.z_offset", GAN_STREAM_Z, "the z stream's blocks",
+                            &state->z_offset, path, err);
     if (st == GAN_OK)
-        st = meta_get_u64(f, "rng.loss_offset", &state->loss_offset, path, err);
+        st = meta_get_block(f, "rng.loss_offset", GAN_STREAM_LOSS,
+                            "the loss terms' stream's blocks", &state->loss_offset, path, err);
     /* An image run's file holds the image sampler's position, a toy run's the toy
      * sampler's; which one is for the trainer to check against its data. */
     state->has_image = gan_st_metadata_get(f, "data.epoch") != NULL;
@@ -481,10 +537,17 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
         if (st == GAN_OK)
             st = meta_get_u64(f, "data.index", &state->image.index, path, err);
     } else {
+        /* The toy sampler reads the data stream; a shuffle position, when it has one
+         * (25gaussians), too. The sampler checks how they fit together. */
         if (st == GAN_OK)
-            st = meta_get_u64(f, "data.block", &state->data.block, path, err);
+            st = meta_get_block(f, "data.block", GAN_STREAM_DATA, "the data stream's blocks",
+                                &state->data.block, path, err);
         if (st == GAN_OK)
             st = meta_get_u64(f, "data.shuffle_block", &state->data.shuffle_block, path, err);
+        if (st == GAN_OK && state->data.shuffle_block != 0)
+            st = meta_get_block(f, "data.shuffle_block", GAN_STREAM_DATA,
+                                "the data stream's blocks (or 0)", &state->data.shuffle_block,
+                                path, err);
         if (st == GAN_OK)
             st = meta_get_u64(f, "data.cursor", &state->data.cursor, path, err);
     }
@@ -499,9 +562,6 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
         else
             state->elapsed_s = e;
     }
-    if (st == GAN_OK && iteration > INT64_MAX)
-        st = gan_error_set(err, GAN_ERR_FORMAT, "%s: iteration %" PRIu64 " is out of range", path,
-                           iteration);
     state->iteration = (int64_t)iteration;
     state->config_text = NULL;
     gan_st_close(f);

@@ -41,6 +41,11 @@
 #define GAN_CHECKPOINT_FORMAT "ganctl-checkpoint"
 #define GAN_CHECKPOINT_VERSION "1"
 
+/* The largest iteration a checkpoint may hold, 2^53: a double counts every iteration
+ * up to it exactly (the learning-rate decay divides by it), and the critic's steps,
+ * at most 1000 per iteration, still fit in a signed 64-bit count. */
+#define GAN_CHECKPOINT_MAX_ITERATION (UINT64_C(1) << 53)
+
 /* A network's loss scaling, as far as a resumed run needs it. */
 struct gan_checkpoint_scaling {
     struct gan_scaler_state state;  /* the scaler's own, every counter (scaler.h) */
@@ -86,7 +91,12 @@ gan_status gan_checkpoint_read_config(const char *path, char **config_text,
 
 /* Loads a checkpoint into networks and optimizers built from its configuration: every
  * tensor must be there with the parameter's shape and dtype F32, and the file must hold
- * no tensor the networks lack; metadata must be complete and well-formed. On failure
+ * no tensor the networks lack; metadata must be complete and well-formed. Values no run
+ * writes are refused, each naming its entry: a parameter or Adam moment that is NaN or
+ * inf, a negative second moment, an iteration beyond GAN_CHECKPOINT_MAX_ITERATION, a
+ * step or skip count beyond int64, an overflow mask beyond 3, a z, loss or toy-data
+ * offset outside its own stream (streams.h). How the counts fit the configuration
+ * (n_critic, run.iterations) is the session's check. On failure
  * (GAN_ERR_FORMAT, GAN_ERR_NOT_FOUND, GAN_ERR_IO with a message naming the file, the
  * entry and the fix) the networks may hold part of the file's values. state->config_text
  * is set to NULL (read it with gan_checkpoint_read_config). */

@@ -20,4 +20,8 @@
 #define GAN_STREAM_PROBE (UINT64_C(7) << 56)             /* the set-up's trial step */
 #define GAN_STREAM_GRID_Z (UINT64_C(8) << 56)            /* fixed z of an image run's grids */
 
+/* The blocks each stream above may use: a position read back from a file (a
+ * checkpoint's z or loss offset) lies in [stream, stream + GAN_STREAM_BLOCKS). */
+#define GAN_STREAM_BLOCKS (UINT64_C(1) << 56)
+
 #endif
