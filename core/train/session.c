@@ -2,6 +2,7 @@
  * backend and context, networks, models, loss terms, scalers, objective, precision. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -515,6 +516,61 @@ gan_status gan_session_save_checkpoint(gan_session *s, const char *path,
     return gan_checkpoint_save(path, nets, GAN_NET_ROLES, state, err);
 }
 
+/* The backward passes a network has made by the end of `iteration`, as the trainer's
+ * loop makes them: the generator one per iteration from the second on, the critic
+ * n_critic per iteration. Each ends in an Adam step or a skipped one, so a checkpoint's
+ * optimizer.NET.step plus trainer.NET.skipped must equal this. */
+static uint64_t backward_passes(const gan_session *s, enum gan_net_role role, int64_t iteration)
+{
+    if (role == GAN_NET_GENERATOR)
+        return iteration > 0 ? (uint64_t)iteration - 1 : 0;
+    return (uint64_t)iteration * (uint64_t)s->set.n_critic;
+}
+
+/* A loaded checkpoint's counts against each other and the configuration: the file's
+ * checks (checkpoint.c) bound each value alone; these need n_critic. */
+static gan_status check_counts(const gan_session *s, const char *path,
+                               const struct gan_checkpoint_state *state,
+                               const struct gan_checkpoint_scaling *scalings,
+                               struct gan_error *err)
+{
+    for (int i = 0; i < GAN_NET_ROLES; i++) {
+        const char *net = gan_net_role_names[i];
+        int64_t steps = gan_optimizer_steps(s->opt[i]);
+        uint64_t done = (uint64_t)steps + (uint64_t)scalings[i].skipped;
+        uint64_t want = backward_passes(s, (enum gan_net_role)i, state->iteration);
+        if (done == want)
+            continue;
+        char take[128];
+        if (i == GAN_NET_GENERATOR)
+            snprintf(take, sizeof take, "make %" PRIu64 " (one per iteration after the first)", want);
+        else
+            snprintf(take, sizeof take, "make %" PRIu64 " (critic.iterations = %lld per iteration)",
+                     want, (long long)s->set.n_critic);
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: the checkpoint's optimizer.%s.step = %lld and trainer.%s.skipped = %lld count %" PRIu64 " %s steps, but its %lld iterations %s: the file is damaged or belongs to another configuration; resume from a copy of the run folder or start a new run",
+                             path, net, (long long)steps, net, (long long)scalings[i].skipped,
+                             done, net, (long long)state->iteration, take);
+    }
+    return GAN_OK;
+}
+
+/* A run resumed past its end would report more iterations than planned and divide
+ * the learning-rate decay past zero; at its end it only finishes again. */
+static gan_status check_plan(const gan_session *s, const char *path,
+                             const struct gan_checkpoint_state *state, struct gan_error *err)
+{
+    long long planned = 0;
+    if (gan_config_get_int(s->cfg, "run.iterations", &planned) != GAN_OK ||
+        state->iteration <= planned)
+        return GAN_OK;
+    const struct gan_config_value *v = gan_config_find(s->cfg, "run.iterations");
+    return gan_error_set(err, GAN_ERR_CONFIG,
+                         "%s: the checkpoint is at iteration %lld, past run.iterations = %lld (%s): raise run.iterations to at least %lld to continue the run",
+                         path, (long long)state->iteration, planned, v ? v->origin : "default",
+                         (long long)state->iteration);
+}
+
 gan_status gan_session_load_checkpoint(gan_session *s, const char *path,
                                        struct gan_checkpoint_state *state, struct gan_error *err)
 {
@@ -523,6 +579,8 @@ gan_status gan_session_load_checkpoint(gan_session *s, const char *path,
     for (int i = 0; i < GAN_NET_ROLES; i++)
         nets[i] = (struct gan_checkpoint_net){ gan_net_role_names[i], s->net[i], s->opt[i], &scalings[i] };
     gan_status st = gan_checkpoint_load(path, nets, GAN_NET_ROLES, state, err);
+    if (st == GAN_OK)
+        st = check_counts(s, path, state, scalings, err);
     if (st != GAN_OK)
         return st;
     for (int i = 0; i < GAN_NET_ROLES; i++) {
@@ -536,5 +594,5 @@ gan_status gan_session_load_checkpoint(gan_session *s, const char *path,
         a->skipped = scalings[i].skipped;
         a->overflows = (unsigned)scalings[i].overflows;
     }
-    return GAN_OK;
+    return check_plan(s, path, state, err);
 }

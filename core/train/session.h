@@ -137,7 +137,12 @@ gan_tensor *gan_session_objective(gan_session *s, enum gan_loss_target target, i
 
 /* Checkpoints: both networks, their optimizers and their scalers' states, with the rest
  * of the run's state in *state (checkpoint.h). Loading restores each scaler's state and
- * the skip and overflow counters. */
+ * the skip and overflow counters, after gan_checkpoint_load's checks of the values and
+ * these of the counts: each network's optimizer steps plus skipped steps must be the
+ * backward passes the loop makes in the file's iterations (the generator's one per
+ * iteration after the first, the critic's critic.iterations per iteration), else
+ * GAN_ERR_FORMAT; and the iteration must not be past run.iterations, else
+ * GAN_ERR_CONFIG (a resumed run continues only with run.iterations raised). */
 gan_status gan_session_save_checkpoint(gan_session *s, const char *path,
                                        const struct gan_checkpoint_state *state,
                                        struct gan_error *err);
