@@ -2,6 +2,7 @@
  * loaded plugin declares, its defaults, and the groups of loss terms nobody loads. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,14 +29,17 @@ gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const cha
             continue;
         struct parsed p;
         st = gan_config_parse_value(s->default_value, &p, why, sizeof why);
-        if (st == GAN_OK && !gan_config_type_accepts(s->type, p.type)) {
+        /* A default beyond a double's range reads as inf, which no setting may hold. */
+        int infinite = st == GAN_OK && p.type == GAN_CONFIG_FLOAT && !isfinite(p.f);
+        if (st == GAN_OK && (infinite || !gan_config_type_accepts(s->type, p.type))) {
             gan_config_parsed_release(&p);
             st = GAN_ERR_INVALID;
         }
         if (st != GAN_OK)
             return gan_error_set(err, GAN_ERR_INVALID,
                                  "%s declares the default %s for \"%s\", which is not %s: fix the plugin",
-                                 label, s->default_value, full, gan_setting_type_phrase(s->type));
+                                 label, s->default_value, full,
+                                 infinite ? "a finite number" : gan_setting_type_phrase(s->type));
         gan_config_parsed_release(&p);
     }
 
@@ -57,9 +61,7 @@ gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const cha
         if (!s || !s->name)
             return gan_config_unknown_key(err, v->origin, v->key, group, label, spec);
         if (!gan_config_type_accepts(s->type, v->type))
-            return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be %s, got %s: %s",
-                                 v->origin, v->key, gan_setting_type_phrase(s->type),
-                                 gan_config_type_phrase(v->type), gan_config_type_hint(s->type));
+            return gan_config_wrong_type(err, v->origin, v->key, s->type, v->type, v->s);
     }
 
     /* Defaults for what nobody set, so every declared key has a value. */

@@ -50,6 +50,12 @@ struct schema_key;
 
 /* How to write a value of the wanted type: the fix in a wrong-type message. */
 const char *gan_config_type_hint(enum gan_setting_type type);
+/* The message for a value of type `got` where `want` belongs (`text`: the string, when
+ * it is one); for a word such as nan or inf where a number belongs, that it must be
+ * finite. */
+gan_status gan_config_wrong_type(struct gan_error *err, const char *origin, const char *key,
+                                 enum gan_setting_type want, enum gan_config_type got,
+                                 const char *text);
 /* Nonzero when a stored value of type `got` is a valid `want` (an integer is a number). */
 int gan_config_type_accepts(enum gan_setting_type want, enum gan_config_type got);
 /* The message for a key nobody reads, with a "did you mean" when one is close; `group`,

@@ -2,6 +2,7 @@
  * checks a value for one of them must pass, and "did you mean" for unknown keys. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +46,15 @@ static const char *const inner_scales[] = { "outer", NULL };
 /* The optimizer settings of one network; both networks have the same. The betas are
  * the WGAN-GP paper's; the learning rate and its decay are the demo's (ganctl.conf(5):
  * the paper's 1e-4 without decay converges far more slowly on the toys). */
+/* The update computes in FP32, so the learning rate and the weight decay stay below
+ * FP32's largest number (3.4028235e38), written so that the bound itself passes. */
+#define FP32_MAX_BOUND 3.4028234e38
 #define OPTIMIZER_KEYS(net) \
-    FLOAT_MIN(net ".optimizer.lr", "1e-3", 0, "Adam's learning rate"), \
+    FLOAT_RANGE(net ".optimizer.lr", "1e-3", 0, FP32_MAX_BOUND, "Adam's learning rate"), \
     FLOAT_RANGE(net ".optimizer.beta1", "0.5", 0, 0.999999, "Adam's first-moment decay, in [0, 1)"), \
     FLOAT_RANGE(net ".optimizer.beta2", "0.9", 0, 0.999999, "Adam's second-moment decay, in [0, 1)"), \
     FLOAT_RANGE(net ".optimizer.eps", "1e-8", 1e-30, 1, "Adam's epsilon, added to the root of the second moment"), \
-    FLOAT_MIN(net ".optimizer.weight_decay", "0.0", 0, "L2 penalty added to the gradient, as torch.optim.Adam"), \
+    FLOAT_RANGE(net ".optimizer.weight_decay", "0.0", 0, FP32_MAX_BOUND, "L2 penalty added to the gradient, as torch.optim.Adam"), \
     FLOAT_MIN(net ".optimizer.clip_norm", "0.0", 0, "clip the global gradient norm to this; 0 = no clipping"), \
     STR(net ".optimizer.lr_decay", "\"linear\"", decays, "\"linear\": lr falls to 0 at run.iterations; \"none\": constant")
 
@@ -62,6 +66,7 @@ static const struct schema_key core_keys[] = {
     STR("log.level", "\"info\"", log_levels, "how much ganctl writes to standard error"),
     STR("run.dir", "\"\"", NULL, "the run folder; \"\" = runs/DATA-YYYYMMDD-HHMMSS"),
     INT_RANGE("run.seed", "0", 0, 9007199254740991.0, "the seed of every random number of the run"),
+    STR("run.id", NULL, NULL, "set by ganctl, never by hand: the run's identity, 32 hex digits drawn when the run is created"),
     INT_MIN_("run.iterations", "4000", 1, "generator iterations to train"),
     INT_MIN_("run.log_every", "10", 1, "write a metrics.csv row every this many iterations"),
     INT_MIN_("run.eval_every", "500", 0, "toy quality metrics every this many iterations; 0 = at the end only"),
@@ -156,6 +161,29 @@ const char *gan_config_type_hint(enum gan_setting_type type)
     case GAN_SETTING_STRING: return "write the value in double quotes";
     }
     return "see ganctl.conf(5)";
+}
+
+/* Nonzero when `s` reads as a number that is not finite ("nan", "inf", "-Infinity"):
+ * a word that looks like a number to its writer, but names none a setting can hold. */
+static int nonfinite_word(const char *s)
+{
+    char *end;
+    double x = s && *s ? strtod(s, &end) : 0.0;
+    return s && *s && !*end && !isfinite(x);
+}
+
+gan_status gan_config_wrong_type(struct gan_error *err, const char *origin, const char *key,
+                                 enum gan_setting_type want, enum gan_config_type got,
+                                 const char *text)
+{
+    /* "write a number without quotes" would not help whoever wrote nan without them. */
+    if (want == GAN_SETTING_FLOAT && got == GAN_CONFIG_STRING && nonfinite_word(text))
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: \"%s\" must be a finite number, got \"%s\": write a finite number without quotes",
+                             origin, key, text);
+    return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be %s, got %s: %s", origin, key,
+                         gan_setting_type_phrase(want), gan_config_type_phrase(got),
+                         gan_config_type_hint(want));
 }
 
 int gan_config_type_accepts(enum gan_setting_type want, enum gan_config_type got)
@@ -392,9 +420,7 @@ static gan_status check_core(const struct schema_key *k, const struct parsed *p,
                              origin, k->key, k->choices[0], gan_config_type_phrase(p->type),
                              k->choices[0]);
     if (!gan_config_type_accepts(k->type, p->type))
-        return gan_error_set(err, GAN_ERR_CONFIG, "%s: \"%s\" must be %s, got %s: %s",
-                             origin, k->key, gan_setting_type_phrase(k->type),
-                             gan_config_type_phrase(p->type), gan_config_type_hint(k->type));
+        return gan_config_wrong_type(err, origin, k->key, k->type, p->type, p->s);
     if (k->choices) {
         for (const char *const *c = k->choices; *c; c++)
             if (strcmp(*c, p->s) == 0)
@@ -439,6 +465,17 @@ gan_status gan_config_put(gan_config *cfg, const char *key, struct parsed *p, co
                           enum gan_config_source source, struct gan_error *err)
 {
     gan_status st;
+    /* A float beyond a double's range (1e410) is read as inf. No setting, the core's or
+     * a plugin's, means that, and --print-config could not write it back: libconfig
+     * reads no inf or nan. */
+    if (p->type == GAN_CONFIG_FLOAT && !isfinite(p->f)) {
+        int is_nan = isnan(p->f);
+        gan_config_parsed_release(p);
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: \"%s\" must be a finite number, got %s: write a finite number%s",
+                             origin, key, is_nan ? "NaN" : "one beyond a double's range",
+                             is_nan ? "" : " of magnitude below 1.8e308");
+    }
     const struct schema_key *k = gan_config_core_key(key);
     if (k) {
         if ((st = check_core(k, p, origin, err)) != GAN_OK) {
