@@ -3,8 +3,22 @@
 #include "config.h"
 
 #include <string.h>
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
+#endif
 
 #include "cpu_backend.h"
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* F16C from CPUID leaf 1 (ECX bit 29) rather than __builtin_cpu_supports("f16c"), which
+ * clang accepts only from version 15 on: the backend must build with the clang of the
+ * fuzzing and sanitizer builds too. */
+static int cpu_has_f16c(void)
+{
+    unsigned eax, ebx, ecx, edx;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+}
+#endif
 
 /* No level is cached here: each instance keeps its own (cpu_backend.h), so the module
  * holds no state that one instance's create could change under another's kernels. */
@@ -12,7 +26,7 @@ enum cpu_isa cpu_isa_best(void)
 {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     /* The 8-lane level needs both: F16C for FP16 and AVX2 for BF16. */
-    if (!__builtin_cpu_supports("avx") || !__builtin_cpu_supports("f16c") ||
+    if (!__builtin_cpu_supports("avx") || !cpu_has_f16c() ||
         !__builtin_cpu_supports("avx2"))
         return CPU_ISA_PORTABLE;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
