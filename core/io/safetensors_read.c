@@ -405,9 +405,12 @@ static gan_status st_parse(const unsigned char *bytes, size_t size, unsigned cha
     json_error_t jerr;
     root = json_loadb((const char *)bytes + 8, (size_t)n, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
+        /* jansson's text quotes the header near the error, which may hold a newline or
+         * any other control byte: the message must stay one line. */
+        char why[sizeof jerr.text];
         status = gan_st_fail(err, err_size, GAN_ERR_FORMAT,
                              "%s: the header is not valid JSON: %s (header byte %d)", label,
-                             jerr.text, jerr.position);
+                             gan_st_printable(why, sizeof why, jerr.text), jerr.position);
         goto fail;
     }
     if (!json_is_object(root)) {
