@@ -80,7 +80,9 @@ static void usage(FILE *out)
           "      --debug-level N    1: per-tensor gradient statistics; 2: also true underflow\n"
           "                         against an FP32 shadow backward (sets run.debug_level)\n"
           "  -s, --set KEY=VALUE    set one setting, e.g. --set run.iterations=500; repeatable\n"
-          "  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
+          "  -c, --config FILE      read settings from FILE (libconfig syntax); a name\n"
+          "                         without a slash that is not here is looked for in\n"
+          "                         " GAN_PKGDATADIR ", the installed examples\n"
           "      --plugin-dir DIR   look for plugins in DIR before $GANCTL_PLUGIN_PATH and\n"
           "                         " GAN_PKGLIBDIR "; repeatable\n"
           "\n"
@@ -88,7 +90,8 @@ static void usage(FILE *out)
           "(a configuration file), OPENBLAS_CORETYPE (the cpu backend's OpenBLAS kernel).\n"
           "Exit status: 0 success, 1 a plugin, device or training failure, 2 usage or\n"
           "configuration error, 130 or 143 stopped by SIGINT or SIGTERM (checkpoint written).\n"
-          "See ganctl(1), ganctl.conf(5) and ganctl-plugin(7).\n",
+          "See ganctl(1), ganctl.conf(5) and ganctl-plugin(7).\n"
+          "Report bugs to " PACKAGE_BUGREPORT ".\n",
           out);
 }
 
@@ -269,19 +272,35 @@ static gan_status saved_config(const char *dir, gan_config **out, char *label, s
     return st;
 }
 
+/* The file -c names: as given when it exists or is a path (has a slash); else the
+ * installed example of that name when there is one, so that `ganctl -c
+ * fashion-mnist.conf` runs the shipped set-up from any folder. A name found nowhere is
+ * kept as given, for the error to name. */
+static const char *config_file_path(const char *name, char *buf, size_t size)
+{
+    if (!name || strchr(name, '/') || access(name, F_OK) == 0)
+        return name;
+    int n = snprintf(buf, size, "%s/%s", GAN_PKGDATADIR, name);
+    if (n < 0 || (size_t)n >= size || access(buf, F_OK) != 0)
+        return name;
+    return buf;
+}
+
 static gan_status load_config(const struct cli *c, struct gan_log *log, gan_config **out,
                               struct gan_error *err)
 {
     gan_config *cfg;
     gan_status st;
+    char example[4200];
+    const char *config_file = config_file_path(c->config_file, example, sizeof example);
     if (c->resume) {
         /* A resumed run starts from its own settings, not from the installed file or
          * $GANCTL_CONFIG: those may have changed since it began. */
         char label[4200];
         if ((st = saved_config(c->resume, &cfg, label, sizeof label, err)) != GAN_OK)
             return st;
-        if (c->config_file)
-            st = gan_config_read_file(cfg, c->config_file, GAN_CONFIG_FILE, err);
+        if (config_file)
+            st = gan_config_read_file(cfg, config_file, GAN_CONFIG_FILE, err);
     } else {
         if ((st = gan_config_new(&cfg, err)) != GAN_OK)
             return st;
@@ -289,7 +308,7 @@ static gan_status load_config(const struct cli *c, struct gan_log *log, gan_conf
         struct gan_config_files files = {
             .installed = GAN_SYSCONFDIR "/ganctl.conf",
             .env = env && *env ? env : NULL,
-            .file = c->config_file,
+            .file = config_file,
         };
         st = gan_config_read_files(cfg, &files, err);
     }

@@ -126,6 +126,12 @@ check "a bad log level exits 2" one_error 2
 run --config "$work/absent.conf"
 check "a missing --config file exits 2" one_error 2
 check "a missing --config file is named" stderr_has "cannot read configuration file $work/absent.conf (given with --config)"
+# a name without a slash is also looked for among the installed examples; found nowhere,
+# it is named as given
+run --config absent-example.conf
+check "a --config name found nowhere exits 2" one_error 2
+check "a --config name found nowhere is named as given" \
+    stderr_has "cannot read configuration file absent-example.conf (given with --config)"
 run_with GANCTL_CONFIG="$work/absent.conf"
 check "a missing GANCTL_CONFIG file exits 2" one_error 2
 printf 'backend = {\n  threads = 2;\n  thraeds = 3;\n};\n' >"$work/typo.conf"
