@@ -175,13 +175,21 @@ for conf in ganctl.conf toy-paper.conf 25gaussians.conf swissroll.conf; do
     run -c "$shipped" --print-config
     check "the shipped $conf is valid" rc_is 0
 done
+# The installed ganctl.conf sets nothing: every setting is commented out, so that a
+# default changed by an upgrade reaches the users who never edited that line. Each
+# commented value is the built-in default: uncommenting them all changes no value.
 shipped=${srcdir:-.}/etc/ganctl.conf
 run -c "$shipped" --print-config
-check "the shipped ganctl.conf sets backend.name" stdout_has "name = \"cpu\";  # $shipped:"
-sed 's/^\( *\)# \(threads = \)/\1\2/' "$shipped" >"$work/enabled.conf"
+check "the shipped ganctl.conf sets no setting" stdout_lacks "# $shipped:"
+sed 's/;  # .*$/;/' "$work/out" >"$work/defaults"
+sed 's/^\( *\)# \([a-z_0-9-]* = \)/\1\2/' "$shipped" >"$work/enabled.conf"
 run -c "$work/enabled.conf" --print-config
-check "the shipped ganctl.conf's cpu settings are valid when enabled" \
-    sh -c 'test '"$rc"' -eq 0 && grep -qF "threads = 0;  # $1:" "$2"' _ "$work/enabled.conf" "$work/out"
+check "every setting of the shipped ganctl.conf is valid when uncommented" rc_is 0
+check "and each comes from the file" \
+    sh -c 'test "$(grep -c "# $1:" "$2")" -eq "$(grep -c "^ *[a-z_0-9-]* = [^{]" "$1")"' \
+    _ "$work/enabled.conf" "$work/out"
+check "with the built-in default as its value" \
+    sh -c 'sed "s/;  # .*\$/;/" "$1" | cmp -s - "$2"' _ "$work/out" "$work/defaults"
 run -c "${srcdir:-.}/etc/toy-paper.conf" --print-config
 check "toy-paper.conf sets the paper's lambda" stdout_has "lambda = 0.1;  # ${srcdir:-.}/etc/toy-paper.conf:"
 
