@@ -86,12 +86,13 @@ canonical='cc -std=c11 -shared -fPIC -fvisibility=hidden -o scaler-pow2.so scale
 check "the page's build line is the plugin build line" test "$build" = "$canonical"
 
 # Every other build line in the manual pages is the same command for its own files, and
-# the example's Makefile runs it too (with make's CFLAGS and LDFLAGS).
-others=$(grep -h '^\(\.B \)\{0,1\}cc \\-' "$srcdir"/man/*.7 |
+# the example's Makefile runs it too (with make's CFLAGS and LDFLAGS). Pages that name
+# the installation's folders are templates, man/*.7.in (man/man.am).
+others=$(grep -h '^\(\.B \)\{0,1\}cc \\-' "$srcdir"/man/*.7 "$srcdir"/man/*.7.in |
     sed -e 's/^\.B //' -e 's/\\-/-/g' -e 's/ -o [^ ]*\.so [^ ]*\.c / -o NAME.so NAME.c /' | sort -u)
-check "every build line in man/*.7 is the same command" \
+check "every build line in man/*.7 and man/*.7.in is the same command" \
     test "$others" = 'cc -std=c11 -shared -fPIC -fvisibility=hidden -o NAME.so NAME.c \e'
-pkg=$(grep -h 'pkg\\-config \\-\\-cflags' "$srcdir"/man/*.7 |
+pkg=$(grep -h 'pkg\\-config \\-\\-cflags' "$srcdir"/man/*.7 "$srcdir"/man/*.7.in |
     sed -e 's/^\.B //' -e 's/"//g' -e 's/\\-/-/g' -e 's/^ *//' | sort -u)
 check "and every one ends in the same pkg-config call" test "$pkg" = '$(pkg-config --cflags --libs ganctl)'
 check "examples/scaler-clamp/Makefile builds with the same command" \
