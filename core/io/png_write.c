@@ -1,5 +1,6 @@
 /* png_write.c — writes an 8-bit grey or RGB picture as a PNG with libpng, atomically: a
- * temporary file beside the target, fsync, a rename over it, and an fsync of its folder. */
+ * hidden temporary file beside the target, fsync, a rename over it, and an fsync of its
+ * folder. */
 #include "config.h"
 
 #include <errno.h>
@@ -111,13 +112,16 @@ gan_status gan_png_write(const char *path, const struct gan_png_picture *pic, co
     if (!pic || !pic->pixels || pic->width == 0 || pic->height == 0)
         return gan_error_set(err, GAN_ERR_INVALID, "%s %s: no picture to write (it needs "
                              "pixels and a width and height of at least 1)", who, path);
+    /* "dir/.name.XXXXXX": hidden, as the other temporary files of a run folder, so that
+     * one a killed process leaves is not taken for a picture. */
     size_t len = strlen(path);
-    char *tmp = malloc(len + 8);
+    char *tmp = malloc(len + 9);
     if (!tmp)
         return write_fail(err, who, path, "no memory for the temporary name", strerror(ENOMEM),
                           "free some memory");
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".XXXXXX", 8);
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    snprintf(tmp, len + 9, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         gan_status st = write_fail(err, who, path, "cannot create a temporary file beside it",

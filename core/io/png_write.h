@@ -1,5 +1,6 @@
-/* png_write.h — writes an 8-bit grey or RGB picture as a PNG, atomically: a temporary file
- * beside the target, fsync, a rename over it, and an fsync of its folder. */
+/* png_write.h — writes an 8-bit grey or RGB picture as a PNG, atomically: a hidden
+ * temporary file beside the target (".NAME.XXXXXX"), fsync, a rename over it, and an
+ * fsync of its folder. */
 #ifndef GANCTL_CORE_PNG_WRITE_H
 #define GANCTL_CORE_PNG_WRITE_H
 
