@@ -84,6 +84,20 @@ static gan_status cut_rows(const char *path, const char *header, int64_t last, c
     return GAN_OK;
 }
 
+gan_status gan_metrics_csv_check(const char *path, const char *const *columns, size_t count,
+                                 int64_t resume_after, struct gan_error *err)
+{
+    char *header = header_line(columns, count);
+    if (!header)
+        return gan_error_nomem(err, "reading the run folder");
+    char *kept = NULL;
+    size_t len = 0;
+    gan_status st = cut_rows(path, header, resume_after, &kept, &len, err);
+    free(kept);
+    free(header);
+    return st;
+}
+
 gan_status gan_metrics_csv_open(const char *path, const char *const *columns, size_t count,
                                 int64_t resume_after, gan_metrics_csv **out,
                                 struct gan_error *err)

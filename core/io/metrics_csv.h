@@ -33,6 +33,12 @@ typedef struct gan_metrics_csv gan_metrics_csv;
 gan_status gan_metrics_csv_open(const char *path, const char *const *columns, size_t count,
                                 int64_t resume_after, gan_metrics_csv **out,
                                 struct gan_error *err);
+/* What gan_metrics_csv_open checks of an existing file it is to resume, without
+ * writing anything: there, with exactly this header and rows that start with their
+ * iteration. A resumed run checks its tables first, so that a refusal leaves the run
+ * folder as it was. */
+gan_status gan_metrics_csv_check(const char *path, const char *const *columns, size_t count,
+                                 int64_t resume_after, struct gan_error *err);
 /* Writes one row of `count` cells (as many as columns) and flushes it to the kernel. */
 gan_status gan_metrics_csv_row(gan_metrics_csv *m, const struct gan_cell *cells, size_t count,
                                struct gan_error *err);
