@@ -242,18 +242,40 @@ static gan_status apply_assignments(const struct cli *c, gan_config *cfg, struct
     return st;
 }
 
-/* The configuration saved in a run's checkpoint, as `label` names it. */
+/* Whether the run folder `dir` holds a checkpoint yet. */
+static int has_checkpoint(const char *dir)
+{
+    char *path = gan_run_path(dir, GAN_RUN_CHECKPOINT);
+    int yes = path && access(path, F_OK) == 0;
+    free(path);
+    return yes;
+}
+
+/* The configuration a resumed run starts from, as `label` names it: the one saved in
+ * its checkpoint, or the folder's config.conf where the run stopped before writing a
+ * checkpoint (it then starts again from iteration 0). */
 static gan_status saved_config(const char *dir, gan_config **out, char *label, size_t size,
                                struct gan_error *err)
 {
     *out = NULL;
     char *path = gan_run_path(dir, GAN_RUN_CHECKPOINT);
-    if (!path)
+    char *conf = gan_run_path(dir, GAN_RUN_CONFIG);
+    if (!path || !conf) {
+        free(path);
+        free(conf);
         return gan_error_set(err, GAN_ERR_NOMEM, "out of memory");
-    snprintf(label, size, "%s (saved configuration)", path);
+    }
     char *text = NULL;
-    gan_status st = gan_checkpoint_read_config(path, &text, err);
+    gan_status st;
+    if (!has_checkpoint(dir) && access(conf, F_OK) == 0) {
+        snprintf(label, size, "%s", conf);
+        st = gan_file_read_text(conf, &text, err);
+    } else {
+        snprintf(label, size, "%s (saved configuration)", path);
+        st = gan_checkpoint_read_config(path, &text, err);
+    }
     free(path);
+    free(conf);
     /* A folder without a run is a mistake in the command, like a missing --config file. */
     if (st == GAN_ERR_NOT_FOUND) {
         char why[sizeof err->message];
@@ -570,6 +592,7 @@ static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
     struct progress_state ps = { log, isatty(STDERR_FILENO), 0.0 };
     struct gan_trainer_setup setup = {
         .config = cfg, .loader = loader, .log = log, .resume_dir = c->resume,
+        .restart = c->resume && !has_checkpoint(c->resume),
         .stop = &stop_signal, .events = { &ps, on_progress },
     };
     if (c->resume && check_resume_changes(c, cfg, loader, log, &err) != GAN_OK)
@@ -579,8 +602,10 @@ static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
         return fail_line(&err);
     log_settings(cfg, log);
     gan_log_write(log, GAN_LOG_INFO, "backend: %s", gan_trainer_backend_description(t));
-    gan_log_write(log, GAN_LOG_INFO, "%s %s in %s", c->resume ? "resuming" : "training",
-                  c->resume ? "from its checkpoint" : "a new run", gan_trainer_run_dir(t));
+    gan_log_write(log, GAN_LOG_INFO, "%s in %s",
+                  !c->resume ? "training a new run"
+                  : gan_trainer_resumed(t) ? "resuming from its checkpoint"
+                  : "training the run again from iteration 0", gan_trainer_run_dir(t));
     catch_stop_signals();
     struct gan_trainer_result r;
     gan_status st = gan_trainer_run(t, &r, &err);

@@ -286,6 +286,8 @@ gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct 
     s.critic = t->s->model[GAN_NET_CRITIC].description;
     s.data = t->s->set.data_name;
     s.run_dir = t->run_dir;
+    s.run_id = NULL;
+    gan_config_get_string(t->cfg, GAN_RUN_ID_KEY, &s.run_id);
     s.iterations = t->iteration;
     s.iterations_planned = t->iterations;
     s.wall_time_s = t->elapsed_before + session;
@@ -311,30 +313,141 @@ gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct 
 
 /* ------------------------------------------------------------------ the run folder */
 
-/* t->run_dir: a resumed run's folder as named, less trailing slashes (the files are
- * named from it); a new run's folder created from run.dir, which then records the
- * folder made so that config.conf names it. */
-static gan_status choose_run_dir(gan_trainer *t, const char *resume_dir,
-                                 struct gan_error *err)
+/* t->run_dir and t->checkpoint_path for a resumed run: its folder as named, less
+ * trailing slashes (the files are named from it). */
+static gan_status name_resumed_dir(gan_trainer *t, const char *resume_dir, struct gan_error *err)
+{
+    size_t n = strlen(resume_dir);
+    while (n > 1 && resume_dir[n - 1] == '/')
+        n--;
+    if (!(t->run_dir = malloc(n + 1)))
+        return gan_trainer_nomem(err);
+    memcpy(t->run_dir, resume_dir, n);
+    t->run_dir[n] = '\0';
+    if (!(t->checkpoint_path = gan_run_path(t->run_dir, GAN_RUN_CHECKPOINT)))
+        return gan_trainer_nomem(err);
+    return GAN_OK;
+}
+
+/* Reads configuration text (`label` names it in messages) or, with text NULL, the file
+ * `label`, into a new configuration. */
+static gan_status read_config(const char *text, const char *label, gan_config **out,
+                              struct gan_error *err)
+{
+    gan_status st = gan_config_new(out, err);
+    if (st == GAN_OK)
+        st = text ? gan_config_read_string(*out, text, label, GAN_CONFIG_FILE, err)
+                  : gan_config_read_file(*out, label, GAN_CONFIG_FILE, err);
+    if (st != GAN_OK) {
+        gan_config_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* The checkpoint against the folder's config.conf: the same run (run.id), data set and
+ * network shapes. A checkpoint copied in from another run would otherwise continue in
+ * this folder, its rows appended to this run's metrics.csv. */
+static gan_status check_checkpoint_identity(gan_trainer *t, const char *conf_path,
+                                            struct gan_error *err)
+{
+    char *text = NULL;
+    gan_config *folder = NULL, *saved = NULL;
+    gan_status st = gan_checkpoint_read_config(t->checkpoint_path, &text, err);
+    char *label = st == GAN_OK ? malloc(strlen(t->checkpoint_path) + 32) : NULL;
+    if (st == GAN_OK && !label)
+        st = gan_trainer_nomem(err);
+    if (st == GAN_OK) {
+        sprintf(label, "%s (saved configuration)", t->checkpoint_path);
+        st = read_config(text, label, &saved, err);
+    }
+    if (st == GAN_OK)
+        st = read_config(NULL, conf_path, &folder, err);
+    if (st == GAN_OK)
+        st = gan_run_check_identity(folder, conf_path, saved, t->checkpoint_path, err);
+    if (st == GAN_OK && !gan_config_find(folder, GAN_RUN_ID_KEY))
+        gan_log_write(t->log, GAN_LOG_INFO,
+                      "%s was made before ganctl gave each run an id (run.id): its checkpoint is checked by data set and network shapes only",
+                      t->run_dir);
+    gan_config_free(folder);
+    gan_config_free(saved);
+    free(label);
+    free(text);
+    return st;
+}
+
+gan_status gan_trainer_claim_run_dir(gan_trainer *t, const char *resume_dir,
+                                     struct gan_error *err)
 {
     gan_status st;
-    if (resume_dir) {
-        size_t n = strlen(resume_dir);
-        while (n > 1 && resume_dir[n - 1] == '/')
-            n--;
-        if (!(t->run_dir = malloc(n + 1)))
-            return gan_trainer_nomem(err);
-        memcpy(t->run_dir, resume_dir, n);
-        t->run_dir[n] = '\0';
+    if (!resume_dir) {
+        /* The id names one run: a configuration copied from another run's folder
+         * carries that run's. */
+        const struct gan_config_value *v = gan_config_find(t->cfg, GAN_RUN_ID_KEY);
+        if (v)
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "%s: run.id is set by ganctl when it creates a run, never by hand: remove it (a copied config.conf carries its run's id), or continue that run with ganctl --resume and its folder",
+                                 v->origin);
         return GAN_OK;
     }
+    if ((st = name_resumed_dir(t, resume_dir, err)) != GAN_OK)
+        return st;
+    /* Locked before anything in it is read: what is checked then stays as checked. */
+    if ((st = gan_run_lock_take(t->run_dir, &t->lock, err)) != GAN_OK)
+        return st;
+    char *conf_path = gan_run_path(t->run_dir, GAN_RUN_CONFIG);
+    if (!conf_path)
+        return gan_trainer_nomem(err);
+    int has_conf = access(conf_path, F_OK) == 0;
+    if (t->restart) {
+        if (access(t->checkpoint_path, F_OK) == 0)
+            st = gan_error_set(err, GAN_ERR_IO,
+                               "%s was written while ganctl read %s: resume again to continue from it",
+                               t->checkpoint_path, conf_path);
+        else if (!has_conf)
+            st = gan_error_set(err, GAN_ERR_NOT_FOUND,
+                               "%s: no checkpoint and no config.conf: the folder holds no run to resume; start a new run with run.dir=%s",
+                               t->run_dir, t->run_dir);
+        else
+            gan_log_write(t->log, GAN_LOG_INFO,
+                          "%s holds the configuration of a run that stopped before its first checkpoint: nothing was saved, so the run starts again from iteration 0",
+                          t->run_dir);
+    } else if (!has_conf) {
+        gan_log_write(t->log, GAN_LOG_WARN,
+                      "%s is missing: the checkpoint cannot be checked against the run's configuration, and the run continues with the checkpoint's own",
+                      conf_path);
+    } else {
+        st = check_checkpoint_identity(t, conf_path, err);
+    }
+    free(conf_path);
+    return st;
+}
+
+/* A new run's folder, made from run.dir and locked, which then records the folder made
+ * so that config.conf names it. */
+static gan_status create_run_dir(gan_trainer *t, struct gan_error *err)
+{
+    gan_status st;
     const char *dir = "";
     gan_config_get_string(t->cfg, "run.dir", &dir);
     const struct gan_config_value *v = gan_config_find(t->cfg, "run.dir");
     if ((st = gan_run_dir_create(dir, v ? v->origin : "run.dir", t->s->set.data_name, &t->run_dir,
-                                 err)) != GAN_OK)
+                                 &t->lock, err)) != GAN_OK)
         return st;
+    if (!(t->checkpoint_path = gan_run_path(t->run_dir, GAN_RUN_CHECKPOINT)))
+        return gan_trainer_nomem(err);
     return gan_config_set_string(t->cfg, "run.dir", t->run_dir, v ? v->origin : "default", err);
+}
+
+/* A new run's identity, in its configuration: config.conf, every checkpoint and
+ * summary.json then name it. */
+static gan_status name_new_run(gan_trainer *t, struct gan_error *err)
+{
+    char id[GAN_RUN_ID_SIZE];
+    gan_status st = gan_run_id_make(id, err);
+    return st == GAN_OK ? gan_config_set_string(t->cfg, GAN_RUN_ID_KEY, id,
+                                                "made by ganctl for this run", err)
+                        : st;
 }
 
 /* A resumed run's checkpoint: loaded into the session, checked against the run's
@@ -384,7 +497,8 @@ static gan_status write_config_file(gan_trainer *t, struct gan_error *err)
     }
     static const char head[] =
         "# config.conf - the configuration of this run, every setting with where it came from.\n"
-        "# ganctl -c config.conf repeats the run (set run.dir to a new folder first).\n";
+        "# ganctl -c config.conf repeats the run: set run.dir to a new folder and delete\n"
+        "# run.id first (ganctl gives each run its own); ganctl --resume continues this one.\n";
     char *full = malloc(strlen(head) + strlen(text) + 1);
     if (!full) {
         free(text);
@@ -398,22 +512,56 @@ static gan_status write_config_file(gan_trainer *t, struct gan_error *err)
     return st;
 }
 
-/* A new run's folder and files; or a resumed run's, with its checkpoint loaded. */
+/* A table a resumed run continues, checked as gan_metrics_csv_open will take it. A
+ * table the run did not write before (a debug level raised on resume) is new then. */
+static gan_status check_table(const gan_trainer *t, const char *name, const char *const *columns,
+                              size_t count, int64_t resume_after, int must_exist,
+                              struct gan_error *err)
+{
+    char *path = gan_run_path(t->run_dir, name);
+    if (!path)
+        return gan_trainer_nomem(err);
+    gan_status st = must_exist || access(path, F_OK) == 0
+        ? gan_metrics_csv_check(path, columns, count, resume_after, err) : GAN_OK;
+    free(path);
+    return st;
+}
+
+static gan_status check_tables(const gan_trainer *t, int64_t resume_after, struct gan_error *err)
+{
+    gan_status st = check_table(t, GAN_RUN_METRICS, (const char *const *)t->columns,
+                                t->n_columns, resume_after, 1, err);
+    if (st == GAN_OK && t->debug_level >= 1)
+        st = check_table(t, GAN_RUN_GRAD_STATS, grad_columns, GRAD_COLUMNS, resume_after, 0, err);
+    if (st == GAN_OK && t->debug_level >= 2 && t->s->set.precision != GAN_F32)
+        st = check_table(t, GAN_RUN_GRAD_UNDERFLOW, gan_probe_csv_columns, GAN_PROBE_CSV_COLUMNS,
+                         resume_after, 0, err);
+    return st;
+}
+
+/* A new run's folder and files; or a resumed run's, with its checkpoint loaded; or a
+ * restarted run's, written again from iteration 0. Every check comes before the first
+ * change to the folder, so that a refused run leaves it as it was. */
 gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
                                       struct gan_error *err)
 {
     gan_status st;
-    if ((st = choose_run_dir(t, resume_dir, err)) != GAN_OK)
-        return st;
-    if (!(t->checkpoint_path = gan_run_path(t->run_dir, GAN_RUN_CHECKPOINT)))
-        return gan_trainer_nomem(err);
     int64_t resume_after = -1;
-    if (resume_dir && (st = resume_checkpoint(t, &resume_after, err)) != GAN_OK)
+    t->resumed = resume_dir && !t->restart;
+    if (!resume_dir && (st = create_run_dir(t, err)) != GAN_OK)
+        return st;
+    if (t->resumed && (st = resume_checkpoint(t, &resume_after, err)) != GAN_OK)
+        return st;
+    if (t->resumed && (st = check_tables(t, resume_after, err)) != GAN_OK)
+        return st;
+    /* Checked and locked: from here on the folder changes. */
+    gan_run_remove_leftovers(t->run_dir, t->log);
+    if (!resume_dir && (st = name_new_run(t, err)) != GAN_OK)
         return st;
     if ((st = write_config_file(t, err)) != GAN_OK)
         return st;
     /* An image run shows real test images once, beside which its grids are judged. */
-    if (t->images && !resume_dir) {
+    if (t->images && !t->resumed) {
         char *real = gan_run_path(t->run_dir, GAN_IMAGE_REAL_GRID);
         st = real ? gan_image_run_write_grid(real, t->eval_real, GAN_IMAGE_GRID_COUNT,
                                              "fashion-mnist test images 1 to 64", err)
@@ -439,4 +587,3 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
     free(path);
     return st == GAN_OK ? gan_trainer_set_up_probes(t, resume_after, err) : st;
 }
-

@@ -68,9 +68,10 @@ static int exists(const char *dir, const char *name)
 }
 
 gan_status gan_run_dir_create(const char *dir, const char *origin, const char *data_name,
-                              char **out, struct gan_error *err)
+                              char **out, gan_run_lock **lock, struct gan_error *err)
 {
     *out = NULL;
+    *lock = NULL;
     if (dir && *dir) {
         size_t n = strlen(dir);
         while (n > 1 && dir[n - 1] == '/')
@@ -87,10 +88,17 @@ gan_status gan_run_dir_create(const char *dir, const char *origin, const char *d
             free(path);
             return st;
         }
-        if (exists(path, GAN_RUN_CHECKPOINT) || exists(path, GAN_RUN_METRICS)) {
-            gan_status st = gan_error_set(err, GAN_ERR_CONFIG,
-                                          "%s: the run folder %s already holds a run: continue it with ganctl --resume %s, or choose another run.dir",
-                                          origin, path, path);
+        /* Locked first: a run another process is setting up in it is then either
+         * refused by the lock or complete enough to be seen. */
+        gan_status st = gan_run_lock_take(path, lock, err);
+        if (st == GAN_OK && (exists(path, GAN_RUN_CONFIG) || exists(path, GAN_RUN_CHECKPOINT) ||
+                             exists(path, GAN_RUN_METRICS)))
+            st = gan_error_set(err, GAN_ERR_CONFIG,
+                               "%s: the run folder %s already holds a run: continue it with ganctl --resume %s, or choose another run.dir",
+                               origin, path, path);
+        if (st != GAN_OK) {
+            gan_run_lock_release(*lock);
+            *lock = NULL;
             free(path);
             return st;
         }
@@ -113,8 +121,14 @@ gan_status gan_run_dir_create(const char *dir, const char *origin, const char *d
         else
             snprintf(path, sizeof path, "runs/%s-%s-%d", data_name, stamp, k);
         if (mkdir(path, 0777) == 0) {
-            *out = gan_strdup(path);
-            return *out ? GAN_OK : gan_error_nomem(err, "writing the run folder");
+            if (!(*out = gan_strdup(path)))
+                return gan_error_nomem(err, "writing the run folder");
+            gan_status st = gan_run_lock_take(*out, lock, err);
+            if (st != GAN_OK) {
+                free(*out);
+                *out = NULL;
+            }
+            return st;
         }
         if (errno != EEXIST)
             return gan_error_set(err, GAN_ERR_IO,
@@ -234,6 +248,7 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
     json_object_set_new(root, "status", json_string(s->status));
     json_object_set_new(root, "ganctl_version", string_or_null(s->version));
     json_object_set_new(root, "run_dir", string_or_null(s->run_dir));
+    json_object_set_new(root, "run_id", string_or_null(s->run_id));
     json_object_set_new(root, "data", string_or_null(s->data));
     json_object_set_new(root, "iterations", json_integer(s->iterations));
     json_object_set_new(root, "iterations_planned", json_integer(s->iterations_planned));

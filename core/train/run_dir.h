@@ -12,6 +12,7 @@
 #include "eval/toy_metrics.h"
 #include "io/metrics_csv.h"
 #include "io/text_file.h"
+#include "train/run_guard.h"
 
 /* File names inside a run folder. */
 #define GAN_RUN_CONFIG "config.conf"
@@ -21,14 +22,15 @@
 #define GAN_RUN_FINAL_IMAGE "final.png"
 #define GAN_RUN_GRAD_STATS "grad_stats.csv"   /* run.debug_level >= 1 */
 
-/* Makes the folder for a new run and gives its path (malloc'd, without a trailing '/').
- * `dir` is the run.dir setting: "" means runs/DATA-YYYYMMDD-HHMMSS under the current
- * folder (with -2, -3, … appended when that exists already). A given folder is created
- * with its parents; one that exists already must hold no run (no checkpoint and no
- * metrics.csv): ganctl never mixes two runs in one folder. `origin` names where dir was
- * set, for messages. */
+/* Makes the folder for a new run, locks it (*lock, see run_guard.h) and gives its path
+ * (malloc'd, without a trailing '/'). `dir` is the run.dir setting: "" means
+ * runs/DATA-YYYYMMDD-HHMMSS under the current folder (with -2, -3, … appended when that
+ * exists already). A given folder is created with its parents; one that exists already
+ * must hold no run (no config.conf, no checkpoint and no metrics.csv), which is checked
+ * once it is locked: ganctl never mixes two runs in one folder. `origin` names where dir
+ * was set, for messages. */
 gan_status gan_run_dir_create(const char *dir, const char *origin, const char *data_name,
-                              char **out, struct gan_error *err);
+                              char **out, gan_run_lock **lock, struct gan_error *err);
 
 /* "dir/name" (malloc'd), or NULL when out of memory. */
 char *gan_run_path(const char *dir, const char *name);
@@ -52,6 +54,7 @@ struct gan_run_summary {
     const char *generator, *critic;  /* the models' describe() lines */
     const char *data;             /* data.name */
     const char *run_dir;
+    const char *run_id;           /* run.id; NULL for a run made before ganctl kept ids */
     int64_t iterations;           /* completed generator iterations */
     int64_t iterations_planned;   /* run.iterations */
     double wall_time_s;           /* training time over every session of the run */

@@ -346,8 +346,12 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     t->latest.loss[GAN_NET_CRITIC] = t->latest.loss[GAN_NET_GENERATOR] = NAN;
     t->latest.norm[GAN_NET_CRITIC] = t->latest.norm[GAN_NET_GENERATOR] = NAN;
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
+    t->restart = setup->resume_dir && setup->restart;
 
-    gan_status st = gan_session_open(t->cfg, setup->loader, t->log, &t->s, err);
+    /* The run folder's refusals come first: they need nothing built. */
+    gan_status st = gan_trainer_claim_run_dir(t, setup->resume_dir, err);
+    if (st == GAN_OK)
+        st = gan_session_open(t->cfg, setup->loader, t->log, &t->s, err);
     if (st == GAN_OK)
         read_settings(t);
     t->z_offset = GAN_STREAM_Z;
@@ -416,6 +420,8 @@ void gan_trainer_free(gan_trainer *t)
     free(t->run_dir);
     free(t->checkpoint_path);
     free(t->config_text);
+    /* Last: until here the process may still write into the folder. */
+    gan_run_lock_release(t->lock);
     free(t);
 }
 
@@ -543,6 +549,11 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
 gan_ctx *gan_trainer_ctx(const gan_trainer *t)
 {
     return t->s->ctx;
+}
+
+int gan_trainer_resumed(const gan_trainer *t)
+{
+    return t->resumed;
 }
 
 gan_net *gan_trainer_net(const gan_trainer *t, enum gan_model_role role)

@@ -58,6 +58,10 @@ struct gan_trainer_setup {
      * checkpoint holds (gan_checkpoint_read_config), changed only where a resumed run
      * may differ (the program checks that). */
     const char *resume_dir;
+    /* With resume_dir: the folder holds config.conf but no checkpoint yet (its run
+     * stopped before writing one), and `config` is config.conf's: the run starts again
+     * from iteration 0. Without it a missing checkpoint is refused. */
+    int restart;
     /* Checked between generator iterations: when nonzero, training stops after the
      * iteration in progress, writes a checkpoint and the summary, and gan_trainer_run
      * returns with result.interrupted set. May be NULL. */
@@ -77,7 +81,12 @@ gan_status gan_trainer_check_config(gan_config *config, const gan_loader *loader
  * networks (initialised from run.seed, or loaded from the checkpoint when resuming),
  * Adam for each, the data sampler, the held-out evaluation sets and their floor, one
  * trial step that finds the metric names, then the run folder (a new run's is made
- * here, after everything else has worked) with config.conf and metrics.csv opened. */
+ * here, after everything else has worked) with config.conf and metrics.csv opened.
+ * The folder is locked (run_guard.h) until gan_trainer_free: a resumed run's first of
+ * all, and its checkpoint checked against config.conf (GAN_ERR_FORMAT for another
+ * run's); a new run's as it is made, and its run.id drawn (GAN_ERR_CONFIG when the
+ * configuration brings one). Every check comes before the first change to the folder,
+ * which then loses the temporary files killed processes left in it. */
 gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **out,
                            struct gan_error *err);
 void gan_trainer_free(gan_trainer *t);
@@ -110,6 +119,9 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
 
 /* For tests and tools. */
 gan_ctx *gan_trainer_ctx(const gan_trainer *t);
+/* Nonzero when the trainer continues a run from its checkpoint (not a new run, nor a
+ * restart of a run that had written none). */
+int gan_trainer_resumed(const gan_trainer *t);
 gan_net *gan_trainer_net(const gan_trainer *t, enum gan_model_role role);
 const char *gan_trainer_run_dir(const gan_trainer *t);
 int64_t gan_trainer_iteration(const gan_trainer *t);

@@ -13,6 +13,7 @@
 #include "eval/toy_metrics.h"
 #include "train/image_run.h"
 #include "train/run_dir.h"
+#include "train/run_guard.h"
 #include "train/session.h"
 #include "train/trainer.h"
 
@@ -89,6 +90,9 @@ struct gan_trainer {
 
     /* Outputs. */
     char *run_dir;
+    gan_run_lock *lock;           /* the run folder's, held from its set-up to the end */
+    int restart;                  /* resuming a folder without a checkpoint: from 0 */
+    int resumed;                  /* continuing from the folder's checkpoint */
     char *checkpoint_path;
     char *config_text;            /* for checkpoints */
     gan_metrics_csv *metrics;
@@ -114,6 +118,10 @@ gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_erro
 /* outputs.c: metrics.csv's columns, the run folder and its files, rows, checkpoints,
  * progress and the summary. */
 gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err);
+/* Before the session is built: a new run's configuration must hold no run.id; a resumed
+ * run's folder is locked, and its checkpoint checked against the folder's config.conf. */
+gan_status gan_trainer_claim_run_dir(gan_trainer *t, const char *resume_dir,
+                                     struct gan_error *err);
 gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
                                       struct gan_error *err);
 gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err);
