@@ -126,6 +126,33 @@ static void check_sgemm(const struct cpu_blas *blas)
         }
 }
 
+/* ---------------------------------------------------------------- the library's name */
+
+/* The backend opens the library by configure's name, normally its soname, and reports
+ * the file the dynamic loader resolved it to: an absolute path that is the library
+ * already in the process, and whose last component is that soname. */
+START_TEST(test_opened_by_soname)
+{
+    struct bare b;
+    bare_init(&b);
+    bare_open(&b, 1);
+    ck_assert_str_eq(b.be.blas.library, GAN_BLAS_LIBRARY);
+    const char *path = b.be.blas.path;
+    ck_assert_msg(path[0] == '/', "resolved path \"%s\" is not absolute", path);
+    if (!strchr(GAN_BLAS_LIBRARY, '/')) {
+        const char *base = strrchr(path, '/') + 1;
+        ck_assert_str_eq(base, GAN_BLAS_LIBRARY);
+    }
+    void *by_name = dlopen(GAN_BLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    void *by_path = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    ck_assert_ptr_nonnull(by_name);
+    ck_assert_ptr_eq(by_name, by_path);
+    dlclose(by_path);
+    dlclose(by_name);
+    cpu_blas_close(&b.be.blas);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- kernel choice */
 
 START_TEST(test_chosen_from_features)
@@ -254,7 +281,11 @@ END_TEST
 static Suite *blas_suite(void)
 {
     Suite *s = suite_create("blas");
-    TCase *tc = tcase_create("kernel_choice");
+    TCase *tc = tcase_create("library");
+    tcase_add_test(tc, test_opened_by_soname);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("kernel_choice");
     tcase_add_test(tc, test_chosen_from_features);
     tcase_add_loop_test(tc, test_environment_respected, 0,
                         (int)(sizeof forced / sizeof forced[0]));

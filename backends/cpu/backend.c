@@ -60,7 +60,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     snprintf(be->description, sizeof be->description,
              "cpu: %s kernel %s (%s), %d thread%s, %s; vector level %s%s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
-             be->threads == 1 ? "" : "s", be->blas.library, cpu_isa_name(be->isa),
+             be->threads == 1 ? "" : "s", be->blas.path, cpu_isa_name(be->isa),
              be->isa < cpu_isa_best() ? " (set by backend.vector)" : "");
     host->log(host->ctx, GAN_LOG_DEBUG, "%s", be->description);
     *out = be;

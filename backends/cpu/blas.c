@@ -49,6 +49,18 @@ static void set_field(char *dst, size_t size, const char *src)
     snprintf(dst, size, "%s", src ? src : "");
 }
 
+/* The file the library was loaded from: GAN_BLAS_LIBRARY is normally a soname, which
+ * the dynamic loader resolves through its search path, and the log should say which
+ * file that was. dladdr on one of its functions names the object that defines it. */
+static void note_resolved_path(struct cpu_blas *blas, void *sym)
+{
+    Dl_info info;
+    if (sym && dladdr(sym, &info) && info.dli_fname && *info.dli_fname)
+        blas->path = info.dli_fname;
+    else
+        blas->path = blas->library;
+}
+
 gan_status cpu_blas_open(gan_backend *be, int threads)
 {
     const struct gan_host *host = be->host;
@@ -95,7 +107,8 @@ gan_status cpu_blas_open(gan_backend *be, int threads)
             const char *why = dlerror();
             return host->fail(host->ctx, GAN_ERR_NOT_FOUND,
                               "cannot load the BLAS library %s: %s; install OpenBLAS "
-                              "(Debian: libopenblas0) or reconfigure with "
+                              "(Debian: libopenblas0), add its folder to the dynamic "
+                              "loader's search path (ld.so.conf), or reconfigure with "
                               "BLAS_LIBRARY=/path/to/libopenblas.so.0",
                               path, why ? why : "unknown error");
         }
@@ -114,6 +127,7 @@ gan_status cpu_blas_open(gan_backend *be, int threads)
                           "(e.g. /lib/x86_64-linux-gnu/libopenblas.so.0)", path);
     }
     memcpy(&blas->sgemm, &sym, sizeof sym);
+    note_resolved_path(blas, sym);
 
     /* OpenBLAS's own entry points; another BLAS lacks them and still works. */
     const char *(*corename)(void) = NULL;
@@ -151,4 +165,5 @@ void cpu_blas_close(struct cpu_blas *blas)
     blas->handle = NULL;
     blas->sgemm = NULL;
     blas->set_num_threads = NULL;
+    blas->path = NULL;
 }

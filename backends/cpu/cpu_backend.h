@@ -19,7 +19,9 @@ struct cpu_blas {
     void *handle;                  /* from dlopen; NULL when the BLAS is linked in */
     cpu_sgemm_fn sgemm;
     void (*set_num_threads)(int);  /* NULL when the library has none */
-    const char *library;           /* the file that was loaded */
+    const char *library;           /* the name it is opened by: GAN_BLAS_LIBRARY, a soname */
+    const char *path;              /* the file that name resolved to, for the log: the
+                                      loader's own string, valid while handle is open */
     char kernel[64];               /* OpenBLAS core name, e.g. "Haswell"; "unknown" otherwise */
     char config[128];              /* openblas_get_config(), or "" */
     char chosen_by[96];            /* how the kernel was chosen, for the log */
