@@ -16,9 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* A broken promise: prints "fuzz: " and the message to stderr, then aborts. */
 void fuzz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* For readers that take a path: writes the input to this process's scratch file
- * (created on the first call in $TMPDIR, or /tmp, and removed at exit) and returns its
- * path, the same on every call. Aborts when the file cannot be written. */
+/* For readers that take a path: writes the input to this process's scratch file (in
+ * memory where the system allows, else created on the first call in $TMPDIR, or /tmp,
+ * and removed at exit) and returns its path, the same on every call. Aborts when the
+ * file cannot be written. */
 const char *fuzz_scratch_file(const uint8_t *data, size_t size);
 
 #endif

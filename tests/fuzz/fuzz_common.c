@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fuzz.h"
@@ -24,25 +25,48 @@ void fuzz_fail(const char *fmt, ...)
 
 static char scratch_path[4096];
 static int scratch_fd = -1;
+static int scratch_named;        /* a file in a folder, to remove at exit */
 
 static void scratch_remove(void)
 {
     if (scratch_fd >= 0) {
         close(scratch_fd);
-        unlink(scratch_path);
+        if (scratch_named)
+            unlink(scratch_path);
         scratch_fd = -1;
     }
+}
+
+/* An anonymous file in memory where the system has them (Linux): a reader opens it by
+ * its /proc/self/fd name as it would open any file, and rewriting it thousands of times
+ * a second costs no file system work (on ext4, three times the fuzzer's own time). */
+static int scratch_in_memory(void)
+{
+#ifdef MFD_CLOEXEC
+    int fd = memfd_create("ganctl-fuzz", MFD_CLOEXEC);
+    if (fd >= 0) {
+        snprintf(scratch_path, sizeof scratch_path, "/proc/self/fd/%d", fd);
+        if (access(scratch_path, R_OK) == 0)
+            return fd;
+        close(fd);
+    }
+#endif
+    return -1;
 }
 
 const char *fuzz_scratch_file(const uint8_t *data, size_t size)
 {
     if (scratch_fd < 0) {
-        const char *dir = getenv("TMPDIR");
-        snprintf(scratch_path, sizeof scratch_path, "%s/ganctl-fuzz.XXXXXX",
-                 dir && *dir ? dir : "/tmp");
-        scratch_fd = mkstemp(scratch_path);
-        if (scratch_fd < 0)
-            fuzz_fail("cannot make a scratch file %s: %s", scratch_path, strerror(errno));
+        scratch_fd = scratch_in_memory();
+        if (scratch_fd < 0) {
+            const char *dir = getenv("TMPDIR");
+            snprintf(scratch_path, sizeof scratch_path, "%s/ganctl-fuzz.XXXXXX",
+                     dir && *dir ? dir : "/tmp");
+            scratch_fd = mkstemp(scratch_path);
+            if (scratch_fd < 0)
+                fuzz_fail("cannot make a scratch file %s: %s", scratch_path, strerror(errno));
+            scratch_named = 1;
+        }
         atexit(scratch_remove);
     }
     /* One file rewritten in place: no file is created per input, and the reader opens

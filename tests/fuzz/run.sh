@@ -81,7 +81,7 @@ for t in $targets; do
         grep -m 5 -E '^fuzz: |ERROR: |runtime error: |^SUMMARY: ' "$log" | sed 's/^/    /' || :
         echo "    ..."
         tail -n 40 "$log" | sed 's/^/    /'
-        echo "fuzz-$t: the input that failed is in $findings/; replay it with $build/tests/fuzz/replay-$t FILE"
+        echo "fuzz-$t: the input that failed is in $findings/; $fuzzer FILE runs it again, as does tests/fuzz/replay-$t FILE in any build folder"
         failed="$failed $t"
     fi
 done
