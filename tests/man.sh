@@ -113,7 +113,11 @@ done
 if [ -n "${GANCTL:-}" ]; then
     more=$(
         for conf in "$srcdir"/etc/*.conf; do print_keys -c "$conf"; done
-        for scaler in static dynamic underflow-aware; do print_keys --scaler "$scaler"; done)
+        for scaler in static dynamic underflow-aware; do print_keys --scaler "$scaler"; done
+        # the CUDA backend's, when this build has it (it loads only where CUDA does)
+        if [ -f backends/cuda/.libs/backend-cuda.so ]; then
+            print_keys --plugin-dir backends/cuda/.libs --backend cuda 2>/dev/null
+        fi)
     [ -n "$more" ] || fail "ganctl --print-config printed nothing for the examples and scalers"
     for key in $(printf '%s\n' "$more" | sort -u); do
         case " $(echo $keys) " in *" $key "*) continue ;; esac
