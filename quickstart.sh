@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # quickstart.sh — sets a fresh Debian 12 machine up for ganctl and builds it out of
 # tree in build/; `run` then installs into inst/ and runs ganctl, `test` runs the tests.
 #

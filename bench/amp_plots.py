@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # amp_plots.py — draws bench/amp-matrix's figures: for each configuration, both networks'
 # loss scale and gradient underflow fraction over iterations, one line per seed.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # device-check.sh — the one script to run on a machine with an NVIDIA GPU: configure with CUDA,
 # build, make check with the CUDA suite required to run, the cpu-against-cuda parity and the GPU
 # benchmark, every log under $OUT, a summary at the end, each step under a hard time limit.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # flat_config.awk — `ganctl --print-config`'s libconfig groups as one KEY=VALUE line per
 # setting (data.batch_size=256, critic.model.width=256, ...), quotes and comments
 # dropped, for the bench scripts that pass ganctl's settings on to other programs.

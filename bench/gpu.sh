@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # gpu.sh — training iterations per second of ganctl on one backend (default cuda) for the toy demo
 # and, when etc/fashion-mnist.conf exists, the image configuration, in FP32, FP16 and BF16, with
 # PyTorch's rate for the toy on the same device where PyTorch can use it, printed as ratios.

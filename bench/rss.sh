@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # rss.sh — does a long training run grow in memory? Samples the resident set size of one
 # ganctl run (VmRSS of /proc/PID/status, every second) against its iteration, and sums up.
 #

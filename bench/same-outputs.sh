@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # same-outputs.sh — the outputs a refactor must leave byte-identical: three short runs
 # (FP32 toy, FP16 O2 underflow-aware toy at debug level 2, Fashion-MNIST), each with
 # run.metrics_time=false, and one SHA-256 line per file they write that holds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sgemm.c — GEMM throughput of the CPU backend through its own cpu_gemm entry, per
  * OpenBLAS kernel and thread count, with the SSE3 "Prescott" kernel as reference. */
 #include "config.h"

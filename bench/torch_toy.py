@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # torch_toy.py — the WGAN-GP toy model and training step in PyTorch, timed, with ganctl's toy
 # quality metrics: the independent reference that bench/toy.sh sets ganctl against.
 """WGAN-GP on the WGAN-GP paper's 2-D toys, as its toy code trains them, in PyTorch, timed.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # toy.sh — times N iterations of ganctl's WGAN-GP toy training, the same model and step in
 # PyTorch (bench/torch_toy.py) and the GEMM limit (bench/sgemm), all in one invocation.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* classifier_cmd.c — `ganctl classifier`: loads Fashion-MNIST and a backend, trains the image
  * metrics' classifier with a progress line per epoch, measures its test accuracy and saves it. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* classifier_cmd.h — `ganctl classifier`: trains the image metrics' Fashion-MNIST classifier,
  * reports its test accuracy and saves it as safetensors. */
 #ifndef GANCTL_CORE_CLASSIFIER_CMD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.c — ganctl's options and actions: --help, --version, --list-plugins,
  * --print-config, and training (new or --resume). Errors are one "ganctl: " line each. */
 #include "config.h"

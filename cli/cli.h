@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h — the ganctl program's front end: options, actions and everything it prints.
  * It is the only code in ganctl that writes to stdout or stderr. */
 #ifndef GANCTL_CORE_CLI_H

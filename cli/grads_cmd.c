@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grads_cmd.c — the command line of `ganctl grads`: its options, its usage text; the
  * replay itself is core/train/grads.c. */
 #include "config.h"

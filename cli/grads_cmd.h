@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grads_cmd.h — the command line of `ganctl grads`: reading its options into
  * struct gan_grads_args (train/grads.h), and its usage text. */
 #ifndef GANCTL_CLI_GRADS_CMD_H

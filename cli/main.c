@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c — the ganctl program's entry point. Everything it does is in cli.c, so that
  * main stays a single call. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* option_value.c — one option-with-a-value of a subcommand's argument list
  * (option_value.h), shared by `ganctl grads` and `ganctl classifier`. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* option_value.h — one option-with-a-value of a subcommand's argument list, in the
  * forms getopt_long accepts, for the subcommands that parse their own arguments. */
 #ifndef GANCTL_CORE_OPTION_VALUE_H

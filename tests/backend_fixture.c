@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend_fixture.c — loads backend-cpu.so with dlopen, checks its descriptor, and makes
  * a backend instance and a gan_ctx for a test. */
 #include "config.h"

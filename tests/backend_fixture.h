@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend_fixture.h — a gan_ctx over the real CPU backend module, loaded with dlopen
  * from $GANCTL_PLUGIN_PATH as the program loads it, for the core's tests. */
 #ifndef GANCTL_TEST_BACKEND_FIXTURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_autograd.c — every op's first and second derivatives against central finite
  * differences, swept over shapes, and gan_grad's semantics (accumulation, seeds, errors).
  *

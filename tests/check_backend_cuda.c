@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_backend_cuda.c — backend-cuda.so against backend-cpu.so: every kernel run on both
  * modules from the same inputs, compared within each kernel's stated tolerance; SKIP (77) without a GPU. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_backend_module.c — backend-cpu.so as the host sees it: loaded with dlopen, its
  * descriptor and settings, an instance created through the table, one call per slot. */
 #include "config.h"

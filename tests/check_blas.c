@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_blas.c — how the CPU backend loads OpenBLAS: the kernel it chooses from the CPU's
  * features, respect for OPENBLAS_CORETYPE, an already-loaded library, threads, sgemm. */
 #include "config.h"

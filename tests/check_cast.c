@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_cast.c — the CPU backend's casts against independent references: GCC's
  * _Float16 for F16, double arithmetic for BF16; boundaries and counts, on every converter
  * level the CPU has (portable, F16C/AVX2, AVX-512). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_checkpoint.c — checkpoints of a tiny WGAN-GP: the round trip, a resumed run that ends
  * bit-identical to an uninterrupted one (also in FP16 with loss scalers, whose state the
  * checkpoint holds), and damaged or mismatched files refused with a reason. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_checkpoint_values.c — a checkpoint's values are checked when it is loaded, not
  * taken on trust: counters out of range or out of step with the iteration, RNG offsets
  * outside their streams, NaN or inf weights and moments are each refused with one line

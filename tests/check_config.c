@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_config.c — the configuration (files, --set, precedence, origins, errors, plugin
  * settings) and the host services that answer a plugin's settings from it. */
 #include "config.h"

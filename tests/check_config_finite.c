@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_config_finite.c — every float setting, the core's and a plugin's, refuses values
  * that are not finite when the configuration is read (a configuration error, one line
  * naming the setting), so that --print-config never writes a value libconfig cannot read

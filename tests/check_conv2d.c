@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_conv2d.c — tests of the CPU backend's conv2d kernels (conv2d.c) against direct
  * nested-loop convolutions written here, over a sweep of shapes, dtypes and betas. */
 #include "config.h"

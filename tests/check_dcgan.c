@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_dcgan.c — tests of the model plugin "dcgan" loaded from the build tree: parameter
  * names and shapes, initialisation, forward passes against a naive double-precision host
  * network, settings, and the WGAN-GP penalty's gradient (a double backward through conv,

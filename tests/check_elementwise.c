@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_elementwise.c — the CPU backend's unary and binary kernels against references
  * computed here in double precision, over random shapes, layouts and float dtypes, on the
  * portable level and the CPU's vector one, and the two levels against each other. */

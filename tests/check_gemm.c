@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_gemm.c — the CPU backend's GEMM against a naive double-precision product:
  * transposes, odd shapes, alpha/beta, batches, padding, 16-bit types, bad arguments. */
 #include "config.h"

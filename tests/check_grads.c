@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_grads.c — the gradient dump (ganctl grads) on checkpoints of tiny trained runs: gradients
  * against central finite differences, loss values against a host computation, the file, refusals. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_grads_replay.c — `ganctl grads` against the trainer: on the batch a resumed run's
  * next steps draw, the gradients it computes are bit for bit the ones the trainer applied. */
 #include "config.h"

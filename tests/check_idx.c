@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_idx.c — tests of the IDX reader: files written here (plain and gzip) read back
  * exactly; truncated, mis-headed, mis-shaped and padded files fail with their reason; a
  * fuzz of random mutations and truncations never crashes; the installed Fashion-MNIST reads. */

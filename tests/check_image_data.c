@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_image_data.c — tests of the Fashion-MNIST data set: loading small sets written
  * here, the missing-data and mismatch messages, pixel scaling, the per-epoch shuffle
  * against an independent reference, batches, resuming, and the installed data set. */

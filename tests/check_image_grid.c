@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_image_grid.c — tests of the PNG image grid: sizes, every pixel of written sheets
  * read back with libpng against a reference layout, NaN marking, RGB, the title, refusals,
  * atomic writes, and a sheet of real Fashion-MNIST images left in the build tree to look at. */

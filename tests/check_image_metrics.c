@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_image_metrics.c — tests of the image metrics: the Jacobi eigensolver and matrix roots,
  * Fréchet distances with closed forms, sliced W1, the classifier and the metrics on Fashion-MNIST. */
 #include "config.h"

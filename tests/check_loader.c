@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_loader.c — the plugin loader against real test modules (tests/plugins): ABI
  * checks, copied tables and defaults, search order, listing, and the one-line errors. */
 #include "config.h"

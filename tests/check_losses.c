@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_losses.c — tests of the loss-term plugins "wasserstein" and "gradient-penalty" from the build
  * tree: values against hand and host computations, gradients against finite differences, α, edge cases. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_mlp.c — tests of the model plugin "mlp" loaded from the build tree with dlopen:
  * parameter names and shapes, initialisation, forward against a host MLP, settings. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_net.c — tests of gan_net, the parameter arena: declaration and its refusals,
  * initialisation statistics and reproducibility from the Philox stream, the gradient buffer. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_optim_stats.c — the CPU backend's Adam step against a double-precision
  * torch.optim.Adam reference, and its gradient statistics on crafted and random inputs. */
 #include "config.h"

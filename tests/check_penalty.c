@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_penalty.c — the WGAN-GP gradient penalty end to end: the gradient of
  * P(θ) = mean_i (‖∇ₓD(x̂ᵢ)‖₂ − 1)² with respect to every critic parameter, against
  * central finite differences of an independent double-precision reference.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_philox.c — tests of Philox4x32-10 (philox.h) and the CPU backend's random
  * kernels (rng.c): known answers, the stream layout, statistics and rounding. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_precision.c — the tensor core's precision policy: result dtypes of every op under
  * fp16/bf16 at O1 and O2, values against host rounding, FP16 underflow and overflow, scopes
  * and FP32 patterns, the per-step weight-cast cache, 16-bit gradient records, the penalty

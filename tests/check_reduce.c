@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_reduce.c — the CPU backend's reductions against references computed here in
  * double precision: every op over every subset of axes, 16-bit types, long and empty sums, on
  * the portable level and the CPU's vector one, and the two levels against each other. */

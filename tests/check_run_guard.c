@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_run_guard.c — tests of what keeps a run folder to one run (run_guard.h): the
  * temporary names the writers of a run folder's files make (hidden, and recognised as
  * leftovers; seen with inotify), which names count as leftovers and which do not, their

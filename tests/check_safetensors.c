@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_safetensors.c — tests of the safetensors writer and reader: round trips, byte-exact
  * agreement with Python's safetensors package, malformed files, and atomic writes. */
 #include "config.h"

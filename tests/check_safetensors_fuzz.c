@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_safetensors_fuzz.c — seeded, deterministic fuzzing of the safetensors reader:
  * random byte changes, header edits, truncations and length fields on valid files. */
 #include "config.h"

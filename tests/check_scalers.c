@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_scalers.c — the loss-scaler modules, each opened from the build tree through its
  * descriptor, driven with injected gradient statistics and checked against references. */
 #include "config.h"

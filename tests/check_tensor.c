@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_tensor.c — tensors on the CPU backend module: creation, host round trips,
  * broadcasting rules and their errors, step memory, and memory staying flat over steps. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_toy_data.c — tests of the toy data sets: names and modes, the exact points
  * each stream block gives, reproducibility and resumption, and their statistics. */
 #include "config.h"

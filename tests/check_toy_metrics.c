@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_toy_metrics.c — tests of the toy quality metrics on crafted point sets with
  * known answers, of the sliced W1 distance against an independent reference, and of
  * the real-vs-real floor. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_toy_plot.c — tests of the toy PNG picture: written files read back with
  * libpng, the field shading, the colours under plotted points, and atomic writing. */
 #include "config.h"

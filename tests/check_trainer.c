@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_trainer.c — the training loop on a tiny WGAN-GP: finite losses and complete outputs,
  * byte-identical metrics from the same seed, flat memory over many steps, stop, bad set-ups,
  * and mixed precision with each loss scaler: its columns, implied precision, underflow. */

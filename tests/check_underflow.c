@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_underflow.c — debug level 2: the FP32 shadow backward against counts of true underflow
  * and overflow computed on the host; a level-2 run that trains exactly as a level-0 run; grads. */
 #include "config.h"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # cli.sh — end-to-end tests of the ganctl program: options, exit codes, one-line errors,
 # plugin listing and the cpu backend, run against the build tree (make check sets GANCTL).
 

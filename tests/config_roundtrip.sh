@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # config_roundtrip.sh — what `ganctl --print-config` writes reads back as the same
 # settings: for every shipped configuration (etc/*.conf) and for the declared settings
 # of every plugin in the search path, the printed values, fed back with -c and printed

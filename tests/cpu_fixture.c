@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_fixture.c — builds CPU backend instances and buffers for kernel tests without
  * going through the module's descriptor, so each kernel file can be tested alone. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_fixture.h — a CPU backend instance for kernel tests, built from the backend's
  * objects (linked statically into the test), plus buffers filled from host arrays. */
 #ifndef GANCTL_TEST_CPU_FIXTURE_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # exports.sh — libganctl exports exactly the functions include/ganctl/*.h declare, ganctl
 # exports the same set, and the modules ganctl loads bind to its copy of the core.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* half_helpers.c — what the CPU kernel tests share: FP16/BF16 written from their definitions,
  * seeded random numbers, raw access to test buffers, and random operand views over them. */
 #include "config.h"

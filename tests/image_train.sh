@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # image_train.sh — training on Fashion-MNIST with the dcgan pair, end to end on a tiny width:
 # the run folder's grids and image columns, a resume that continues bit-identically, FP16.
 

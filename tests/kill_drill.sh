@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # kill_drill.sh — a small toy run killed with SIGKILL at random moments (before its first
 # checkpoint, between checkpoints, in the middle of writing one), each time resumed (or,
 # killed before it wrote config.conf, started again) until it completes: its metrics.csv,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # man.sh — the manual pages render with groff's man macros without a single warning,
 # and each documents what the program and the installed ganctl.conf actually have.
 #

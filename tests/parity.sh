@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # parity.sh — trains the same short WGAN-GP toy on two backends (fixed seed, FP32, then FP16 O2
 # with the underflow-aware scaler) and compares metrics.csv and the final checkpoints.
 #

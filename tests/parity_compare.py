@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # parity_compare.py — compares two ganctl run folders of the same training on two backends:
 # metrics.csv column by column and the final checkpoints tensor by tensor, within stated tolerances.
 """Compare two ganctl runs of one training (tests/parity.sh runs them).

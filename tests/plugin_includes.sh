@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # plugin_includes.sh — no source under plugins/ or backends/ includes a header of the core:
 # a module sees <ganctl/…>, the system's headers, config.h and the files of its own folder.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run_foreign.sh — --resume refuses a checkpoint that belongs to another run than the
 # folder's config.conf (another data set, other network shapes, or another run of the
 # same settings, told apart by run.id) with one line naming the file and what differs,

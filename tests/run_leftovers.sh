@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run_leftovers.sh — the temporary files a killed ganctl leaves in a run folder (a partial
 # checkpoint, a half-written picture or table) are removed when a run starts or resumes
 # there, and only those: a file of another name stays. The names themselves are checked

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run_lock.sh — while a ganctl process trains in a run folder it holds the folder's lock
 # (.lock, with its pid): a second process, resuming the folder or starting a new run in
 # it, is refused with one line naming that pid and leaves the folder to it; once the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run_restart.sh — a run killed before its first checkpoint leaves config.conf and
 # metrics.csv: --resume of that folder starts the run again from iteration 0 (nothing had
 # been saved, so nothing is lost), and the result is the run an uninterrupted process

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scaler_example.sh — builds examples/scaler-clamp with its own Makefile against an
 # installed ganctl, as a third party would, and loads it through its descriptor.
 #

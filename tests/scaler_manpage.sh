@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scaler_manpage.sh — the scaler printed in ganctl-scaler(7), taken from the man source, built
 # with the page's own build line against an installed ganctl, loaded and trained with.
 #

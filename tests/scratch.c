@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scratch.c — a scratch folder per test (scratch.h), for the tests that write run
  * folders, checkpoints and dumps. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scratch.h — a scratch folder per test, made in $TMPDIR (or /tmp) by a Check fixture's
  * setup and removed with everything in it by its teardown; and reading a run folder's
  * files back. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_host.c — the tests' gan_host: stderr logging, a recorded last error, and
  * settings answered from "key=value" strings. */
 #include "config.h"

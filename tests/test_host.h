@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_host.h — a gan_host for tests: logs to stderr, keeps the last error message,
  * answers settings from a list of "key=value" strings. */
 #ifndef GANCTL_TEST_HOST_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # train.sh — end-to-end training with the ganctl program on a tiny WGAN-GP: the run folder's
 # files, the final quality line, --resume, ganctl grads, mixed precision with loss scalers, and
 # SIGINT/SIGTERM writing a checkpoint.

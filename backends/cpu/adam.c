@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* adam.c — the CPU backend's fused Adam step (torch.optim.Adam with L2 weight decay)
  * over FP32 parameters and moments, reading a gradient of any float type. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* avx512_lanes.h — sixteen FP32 lanes loaded from and stored to F32, F16 or BF16 memory
  * with AVX-512, rounding exactly as convert.h does. For the files that compile AVX-512
  * code in functions marked with AVX512_LANES_TARGET; include only on x86. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend.c — the CPU backend module: its descriptor, its table of kernels, and the
  * life of an instance (BLAS loaded at create, released at destroy). */
 #include "config.h"

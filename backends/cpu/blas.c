@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* blas.c — loads the BLAS library at run time, after choosing OpenBLAS's kernel.
  * Resolves cblas_sgemm and OpenBLAS's optional introspection and thread controls. */
 #include "config.h"

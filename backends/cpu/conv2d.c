@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conv2d.c — the CPU backend's 2-D convolution: forward, backward-data and
  * backward-filter, each as im2col (or col2im) around one BLAS sgemm per image. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* convert.h — FP32 ↔ FP16/BF16 conversion with round-to-nearest-even, subnormals,
  * signed zero, overflow to ±inf and NaN kept, and typed element loads and stores. */
 #ifndef GANCTL_CPU_CONVERT_H

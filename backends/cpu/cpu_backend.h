@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_backend.h — the CPU backend's private state and the kernels each of its files
  * provides; backend.c gathers them into the gan_backend_ops table. */
 #ifndef GANCTL_CPU_BACKEND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* elementwise.c — the CPU backend's strided, broadcasting unary and binary kernels.
  * Operands of any float type are loaded as FP32, computed in FP32 and rounded once on store. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* elementwise_avx512.c — the element-wise kernels on runs where every operand is
  * contiguous (or one value broadcast along the run), sixteen FP32 lanes at a time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm.c — C = alpha·op(A)·op(B) + beta·C on the CPU through BLAS's sgemm, batched,
  * with FP16/BF16 operands staged through FP32 and the result rounded once. */
 #include "config.h"

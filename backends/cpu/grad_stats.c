@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grad_stats.c — the CPU backend's gradient statistics (non-finite, zero and FP16-subnormal
  * counts of the stored values; absmax, Σu² and min |u| of the unscaled ones), with a fused unscale. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* isa.c — which vector instructions the CPU backend's kernels may use: the widest level
  * the CPU runs, and the level an instance takes from its setting "vector". */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memory.c — the CPU backend's device memory: 64-byte aligned host buffers, copies
  * in, out and between them with bounds checks, and the instance's scratch space. */
 #include "config.h"

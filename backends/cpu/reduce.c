@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reduce.c — the CPU backend's reductions (sum, mean, max, min, sum of squares, abs-max)
  * along any set of axes, accumulated in FP32 with pairwise summation over blocks. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reduce_avx512.c — the sums of reduce.c's many-outputs walk (a bias gradient summed over
  * the batch, say) on AVX-512: each reduced row of up to 64 neighbouring outputs is loaded
  * sixteen lanes at a time, widened in registers when 16-bit, and added to the block's

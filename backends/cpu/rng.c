@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rng.c — the CPU backend's random numbers: raw bits, uniform and normal values
  * drawn from the Philox4x32-10 stream defined in include/ganctl/backend.h. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* adam.cu — the CUDA backend's fused Adam step (torch.optim.Adam with L2 weight decay) over
  * FP32 parameters and moments, reading a gradient of any float type, one thread per element. */
 #include "config.h"

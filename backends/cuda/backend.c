@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend.c — the CUDA backend module: its descriptor and table of kernels, the life of
  * an instance (device, stream, memory pool, cuBLAS and cuDNN handles), and error reporting. */
 #include "config.h"

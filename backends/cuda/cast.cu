@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cast.cu — the CUDA backend's element type conversion between F32, F16, BF16, I32 and U32,
  * rounding to nearest even, counting what overflowed, underflowed or became subnormal. */
 #include "config.h"

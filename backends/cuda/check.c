@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.c — the CUDA backend's argument checks, done on the host before anything is queued
  * (a bad view must be an error, never a fault on the device), and the element-wise walk plan. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conv2d.c — the CUDA backend's 2-D convolution through cuDNN: forward, backward-data and
  * backward-filter, with descriptors and the algorithm choice cached per convolution shape. */
 #include "config.h"

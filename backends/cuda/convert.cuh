@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* convert.cuh — device-side FP32 ↔ FP16/BF16 conversion that gives the CPU backend's bits
  * exactly (nearest even, subnormals, overflow to inf, NaN payloads), and typed loads and stores. */
 #ifndef GANCTL_CUDA_CONVERT_CUH

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cuda_backend.h — the CUDA backend's private state and the kernels each of its files
  * provides; backend.c gathers them into the gan_backend_ops table. C and C++ (nvcc) alike. */
 #ifndef GANCTL_CUDA_BACKEND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* elementwise.cu — the CUDA backend's strided, broadcasting unary and binary kernels: one
  * thread per element, operands loaded as FP32, computed in FP32 and rounded once on store. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm.c — C = alpha·op(A)·op(B) + beta·C through cuBLAS (cublasGemmEx, strided batched),
  * row-major, FP32/FP16/BF16 operands with FP32 accumulation; mixed types staged through FP32. */
 #include "config.h"

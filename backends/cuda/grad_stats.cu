@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grad_stats.cu — the CUDA backend's gradient statistics (non-finite, zero and FP16-subnormal
  * counts; absmax, Σu², min |u| of u = x · inv_scale), fused with the unscale; one pass, one wait. */
 #include "config.h"

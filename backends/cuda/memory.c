@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memory.c — the CUDA backend's device memory: buffers from the instance's stream-ordered
  * pool, copies in, out and between them on the stream, scratch, workspace and read-back. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reduce.cu — the CUDA backend's reductions (sum, mean, max, min, sum of squares, abs-max)
  * along any set of axes, accumulated in FP32 in a fixed order, so that a call repeats bit for bit. */
 #include "config.h"

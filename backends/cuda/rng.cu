@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rng.cu — the CUDA backend's random numbers: raw bits, uniform and normal values from the
  * Philox4x32-10 stream of include/ganctl/backend.h, one thread per block of four words. */
 #include "config.h"

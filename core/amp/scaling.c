@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaling.c — one network's loss-scaled step: scaled backward, fused unscale and
  * statistics, inner gradients, and the scaler's verdict with the core's skip contract. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaling.h — one network's loss-scaled step: the backward seeded with the loss scale, the
  * fused unscale and gradient statistics, the inner gradients, and the scaler's verdict.
  *

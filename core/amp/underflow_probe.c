@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* underflow_probe.c — debug level 2: the FP32 shadow of a 16-bit backward on the same inputs,
  * and the per-parameter and per-op counts of values the 16-bit pass lost (underflow) or blew up. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* underflow_probe.h — debug level 2: a network's 16-bit backward compared with an FP32 shadow
  * of it on the same inputs, per parameter and per op: true underflow and overflow counts. */
 #ifndef GANCTL_CORE_UNDERFLOW_PROBE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* error.c — filling an error context with a status and its one-line explanation.
  * The message is truncated, never overflowed, when it does not fit. */
 #include "config.h"

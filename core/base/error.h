@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* error.h — the error context a core call fills when it fails: a status and one line
  * that names what was wrong and how to fix it. The library never prints; the program does. */
 #ifndef GANCTL_CORE_ERROR_H

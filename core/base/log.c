@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.c — level filtering and formatting for the program's log. A line is formatted
  * only when its level passes, so debug messages cost nothing at level info. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.h — the program's log: messages with a level, filtered by log.level, handed to
  * a sink the program chooses (ganctl's writes "ganctl: ..." lines to stderr). */
 #ifndef GANCTL_CORE_LOG_H

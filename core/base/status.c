@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* status.c — the words for each gan_status code.
  * Messages that explain a particular failure live with the context that failed. */
 #include "config.h"

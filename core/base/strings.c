@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* strings.c — the core's string helper: a copy of a string, as strdup would make it. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* strings.h — the small string helper every layer of the core needs and C11 lacks. */
 #ifndef GANCTL_BASE_STRINGS_H
 #define GANCTL_BASE_STRINGS_H

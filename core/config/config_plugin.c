@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config_plugin.c — checking the settings of a plugin's group against the settings the
  * loaded plugin declares, its defaults, and the groups of loss terms nobody loads. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config_private.h — what the files of core/config share: the store's layout, a value
  * being parsed, and the schema's checks. Nothing outside core/config/ includes it. */
 #ifndef GANCTL_CORE_CONFIG_PRIVATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config_read.c — reading settings from libconfig files and text, and from --set and
  * flags, with per-value origins and one-line errors that name file, line and key. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config_schema.c — the core's settings (their types, defaults, bounds and groups), the
  * checks a value for one of them must pass, and "did you mean" for unknown keys. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config_write.c — the configuration as libconfig text: one value as a file writes it,
  * and every value, groups nested, in the order keys were first set. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* configuration.c — the configuration's value store: values by key with their origins,
  * replaced in place and kept in first-set order, the files read, and the typed lookups. */
 #include "config.h"

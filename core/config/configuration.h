@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* configuration.h — ganctl's settings: read from libconfig files and --set assignments,
  * checked against the core's schema and the loaded plugins' declared settings. */
 #ifndef GANCTL_CORE_CONFIGURATION_H

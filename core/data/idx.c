@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* idx.c — reads IDX arrays (MNIST's format) through zlib's gzread, which passes a plain
  * file through unchanged, so one path reads both; every field is checked before it is used. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* idx.h — a reader for IDX files, the array format of MNIST and Fashion-MNIST, plain or
  * gzip-compressed, that checks the header, the dimensions and the length before trusting them. */
 #ifndef GANCTL_CORE_IDX_H

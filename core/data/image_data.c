@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image_data.c — loads a split of Fashion-MNIST from its IDX files, checks that images and
  * labels belong together, and deals out shuffled batches scaled to [−1, 1]. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image_data.h — the Fashion-MNIST data set (any MNIST-format set of 28×28 grey images):
  * train or test images with labels, pixels scaled to [−1, 1], shuffled per epoch from a seed. */
 #ifndef GANCTL_CORE_IMAGE_DATA_H

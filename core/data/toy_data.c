@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* toy_data.c — the WGAN-GP paper's 2-D toy data sets (its toy code's generators),
  * drawn from the Philox4x32-10 stream of include/ganctl/backend.h. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* toy_data.h — the WGAN-GP paper's 2-D toy data sets (8gaussians, 25gaussians,
  * swissroll), drawn from the Philox4x32-10 stream so that a seed fixes every point. */
 #ifndef GANCTL_CORE_TOY_DATA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* classifier.c — the Fashion-MNIST MLP of the Fréchet distance: its parameters, forward pass,
  * training with host-side softmax cross-entropy and the core's autograd, features, file format. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* classifier.h — the small Fashion-MNIST classifier whose penultimate layer is the feature
  * space of ganctl's Fréchet distance: an MLP trained with the core's autograd, saved as safetensors. */
 #ifndef GANCTL_CORE_CLASSIFIER_H

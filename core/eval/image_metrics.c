@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image_metrics.c — sliced Wasserstein-1 in pixel space and the Fréchet distance in the
  * classifier's features, of generated images against held-out test images, with real-vs-real floors. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image_metrics.h — quality of generated 28×28 images against held-out test images: sliced
  * Wasserstein-1 in pixel space and a Fréchet distance in a self-trained classifier's features. */
 #ifndef GANCTL_CORE_IMAGE_METRICS_H

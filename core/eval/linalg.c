@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* linalg.c — cyclic Jacobi eigendecomposition of symmetric matrices, their square roots,
  * sample mean and covariance, and the Fréchet distance between two Gaussians, in double. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* linalg.h — small dense linear algebra in double on the host for the image metrics: the
  * symmetric eigendecomposition (cyclic Jacobi), matrix square roots, moments, Fréchet distance. */
 #ifndef GANCTL_CORE_LINALG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* toy_metrics.c — quality of generated 2-D toy points: modes covered, high-quality
  * share and sliced Wasserstein-1 distance, plus the score of real data against itself. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* toy_metrics.h — how well generated 2-D toy points match the data: modes covered,
  * the share of high-quality samples, and the sliced Wasserstein-1 distance. */
 #ifndef GANCTL_CORE_TOY_METRICS_H

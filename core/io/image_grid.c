@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image_grid.c — lays small images out on a sheet with separators, maps values to grey
  * levels, and writes the sheet as a PNG through png_write.c (a temporary file and a rename). */
 #include "config.h"

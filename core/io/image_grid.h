@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image_grid.h — a PNG sheet of rows × cols small images (e.g. 8 × 8 generated 28 × 28
  * samples) with a separator between them, values in [−1, 1] shown as grey levels. */
 #ifndef GANCTL_CORE_IMAGE_GRID_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metrics_csv.c — metrics.csv and its siblings: a header, then one row per logged
  * iteration, cut back to a checkpoint when a run resumes. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metrics_csv.h — the run folder's tables (metrics.csv, grad_stats.csv,
  * grad_underflow.csv): typed cells written as CSV rows, resumable at a checkpoint. */
 #ifndef GANCTL_IO_METRICS_CSV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* png_write.c — writes an 8-bit grey or RGB picture as a PNG with libpng, atomically: a
  * hidden temporary file beside the target, fsync, a rename over it, and an fsync of its
  * folder. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* png_write.h — writes an 8-bit grey or RGB picture as a PNG, atomically: a hidden
  * temporary file beside the target (".NAME.XXXXXX"), fsync, a rename over it, and an
  * fsync of its folder. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* safetensors.c — the element types of safetensors files, and the helpers the writer and
  * the reader share: one-line messages, shapes, names safe to print, metadata order. */
 #include "config.h"

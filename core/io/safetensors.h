@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* safetensors.h — reading and writing safetensors files (checkpoints, gradient dumps).
  * Core-internal: the files must load in Python's `safetensors` package and PyTorch. */
 #ifndef GANCTL_CORE_SAFETENSORS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* safetensors_private.h — what the safetensors writer and reader share: a metadata entry
  * and the helpers for messages, shapes and names. Nothing outside core/io/ includes it. */
 #ifndef GANCTL_CORE_SAFETENSORS_PRIVATE_H

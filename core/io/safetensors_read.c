@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* safetensors_read.c — the safetensors reader: every header field validated before use,
  * the layout checked to tile the data section, and lookups by name and metadata key. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* safetensors_write.c — the safetensors writer: tensors and metadata collected, laid out
  * and escaped exactly as the reference implementation does, written atomically. */
 #include "config.h"

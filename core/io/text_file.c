@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* text_file.c — whole files: written atomically (temporary file, fsync, rename, and the
  * folder synced) and read back into one string. */
 #include "config.h"

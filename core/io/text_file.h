@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* text_file.h — whole files: written atomically, so that a crash leaves the old file or
  * the new one and never a part, and read back into one string. */
 #ifndef GANCTL_IO_TEXT_FILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* toy_plot.c — renders a 2-D toy picture (critic field, real and generated points,
  * a title in a built-in bitmap font) and writes it as a PNG, atomically (png_write.c). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* toy_plot.h — a PNG picture of a 2-D toy run, like the WGAN-GP paper's toy figure:
  * the critic's value field shaded behind real and generated points, and a title line. */
 #ifndef GANCTL_CORE_TOY_PLOT_H

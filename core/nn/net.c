@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* net.c — the parameter arena of one network: named FP32 parameters declared by a model
  * plugin, filled from the Philox stream, and one flat gradient buffer zeroed in one call. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* net.h — gan_net, the parameter arena of one network (generator or critic): its named
  * FP32 parameters, their initialisation from the run's Philox stream, and one flat gradient buffer. */
 #ifndef GANCTL_CORE_NET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* net_role.h — the two networks of a GAN as every array of the core indexes them, and
  * the names their scopes, settings groups and outputs use. */
 #ifndef GANCTL_NN_NET_ROLE_H

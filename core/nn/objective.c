@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* objective.c — one objective of a training step, the sum of its loss terms on a batch, for
  * the trainer and `ganctl grads`: both must compute exactly the same thing. */
 #include "config.h"

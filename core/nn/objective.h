@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* objective.h — one objective of a training step (the sum of the loss terms that contribute
  * to the critic's or the generator's), built the same way by the trainer and `ganctl grads`. */
 #ifndef GAN_CORE_OBJECTIVE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* optimizer.c — Adam with FP32 master weights over a gan_net: moments in flat arenas laid
  * out like the gradient arena, the backend's fused update per parameter, global-norm clipping. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* optimizer.h — Adam over one network's parameter arena: FP32 master weights and moments,
  * one fused backend kernel per parameter, and optional clipping of the global gradient norm. */
 #ifndef GANCTL_CORE_OPTIMIZER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* host.c — the gan_host table behind every plugin instance: settings answered from the
  * plugin's configuration group, messages routed to the program's log and error context. */
 #include "config.h"

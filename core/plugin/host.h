@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* host.h — the services the core gives each plugin instance (struct gan_host): its log
  * lines, its error messages, counted memory, and its settings from the configuration. */
 #ifndef GANCTL_CORE_HOST_H

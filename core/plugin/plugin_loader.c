@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_loader.c — dlopen-based module loading: the search path, descriptor and ABI
  * checks, the host's copies of a plugin's tables, backend creation, and listing. */
 #include "config.h"

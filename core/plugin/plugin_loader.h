@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_loader.h — finding plugin modules (KIND-NAME.so) on the search path, checking
  * their descriptors against this host's ABI, creating backends, and listing what exists. */
 #ifndef GANCTL_CORE_PLUGIN_LOADER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* autograd.c — the tape of recorded ops and gan_grad, reverse-mode differentiation
  * over it with torch.autograd.grad's semantics (accumulation, create_graph). */
 #include "config.h"

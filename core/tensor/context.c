@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* context.c — a compute context's lifetime (made over a backend, stepped, freed), its
  * error state and input checks, and the statistics of what it holds. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernel_views.c — the views of tensors that kernels take (shapes, strided operands,
  * refs) and the kernel calls every op builds on: unary kernels, fills and casts. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ops_conv.c — 2-D convolution, its transpose and its filter gradient as three ops whose
  * backwards are written in one another, so that every conv gradient is differentiable. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ops_elementwise.c — element-wise ops (broadcasting binary ones and unary ones), each
  * with its backward written in these same ops so that it can be differentiated again. */
 #include "config.h"

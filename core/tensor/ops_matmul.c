@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ops_matmul.c — the 2-D matrix product op(a)·op(b) on the backend's GEMM, and its
  * backward as two more products with transposes. */
 #include "config.h"

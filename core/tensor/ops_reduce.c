@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ops_reduce.c — sums and means over axes, and the pair sum_to / broadcast_to, each
  * the other's gradient. Reductions accumulate in FP32 in the backend. */
 #include "config.h"

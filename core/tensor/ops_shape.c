@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ops_shape.c — ops that move values without arithmetic: reshape, concatenation and
  * slicing along the batch axis, and dtype casts, each with its backward. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.c — the context's pool of device buffers: freed buffers kept by size class and
  * handed to the next request of their class, so that steady training never allocates. */
 #include "config.h"

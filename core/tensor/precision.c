@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* precision.c — the mixed-precision policy of a context: mode and level, module scopes
  * and FP32 patterns, and the casts it gives each op's inputs (rules in tensor.h). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tensor.c — the tensors of a context: creation and freeing, host transfers and copies,
  * tensors filled with a value or random numbers, and their flags and queries. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tensor_core.h — what the rest of the core (and its tests) may use of the tensor engine
  * beyond <ganctl/tensor.h>: making contexts, reaching their backend, and recording failures. */
 #ifndef GANCTL_TENSOR_CORE_H

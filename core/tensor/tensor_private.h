@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tensor_private.h — the tensor engine's own layout of contexts, tensors and the tape,
  * and the helpers that the engine's sources (context.c, pool.c, tensor.c, kernel_views.c,
  * autograd.c, precision.c and the ops_*.c files) share. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* checkpoint.c — saving and loading a run's state as safetensors: parameters, Adam moments
  * and step counts, iteration, Philox stream positions, the data sampler and the configuration. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* checkpoint.h — a training run's full state in one safetensors file: both networks'
  * parameters under their PyTorch names, Adam's moments, and the counters and RNG positions. */
 #ifndef GANCTL_CORE_CHECKPOINT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* compute.c — the plugins a configuration names, opened with their settings checked, and
  * a backend instance with a compute context: the start of training, grads and classifier. */
 #include "config.h"

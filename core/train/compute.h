@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* compute.h — what every command that computes starts with: the plugins a configuration
  * names, opened with their settings checked, and a backend instance with a context on it. */
 #ifndef GANCTL_TRAIN_COMPUTE_H

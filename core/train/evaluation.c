@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* evaluation.c — the trainer's view of quality: the held-out sets and their floors, the
  * evaluation at an iteration (toy metrics or image metrics), and its pictures. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grads.c — the replay behind `ganctl grads`: both objectives of a training step at a
  * checkpoint's parameters on a given batch, their gradients and values, as safetensors. */
 #include "config.h"

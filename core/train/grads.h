@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grads.h — `ganctl grads`: one training step's objectives at a checkpoint's parameters on
  * a given batch (real, z, α), with every parameter's gradient, written as safetensors. */
 #ifndef GANCTL_TRAIN_GRADS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image_run.c — what a training run on Fashion-MNIST needs besides the networks: both
  * splits, real batches in a per-epoch shuffled order, quality metrics and sample grids. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image_run.h — the image side of a training run: Fashion-MNIST's splits, the shuffling
  * sampler of real batches, the image quality metrics with their floors, and the PNG grids. */
 #ifndef GANCTL_CORE_IMAGE_RUN_H

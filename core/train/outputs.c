@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* outputs.c — what a run writes: metrics.csv's columns and rows, grad_stats.csv, the run
  * folder with config.conf, checkpoints, the progress report and summary.json. */
 #include "config.h"

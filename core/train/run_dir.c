@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_dir.c — the run folder: its creation, its text files, summary.json through
  * jansson, and the progress line's text. */
 #include "config.h"

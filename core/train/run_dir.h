@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_dir.h — a training run's folder and what it holds besides checkpoints: the saved
  * configuration, metrics.csv, summary.json, and the text of the progress line. */
 #ifndef GANCTL_CORE_RUN_DIR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_guard.c — the run folder's lock, the run's identity, and the leftovers of killed
  * processes. */
 #include "config.h"

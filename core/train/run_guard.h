@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_guard.h — what keeps a run folder to one run: the lock a training process holds
  * on it, the run's identity (run.id) and its check against a checkpoint, and the
  * removal of the temporary files a killed ganctl left behind. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session.c — the set-up every command that takes a training step shares: plugins,
  * backend and context, networks, models, loss terms, scalers, objective, precision. */
 #include "config.h"

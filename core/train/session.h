@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session.h — everything a training step needs, made from a configuration: the plugins it
  * names, the backend instance and compute context, both networks with their optimizers,
  * models, loss terms and loss scalers, the objective and the precision policy.

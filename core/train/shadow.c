@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shadow.c — the trainer's debug level 2: at each metrics row, each network's last step is
  * repeated in FP32 (underflow_probe.h) and compared, op by op, with its 16-bit backward. */
 #include "config.h"

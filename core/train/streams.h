@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* streams.h — where each kind of randomness a run draws reads the run's Philox stream,
  * so that every consumer can be replayed alone. */
 #ifndef GANCTL_TRAIN_STREAMS_H

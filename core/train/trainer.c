@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainer.c — the WGAN-GP run loop over a session: the paper's n_critic critic steps per
  * generator step, each step batch, objective, scaled backward, verdict and update; the
  * trainer's set-up and its queries. Evaluation, outputs and debug level 2 live beside it

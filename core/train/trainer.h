@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainer.h — WGAN-GP training: the loop of the paper's toy code (n_critic critic steps
  * per generator step) over a session, evaluation, outputs and resume. */
 #ifndef GANCTL_CORE_TRAINER_H

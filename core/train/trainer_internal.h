@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainer_internal.h — the trainer's state, shared by the files that make it up: the run
  * loop (trainer.c), evaluation (evaluation.c), outputs (outputs.c) and the FP32 shadow
  * of debug level 2 (shadow.c). Nothing outside core/train/ includes it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaler_clamp.c — an example third-party ganctl scaler, "clamp": halve on overflow, double
  * after `interval` clean updates, never leave [low, high]. Built alone with pkg-config ganctl. */
 

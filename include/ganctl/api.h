@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* api.h — GAN_API, the mark on every function declaration of these headers that
  * libganctl implements: what the library exports is exactly what is marked. */
 #ifndef GANCTL_API_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backend.h — the kernels a compute backend provides, over opaque device buffers.
  * Only the core calls these; models and losses go through the core's tensors. */
 #ifndef GANCTL_BACKEND_H

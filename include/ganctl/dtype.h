@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dtype.h — the element types a tensor or device buffer can hold.
  * 16-bit types are storage formats; arithmetic on them happens in FP32. */
 #ifndef GANCTL_DTYPE_H

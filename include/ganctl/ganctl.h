@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ganctl.h — the whole public interface of ganctl in one include.
  * Plugins include this and build with `pkg-config --cflags --libs ganctl`. */
 #ifndef GANCTL_GANCTL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grad_stats.h — struct gan_grad_stats, the statistics of one scaled gradient tensor: what a
  * backend's grad_stats kernel measures and, per tensor, everything a loss scaler is shown. */
 #ifndef GANCTL_GRAD_STATS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* host.h — the services the host (libganctl) passes to every plugin instance.
  * Plugins never print, exit or keep global state: they log, report errors and read
  * their settings through this table. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loss.h — the loss-term plugin interface. The critic's and the generator's
  * objectives are sums of the configured terms (wasserstein + gradient-penalty is
  * WGAN-GP); a term may contribute to either or both and report named scalars. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.h — the model plugin interface: a network that declares its parameters to the
  * core and builds its forward pass from tensor.h's ops. */
 #ifndef GANCTL_MODEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* philox.h — the Philox4x32 counter-based generator (Salmon, Moraes, Dror and Shaw,
  * "Parallel random numbers: as easy as 1, 2, 3", SC'11), as static inline functions. */
 #ifndef GANCTL_PHILOX_H

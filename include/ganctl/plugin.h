@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin.h — the descriptor every ganctl module exports, and how the host finds it.
  * A module exports exactly one symbol, ganctl_plugin_descriptor, returning this struct. */
 #ifndef GANCTL_PLUGIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaler.h — the loss-scaler plugin interface: after each backward of its network a
  * scaler reads the gradients' statistics and decides whether the step applies and the next scale. */
 #ifndef GANCTL_SCALER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* status.h — the status codes every fallible ganctl call returns.
  * 0 is success; the message that goes with a failure lives in the context that produced it. */
 #ifndef GANCTL_STATUS_H

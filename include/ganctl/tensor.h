@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tensor.h — tensors on a backend and the eager, define-by-run autodiff over them.
  * Models and loss terms build their computations from these calls. */
 #ifndef GANCTL_TENSOR_H

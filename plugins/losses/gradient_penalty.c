@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gradient_penalty.c — the loss-term plugin "gradient-penalty": WGAN-GP's critic term
  * λ·mean((‖∇ₓD(x̂)‖₂ − target)²) at random interpolates x̂ of real and fake samples (the
  * sum over the batch instead of the mean with reduction = "sum"). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wasserstein.c — the loss-term plugin "wasserstein": the WGAN objectives, critic
  * mean D(fake) − mean D(real) and generator −mean D(fake) (or the sums, with reduction =
  * "sum"), with the W-distance estimate. */

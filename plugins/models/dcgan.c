@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dcgan.c — the model plugin "dcgan": the convolutional generator and critic of the WGAN-GP
  * paper's MNIST experiment, for 28×28 grey images or any C×H×W. */
 #include "config.h"

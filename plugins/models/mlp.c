@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlp.c — the model plugin "mlp": fully connected networks, by default the WGAN-GP toy
  * generator (2 → 512 → 512 → 512 → 2) and critic (2 → 512 → 512 → 512 → 1) with ReLU. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dynamic.c — the scaler plugin "dynamic": the overflow-only rule of PyTorch's GradScaler,
  * MindSpore, DeepSpeed (presets) or ganctl's own defaults; it cannot see underflow. */
 #include "config.h"

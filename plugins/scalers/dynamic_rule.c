@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dynamic_rule.c — the dynamic loss-scale rule of PyTorch, MindSpore and DeepSpeed in one
  * parameterised form, and the underflow-aware raise built on it; ganctl-scaler(7) states it. */
 #include "config.h"

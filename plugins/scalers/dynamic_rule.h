@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dynamic_rule.h — the overflow rule shared by the "dynamic" and "underflow-aware"
  * scalers (growth, backoff, hysteresis, floor, presets), and the underflow raise. */
 #ifndef GANCTL_PLUGINS_DYNAMIC_RULE_H

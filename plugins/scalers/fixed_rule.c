@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fixed_rule.c — a scale that never changes, for the "none" and "static" scalers: apply
  * every step whose loss and gradients are finite, skip the others, count both. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fixed_rule.h — the rule of the "none" and "static" scalers: one scale that never
  * changes; a step with a non-finite loss or gradient is skipped. */
 #ifndef GANCTL_PLUGINS_FIXED_RULE_H

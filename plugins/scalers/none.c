@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* none.c — the scaler plugin "none": scale 1, i.e. no loss scaling; a step whose loss or
  * gradients are not finite is skipped. The choice for FP32 and BF16 training. */
 #include "config.h"

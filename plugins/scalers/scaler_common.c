@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaler_common.c — settings, overflow classification, FP32 scale arithmetic and state
  * lists shared by the shipped scaler modules (linked into each; nothing is exported). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaler_common.h — what every shipped scaler module shares: reading and checking its
  * settings, classifying a step's overflow, FP32 scale arithmetic, and state lists. */
 #ifndef GANCTL_PLUGINS_SCALER_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* static.c — the scaler plugin "static": one fixed scale (default 1024); a step whose loss
  * or gradients are not finite is skipped. With the optimizer's clip_norm, the "large fixed
  * scale + gradient clipping" cure. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* underflow_aware.c — the scaler plugin "underflow-aware": the dynamic rule, plus an early
  * raise of the scale when the FP16 gradients underflow and there is headroom to raise it. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz.h — what the harnesses of tests/fuzz/ share. Each harness is one file defining
  * libFuzzer's entry point; the same file is linked into two programs: the fuzzer
  * (clang -fsanitize=fuzzer, ./configure --enable-fuzzing), and a replay driver

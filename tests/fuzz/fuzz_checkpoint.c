@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_checkpoint.c — the checkpoint loader (core/train/checkpoint.c) on arbitrary
  * files, into two tiny networks built once per process (fuzz_nets.c): the critic is
  * loaded with its loss scaling, the generator without, as a run with one scaled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_common.c — the failure report and the scratch file the harnesses share. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_config.c — the configuration reader (core/config/) on arbitrary libconfig text,
  * through gan_config_read_string, which reads a run's saved configuration back from
  * its checkpoint. Its oracle is the promise configuration.h makes of

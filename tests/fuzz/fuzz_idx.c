@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_idx.c — the IDX reader (core/data/idx.c) on arbitrary bytes, plain or gzip: it
  * reads only from a path, so each input goes through a scratch file. A refusal must be
  * a format error naming the file; an acceptance must hold what its header says. An

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_nets.c — the checkpoint harness's networks: built by hand (gan_net_param) rather
  * than through the model plugins, so that nothing but the backend module is loaded and
  * the parameters are few; the names follow the mlp model's, as in a real checkpoint. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_nets.h — two tiny networks with their optimizers on the real CPU backend, for
  * the checkpoint harness and for make-corpus, which writes its seeds from the same
  * networks so that they fit them. */

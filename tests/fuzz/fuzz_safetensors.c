@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_safetensors.c — the safetensors reader (core/io/safetensors_read.c) on arbitrary
  * bytes, through gan_st_parse, the in-memory entry point that gan_st_open calls once it
  * has read a file. A refusal must be one line naming the source with a format status;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* make_corpus.c — writes the seed inputs of the harnesses (tests/fuzz/corpus/TARGET):
  * valid files made by the core's own writers, and near-valid ones that each break one
  * rule, so that the fuzzers start past the first checks. Run by hand when a format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replay.c — runs one harness without libFuzzer: each input, read from a file, goes to
  * the harness's LLVMFuzzerTestOneInput once. With no arguments it replays the target's
  * committed seeds (tests/fuzz/corpus/TARGET) and every input that once crashed it

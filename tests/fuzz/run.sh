@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/fuzz/run.sh — runs each libFuzzer harness for a bounded time, starting from a
 # copy of its seeds and regressions, and fails when any of them finds a crash, a leak,
 # undefined behaviour, a broken promise or a hang. Prints per target the inputs run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* abi_major.c — backend-abimajor.so: a backend built for the next major plugin ABI,
  * which this host must refuse. */
 #include "config.h"

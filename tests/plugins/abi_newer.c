@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* abi_newer.c — backend-abinewer.so: a backend built for a newer minor ABI than this
  * host's, with a descriptor grown at the end as a later minor version would. */
 #include "config.h"

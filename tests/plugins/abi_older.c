@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* abi_older.c — backend-abiolder.so: a backend whose descriptor and ops table claim to
  * end early, as an older minor version's would. The bytes past each struct_size hold
  * values the host must not read: it has to see zeros and its own defaults there. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fake_backend.h — a backend ops table whose kernels do nothing, shared by the loader's
  * test modules; each module copies it and changes what its test is about. */
 #ifndef GANCTL_TEST_FAKE_BACKEND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* good.c — backend-good.so: a well-formed test backend that reads one setting of each
  * type, logs at two levels, and describes what it was given. */
 #include "config.h"

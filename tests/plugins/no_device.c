@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* no_device.c — backend-nodevice.so: a backend whose create finds no device and says
  * why through host->fail, as the CUDA backend does on a machine without a GPU. */
 #include "config.h"

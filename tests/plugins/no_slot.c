@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* no_slot.c — backend-noslot.so: a backend whose ops table lacks the required gemm. */
 #include "config.h"
 

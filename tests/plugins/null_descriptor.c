@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* null_descriptor.c — backend-nulldesc.so: a module whose descriptor function returns
  * NULL. */
 #include "config.h"

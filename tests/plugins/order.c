@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* order.c — backend-order.so, built three times into three folders with ORDER_TAG
  * "first", "second" and "third", to show which folder of the search path wins. */
 #include "config.h"

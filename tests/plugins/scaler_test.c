@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaler_test.c — test scalers for the loader: scaler-short.so declares a table that ends
  * before describe, scaler-noslot.so (built with NO_UPDATE) lacks the required update,
  * scaler-stateless.so (NO_STATE) has neither save_state nor load_state, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wrong_kind.c — backend-wrongkind.so: a file named as a backend whose descriptor
  * says it is a scaler. */
 #include "config.h"

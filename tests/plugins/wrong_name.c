@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wrong_name.c — backend-wrongname.so: a backend whose descriptor gives another name
  * than its file. */
 #include "config.h"
