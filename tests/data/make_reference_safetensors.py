@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # make_reference_safetensors.py — writes reference.safetensors with Python's safetensors
 # package (0.8.0 was used: pip install safetensors numpy), for tests/check_safetensors.c.
 # Usage: python3 make_reference_safetensors.py OUTPUT. The test never runs this.
