@@ -242,11 +242,13 @@ static gan_status open_file(const char *path, gan_st_file **f, struct gan_error 
                              path, GAN_CHECKPOINT_FORMAT);
     }
     if (!version || strcmp(version, GAN_CHECKPOINT_VERSION) != 0) {
+        /* The message quotes the file's metadata: written before the file is closed. */
+        gan_error_set(err, GAN_ERR_FORMAT,
+                      "%s: checkpoint format version %s; this ganctl reads version %s", path,
+                      version ? version : "(none)", GAN_CHECKPOINT_VERSION);
         gan_st_close(*f);
         *f = NULL;
-        return gan_error_set(err, GAN_ERR_FORMAT,
-                             "%s: checkpoint format version %s; this ganctl reads version %s",
-                             path, version ? version : "(none)", GAN_CHECKPOINT_VERSION);
+        return GAN_ERR_FORMAT;
     }
     return GAN_OK;
 }
