@@ -150,7 +150,7 @@ GAN_API gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_ten
 GAN_API gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
 
 /* ------------------------------------------------------------------ precision policy
- * Mixed precision (DESIGN.md, "Precision policy"): the context decides, op by op, the
+ * Mixed precision (the precision settings of ganctl.conf(5)): the context decides, op by op, the
  * dtype an op computes in, and casts its inputs to it. Models and loss terms write
  * plain FP32 code; the policy makes it 16-bit.
  *
