@@ -6,17 +6,9 @@
 # and leaves every file in the folder as it was; a new run may not set run.id, and a
 # resumed one may not change it.
 
-GANCTL=${GANCTL:-./cli/ganctl}
 srcdir=${srcdir:-.}
-failures=0
-checks=0
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-foreign.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
-GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
-export GANCTL_CONFIG
+. "$(dirname "$0")/run_folder_lib.sh"
+run_folder_begin foreign
 command -v cksum >/dev/null 2>&1 || { echo "skip: cksum is not installed"; exit 77; }
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
@@ -30,21 +22,6 @@ run() {
     rc=$?
 }
 
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    echo "  stdout: $(cat "$work/out")"
-    echo "  stderr: $(cat "$work/err")"
-}
-
-check() {
-    what=$1
-    shift
-    checks=$((checks + 1))
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
-
-has() { grep -qF -- "$2" "$1"; }
 one_line_exit() { test "$rc" -eq "$1" && test "$(wc -l <"$work/err")" -eq 1; }
 
 # Every file of a folder, hidden ones too, with its checksum and size.
@@ -121,5 +98,4 @@ else
     echo "skip: a Fashion-MNIST checkpoint (the data set is not in /usr/share/datasets/fashion-mnist)"
 fi
 
-echo "$checks checks, $failures failed"
-test "$failures" -eq 0
+run_folder_end

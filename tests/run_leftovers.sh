@@ -5,16 +5,8 @@
 # there, and only those: a file of another name stays. The names themselves are checked
 # by tests/check_run_guard (hidden, and recognised as leftovers).
 
-GANCTL=${GANCTL:-./cli/ganctl}
-failures=0
-checks=0
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-leftovers.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
-GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
-export GANCTL_CONFIG
+. "$(dirname "$0")/run_folder_lib.sh"
+run_folder_begin leftovers
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
       -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
@@ -32,22 +24,6 @@ resume() {
     rc=$?
 }
 
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    echo "  stderr: $(cat "$work/err")"
-    echo "  folder: $(ls -A "$dir" 2>/dev/null | tr '\n' ' ')"
-}
-
-check() {
-    what=$1
-    shift
-    checks=$((checks + 1))
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
-
-rc_is() { test "$rc" -eq "$1"; }
-has() { grep -qF -- "$2" "$1"; }
 absent() { for f in "$@"; do test ! -e "$dir/$f" || return 1; done; }
 present() { for f in "$@"; do test -e "$dir/$f" || return 1; done; }
 
@@ -118,5 +94,4 @@ check "the new run removed every leftover" absent $ours .lock
 # shellcheck disable=SC2086
 check "and kept every other file" present $theirs
 
-echo "$checks checks, $failures failed"
-test "$failures" -eq 0
+run_folder_end

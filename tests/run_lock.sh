@@ -5,38 +5,17 @@
 # it, is refused with one line naming that pid and leaves the folder to it; once the
 # first has stopped, the folder is free again and holds no lock file.
 
-GANCTL=${GANCTL:-./cli/ganctl}
-failures=0
-checks=0
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-lock.XXXXXX") || exit 99
+. "$(dirname "$0")/run_folder_lib.sh"
+run_folder_begin lock
 first=
+# The first process, if still training, goes with the scratch folder.
 trap 'test -n "$first" && kill -KILL "$first" 2>/dev/null; rm -rf "$work"' EXIT
-
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
-GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
-export GANCTL_CONFIG
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
       -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
       -s critic.iterations=2 -s loss.gradient-penalty.lambda=0.1 -s run.log_every=5
       -s run.eval_every=50 -s run.image_every=0 -s run.checkpoint_every=20"
 
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    echo "  stdout: $(cat "$work/out")"
-    echo "  stderr: $(cat "$work/err")"
-}
-
-check() {
-    what=$1
-    shift
-    checks=$((checks + 1))
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
-
-has() { grep -qF -- "$2" "$1"; }
 refused() { test "$rc" -eq 1 && test "$(wc -l <"$work/err")" -eq 1; }
 # Any second process is stopped after a while, so that a missing lock fails this test
 # rather than hanging it.
@@ -85,5 +64,4 @@ second --resume "$dir" -s run.iterations=$((${stopped:-0} + 5))
 check "the folder is free again: a resume exits 0" test "$rc" -eq 0
 check "and leaves no lock file" test ! -e "$dir/.lock"
 
-echo "$checks checks, $failures failed"
-test "$failures" -eq 0
+run_folder_end

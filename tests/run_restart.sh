@@ -6,38 +6,13 @@
 # makes; a new run into the folder is still refused, and a folder without any run is
 # still no run to resume.
 
-GANCTL=${GANCTL:-./cli/ganctl}
-failures=0
-checks=0
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-restart.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
-GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
-export GANCTL_CONFIG
+. "$(dirname "$0")/run_folder_lib.sh"
+run_folder_begin restart
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
       -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
       -s critic.iterations=2 -s loss.gradient-penalty.lambda=0.1 -s run.log_every=5
       -s run.eval_every=10 -s run.image_every=10 -s run.metrics_time=false"
-
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    echo "  stdout: $(cat "$work/out")"
-    echo "  stderr: $(cat "$work/err")"
-}
-
-check() {
-    what=$1
-    shift
-    checks=$((checks + 1))
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
-
-rc_is() { test "$rc" -eq "$1"; }
-has() { grep -qF -- "$2" "$1"; }
 
 # A run that checkpoints only at its end, killed once it has written a few rows.
 dir=$work/k
@@ -86,5 +61,4 @@ check "--resume of a folder without a run exits 2 with one line" \
     sh -c 'test "$1" -eq 2 && test "$(wc -l <"$2")" -eq 1' _ "$rc" "$work/err"
 check "it says there is no checkpoint" has "$work/err" "no checkpoint there"
 
-echo "$checks checks, $failures failed"
-test "$failures" -eq 0
+run_folder_end
