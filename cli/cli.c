@@ -22,12 +22,15 @@
 #include "grads_cmd.h"
 #include "base/log.h"
 #include "plugin/plugin_loader.h"
+#include "progress.h"
 #include "train/compute.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
+/* A run that completed but diverged (summary.json's status "diverged"). */
+#define EXIT_DIVERGED 3
 /* A run stopped by SIGINT or SIGTERM, after its checkpoint: the shell's 128 + signal. */
 #define EXIT_SIGNAL_BASE 128
 
@@ -90,7 +93,8 @@ static void usage(FILE *out)
           "Environment: GANCTL_PLUGIN_PATH (colon-separated plugin folders), GANCTL_CONFIG\n"
           "(a configuration file), OPENBLAS_CORETYPE (the cpu backend's OpenBLAS kernel).\n"
           "Exit status: 0 success, 1 a plugin, device or training failure, 2 usage or\n"
-          "configuration error, 130 or 143 stopped by SIGINT or SIGTERM (checkpoint written).\n"
+          "configuration error, 3 the run diverged (its last line says why), 130 or 143\n"
+          "stopped by SIGINT or SIGTERM (checkpoint written).\n"
           "See ganctl(1), ganctl.conf(5) and ganctl-plugin(7).\n"
           "Report bugs to " PACKAGE_BUGREPORT ".\n",
           out);
@@ -364,6 +368,7 @@ static int may_change_on_resume(const char *key)
     static const char *const keys[] = {
         "run.dir", "run.iterations", "run.log_every", "run.eval_every", "run.image_every",
         "run.checkpoint_every", "run.debug_level", "log.level",
+        "run.tensorboard", "run.diverged_skip_fraction",
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(key, keys[i]) == 0)
@@ -408,7 +413,7 @@ static gan_status check_resume_changes(const struct cli *c, const gan_config *cf
             continue;
         }
         st = gan_error_set(err, GAN_ERR_CONFIG,
-                           "%s: %s = %s, but the run in %s was trained with %s: a resumed run keeps its settings except run.iterations, run.*_every, run.debug_level, log.level and backend.*; start a new run to change it",
+                           "%s: %s = %s, but the run in %s was trained with %s: a resumed run keeps its settings except run.iterations, run.*_every, run.debug_level, run.tensorboard, run.diverged_skip_fraction, log.level and backend.*; start a new run to change it",
                            v->origin, v->key, now, c->resume, then);
     }
     gan_config_free(saved);
@@ -532,12 +537,13 @@ static double monotonic_s(void)
 }
 
 /* On a terminal, the progress line is redrawn at most ten times a second (and at each
- * evaluation); elsewhere each evaluation gives one plain log line. */
+ * evaluation), fitted to the terminal's width so that it never wraps (cli/progress.c);
+ * elsewhere each evaluation gives one plain log line with every field. */
 static void on_progress(void *ctx, const struct gan_progress *p, int final)
 {
     struct progress_state *ps = ctx;
-    char line[512];
-    gan_progress_format(line, sizeof line, p);
+    char line[1024];
+    gan_progress_line(line, sizeof line, p, ps->terminal ? gan_terminal_width(STDERR_FILENO) : 0);
     if (ps->terminal && gan_log_enabled(ps->log, GAN_LOG_INFO)) {
         double now = monotonic_s();
         if (!final && !p->evaluated && now - ps->last_draw < 0.1)
@@ -621,6 +627,11 @@ static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
             rc = EXIT_RUNTIME;
     } else {
         print_result(&r);
+        if (r.diverged) {
+            fflush(stdout);
+            fprintf(stderr, "ganctl: %s\n", r.divergence);
+            rc = EXIT_DIVERGED;
+        }
         if (r.interrupted) {
             gan_log_write(log, GAN_LOG_INFO,
                           "stopped by signal %d after iteration %lld; checkpoint in %s/%s: continue with ganctl --resume %s",

@@ -195,6 +195,8 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
         cells[n++] = cell_float(evaluated, t->quality.sliced_w1);
     }
     gan_status st = gan_metrics_csv_row(t->metrics, cells, n, err);
+    if (st == GAN_OK)
+        st = gan_trainer_events_row(t, cells, n, err);
     if (st == GAN_OK && t->grad_csv)
         st = write_grad_stats(t, err);
     if (st == GAN_OK && t->shadow.csv)
@@ -224,6 +226,8 @@ gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err)
     state.elapsed_s = t->elapsed_before + gan_trainer_session_s(t);
     state.config_text = t->config_text;
     gan_status st = gan_metrics_csv_sync(t->metrics, err);
+    if (st == GAN_OK)
+        st = gan_trainer_events_sync(t, err);
     if (st == GAN_OK)
         st = gan_session_save_checkpoint(t->s, t->checkpoint_path, &state, err);
     if (st == GAN_OK) {
@@ -256,6 +260,15 @@ void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p)
         p->quality_values = t->quality_values;
         p->quality_count = 2;
     }
+    for (int i = 0; i < GAN_NET_ROLES; i++) {
+        const struct gan_amp_net *a = &t->s->amp[i];
+        if (a->module && a->module->plugin.name && strcmp(a->module->plugin.name, "none") != 0)
+            p->scaled = 1;
+    }
+    p->critic_scale = gan_amp_scale(&t->s->amp[GAN_NET_CRITIC]);
+    p->generator_scale = gan_amp_scale(&t->s->amp[GAN_NET_GENERATOR]);
+    p->critic_skipped = t->s->amp[GAN_NET_CRITIC].skipped;
+    p->generator_skipped = t->s->amp[GAN_NET_GENERATOR].skipped;
 }
 
 gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct gan_error *err)
@@ -309,6 +322,18 @@ gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct 
     s.checkpoint = t->checkpoint_iteration >= 0 ? GAN_RUN_CHECKPOINT : NULL;
     s.final_image = t->image_iteration == t->iterations ? GAN_RUN_FINAL_IMAGE : NULL;
     s.config = t->cfg;
+    if (t->events_file) {
+        const char *path = gan_tb_writer_path(t->events_file);
+        const char *slash = strrchr(path, '/');
+        s.events_file = slash ? slash + 1 : path;
+    }
+    const struct gan_divergence *d = &t->divergence;
+    struct gan_run_divergence why = {
+        gan_net_role_names[d->net], gan_divergence_reason_name(d->reason), d->message,
+        d->skipped, d->steps, d->since_iteration, d->loss, d->scale,
+    };
+    if (d->reason != GAN_DIVERGED_NOT)
+        s.divergence = &why;
     return gan_run_summary_write(t->run_dir, &s, err);
 }
 
@@ -577,6 +602,8 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
     st = gan_metrics_csv_open(path, (const char *const *)t->columns, t->n_columns, resume_after,
                               &t->metrics, err);
     free(path);
+    if (st == GAN_OK)
+        st = gan_trainer_open_events(t, resume_after, err);
     if (st != GAN_OK || t->debug_level < 1)
         return st;
     /* A resumed run may have started without the debug level: then the file is new. */

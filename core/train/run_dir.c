@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,7 +284,22 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
     json_object_set_new(files, "config", json_string(GAN_RUN_CONFIG));
     json_object_set_new(files, "checkpoint", string_or_null(s->checkpoint));
     json_object_set_new(files, "final_image", string_or_null(s->final_image));
+    if (s->events_file)
+        json_object_set_new(files, "tensorboard", json_string(s->events_file));
     json_object_set_new(root, "files", files);
+    if (s->divergence) {
+        const struct gan_run_divergence *d = s->divergence;
+        json_t *o = json_object();
+        json_object_set_new(o, "network", string_or_null(d->network));
+        json_object_set_new(o, "reason", string_or_null(d->reason));
+        json_object_set_new(o, "loss", number(d->loss));
+        json_object_set_new(o, "skipped", json_integer(d->skipped));
+        json_object_set_new(o, "steps", json_integer(d->steps));
+        json_object_set_new(o, "since_iteration", json_integer(d->since_iteration));
+        json_object_set_new(o, "loss_scale", number(d->scale));
+        json_object_set_new(o, "message", string_or_null(d->message));
+        json_object_set_new(root, "divergence", o);
+    }
     if (s->config)
         json_object_set_new(root, "config", config_json(s->config));
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
@@ -323,50 +337,4 @@ void gan_format_duration(char *buf, size_t size, double seconds)
         snprintf(buf, size, "%lldm%02llds", s / 60, s % 60);
     else
         snprintf(buf, size, "%llds", s);
-}
-
-/* Appends printf output to buf at *used, never past size. */
-static void add(char *buf, size_t size, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void add(char *buf, size_t size, size_t *used, const char *fmt, ...)
-{
-    if (*used >= size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + *used, size - *used, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *used += (size_t)n < size - *used ? (size_t)n : size - *used - 1;
-}
-
-void gan_progress_format(char *buf, size_t size, const struct gan_progress *p)
-{
-    size_t used = 0;
-    if (size)
-        buf[0] = '\0';
-    add(buf, size, &used, "iter %lld/%lld", (long long)p->iteration, (long long)p->total);
-    if (p->it_per_s > 0) {
-        char eta[32];
-        gan_format_duration(eta, sizeof eta, (double)(p->total - p->iteration) / p->it_per_s);
-        add(buf, size, &used, "  %.1f it/s  ETA %s", p->it_per_s, eta);
-    }
-    if (!isnan(p->critic_loss))
-        add(buf, size, &used, "  critic %.4g", p->critic_loss);
-    if (!isnan(p->generator_loss))
-        add(buf, size, &used, "  gen %.4g", p->generator_loss);
-    if (!isnan(p->w_distance))
-        add(buf, size, &used, "  W %.4g", p->w_distance);
-    if (p->has_quality && p->quality_count) {
-        for (size_t i = 0; p->quality_values && i < p->quality_count; i++)
-            add(buf, size, &used, "  %s %.4g", p->quality_values[i].name,
-                p->quality_values[i].value);
-    } else if (p->has_quality) {
-        const struct gan_toy_quality *q = &p->quality;
-        if (q->has_modes)
-            add(buf, size, &used, "  modes %ld/%zu  hq %.1f%%", q->modes_covered, q->modes_total,
-                q->high_quality_pct);
-        add(buf, size, &used, "  sW1 %.4g", q->sliced_w1);
-    }
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* run_dir.h — a training run's folder and what it holds besides checkpoints: the saved
- * configuration, metrics.csv, summary.json, and the text of the progress line. */
+ * configuration, metrics.csv, summary.json, and what the progress line shows. */
 #ifndef GANCTL_CORE_RUN_DIR_H
 #define GANCTL_CORE_RUN_DIR_H
 
@@ -48,8 +48,18 @@ struct gan_named_value {
     double value;
 };
 
+/* Why a run diverged, as summary.json's "divergence" object holds it. */
+struct gan_run_divergence {
+    const char *network;          /* "critic" or "generator" */
+    const char *reason;           /* "non-finite loss" or "skipped steps" */
+    const char *message;          /* the line the program prints last */
+    int64_t skipped, steps;       /* the network's, since since_iteration */
+    int64_t since_iteration;
+    double loss, scale;           /* its last objective and loss scale */
+};
+
 struct gan_run_summary {
-    const char *status;           /* "completed" or "interrupted" */
+    const char *status;           /* "completed", "interrupted" or "diverged" */
     const char *version;          /* ganctl's */
     const char *backend;          /* the backend's describe() line */
     const char *generator, *critic;  /* the models' describe() lines */
@@ -73,6 +83,8 @@ struct gan_run_summary {
      * frechet), written instead of `quality` and `floor` when quality_count > 0. */
     const struct gan_named_value *quality_values, *floor_values;
     size_t quality_count;
+    const char *events_file;      /* run.tensorboard: the event file's name, or NULL */
+    const struct gan_run_divergence *divergence;  /* status "diverged": why; else NULL */
 };
 
 /* Writes summary.json (atomically) into `dir`. */
@@ -81,6 +93,7 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
 
 /* ------------------------------------------------------------------ progress */
 
+/* What the trainer reports after a logged iteration; the program draws the line. */
 struct gan_progress {
     int64_t iteration, total;     /* completed and planned generator iterations */
     double elapsed_s;             /* this session */
@@ -95,11 +108,12 @@ struct gan_progress {
      * quality_count > 0. */
     const struct gan_named_value *quality_values;
     size_t quality_count;
+    /* Loss scaling, which the line shows when `scaled` (a network's scaler is not
+     * "none"): each network's scale and its steps skipped since the run began. */
+    int scaled;
+    double critic_scale, generator_scale;
+    int64_t critic_skipped, generator_skipped;
 };
-
-/* One line without a newline: "iter 1200/2000  8.1 it/s  ETA 1m39s  critic -0.052
- * gen 0.31  W 0.060", plus "  modes 8/8  hq 95.2%  sW1 0.0123" when there is a quality. */
-void gan_progress_format(char *buf, size_t size, const struct gan_progress *p);
 
 /* "1h02m", "3m09s", "12s": a duration for people. */
 void gan_format_duration(char *buf, size_t size, double seconds);

@@ -65,6 +65,8 @@ static void read_settings(gan_trainer *t)
         t->lr_decay[i] = strcmp(decay, "linear") == 0;
     }
     t->debug_level = get_int(cfg, "run.debug_level");
+    t->diverged_skip_fraction = 0.5;
+    gan_config_get_float(cfg, "run.diverged_skip_fraction", &t->diverged_skip_fraction);
 }
 
 /* ------------------------------------------------------------------ one step */
@@ -399,6 +401,7 @@ void gan_trainer_free(gan_trainer *t)
         return;
     gan_metrics_csv_close(t->metrics, NULL);
     gan_metrics_csv_close(t->grad_csv, NULL);
+    gan_tb_writer_close(t->events_file, NULL);
     gan_trainer_shadow_free(t);
     if (t->s)
         gan_tensor_free(t->eval_z);
@@ -459,11 +462,18 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
         st = gan_trainer_evaluate(t, err);
         if (st == GAN_OK)
             st = gan_trainer_picture(t, GAN_RUN_FINAL_IMAGE, err);
+        if (st == GAN_OK)
+            st = gan_trainer_events_final_image(t, err);
+        gan_divergence_judge(&t->divergence_mark, t->s, t->cfg, t->latest.loss,
+                             t->iteration > 1, t->diverged_skip_fraction, t->iteration,
+                             &t->divergence);
     }
+    int diverged = t->divergence.reason != GAN_DIVERGED_NOT;
     if (st == GAN_OK && t->checkpoint_iteration != t->iteration)
         st = gan_trainer_save_checkpoint(t, err);
     if (st == GAN_OK)
-        st = gan_trainer_write_summary(t, interrupted ? "interrupted" : "completed", err);
+        st = gan_trainer_write_summary(t, interrupted ? "interrupted"
+                                          : diverged ? "diverged" : "completed", err);
     if (st == GAN_OK)
         report_progress(t, 1);
     memset(r, 0, sizeof *r);
@@ -487,6 +497,8 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
         r->floor_values = t->floor_values;
         r->quality_count = 2;
     }
+    r->diverged = diverged;
+    r->divergence = diverged ? t->divergence.message : NULL;
     return st;
 }
 
@@ -495,6 +507,7 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
 {
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
     t->start_iteration = t->iteration;
+    gan_divergence_mark(&t->divergence_mark, t->s, t->iteration);
     gan_status st = GAN_OK;
     int interrupted = 0;
     while (t->iteration < t->iterations) {
@@ -526,6 +539,9 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
         int image = due(t->iteration, t->image_every);
         if (eval && (st = gan_trainer_evaluate(t, err)) != GAN_OK)
             return st;
+        /* The divergence verdict judges the interval since the last evaluation. */
+        if (eval && !final)
+            gan_divergence_mark(&t->divergence_mark, t->s, t->iteration);
         if (image) {
             char name[64];
             snprintf(name, sizeof name, "samples-%06lld.png", (long long)t->iteration);

@@ -110,6 +110,10 @@ struct gan_trainer_result {
      * frechet) instead of quality and floor; quality_count 0 for the toys. */
     const struct gan_named_value *quality_values, *floor_values;
     size_t quality_count;
+    /* The run completed but diverged (divergence.h; summary.json's status "diverged"):
+     * `divergence` is the line that says which network, why and what to try. */
+    int diverged;
+    const char *divergence;
 };
 
 /* Trains to run.iterations (or until setup.stop), writing metrics.csv rows, evaluations,

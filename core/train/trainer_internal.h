@@ -12,6 +12,8 @@
 #include "amp/underflow_probe.h"
 #include "eval/image_metrics.h"
 #include "eval/toy_metrics.h"
+#include "io/tensorboard.h"
+#include "train/divergence.h"
 #include "train/image_run.h"
 #include "train/run_dir.h"
 #include "train/run_guard.h"
@@ -104,6 +106,13 @@ struct gan_trainer {
     /* Timing of this session. */
     struct timespec t0;
     int64_t start_iteration;
+
+    /* run.tensorboard's event file (NULL without it), and the divergence verdict:
+     * run.diverged_skip_fraction, where the interval it judges began, its result. */
+    gan_tb_writer *events_file;
+    double diverged_skip_fraction;
+    struct gan_divergence_mark divergence_mark;
+    struct gan_divergence divergence;
 };
 
 /* trainer.c */
@@ -129,6 +138,15 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err);
 gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err);
 void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p);
 gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct gan_error *err);
+
+/* tensorboard_run.c: run.tensorboard. The file is opened with the run folder's tables
+ * (resume_after ≥ 0 for a resumed run), gets each metrics row's cells and, at the end,
+ * final.png; it is synced with each checkpoint. */
+gan_status gan_trainer_open_events(gan_trainer *t, int64_t resume_after, struct gan_error *err);
+gan_status gan_trainer_events_row(gan_trainer *t, const struct gan_cell *cells, size_t count,
+                                  struct gan_error *err);
+gan_status gan_trainer_events_final_image(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_events_sync(gan_trainer *t, struct gan_error *err);
 
 /* shadow.c: debug level 2. */
 gan_status gan_trainer_set_up_probes(gan_trainer *t, int64_t resume_after, struct gan_error *err);
