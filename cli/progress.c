@@ -15,15 +15,17 @@
 
 /* Fields in the order the line shows them. */
 enum field {
-    F_ITER, F_RATE, F_ETA, F_CRITIC, F_GEN, F_W, F_CRITIC_SCALE, F_GEN_SCALE, F_QUALITY,
+    F_ITER, F_RATE, F_ETA, F_CRITIC, F_GEN, F_W, F_CRITIC_SCALE, F_GEN_SCALE,
+    F_QUALITY0, F_QUALITY1, F_QUALITY2,   /* toys: modes, hq, sW1; images: sW1, Fréchet */
     F_COUNT
 };
 
-/* Each field's rank: 0 is kept longest. The loss scales and skips are the line's reason
- * to exist in mixed precision, so they outrank everything but the iteration. */
-static const int rank[F_COUNT] = {
-    [F_ITER] = 0, [F_CRITIC_SCALE] = 1, [F_GEN_SCALE] = 2, [F_CRITIC] = 3, [F_ETA] = 4,
-    [F_W] = 5, [F_GEN] = 6, [F_QUALITY] = 7, [F_RATE] = 8,
+/* The fields from the one kept longest to the first left out. The loss scales and skips
+ * are the line's reason to exist in mixed precision, so they come right after the
+ * iteration. */
+static const enum field by_rank[F_COUNT] = {
+    F_ITER, F_CRITIC_SCALE, F_GEN_SCALE, F_CRITIC, F_ETA, F_W, F_GEN,
+    F_QUALITY2, F_QUALITY0, F_QUALITY1, F_RATE,
 };
 
 #define FIELD_SIZE 160
@@ -79,20 +81,17 @@ static void make_fields(char (*text)[FIELD_SIZE], const struct gan_progress *p)
         field(text, F_GEN_SCALE, "G %s skip %lld", g, (long long)p->generator_skipped);
     }
     if (p->has_quality && p->quality_count) {
-        size_t used = 0;
-        for (size_t i = 0; p->quality_values && i < p->quality_count && used < FIELD_SIZE; i++) {
-            int n = snprintf(text[F_QUALITY] + used, FIELD_SIZE - used, "%s%s %.4g",
-                             i ? SEPARATOR : "", p->quality_values[i].name,
-                             p->quality_values[i].value);
-            used = n > 0 && (size_t)n < FIELD_SIZE - used ? used + (size_t)n : FIELD_SIZE;
-        }
+        /* Image runs: the last value (the Fréchet distance) is ranked like the toys' sW1. */
+        static const enum field slot[2] = { F_QUALITY0, F_QUALITY2 };
+        for (size_t i = 0; p->quality_values && i < p->quality_count && i < 2; i++)
+            field(text, slot[i], "%s %.4g", p->quality_values[i].name, p->quality_values[i].value);
     } else if (p->has_quality) {
         const struct gan_toy_quality *q = &p->quality;
-        if (q->has_modes)
-            field(text, F_QUALITY, "modes %ld/%zu" SEPARATOR "hq %.1f%%" SEPARATOR "sW1 %.4g",
-                  q->modes_covered, q->modes_total, q->high_quality_pct, q->sliced_w1);
-        else
-            field(text, F_QUALITY, "sW1 %.4g", q->sliced_w1);
+        if (q->has_modes) {
+            field(text, F_QUALITY0, "modes %ld/%zu", q->modes_covered, q->modes_total);
+            field(text, F_QUALITY1, "hq %.1f%%", q->high_quality_pct);
+        }
+        field(text, F_QUALITY2, "sW1 %.4g", q->sliced_w1);
     }
 }
 
@@ -100,25 +99,20 @@ void gan_progress_line(char *buf, size_t size, const struct gan_progress *p, uns
 {
     char text[F_COUNT][FIELD_SIZE];
     make_fields(text, p);
-    int shown[F_COUNT];
-    size_t length = 0, count = 0;
-    for (int f = 0; f < F_COUNT; f++) {
-        shown[f] = text[f][0] != '\0';
-        if (shown[f]) {
-            length += strlen(text[f]) + (count ? strlen(SEPARATOR) : 0);
-            count++;
-        }
-    }
     size_t limit = width > 0 ? width - 1 : (size_t)-1;
-    /* Leave out the lowest-ranked field until the line fits or only the iteration is left. */
-    while (length > limit && count > 1) {
-        int worst = -1;
-        for (int f = 0; f < F_COUNT; f++)
-            if (shown[f] && rank[f] > 0 && (worst < 0 || rank[f] > rank[worst]))
-                worst = f;
-        shown[worst] = 0;
-        length -= strlen(text[worst]) + strlen(SEPARATOR);
-        count--;
+    /* Fields by rank, each where it still fits: a long one left out does not keep a
+     * shorter one of lower rank from the room that is left. */
+    int shown[F_COUNT] = { 0 };
+    size_t length = 0;
+    for (int r = 0; r < F_COUNT; r++) {
+        enum field f = by_rank[r];
+        if (!text[f][0])
+            continue;
+        size_t more = strlen(text[f]) + (length ? strlen(SEPARATOR) : 0);
+        if (f == F_ITER || length + more <= limit) {
+            shown[f] = 1;
+            length += more;
+        }
     }
     size_t used = 0;
     buf[0] = '\0';
@@ -132,8 +126,12 @@ void gan_progress_line(char *buf, size_t size, const struct gan_progress *p, uns
         }
         used += (size_t)n;
     }
-    if (used > limit)
+    /* Only the iteration is left and it is too long: cut, without a dangling space. */
+    if (used > limit) {
         buf[limit] = '\0';
+        while (limit > 0 && buf[limit - 1] == ' ')
+            buf[--limit] = '\0';
+    }
 }
 
 unsigned gan_terminal_width(int fd)

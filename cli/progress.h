@@ -16,10 +16,11 @@
  *   C 2^13 skip 5  G 2^10 skip 6  modes 8/8  hq 95.2%  sW1 0.0123
  * where C and G are the critic's and the generator's loss scale and skipped steps,
  * shown when p->scaled. With width > 0 the line holds at most width − 1 characters, so
- * that it never wraps: fields are left out, least important first (the rate, the quality,
- * the generator's loss, W, the ETA, the critic's loss, then the generator's and the
- * critic's scale), and an iteration field that still does not fit is cut. width 0: the
- * whole line. buf holds at least 1 byte. */
+ * that it never wraps: the fields are taken by rank, each where it still fits — the
+ * iteration, the critic's and the generator's scale, the critic's loss, the ETA, W, the
+ * generator's loss, sW1 (an image run's Fréchet distance), the modes, hq, the rate — and
+ * an iteration field that alone does not fit is cut. width 0: the whole line. buf holds
+ * at least 1 byte. */
 void gan_progress_line(char *buf, size_t size, const struct gan_progress *p, unsigned width);
 
 /* The width of the terminal on `fd` (TIOCGWINSZ), else $COLUMNS, else

@@ -142,7 +142,7 @@ static void put_message(struct gan_tb_bytes *b, unsigned field, struct gan_tb_by
 
 /* Event's fields. */
 enum { EVENT_WALL_TIME = 1, EVENT_STEP = 2, EVENT_FILE_VERSION = 3, EVENT_SUMMARY = 5,
-       EVENT_SESSION_LOG = 6 };
+       EVENT_SESSION_LOG = 7 };
 /* Summary.value; Value.tag, .simple_value, .image; Image's fields. */
 enum { SUMMARY_VALUE = 1, VALUE_TAG = 1, VALUE_SIMPLE = 2, VALUE_IMAGE = 4 };
 enum { IMAGE_HEIGHT = 1, IMAGE_WIDTH = 2, IMAGE_COLORSPACE = 3, IMAGE_ENCODED = 4 };

@@ -48,7 +48,7 @@ struct gan_tb_image {
 /* The protobuf bytes of one Event (what a record's data holds), appended to b:
  * wall_time (field 1, double), step (2, int64), then one of file_version (3),
  * summary (5: Summary.value = 1, each Value with tag = 1 and simple_value = 2 or
- * image = 4) or session_log (6: SessionLog.status = 1, START = 1). Exposed for the
+ * image = 4) or session_log (7: SessionLog.status = 1, START = 1). Exposed for the
  * tests, which compare them with known bytes. */
 void gan_tb_encode_file_version(struct gan_tb_bytes *b, double wall_time);
 void gan_tb_encode_scalars(struct gan_tb_bytes *b, double wall_time, int64_t step,

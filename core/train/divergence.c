@@ -91,10 +91,14 @@ static void advice(const gan_session *s, const gan_config *cfg, enum gan_net_rol
         snprintf(buf, size,
                  "its loss scale fell to %s (scaler %s), where its gradients underflow FP16: try --scaler underflow-aware, or a floor, e.g. -s %s.min=1; see ganctl-scaler(7)",
                  scale, scaler, group);
+    } else if (!is_static) {
+        snprintf(buf, size,
+                 "its loss scale is %s (scaler %s), brought down by overflows: start lower, e.g. -s %s.init=1024, or try --scaler underflow-aware, or the penalty in FP32 with -s 'precision.fp32=[\"penalty\"]'; see ganctl-scaler(7)",
+                 scale, scaler, group);
     } else {
         snprintf(buf, size,
-                 "its loss scale is %s (scaler %s): try --scaler underflow-aware, or the penalty in FP32 with -s 'precision.fp32=[\"penalty\"]'; see ganctl-scaler(7)",
-                 scale, scaler);
+                 "its loss scale is %s (scaler static): try --scaler underflow-aware, or the penalty in FP32 with -s 'precision.fp32=[\"penalty\"]'; see ganctl-scaler(7)",
+                 scale);
     }
 }
 

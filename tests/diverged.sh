@@ -1,0 +1,91 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# diverged.sh — a run that diverged says so: FP16 with a static loss scale of 2^30 (every
+# critic step overflows, its loss ends NaN) and a dynamic scale started at 2^24 (two
+# thirds of the critic's steps skipped, its last loss finite) end with exit status 3,
+# status "diverged" in summary.json and a last line naming the network, the reason and
+# what to try; run.diverged_skip_fraction = 1 turns the skip verdict off; healthy runs
+# still exit 0.
+
+GANCTL=${GANCTL:-./cli/ganctl}
+failures=0
+checks=0
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-diverged.XXXXXX") || exit 99
+trap 'rm -rf "$work"' EXIT
+test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
+GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
+export GANCTL_CONFIG
+
+tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
+      -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
+      -s run.log_every=1 -s run.eval_every=0 -s run.image_every=0"
+
+run() {
+    # shellcheck disable=SC2086 # $tiny is a list of options
+    "$GANCTL" $tiny "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+}
+
+fail() {
+    failures=$((failures + 1))
+    echo "FAIL: $*"
+    echo "  exit status: $rc"
+    echo "  stdout: $(cat "$work/out")"
+    echo "  stderr: $(cat "$work/err")"
+}
+
+check() {
+    what=$1
+    shift
+    checks=$((checks + 1))
+    if "$@"; then echo "ok: $what"; else fail "$what"; fi
+}
+
+rc_is() { test "$rc" -eq "$1"; }
+has() { grep -qF -- "$2" "$1"; }
+last_line_has() { tail -n 1 "$1" | grep -qF -- "$2"; }
+
+# --------------------------------------------------------------- 2^30, every step overflows
+run -s run.iterations=10 --scaler static -s scaler.scale=1073741824 -s run.dir="$work/static"
+check "a static scale of 2^30 in FP16 exits with the diverged status 3" rc_is 3
+check "summary.json says diverged" has "$work/static/summary.json" '"status": "diverged"'
+check "summary.json names the critic" has "$work/static/summary.json" '"network": "critic"'
+check "summary.json gives the reason" has "$work/static/summary.json" '"reason": "non-finite loss"'
+check "the last line says which network and why" \
+    last_line_has "$work/err" "ganctl: diverged: the critic's loss is NaN at iteration 10"
+check "it counts the skipped steps" last_line_has "$work/err" "50 of its 50 steps since iteration 0 skipped"
+check "it names a smaller scale to try" last_line_has "$work/err" "-s scaler.scale=1024"
+check "it points at the scalers' man page" last_line_has "$work/err" "see ganctl-scaler(7)"
+check "the run still wrote its checkpoint and final picture" \
+    test -s "$work/static/checkpoint.safetensors" -a -s "$work/static/final.png"
+
+# --------------------------------------------------------------- 2^24, most steps skipped
+overflowing="-s run.iterations=3 -s critic.iterations=5 --scaler dynamic -s scaler.init=16777216"
+# shellcheck disable=SC2086
+run $overflowing -s run.dir="$work/dynamic"
+check "a dynamic scale started at 2^24 exits 3" rc_is 3
+check "summary.json gives the skipped steps as the reason" \
+    has "$work/dynamic/summary.json" '"reason": "skipped steps"'
+check "summary.json counts them" \
+    sh -c 'grep -q "\"skipped\": 10," "$1" && grep -q "\"steps\": 15," "$1"' _ "$work/dynamic/summary.json"
+check "the last line gives the fraction and the setting" \
+    last_line_has "$work/err" "the critic skipped 10 of its 15 steps since iteration 0 (67%, more than run.diverged_skip_fraction = 0.5)"
+check "it suggests a lower start" last_line_has "$work/err" "-s scaler.init=1024"
+# shellcheck disable=SC2086
+run $overflowing -s run.diverged_skip_fraction=1 -s run.dir="$work/threshold"
+check "with run.diverged_skip_fraction = 1 (no skip verdict) the same run exits 0" rc_is 0
+check "... and summary.json says completed" has "$work/threshold/summary.json" '"status": "completed"'
+
+# --------------------------------------------------------------- healthy runs
+run -s run.iterations=20 -s run.dir="$work/fp32"
+check "a healthy FP32 run exits 0" rc_is 0
+check "its summary.json says completed" has "$work/fp32/summary.json" '"status": "completed"'
+check "... without a divergence" sh -c '! grep -q "\"divergence\"" "$1"' _ "$work/fp32/summary.json"
+run -s run.iterations=20 --scaler dynamic -s run.eval_every=10 -s run.dir="$work/fp16"
+check "a healthy FP16 run with the dynamic scaler exits 0" rc_is 0
+check "its log line shows each network's scale and skips" \
+    sh -c 'grep -q "^ganctl: iter 10/20 .*  C 2^[0-9]* skip [0-9]*  G 2^[0-9]* skip [0-9]*" "$1"' _ "$work/err"
+
+echo "$checks checks, $failures failed"
+test "$failures" -eq 0
