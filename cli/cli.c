@@ -93,8 +93,7 @@ static void usage(FILE *out)
           "Environment: GANCTL_PLUGIN_PATH (colon-separated plugin folders), GANCTL_CONFIG\n"
           "(a configuration file), OPENBLAS_CORETYPE (the cpu backend's OpenBLAS kernel).\n"
           "Exit status: 0 success, 1 a plugin, device or training failure, 2 usage or\n"
-          "configuration error, 3 the run diverged (its last line says why), 130 or 143\n"
-          "stopped by SIGINT or SIGTERM (checkpoint written).\n"
+          "configuration error, 3 the run diverged, 130 or 143 stopped by SIGINT or SIGTERM.\n"
           "See ganctl(1), ganctl.conf(5) and ganctl-plugin(7).\n"
           "Report bugs to " PACKAGE_BUGREPORT ".\n",
           out);
