@@ -104,19 +104,20 @@ static void advice(const gan_session *s, const gan_config *cfg, enum gan_net_rol
 
 void gan_divergence_judge(const struct gan_divergence_mark *m, const gan_session *s,
                           const gan_config *cfg, const double loss[GAN_NET_ROLES],
-                          int generator_ran, double max_skip_fraction, int64_t iteration,
-                          struct gan_divergence *d)
+                          double max_skip_fraction, int64_t iteration, struct gan_divergence *d)
 {
     memset(d, 0, sizeof *d);
     static const enum gan_net_role order[GAN_NET_ROLES] = { GAN_NET_CRITIC, GAN_NET_GENERATOR };
     for (int k = 0; k < GAN_NET_ROLES && d->reason == GAN_DIVERGED_NOT; k++) {
         enum gan_net_role net = order[k];
-        if (net == GAN_NET_GENERATOR && !generator_ran)
-            continue;
         int64_t steps = steps_of(s, net) - m->steps[net];
         int64_t skipped = s->amp[net].skipped - m->skipped[net];
+        /* A network that took no step since the mark (the generator of a one-iteration
+         * run, a resumed run with nothing left to train) has no loss of this session. */
+        if (steps == 0)
+            continue;
         int nonfinite = !isfinite(loss[net]);
-        int skipping = steps > 0 && (double)skipped > max_skip_fraction * (double)steps;
+        int skipping = (double)skipped > max_skip_fraction * (double)steps;
         if (!nonfinite && !skipping)
             continue;
         d->reason = nonfinite ? GAN_DIVERGED_NONFINITE_LOSS : GAN_DIVERGED_SKIPPED;

@@ -38,13 +38,12 @@ struct gan_divergence {
 void gan_divergence_mark(struct gan_divergence_mark *m, const gan_session *s, int64_t iteration);
 
 /* The verdict on a run that completed at `iteration`: `loss` holds each network's last
- * objective (NaN where unknown), `generator_ran` is nonzero once the generator has taken
- * a step, `max_skip_fraction` is run.diverged_skip_fraction. `cfg` names the scaler
- * settings in the advice. d->reason is GAN_DIVERGED_NOT for a healthy run. */
+ * objective, `max_skip_fraction` is run.diverged_skip_fraction, `cfg` names the scaler
+ * settings in the advice. Only a network that took a step since the mark is judged.
+ * d->reason is GAN_DIVERGED_NOT for a healthy run. */
 void gan_divergence_judge(const struct gan_divergence_mark *m, const gan_session *s,
                           const gan_config *cfg, const double loss[GAN_NET_ROLES],
-                          int generator_ran, double max_skip_fraction, int64_t iteration,
-                          struct gan_divergence *d);
+                          double max_skip_fraction, int64_t iteration, struct gan_divergence *d);
 
 /* "non-finite loss" or "skipped steps", as summary.json words the reason. */
 const char *gan_divergence_reason_name(enum gan_divergence_reason reason);

@@ -465,8 +465,7 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
         if (st == GAN_OK)
             st = gan_trainer_events_final_image(t, err);
         gan_divergence_judge(&t->divergence_mark, t->s, t->cfg, t->latest.loss,
-                             t->iteration > 1, t->diverged_skip_fraction, t->iteration,
-                             &t->divergence);
+                             t->diverged_skip_fraction, t->iteration, &t->divergence);
     }
     int diverged = t->divergence.reason != GAN_DIVERGED_NOT;
     if (st == GAN_OK && t->checkpoint_iteration != t->iteration)
