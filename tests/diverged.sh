@@ -82,6 +82,10 @@ run -s run.iterations=20 -s run.dir="$work/fp32"
 check "a healthy FP32 run exits 0" rc_is 0
 check "its summary.json says completed" has "$work/fp32/summary.json" '"status": "completed"'
 check "... without a divergence" sh -c '! grep -q "\"divergence\"" "$1"' _ "$work/fp32/summary.json"
+"$GANCTL" --resume "$work/fp32" >"$work/out" 2>"$work/err"
+rc=$?
+check "resuming it with nothing left to train still exits 0" rc_is 0
+check "... and leaves it completed" has "$work/fp32/summary.json" '"status": "completed"'
 run -s run.iterations=20 --scaler dynamic -s run.eval_every=10 -s run.dir="$work/fp16"
 check "a healthy FP16 run with the dynamic scaler exits 0" rc_is 0
 check "its log line shows each network's scale and skips" \
