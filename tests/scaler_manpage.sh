@@ -194,10 +194,12 @@ check "and continues metrics.csv at scale 4096" \
     sh -c 'test "$(tail -n 1 "$1" | cut -d, -f1)" = 15' _ "$run/metrics.csv"
 check "every row of the resumed run has scale 4096" all_rows "$run/metrics.csv" critic_scale 4096
 
-# At 2^127 the scaled backward overflows at once: every step is skipped, none applied.
+# At 2^127 the scaled backward overflows at once: every step is skipped, none applied,
+# and the run ends diverged (ganctl(1)).
 train "$work/build" --precision fp16 --scaler pow2 -s scaler.exponent=127 -s run.iterations=5 \
     -s run.dir="$work/over"
-check "a run at scale 2^127 still exits 0" test "$rc" -eq 0
+check "a run at scale 2^127 trains to its end and exits 3, diverged" test "$rc" -eq 3
+check "summary.json says diverged" has "$work/over/summary.json" '"status": "diverged"'
 check "critic_scale is 2^127" all_rows "$work/over/metrics.csv" critic_scale 1.70141183e+38
 check "all 10 critic steps were skipped" all_rows "$work/over/metrics.csv" critic_skipped 10
 check "as gradient overflows (the penalty's inner gradient overflows first)" \

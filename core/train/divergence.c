@@ -10,19 +10,31 @@
 #include "nn/optimizer.h"
 #include "train/divergence.h"
 
-/* Every backward of the network so far, taken or skipped. */
-static int64_t steps_of(const gan_session *s, enum gan_net_role role)
+void gan_divergence_begin(struct gan_divergence_watch *w, const gan_session *s,
+                          int64_t iteration)
 {
-    return gan_optimizer_steps(s->opt[role]) + s->amp[role].skipped;
+    memset(w, 0, sizeof *w);
+    w->since_iteration = iteration;
+    for (int i = 0; i < GAN_NET_ROLES; i++)
+        w->applied[i] = gan_optimizer_steps(s->opt[i]) > 0;
 }
 
-void gan_divergence_mark(struct gan_divergence_mark *m, const gan_session *s, int64_t iteration)
+void gan_divergence_count(struct gan_divergence_watch *w, enum gan_net_role net, int skipped)
 {
-    m->iteration = iteration;
-    for (int i = 0; i < GAN_NET_ROLES; i++) {
-        m->steps[i] = steps_of(s, (enum gan_net_role)i);
-        m->skipped[i] = s->amp[i].skipped;
-    }
+    w->steps[net]++;
+    if (!skipped)
+        w->applied[net] = 1;
+    else if (w->applied[net])
+        w->skipped[net]++;
+    else
+        w->calibration[net]++;
+}
+
+void gan_divergence_mark(struct gan_divergence_watch *w, int64_t iteration)
+{
+    w->since_iteration = iteration;
+    for (int i = 0; i < GAN_NET_ROLES; i++)
+        w->steps[i] = w->skipped[i] = w->calibration[i] = 0;
 }
 
 const char *gan_divergence_reason_name(enum gan_divergence_reason reason)
@@ -72,6 +84,12 @@ static void advice(const gan_session *s, const gan_config *cfg, enum gan_net_rol
     scaler_group(cfg, net, group, sizeof group);
     format_scale(scale, sizeof scale, gan_amp_scale(a));
     int is_static = strcmp(scaler, "static") == 0;
+    int is_aware = strcmp(scaler, "underflow-aware") == 0;
+    /* The shipped scalers with a starting scale (init) and a floor (min). */
+    int is_dynamic = strcmp(scaler, "dynamic") == 0 || is_aware;
+    /* Suggested in each case but where it is the scaler already. */
+    const char *aware = is_aware ? "" : "--scaler underflow-aware, or ";
+    double v = gan_amp_scale(a);
     if (s->set.precision == GAN_F32 && strcmp(scaler, "none") == 0) {
         snprintf(buf, size,
                  "it trains in FP32, so the step itself ran away: try a smaller learning rate, e.g. -s %s.optimizer.lr=1e-4",
@@ -79,30 +97,28 @@ static void advice(const gan_session *s, const gan_config *cfg, enum gan_net_rol
     } else if (strcmp(scaler, "none") == 0) {
         snprintf(buf, size,
                  "its 16-bit gradients are not loss-scaled (scaler none): try --scaler underflow-aware; see ganctl-scaler(7)");
-    } else if (gan_amp_scale(a) >= 65536.0 && is_static) {
+    } else if (is_static) {
         snprintf(buf, size,
-                 "its fixed loss scale %s (scaler static) overflows FP16: try a smaller one, e.g. -s %s.scale=1024, or --scaler underflow-aware; see ganctl-scaler(7)",
-                 scale, group);
-    } else if (gan_amp_scale(a) < 1.0 && is_static) {
+                 "its fixed loss scale %s (scaler static) %s: try %s, e.g. -s %s.scale=1024, or --scaler underflow-aware; see ganctl-scaler(7)",
+                 scale, v >= 65536.0 ? "overflows FP16" : v < 1.0 ? "lets its gradients underflow FP16"
+                                                                   : "does not suit its gradients",
+                 v >= 1024.0 ? "a smaller one" : "a larger one", group);
+    } else if (is_dynamic && v < 1.0) {
         snprintf(buf, size,
-                 "its fixed loss scale %s (scaler static) lets its gradients underflow FP16: try a larger one, e.g. -s %s.scale=1024, or --scaler underflow-aware; see ganctl-scaler(7)",
-                 scale, group);
-    } else if (gan_amp_scale(a) < 1.0) {
+                 "its loss scale fell to %s (scaler %s), where its gradients underflow FP16: try %sa floor, e.g. -s %s.min=1; see ganctl-scaler(7)",
+                 scale, scaler, aware, group);
+    } else if (is_dynamic) {
         snprintf(buf, size,
-                 "its loss scale fell to %s (scaler %s), where its gradients underflow FP16: try --scaler underflow-aware, or a floor, e.g. -s %s.min=1; see ganctl-scaler(7)",
-                 scale, scaler, group);
-    } else if (!is_static) {
-        snprintf(buf, size,
-                 "its loss scale is %s (scaler %s), brought down by overflows: start lower, e.g. -s %s.init=1024, or try --scaler underflow-aware, or the penalty in FP32 with -s 'precision.fp32=[\"penalty\"]'; see ganctl-scaler(7)",
-                 scale, scaler, group);
+                 "its loss scale is %s (scaler %s), brought down by overflows: try a lower start, e.g. -s %s.init=1024, %sthe penalty in FP32 with -s 'precision.fp32=[\"penalty\"]'; see ganctl-scaler(7)",
+                 scale, scaler, group, is_aware ? "or " : aware);
     } else {
         snprintf(buf, size,
-                 "its loss scale is %s (scaler static): try --scaler underflow-aware, or the penalty in FP32 with -s 'precision.fp32=[\"penalty\"]'; see ganctl-scaler(7)",
-                 scale);
+                 "its loss scale is %s (scaler %s): try --scaler underflow-aware, or the penalty in FP32 with -s 'precision.fp32=[\"penalty\"]'; see ganctl-scaler(7)",
+                 scale, scaler);
     }
 }
 
-void gan_divergence_judge(const struct gan_divergence_mark *m, const gan_session *s,
+void gan_divergence_judge(const struct gan_divergence_watch *w, const gan_session *s,
                           const gan_config *cfg, const double loss[GAN_NET_ROLES],
                           double max_skip_fraction, int64_t iteration, struct gan_divergence *d)
 {
@@ -110,12 +126,15 @@ void gan_divergence_judge(const struct gan_divergence_mark *m, const gan_session
     static const enum gan_net_role order[GAN_NET_ROLES] = { GAN_NET_CRITIC, GAN_NET_GENERATOR };
     for (int k = 0; k < GAN_NET_ROLES && d->reason == GAN_DIVERGED_NOT; k++) {
         enum gan_net_role net = order[k];
-        int64_t steps = steps_of(s, net) - m->steps[net];
-        int64_t skipped = s->amp[net].skipped - m->skipped[net];
         /* A network that took no step since the mark (the generator of a one-iteration
          * run, a resumed run with nothing left to train) has no loss of this session. */
-        if (steps == 0)
+        if (w->steps[net] == 0)
             continue;
+        /* Calibration skips count only while no step has been applied: a scaler that
+         * never found a usable scale skipped every step. */
+        int64_t forgiven = w->applied[net] ? w->calibration[net] : 0;
+        int64_t steps = w->steps[net] - forgiven;
+        int64_t skipped = w->skipped[net] + w->calibration[net] - forgiven;
         int nonfinite = !isfinite(loss[net]);
         int skipping = (double)skipped > max_skip_fraction * (double)steps;
         if (!nonfinite && !skipping)
@@ -124,23 +143,28 @@ void gan_divergence_judge(const struct gan_divergence_mark *m, const gan_session
         d->net = net;
         d->loss = loss[net];
         d->skipped = skipped;
+        d->calibration = forgiven;
         d->steps = steps;
-        d->since_iteration = m->iteration;
+        d->since_iteration = w->since_iteration;
     }
     if (d->reason == GAN_DIVERGED_NOT)
         return;
     d->scale = gan_amp_scale(&s->amp[d->net]);
     const char *who = gan_net_role_names[d->net];
-    char why[256], what[400];
+    char why[320], what[400], calibration[96] = "";
+    if (d->calibration > 0)
+        snprintf(calibration, sizeof calibration, ", after the %lld its scaler skipped while calibrating",
+                 (long long)d->calibration);
     double pct = d->steps > 0 ? 100.0 * (double)d->skipped / (double)d->steps : 0.0;
     if (d->reason == GAN_DIVERGED_NONFINITE_LOSS)
-        snprintf(why, sizeof why, "the %s's loss is %s at iteration %lld (%lld of its %lld steps since iteration %lld skipped)",
-                 who, isnan(d->loss) ? "NaN" : d->loss > 0 ? "inf" : "-inf", (long long)iteration, (long long)d->skipped, (long long)d->steps,
-                 (long long)d->since_iteration);
+        snprintf(why, sizeof why, "the %s's loss is %s at iteration %lld (%lld of its %lld steps since iteration %lld skipped%s)",
+                 who, isnan(d->loss) ? "NaN" : d->loss > 0 ? "inf" : "-inf", (long long)iteration,
+                 (long long)d->skipped, (long long)d->steps, (long long)d->since_iteration,
+                 calibration);
     else
-        snprintf(why, sizeof why, "the %s skipped %lld of its %lld steps since iteration %lld (%.0f%%, more than run.diverged_skip_fraction = %g)",
+        snprintf(why, sizeof why, "the %s skipped %lld of its %lld steps since iteration %lld%s (%.0f%%, more than run.diverged_skip_fraction = %g)",
                  who, (long long)d->skipped, (long long)d->steps, (long long)d->since_iteration,
-                 pct, max_skip_fraction);
+                 calibration, pct, max_skip_fraction);
     advice(s, cfg, d->net, what, sizeof what);
     snprintf(d->message, sizeof d->message, "diverged: %s; %s", why, what);
 }

@@ -10,10 +10,15 @@
 #include "nn/net_role.h"
 #include "train/session.h"
 
-/* Each network's step and skip counts where the interval being judged began. */
-struct gan_divergence_mark {
-    int64_t iteration;
+/* Each network's steps in the interval being judged. A dynamic scaler that starts above
+ * the range its gradients fit skips its first steps by design while it halves down (the
+ * calibration PyTorch's GradScaler documents): skips before a network's first applied
+ * step are its calibration and are forgiven once a step has been applied. */
+struct gan_divergence_watch {
+    int64_t since_iteration;      /* where the interval began */
     int64_t steps[GAN_NET_ROLES], skipped[GAN_NET_ROLES];
+    int64_t calibration[GAN_NET_ROLES];  /* of the skipped, those before any applied step */
+    int applied[GAN_NET_ROLES];   /* the network has applied a step in this run */
 };
 
 enum gan_divergence_reason {
@@ -26,22 +31,28 @@ struct gan_divergence {
     enum gan_divergence_reason reason;
     enum gan_net_role net;        /* the network that diverged (the critic first) */
     double loss;                  /* its last objective */
-    int64_t skipped, steps;       /* its skipped and taken steps in the interval */
+    int64_t skipped, steps;       /* its skipped and judged steps, calibration left out */
+    int64_t calibration;          /* the calibration skips left out */
     int64_t since_iteration;      /* where the interval began */
     double scale;                 /* its loss scale at the end */
     /* One line, without "ganctl: ": which network, why, and what to try. */
     char message[768];
 };
 
-/* Starts an interval at `iteration`: at the start of a session and after each
- * evaluation that is not the last. */
-void gan_divergence_mark(struct gan_divergence_mark *m, const gan_session *s, int64_t iteration);
+/* Starts watching at `iteration`, at the start of a session: a network whose optimizer
+ * has stepped already (a resumed run) is past its calibration. */
+void gan_divergence_begin(struct gan_divergence_watch *w, const gan_session *s,
+                          int64_t iteration);
+/* Counts one step of `net`, applied or skipped by its scaler. */
+void gan_divergence_count(struct gan_divergence_watch *w, enum gan_net_role net, int skipped);
+/* Starts a new interval at `iteration`: after each evaluation that is not the last. */
+void gan_divergence_mark(struct gan_divergence_watch *w, int64_t iteration);
 
 /* The verdict on a run that completed at `iteration`: `loss` holds each network's last
  * objective, `max_skip_fraction` is run.diverged_skip_fraction, `cfg` names the scaler
- * settings in the advice. Only a network that took a step since the mark is judged.
+ * settings in the advice. Only a network that took a step in the interval is judged.
  * d->reason is GAN_DIVERGED_NOT for a healthy run. */
-void gan_divergence_judge(const struct gan_divergence_mark *m, const gan_session *s,
+void gan_divergence_judge(const struct gan_divergence_watch *w, const gan_session *s,
                           const gan_config *cfg, const double loss[GAN_NET_ROLES],
                           double max_skip_fraction, int64_t iteration, struct gan_divergence *d);
 

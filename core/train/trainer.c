@@ -178,6 +178,7 @@ static gan_status critic_step(gan_trainer *t, int64_t index, struct gan_error *e
     if ((st = gan_amp_verdict(amp, step_number(t, GAN_NET_CRITIC), &verdict, err)) != GAN_OK)
         return st;
     show_step(t, GAN_NET_CRITIC, index, &verdict, real, z);
+    gan_divergence_count(&t->divergence_watch, GAN_NET_CRITIC, verdict.skip);
 
     if ((st = update(t, GAN_NET_CRITIC, &verdict, err)) != GAN_OK)
         return st;
@@ -215,6 +216,7 @@ static gan_status generator_step(gan_trainer *t, struct gan_error *err)
     if (st != GAN_OK)
         return st;
     show_step(t, GAN_NET_GENERATOR, -1, &verdict, NULL, z);
+    gan_divergence_count(&t->divergence_watch, GAN_NET_GENERATOR, verdict.skip);
 
     if ((st = update(t, GAN_NET_GENERATOR, &verdict, err)) != GAN_OK)
         return st;
@@ -464,7 +466,7 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
             st = gan_trainer_picture(t, GAN_RUN_FINAL_IMAGE, err);
         if (st == GAN_OK)
             st = gan_trainer_events_final_image(t, err);
-        gan_divergence_judge(&t->divergence_mark, t->s, t->cfg, t->latest.loss,
+        gan_divergence_judge(&t->divergence_watch, t->s, t->cfg, t->latest.loss,
                              t->diverged_skip_fraction, t->iteration, &t->divergence);
     }
     int diverged = t->divergence.reason != GAN_DIVERGED_NOT;
@@ -506,7 +508,7 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
 {
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
     t->start_iteration = t->iteration;
-    gan_divergence_mark(&t->divergence_mark, t->s, t->iteration);
+    gan_divergence_begin(&t->divergence_watch, t->s, t->iteration);
     gan_status st = GAN_OK;
     int interrupted = 0;
     while (t->iteration < t->iterations) {
@@ -540,7 +542,7 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
             return st;
         /* The divergence verdict judges the interval since the last evaluation. */
         if (eval && !final)
-            gan_divergence_mark(&t->divergence_mark, t->s, t->iteration);
+            gan_divergence_mark(&t->divergence_watch, t->iteration);
         if (image) {
             char name[64];
             snprintf(name, sizeof name, "samples-%06lld.png", (long long)t->iteration);

@@ -111,7 +111,7 @@ struct gan_trainer {
      * run.diverged_skip_fraction, where the interval it judges began, its result. */
     gan_tb_writer *events_file;
     double diverged_skip_fraction;
-    struct gan_divergence_mark divergence_mark;
+    struct gan_divergence_watch divergence_watch;
     struct gan_divergence divergence;
 };
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* scaler_test.c — test scalers for the loader: scaler-short.so declares a table that ends
  * before describe, scaler-noslot.so (built with NO_UPDATE) lacks the required update,
- * scaler-stateless.so (NO_STATE) has neither save_state nor load_state, and
- * scaler-halfstate.so (NO_LOAD) has save_state without load_state. */
+ * scaler-stateless.so (NO_STATE) has neither save_state nor load_state,
+ * scaler-halfstate.so (NO_LOAD) has save_state without load_state, and
+ * scaler-skipper.so (SKIP_THREE_OF_FOUR) skips three steps of every four after the
+ * first, finite or not, which a diverged run's test needs. */
 #include "config.h"
 
 #include <stddef.h>
@@ -32,6 +34,9 @@ static gan_status t_update(gan_scaler *sc, const struct gan_scaler_input *in,
 {
     (void)sc;
     out->skip = in->forward_overflow;
+#ifdef SKIP_THREE_OF_FOUR
+    out->skip = out->skip || in->step % 4 != 0;
+#endif
     out->scale = 1.0;
     out->overflow = in->forward_overflow ? GAN_SCALER_FORWARD_OVERFLOW : GAN_SCALER_NO_OVERFLOW;
     out->change = GAN_SCALER_HELD;
