@@ -50,7 +50,7 @@ struct gan_comm_ops {
 struct gan_comm {
     const struct gan_comm_ops *ops;
     int rank, size;
-    char description[160];       /* "mpi (Open MPI 4.1.4), 2 ranks" */
+    char description[160];       /* "mpi (Open MPI v4.1.4)" */
     void *engine;                /* the engine's own state */
     /* Set when every rank refused the run together (a configuration mismatch): rank 0
      * says why, the others need not repeat it. */

@@ -124,8 +124,7 @@ gan_status gan_comm_mpi_open(gan_comm **out, struct gan_error *err)
         snprintf(version, sizeof version, "unknown library");
     /* "Open MPI v4.1.4, package: ..." → "Open MPI v4.1.4". */
     version[strcspn(version, ",\n")] = '\0';
-    snprintf(c->description, sizeof c->description, "mpi (%.100s), %d rank%s", version, c->size,
-             c->size == 1 ? "" : "s");
+    snprintf(c->description, sizeof c->description, "mpi (%.100s)", version);
     c->ops = &mpi_ops;
     *out = c;
     return GAN_OK;

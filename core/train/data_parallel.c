@@ -146,9 +146,9 @@ gan_status gan_trainer_dp_set_up(gan_trainer *t, struct gan_error *err)
     if (n == 1)
         return GAN_OK;
     if (batch % (4 * n) != 0)
-        return gan_error_set(err, GAN_ERR_CONFIG,
+        return refuse_together(t, gan_error_set(err, GAN_ERR_CONFIG,
                              "data.batch_size = %lld cannot be split over %lld ranks: it must be a multiple of 4 × %lld = %lld (each rank's rows start at a block of the random streams); change it or the number of ranks",
-                             (long long)batch, (long long)n, (long long)n, (long long)(4 * n));
+                             (long long)batch, (long long)n, (long long)n, (long long)(4 * n)), err);
     /* The resolved configuration and the plugins' names and versions: ranks started with
      * different settings, files or plugin folders would each train another run. */
     char *text = gan_config_to_text(t->cfg, 0);
@@ -287,7 +287,7 @@ static void inject_overflow(gan_trainer *t, struct gan_amp_net *a, enum gan_net_
         t->dp.overflow_iteration != t->iteration || a->n_entries == 0)
         return;
     a->entries[0].stats.nonfinite++;
-    gan_log_write(t->log, GAN_LOG_WARN, "rank %d: test hook GANCTL_TEST_OVERFLOW: a non-finite critic gradient at iteration %lld",
+    gan_log_write(t->log, GAN_LOG_WARN, "test hook GANCTL_TEST_OVERFLOW: a non-finite critic gradient on rank %d at iteration %lld",
                   t->dp.rank, (long long)t->iteration);
 }
 
