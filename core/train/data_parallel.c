@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/strings.h"
 #include "tensor/tensor_core.h"
@@ -69,8 +70,33 @@ int gan_trainer_rank(const gan_trainer *t)
     return t->dp.rank;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The collectives of the steps, timed: the communication share of a step (which
+ * includes waiting for the slowest rank). */
+static gan_status all_reduce(gan_trainer *t, void *buf, size_t count, enum gan_comm_type type,
+                             enum gan_comm_op op, struct gan_error *err)
+{
+    double t0 = now_s();
+    gan_status st = gan_comm_all_reduce(t->dp.comm, buf, count, type, op, err);
+    t->dp.comm_s += now_s() - t0;
+    t->dp.collectives++;
+    return st;
+}
+
 void gan_trainer_dp_free(gan_trainer *t)
 {
+    if (t->dp.size > 1 && t->s) {
+        double session = gan_trainer_session_s(t);
+        gan_log_write(t->log, GAN_LOG_INFO, "data parallel: %.3f s of this session's %.3f s in %lld collectives (%.1f%%)",
+                      t->dp.comm_s, session, (long long)t->dp.collectives,
+                      session > 0 ? 100.0 * t->dp.comm_s / session : 0.0);
+    }
     free(t->dp.grads);
     t->dp.grads = NULL;
 }
@@ -104,7 +130,7 @@ static uint64_t hash_module(uint64_t h, const struct gan_module *m)
 static gan_status same_everywhere(gan_trainer *t, uint64_t v, int *same, struct gan_error *err)
 {
     uint64_t both[2] = { v, ~v };
-    gan_status st = gan_comm_all_reduce(t->dp.comm, both, 2, GAN_COMM_U64, GAN_COMM_MAX, err);
+    gan_status st = all_reduce(t, both, 2, GAN_COMM_U64, GAN_COMM_MAX, err);
     *same = st == GAN_OK && both[0] == ~both[1];
     return st;
 }
@@ -270,7 +296,7 @@ gan_status gan_trainer_dp_reduce_values(gan_trainer *t, enum gan_net_role role,
     size_t n = 1 + t->n_metrics[role];
     v[0] = t->latest.loss[role];
     memcpy(v + 1, t->latest.metric[role], t->n_metrics[role] * sizeof *v);
-    gan_status st = gan_comm_all_reduce(t->dp.comm, v, n, GAN_COMM_F64, GAN_COMM_SUM, err);
+    gan_status st = all_reduce(t, v, n, GAN_COMM_F64, GAN_COMM_SUM, err);
     if (st != GAN_OK)
         return st;
     t->latest.loss[role] = v[0] / t->dp.size;
@@ -306,7 +332,7 @@ static gan_status average_gradients(gan_trainer *t, struct gan_amp_net *a, gan_n
     gan_tensor *arena = gan_net_grads(net);
     if (!arena || gan_tensor_to_host(t->s->ctx, arena, t->dp.grads, n) != GAN_OK)
         return gan_session_ctx_fail(t->s, err, "reading the gradients for the all-reduce");
-    gan_status st = gan_comm_all_reduce(t->dp.comm, t->dp.grads, n, GAN_COMM_F32, GAN_COMM_SUM, err);
+    gan_status st = all_reduce(t, t->dp.grads, n, GAN_COMM_F32, GAN_COMM_SUM, err);
     if (st != GAN_OK)
         return st;
     float inv = 1.0f / (float)t->dp.size;
@@ -365,9 +391,9 @@ gan_status gan_trainer_dp_reduce_grads(gan_trainer *t, enum gan_net_role role,
     /* The objective's overflow is the forward's only when no rank saw an inner
      * gradient the scale seeded overflow: the minimum. */
     max[ne * MAXES] = -(double)a->forward_overflow;
-    st = gan_comm_all_reduce(t->dp.comm, sum, n_sum, GAN_COMM_F64, GAN_COMM_SUM, err);
+    st = all_reduce(t, sum, n_sum, GAN_COMM_F64, GAN_COMM_SUM, err);
     if (st == GAN_OK)
-        st = gan_comm_all_reduce(t->dp.comm, max, n_max, GAN_COMM_F64, GAN_COMM_MAX, err);
+        st = all_reduce(t, max, n_max, GAN_COMM_F64, GAN_COMM_MAX, err);
     if (st == GAN_OK) {
         for (size_t k = 0; k < ne; k++) {
             struct gan_grad_stats *g = &a->entries[k].stats;
@@ -396,7 +422,7 @@ int gan_trainer_dp_stop(gan_trainer *t)
     if (t->dp.size > 1) {
         struct gan_error err;
         /* A failed collective means another rank is gone: stop here too. */
-        if (gan_comm_all_reduce(t->dp.comm, &stop, 1, GAN_COMM_F64, GAN_COMM_MAX, &err) != GAN_OK)
+        if (all_reduce(t, &stop, 1, GAN_COMM_F64, GAN_COMM_MAX, &err) != GAN_OK)
             return 1;
     }
     return stop > 0.0;

@@ -51,6 +51,8 @@ struct gan_trainer_dp {
     size_t grads_count;
     int overflow_rank;            /* the test hook's (GANCTL_TEST_OVERFLOW); -1 none */
     int64_t overflow_iteration;
+    double comm_s;                /* time in the collectives, this session */
+    int64_t collectives;
 };
 
 struct gan_trainer {
