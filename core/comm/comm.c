@@ -3,6 +3,8 @@
  * table's shorthands. */
 #include "config.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +91,38 @@ gan_status gan_comm_open(gan_comm **out, struct gan_error *err)
                          "started by mpirun as one of %ld ranks, but this ganctl was built without MPI: every rank would train the whole run; rebuild with ./configure --with-mpi (libopenmpi-dev), or run one process",
                          size);
 #endif
+}
+
+/* The module's entry point (comm_nccl.c's gan_comm_nccl_open). */
+typedef gan_status (*device_open_fn)(gan_comm *bootstrap, int device, gan_comm **out,
+                                     struct gan_error *err);
+
+gan_status gan_comm_open_device(const char *dir, const char *name, gan_comm *bootstrap,
+                                int device, gan_comm **out, struct gan_error *err)
+{
+    *out = NULL;
+    char path[4096], symbol[64];
+    snprintf(path, sizeof path, "%s/comm_%s.so", dir, name);
+    snprintf(symbol, sizeof symbol, "gan_comm_%s_open", name);
+    /* RTLD_LOCAL: the engine's libraries (NCCL, the CUDA runtime) stay its own. The
+     * handle is kept for the life of the process: the engine's code runs until the
+     * end, and NCCL's threads with it. */
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+        return gan_error_set(err, GAN_ERR_NOT_FOUND, "the %s engine could not be loaded: %s", name,
+                             dlerror());
+    device_open_fn open_fn;
+    *(void **)&open_fn = dlsym(handle, symbol);
+    if (!open_fn) {
+        dlclose(handle);
+        return gan_error_set(err, GAN_ERR_ABI, "%s has no %s: it is not ganctl's %s engine", path,
+                             symbol, name);
+    }
+    err->message[0] = '\0';
+    gan_status st = open_fn(bootstrap, device, out, err);
+    if (st != GAN_OK && !err->message[0])
+        gan_error_set(err, st, "the %s engine did not start", name);
+    return st;
 }
 
 void gan_comm_close(gan_comm *c)

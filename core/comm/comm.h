@@ -70,6 +70,13 @@ void gan_comm_close(gan_comm *c);
 /* The single-process engine, also what a trainer without a communicator uses. */
 gan_comm *gan_comm_single(void);
 
+/* An engine for the gradients of a device backend, from the module `dir`/comm_NAME.so
+ * (today "nccl": comm_nccl.c), on GPU `device`, bootstrapped over `bootstrap`; every
+ * rank calls it together. GAN_ERR_NOT_FOUND when the build or the folder has no such
+ * module. The engine is closed with gan_comm_close before `bootstrap` is. */
+gan_status gan_comm_open_device(const char *dir, const char *name, gan_comm *bootstrap,
+                                int device, gan_comm **out, struct gan_error *err);
+
 /* Shorthands for the table. */
 gan_status gan_comm_all_reduce(gan_comm *c, void *buf, size_t count, enum gan_comm_type type,
                                enum gan_comm_op op, struct gan_error *err);

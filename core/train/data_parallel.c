@@ -41,6 +41,7 @@
 void gan_trainer_dp_attach(gan_trainer *t, gan_comm *comm)
 {
     t->dp.comm = comm ? comm : gan_comm_single();
+    t->dp.grad_comm = t->dp.comm;
     t->dp.rank = t->dp.comm->rank;
     t->dp.size = t->dp.comm->size;
     t->dp.overflow_rank = -1;
@@ -79,14 +80,21 @@ static double now_s(void)
 
 /* The collectives of the steps, timed: the communication share of a step (which
  * includes waiting for the slowest rank). */
-static gan_status all_reduce(gan_trainer *t, void *buf, size_t count, enum gan_comm_type type,
-                             enum gan_comm_op op, struct gan_error *err)
+static gan_status all_reduce_on(gan_trainer *t, gan_comm *comm, void *buf, size_t count,
+                                enum gan_comm_type type, enum gan_comm_op op,
+                                struct gan_error *err)
 {
     double t0 = now_s();
-    gan_status st = gan_comm_all_reduce(t->dp.comm, buf, count, type, op, err);
+    gan_status st = gan_comm_all_reduce(comm, buf, count, type, op, err);
     t->dp.comm_s += now_s() - t0;
     t->dp.collectives++;
     return st;
+}
+
+static gan_status all_reduce(gan_trainer *t, void *buf, size_t count, enum gan_comm_type type,
+                             enum gan_comm_op op, struct gan_error *err)
+{
+    return all_reduce_on(t, t->dp.comm, buf, count, type, op, err);
 }
 
 void gan_trainer_dp_free(gan_trainer *t)
@@ -97,6 +105,9 @@ void gan_trainer_dp_free(gan_trainer *t)
                       t->dp.comm_s, session, (long long)t->dp.collectives,
                       session > 0 ? 100.0 * t->dp.comm_s / session : 0.0);
     }
+    if (t->dp.grad_comm != t->dp.comm)
+        gan_comm_close(t->dp.grad_comm);
+    t->dp.grad_comm = t->dp.comm;
     free(t->dp.grads);
     t->dp.grads = NULL;
 }
@@ -141,6 +152,39 @@ static gan_status refuse_together(gan_trainer *t, gan_status status, struct gan_
     (void)err;
     t->dp.comm->refused = 1;
     return status;
+}
+
+/* A device backend's gradients go through NCCL when the build has its engine (beside
+ * the backend's module); without it they go through the host engine, as a CPU
+ * backend's do. Every rank runs the same backend (the configuration check). */
+static gan_status open_device_engine(gan_trainer *t, struct gan_error *err)
+{
+    const struct gan_module *be = t->s->backend_module;
+    if (!be || strcmp(be->plugin.name, "cuda") != 0)
+        return GAN_OK;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", be->path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    long long device = 0;
+    gan_config_get_int(t->cfg, "backend.device", &device);
+    struct gan_error why;
+    gan_error_clear(&why);
+    gan_comm *c = NULL;
+    if (gan_comm_open_device(dir, "nccl", t->dp.comm, (int)device, &c, &why) != GAN_OK) {
+        /* Every rank sees the same reason (the same build and files), or NCCL's own
+         * initialisation failed on all of them together. */
+        gan_log_write(t->log, GAN_LOG_WARN, "data parallel: the gradients go through %s with host copies: %s",
+                      t->dp.comm->ops->name, why.message);
+        return GAN_OK;
+    }
+    (void)err;
+    t->dp.grad_comm = c;
+    gan_log_write(t->log, GAN_LOG_INFO, "data parallel: gradients over %s", c->description);
+    return GAN_OK;
 }
 
 /* Each rank's backend, in the leader's log. */
@@ -199,6 +243,8 @@ gan_status gan_trainer_dp_set_up(gan_trainer *t, struct gan_error *err)
                       t->dp.size);
         return refuse_together(t, GAN_ERR_CONFIG, err);
     }
+    if ((st = open_device_engine(t, err)) != GAN_OK)
+        return st;
     return log_ranks(t, err);
 }
 
@@ -332,7 +378,8 @@ static gan_status average_gradients(gan_trainer *t, struct gan_amp_net *a, gan_n
     gan_tensor *arena = gan_net_grads(net);
     if (!arena || gan_tensor_to_host(t->s->ctx, arena, t->dp.grads, n) != GAN_OK)
         return gan_session_ctx_fail(t->s, err, "reading the gradients for the all-reduce");
-    gan_status st = all_reduce(t, t->dp.grads, n, GAN_COMM_F32, GAN_COMM_SUM, err);
+    gan_status st = all_reduce_on(t, t->dp.grad_comm, t->dp.grads, n, GAN_COMM_F32, GAN_COMM_SUM,
+                                  err);
     if (st != GAN_OK)
         return st;
     float inv = 1.0f / (float)t->dp.size;

@@ -45,6 +45,7 @@ struct gan_trainer_shadow {
  * global batch. */
 struct gan_trainer_dp {
     gan_comm *comm;               /* borrowed; the single-process engine by default */
+    gan_comm *grad_comm;          /* the gradients' engine: comm, or a device engine owned here */
     int rank, size;
     int64_t first_row, rows;
     float *grads;                 /* a host copy of a gradient arena, for the all-reduce */
