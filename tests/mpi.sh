@@ -162,6 +162,38 @@ check "(d) the run ends within 10 s of the kill (took ${took} s) with a non-zero
 check "(d) one line names the rank and what happened" \
     sh -c 'grep -q "process rank 1 .* exited on signal 9 (Killed)" "$1"' _ "$work/err"
 
+# --------------------------------------------------------------- (d) a rank that hangs
+GANCTL_COLLECTIVE_TIMEOUT=3
+export GANCTL_COLLECTIVE_TIMEOUT
+"$GAN_MPIRUN" --oversubscribe -np 2 -x GANCTL_PLUGIN_PATH -x GANCTL_CONFIG \
+    -x GANCTL_COLLECTIVE_TIMEOUT \
+    "$GANCTL" $tiny -s run.iterations=100000000 -s run.dir="$work/h" >"$work/out" 2>"$work/err" &
+launcher=$!
+rank1=
+for _ in $(seq 100); do
+    for p in $(pgrep -f -- "run.dir=$work/h"); do
+        if [ "$p" != "$launcher" ] && tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+                grep -qx OMPI_COMM_WORLD_RANK=1; then
+            rank1=$p
+        fi
+    done
+    [ -n "$rank1" ] && [ -s "$work/h/metrics.csv" ] && break
+    sleep 0.1
+done
+start=$(date +%s)
+[ -n "$rank1" ] && kill -STOP "$rank1"
+for _ in $(seq 200); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$launcher" 2>/dev/null; then kill -9 "$launcher"; fi
+wait "$launcher"
+rc=$?
+took=$(($(date +%s) - start))
+[ -n "$rank1" ] && kill -CONT "$rank1" 2>/dev/null
+unset GANCTL_COLLECTIVE_TIMEOUT
+check "(d) a stopped rank ends the run within the collective timeout (3 s; took ${took} s), non-zero" \
+    sh -c 'test "$1" -le 15 && test "$2" -ne 0' _ "$took" "$rc"
+check "(d) ... rank 0 says it had no answer" \
+    has "$work/err" "ganctl: rank 0: no answer from the other ranks for 3 s in a collective"
+
 # --------------------------------------------------------------- (e) stop and resume
 # A constant learning rate: the default linear decay follows run.iterations, which a
 # resumed run raises.
