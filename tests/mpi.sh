@@ -4,7 +4,8 @@
 # (a) the weights stay bit-identical across the ranks; (b) 2 ranks × 128 rows against
 # 1 process × 256 rows, FP32 and FP16 O2 with underflow-aware scaling, within the
 # reduction-order tolerance below; (c) an overflow on one rank only makes every rank skip
-# that step and back off; (d) a killed rank ends the run at once, naming the rank; (e) a
+# that step and back off; (d) a killed rank ends the run at once, naming the rank, and a
+# stopped one within the collective timeout; (e) a
 # stop by SIGTERM writes rank 0's checkpoint, resuming continues it bit for bit, and a
 # different number of ranks may continue it; and the refusals of a configuration that
 # differs between ranks and of a batch that does not split. Skipped (77) without MPI.

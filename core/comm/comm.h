@@ -4,10 +4,10 @@
  * engine sits, and the choice of engine when a run starts.
  *
  * Engines: "single" (one process, every operation is the identity: ganctl as it always
- * was) and "mpi" (MPI_COMM_WORLD, built with --with-mpi), which moves host buffers. An
- * engine for device buffers (NCCL, bootstrapped over the MPI engine's broadcast) fills
- * the same table; the trainer calls only the table, so an engine is added here without
- * touching it.
+ * was), "mpi" (MPI_COMM_WORLD, built with --with-mpi), which moves host buffers, and
+ * "nccl" for a device backend's gradients (comm_nccl.c, a module of its own,
+ * bootstrapped over the MPI engine's broadcast). They fill the same table; the trainer
+ * calls only the table, so an engine is added here without touching it.
  *
  * Why in the core and not a plugin kind: an engine is not chosen per run like a model or
  * a scaler but by how the program was started (mpirun or not), before anything else is
