@@ -16,6 +16,7 @@
 
 #include "train/checkpoint.h"
 #include "cli.h"
+#include "ranks.h"
 #include "config/configuration.h"
 #include "base/error.h"
 #include "classifier_cmd.h"
@@ -590,8 +591,23 @@ static void print_result(const struct gan_trainer_result *r)
     printf(" sliced W1 %.4f (floor %.4f)\n", q->sliced_w1, f->sliced_w1);
 }
 
+static int train_ranks(const struct cli *c, gan_config *cfg, const gan_loader *loader,
+                       const struct gan_log *log, gan_comm *comm);
+
+/* Training, as one process or as one rank of mpirun's (ranks.h). */
 static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
                  const struct gan_log *log)
+{
+    gan_comm *comm = NULL;
+    struct gan_log rank_log;
+    int rc = gan_cli_ranks_open(&comm, &rank_log, log);
+    if (rc == 0)
+        rc = train_ranks(c, cfg, loader, &rank_log, comm);
+    return gan_cli_ranks_close(comm, rc, EXIT_SIGNAL_BASE);
+}
+
+static int train_ranks(const struct cli *c, gan_config *cfg, const gan_loader *loader,
+                       const struct gan_log *log, gan_comm *comm)
 {
     struct gan_error err;
     gan_error_clear(&err);
@@ -599,13 +615,14 @@ static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
     struct gan_trainer_setup setup = {
         .config = cfg, .loader = loader, .log = log, .resume_dir = c->resume,
         .restart = c->resume && !has_checkpoint(c->resume),
-        .stop = &stop_signal, .events = { &ps, on_progress },
+        .stop = &stop_signal, .events = { &ps, gan_cli_ranks_speaks(comm) ? on_progress : NULL },
+        .comm = comm,
     };
     if (c->resume && check_resume_changes(c, cfg, loader, log, &err) != GAN_OK)
-        return fail_line(&err);
+        return gan_cli_ranks_fail(comm, &err, fail_line);
     gan_trainer *t = NULL;
     if (gan_trainer_new(&setup, &t, &err) != GAN_OK)
-        return fail_line(&err);
+        return gan_cli_ranks_fail(comm, &err, fail_line);
     log_settings(cfg, log);
     gan_log_write(log, GAN_LOG_INFO, "backend: %s", gan_trainer_backend_description(t));
     gan_log_write(log, GAN_LOG_INFO, "%s in %s",
@@ -621,14 +638,18 @@ static int train(const struct cli *c, gan_config *cfg, const gan_loader *loader,
     }
     int rc = 0;
     if (st != GAN_OK) {
-        rc = fail_line(&err);
+        rc = gan_cli_ranks_fail(comm, &err, fail_line);
         if (rc == EXIT_USAGE)
             rc = EXIT_RUNTIME;
     } else {
-        print_result(&r);
+        int speaks = gan_cli_ranks_speaks(comm);
+        if (speaks)
+            print_result(&r);
         if (r.diverged) {
-            fflush(stdout);
-            fprintf(stderr, "ganctl: %s\n", r.divergence);
+            if (speaks) {
+                fflush(stdout);
+                fprintf(stderr, "ganctl: %s\n", r.divergence);
+            }
             rc = EXIT_DIVERGED;
         }
         if (r.interrupted) {

@@ -135,6 +135,9 @@ static gan_status evaluate_images(gan_trainer *t, struct gan_error *err)
 
 gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
 {
+    /* Data parallel: the ranks' weights are the same; rank 0 evaluates for all. */
+    if (!gan_trainer_dp_leader(t))
+        return GAN_OK;
     if (t->has_quality && t->quality_iteration == t->iteration)
         return GAN_OK;
     if (t->images)
@@ -214,6 +217,8 @@ static gan_status image_picture(gan_trainer *t, const char *name, struct gan_err
 /* A picture of the current state into `name` in the run folder. */
 gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_error *err)
 {
+    if (!gan_trainer_dp_leader(t))
+        return GAN_OK;
     if (t->images)
         return image_picture(t, name, err);
     float *field = malloc((size_t)GAN_PLOT_GRID * GAN_PLOT_GRID * sizeof *field);

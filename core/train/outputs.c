@@ -156,6 +156,9 @@ static gan_status write_grad_stats(gan_trainer *t, struct gan_error *err)
 
 gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
 {
+    /* Data parallel: rank 0 writes the run folder (data_parallel.c). */
+    if (!gan_trainer_dp_leader(t))
+        return GAN_OK;
     struct gan_cell cells[3 * GAN_TRAINER_MAX_METRICS + 24];
     size_t n = 0;
     int evaluated = t->has_quality && t->quality_iteration == t->iteration;
@@ -211,6 +214,14 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
 
 gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err)
 {
+    /* Every rank checks that the replicas are the same; rank 0 writes them. */
+    gan_status dp = gan_trainer_dp_check_weights(t, err);
+    if (dp != GAN_OK)
+        return dp;
+    if (!gan_trainer_dp_leader(t)) {
+        t->checkpoint_iteration = t->iteration;
+        return GAN_OK;
+    }
     struct gan_checkpoint_state state;
     memset(&state, 0, sizeof state);
     state.iteration = t->iteration;
@@ -273,6 +284,8 @@ void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p)
 
 gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct gan_error *err)
 {
+    if (!gan_trainer_dp_leader(t))
+        return GAN_OK;
     struct gan_named_value final[8 + 2 * GAN_TRAINER_MAX_METRICS];
     size_t n = 0;
     final[n++] = (struct gan_named_value){ "critic_loss", t->latest.loss[GAN_NET_CRITIC] };
@@ -301,6 +314,7 @@ gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct 
     s.data = t->s->set.data_name;
     s.run_dir = t->run_dir;
     s.run_id = NULL;
+    s.ranks = t->dp.size;
     gan_config_get_string(t->cfg, GAN_RUN_ID_KEY, &s.run_id);
     s.iterations = t->iteration;
     s.iterations_planned = t->iterations;
@@ -416,6 +430,9 @@ gan_status gan_trainer_claim_run_dir(gan_trainer *t, const char *resume_dir,
                                  v->origin);
         return GAN_OK;
     }
+    /* Data parallel: the other ranks only read the folder rank 0 locks and checks. */
+    if (!gan_trainer_dp_leader(t))
+        return name_resumed_dir(t, resume_dir, err);
     if ((st = name_resumed_dir(t, resume_dir, err)) != GAN_OK)
         return st;
     /* Locked before anything in it is read: what is checked then stays as checked. */
@@ -574,6 +591,9 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
     gan_status st;
     int64_t resume_after = -1;
     t->resumed = resume_dir && !t->restart;
+    /* Data parallel: the other ranks load the checkpoint and write nothing. */
+    if (!gan_trainer_dp_leader(t))
+        return t->resumed ? resume_checkpoint(t, &resume_after, err) : GAN_OK;
     if (!resume_dir && (st = create_run_dir(t, err)) != GAN_OK)
         return st;
     if (t->resumed && (st = resume_checkpoint(t, &resume_after, err)) != GAN_OK)

@@ -249,6 +249,8 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
     json_object_set_new(root, "ganctl_version", string_or_null(s->version));
     json_object_set_new(root, "run_dir", string_or_null(s->run_dir));
     json_object_set_new(root, "run_id", string_or_null(s->run_id));
+    if (s->ranks > 0)
+        json_object_set_new(root, "ranks", json_integer(s->ranks));
     json_object_set_new(root, "data", string_or_null(s->data));
     json_object_set_new(root, "iterations", json_integer(s->iterations));
     json_object_set_new(root, "iterations_planned", json_integer(s->iterations_planned));

@@ -66,6 +66,7 @@ struct gan_run_summary {
     const char *data;             /* data.name */
     const char *run_dir;
     const char *run_id;           /* run.id; NULL for a run made before ganctl kept ids */
+    int ranks;                    /* data-parallel ranks that trained; 0: not written */
     int64_t iterations;           /* completed generator iterations */
     int64_t iterations_planned;   /* run.iterations */
     double wall_time_s;           /* training time over every session of the run */

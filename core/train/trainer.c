@@ -104,15 +104,12 @@ static gan_status critic_batch(gan_trainer *t, gan_tensor **real, gan_tensor **z
                                gan_tensor **fake, struct gan_error *err)
 {
     gan_session *s = t->s;
-    gan_status st = t->images ? gan_image_run_batch(t->images, (size_t)s->set.batch, t->real_batch, err)
-                              : gan_toy_sample(t->sampler, (size_t)s->set.batch, t->real_batch, err);
+    /* This rank's rows of the batch (data_parallel.c): all of it in one process. */
+    gan_status st = gan_trainer_dp_real(t, real, err);
     if (st != GAN_OK)
         return st;
-    int64_t dims[4];
-    int ndim = gan_session_batch_dims(s, s->set.batch, dims);
-    *real = gan_tensor_from_host(s->ctx, GAN_F32, ndim, dims, t->real_batch);
     gan_ctx_no_grad_push(s->ctx);
-    *z = gan_session_draw_z(s, s->set.batch, &t->z_offset);
+    *z = gan_trainer_dp_draw_z(t);
     *fake = gan_session_forward(s, GAN_NET_GENERATOR, *z);
     gan_ctx_no_grad_pop(s->ctx);
     return GAN_OK;
@@ -163,16 +160,19 @@ static gan_status critic_step(gan_trainer *t, int64_t index, struct gan_error *e
     amp->scale_used = gan_amp_scale(amp);
     gan_trainer_shadow_step(t, GAN_NET_CRITIC, real, fake, NULL);
     struct gan_objective_sink sink = { .count = 0 };
-    gan_tensor *loss = real && fake ? gan_session_objective(s, GAN_LOSS_CRITIC, t->iteration,
-                                                            amp->scale_used, real, fake, NULL,
-                                                            &t->loss_offset, &sink)
+    gan_tensor *loss = real && fake ? gan_trainer_dp_objective(t, GAN_LOSS_CRITIC, amp->scale_used,
+                                                               real, fake, &sink)
                                     : NULL;
     if (!loss || gan_ctx_status(s->ctx) != GAN_OK || read_values(t, GAN_NET_CRITIC, loss, &sink) != GAN_OK)
         return gan_session_ctx_fail(s, err, "critic step");
+    if ((st = gan_trainer_dp_reduce_values(t, GAN_NET_CRITIC, err)) != GAN_OK)
+        return st;
 
     if (gan_amp_scaled_backward(amp, s->ctx, s->net[GAN_NET_CRITIC], loss,
                                 t->latest.loss[GAN_NET_CRITIC], &s->inner) != GAN_OK)
         return gan_session_ctx_fail(s, err, "critic step");
+    if ((st = gan_trainer_dp_reduce_grads(t, GAN_NET_CRITIC, index, err)) != GAN_OK)
+        return st;
 
     struct gan_scaler_decision verdict;
     if ((st = gan_amp_verdict(amp, step_number(t, GAN_NET_CRITIC), &verdict, err)) != GAN_OK)
@@ -193,26 +193,30 @@ static gan_status generator_step(gan_trainer *t, struct gan_error *err)
 {
     gan_session *s = t->s;
     struct gan_amp_net *amp = &s->amp[GAN_NET_GENERATOR];
-    gan_tensor *z = gan_session_draw_z(s, s->set.batch, &t->z_offset);
+    gan_tensor *z = gan_trainer_dp_draw_z(t);
     gan_tensor *fake = gan_session_forward(s, GAN_NET_GENERATOR, z);
 
     amp->scale_used = gan_amp_scale(amp);
     gan_trainer_shadow_step(t, GAN_NET_GENERATOR, NULL, NULL, z);
     struct gan_objective_sink sink = { .count = 0 };
-    gan_tensor *loss = fake ? gan_session_objective(s, GAN_LOSS_GENERATOR, t->iteration,
-                                                    amp->scale_used, NULL, fake, NULL,
-                                                    &t->loss_offset, &sink)
+    gan_tensor *loss = fake ? gan_trainer_dp_objective(t, GAN_LOSS_GENERATOR, amp->scale_used,
+                                                       NULL, fake, &sink)
                             : NULL;
     if (!loss || gan_ctx_status(s->ctx) != GAN_OK ||
         read_values(t, GAN_NET_GENERATOR, loss, &sink) != GAN_OK)
         return gan_session_ctx_fail(s, err, "generator step");
+    gan_status st = gan_trainer_dp_reduce_values(t, GAN_NET_GENERATOR, err);
+    if (st != GAN_OK)
+        return st;
 
     if (gan_amp_scaled_backward(amp, s->ctx, s->net[GAN_NET_GENERATOR], loss,
                                 t->latest.loss[GAN_NET_GENERATOR], &s->inner) != GAN_OK)
         return gan_session_ctx_fail(s, err, "generator step");
+    if ((st = gan_trainer_dp_reduce_grads(t, GAN_NET_GENERATOR, -1, err)) != GAN_OK)
+        return st;
 
     struct gan_scaler_decision verdict;
-    gan_status st = gan_amp_verdict(amp, step_number(t, GAN_NET_GENERATOR), &verdict, err);
+    st = gan_amp_verdict(amp, step_number(t, GAN_NET_GENERATOR), &verdict, err);
     if (st != GAN_OK)
         return st;
     show_step(t, GAN_NET_GENERATOR, -1, &verdict, NULL, z);
@@ -352,6 +356,7 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     t->latest.norm[GAN_NET_CRITIC] = t->latest.norm[GAN_NET_GENERATOR] = NAN;
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
     t->restart = setup->resume_dir && setup->restart;
+    gan_trainer_dp_attach(t, setup->comm);
 
     /* The run folder's refusals come first: they need nothing built. */
     gan_status st = gan_trainer_claim_run_dir(t, setup->resume_dir, err);
@@ -359,6 +364,8 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
         st = gan_session_open(t->cfg, setup->loader, t->log, &t->s, err);
     if (st == GAN_OK)
         read_settings(t);
+    if (st == GAN_OK)
+        st = gan_trainer_dp_set_up(t, err);
     t->z_offset = GAN_STREAM_Z;
     t->loss_offset = GAN_STREAM_LOSS;
     if (st == GAN_OK && !t->s->set.is_image)
@@ -373,6 +380,8 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
         st = gan_trainer_make_columns(t, err);
     if (st == GAN_OK)
         st = gan_trainer_set_up_run_dir(t, setup->resume_dir, err);
+    if (st == GAN_OK)
+        st = gan_trainer_dp_check_weights(t, err);
     if (st != GAN_OK) {
         gan_trainer_free(t);
         return st;
@@ -411,6 +420,7 @@ void gan_trainer_free(gan_trainer *t)
     gan_image_run_free(t->images);
     gan_session_free(t->s);
     gan_toy_sampler_free(t->sampler);
+    gan_trainer_dp_free(t);
     for (size_t i = 0; i < t->n_metrics[GAN_NET_CRITIC]; i++)
         free(t->metric_names[GAN_NET_CRITIC][i]);
     for (size_t i = 0; i < t->n_metrics[GAN_NET_GENERATOR]; i++) {
@@ -512,7 +522,7 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
     gan_status st = GAN_OK;
     int interrupted = 0;
     while (t->iteration < t->iterations) {
-        if (t->stop && *t->stop) {
+        if (gan_trainer_dp_stop(t)) {
             interrupted = 1;
             break;
         }

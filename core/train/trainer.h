@@ -68,6 +68,9 @@ struct gan_trainer_setup {
      * returns with result.interrupted set. May be NULL. */
     volatile sig_atomic_t *stop;
     struct gan_train_events events;
+    /* Data parallelism (comm/comm.h): this process is one rank of comm's. NULL: one
+     * process. Borrowed; must outlive the trainer. */
+    struct gan_comm *comm;
 };
 
 typedef struct gan_trainer gan_trainer;
@@ -91,6 +94,10 @@ gan_status gan_trainer_check_config(gan_config *config, const gan_loader *loader
 gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **out,
                            struct gan_error *err);
 void gan_trainer_free(gan_trainer *t);
+
+/* The ranks training this run and this process's (0 writes the run folder). */
+int gan_trainer_ranks(const gan_trainer *t);
+int gan_trainer_rank(const gan_trainer *t);
 
 /* What a run did. Strings stay valid until gan_trainer_free. */
 struct gan_trainer_result {

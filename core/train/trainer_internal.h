@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "amp/underflow_probe.h"
+#include "comm/comm.h"
 #include "eval/image_metrics.h"
 #include "eval/toy_metrics.h"
 #include "io/tensorboard.h"
@@ -40,6 +41,21 @@ struct gan_trainer_shadow {
     gan_tensor *real, *fake, *z;
     uint64_t loss_offset;
     gan_metrics_csv *csv;         /* grad_underflow.csv */
+};
+
+/* Data parallelism (data_parallel.c): this rank's place in the run and its rows of the
+ * global batch. */
+struct gan_trainer_dp {
+    gan_comm *comm;               /* borrowed; the single-process engine by default */
+    gan_comm *grad_comm;          /* the gradients' engine: comm, or a device engine owned here */
+    int rank, size;
+    int64_t first_row, rows;
+    float *grads;                 /* a host copy of a gradient arena, for the all-reduce */
+    size_t grads_count;
+    int overflow_rank;            /* the test hook's (GANCTL_TEST_OVERFLOW); -1 none */
+    int64_t overflow_iteration;
+    double comm_s;                /* time in the collectives, this session */
+    int64_t collectives;
 };
 
 struct gan_trainer {
@@ -103,6 +119,8 @@ struct gan_trainer {
     int64_t checkpoint_iteration; /* of the last checkpoint written; -1 none */
     int64_t image_iteration;
 
+    struct gan_trainer_dp dp;
+
     /* Timing of this session. */
     struct timespec t0;
     int64_t start_iteration;
@@ -147,6 +165,32 @@ gan_status gan_trainer_events_row(gan_trainer *t, const struct gan_cell *cells, 
                                   struct gan_error *err);
 gan_status gan_trainer_events_final_image(gan_trainer *t, struct gan_error *err);
 gan_status gan_trainer_events_sync(gan_trainer *t, struct gan_error *err);
+
+/* data_parallel.c: N ranks × B/N rows as one process × B rows (see there). attach comes
+ * first (the run folder's set-up asks whether this rank leads); set_up after the session
+ * is open. With one rank each is the single-process step. */
+void gan_trainer_dp_attach(gan_trainer *t, gan_comm *comm);
+int gan_trainer_dp_leader(const gan_trainer *t);   /* rank 0: the one that writes */
+gan_status gan_trainer_dp_set_up(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_dp_check_weights(gan_trainer *t, struct gan_error *err);
+/* This rank's rows of a critic step's real batch, and of z; the objective with this
+ * rank's rows of the loss terms' draws. Each advances its stream as one process would. */
+gan_status gan_trainer_dp_real(gan_trainer *t, gan_tensor **real, struct gan_error *err);
+gan_tensor *gan_trainer_dp_draw_z(gan_trainer *t);
+gan_tensor *gan_trainer_dp_objective(gan_trainer *t, enum gan_loss_target target, double scale,
+                                     gan_tensor *real, gan_tensor *fake,
+                                     struct gan_objective_sink *sink);
+/* The step's values (objective, reported terms) averaged over the ranks: before the
+ * scaled backward, which then sees the global objective's value. */
+gan_status gan_trainer_dp_reduce_values(gan_trainer *t, enum gan_net_role role,
+                                        struct gan_error *err);
+/* Between the scaled backward and the verdict: the scaler's statistics reduced over the
+ * ranks and the FP32 gradient averaged. critic_step is -1 for the generator. */
+gan_status gan_trainer_dp_reduce_grads(gan_trainer *t, enum gan_net_role role,
+                                       int64_t critic_step, struct gan_error *err);
+/* Whether to stop now: setup.stop on any rank. */
+int gan_trainer_dp_stop(gan_trainer *t);
+void gan_trainer_dp_free(gan_trainer *t);
 
 /* shadow.c: debug level 2. */
 gan_status gan_trainer_set_up_probes(gan_trainer *t, int64_t resume_after, struct gan_error *err);
