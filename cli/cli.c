@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "classifier_cmd.h"
 #include "grads_cmd.h"
+#include "after_cmds.h"
 #include "base/log.h"
 #include "plugin/plugin_loader.h"
 #include "train/compute.h"
@@ -71,6 +72,10 @@ static void usage(FILE *out)
           "  classifier [--out FILE] [--data DIR] [--seed N] [--epochs N]\n"
           "                         train and save the image metrics' Fashion-MNIST\n"
           "                         classifier (ganctl classifier --help)\n"
+          "  sample RUN --out FILE  write samples of a run's generator (ganctl sample --help)\n"
+          "  eval RUN               measure a run's quality again (ganctl eval --help)\n"
+          "  export RUN --out FILE  the generator alone for torch (ganctl export --help)\n"
+          "  plot RUN               draw a run's curves.png again (ganctl plot --help)\n"
           "\n"
           "Settings (highest precedence first: these options, --config, $GANCTL_CONFIG,\n"
           "the installed ganctl.conf; a resumed run starts from its saved settings):\n"
@@ -765,6 +770,9 @@ int gan_cli_main(int argc, char **argv)
         return grads_command(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "classifier") == 0)
         return gan_classifier_command(argc - 1, argv + 1);
+    int after_rc;
+    if (argc > 1 && gan_after_command(argc - 1, argv + 1, &after_rc))
+        return after_rc;
     struct cli c;
     memset(&c, 0, sizeof c);
     int rc;
