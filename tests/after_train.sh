@@ -84,6 +84,9 @@ check "the same seed gives the same points" sh -c \
 check "a checkpoint file samples as its folder does" sh -c \
     '"$1" sample "$2/checkpoint.safetensors" -n 300 --out "$3/c.csv" && cmp "$3/a.csv" "$3/c.csv"' _ \
     "$GANCTL" "$work/toy" "$work"
+check "another thread count gives the same points" sh -c \
+    '"$1" sample "$2" -n 300 -s backend.threads=2 --out "$3/t.csv" && cmp "$3/a.csv" "$3/t.csv"' _ \
+    "$GANCTL" "$work/toy" "$work"
 check "another seed gives other points" sh -c \
     '"$1" sample "$2" -n 300 --seed 12 --out "$3/d.csv" && ! cmp -s "$3/a.csv" "$3/d.csv"' _ \
     "$GANCTL" "$work/toy" "$work"
@@ -137,6 +140,15 @@ check "a run folder without a checkpoint is refused with exit 2" sh -c \
      [ $? -eq 2 ] && grep -q "without a checkpoint yet" "$2/err"' _ "$GANCTL" "$work"
 check "a file that is not a checkpoint is refused" sh -c \
     '! "$1" export "$2/a.csv" --out "$2/g.safetensors" 2>"$2/err" && grep -q "a.csv" "$2/err"' _ \
+    "$GANCTL" "$work"
+# The same checkpoint with another format version in its metadata (same length).
+python3 -c 'import sys
+d = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(d.replace(b"\"format_version\":\"1\"", b"\"format_version\":\"9\"", 1))' \
+    "$work/toy/checkpoint.safetensors" "$work/v9.safetensors"
+check "a checkpoint of another format version is refused, naming both versions" sh -c \
+    '"$1" eval "$2/v9.safetensors" 2>"$2/err"; [ $? -eq 1 ] &&
+     grep -q "v9.safetensors: checkpoint format version 9; this ganctl reads version 1" "$2/err"' _ \
     "$GANCTL" "$work"
 check "an output name of no known form is refused" sh -c \
     '"$1" sample "$2/toy" --out "$2/x.txt" 2>"$2/err"; [ $? -eq 2 ] && grep -q "name a .png" "$2/err"' _ \

@@ -109,6 +109,12 @@ static gan_status load_config(gan_generator_run *g, const struct gan_generator_s
                               size_t count, struct gan_error *err)
 {
     gan_status st = gan_checkpoint_read_config(g->checkpoint, &g->config_text, err);
+    if (st == GAN_ERR_FORMAT && strstr(err->message, "format version")) {
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        return gan_error_set(err, st, "%s: sample, eval and export it with the ganctl that trained it",
+                             why);
+    }
     if (st != GAN_OK)
         return st;
     char label[4200];
