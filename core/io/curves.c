@@ -136,6 +136,7 @@ struct panel {
     enum axis axis;               /* AXIS_LINEAR: chosen from the data (see curves.h) */
     int auto_axis;                /* pick linear, log10 or symlog from the values */
     int scale_panel;              /* the loss-scale panel's markers */
+    int cumulative;               /* label each series' last value */
     double ymin_fixed, ymax_fixed;  /* both 0: from the data */
 };
 
@@ -214,7 +215,8 @@ static void draw_axes(cairo_t *cr, const struct frame *f, const char *xlabel, co
     cairo_set_line_width(cr, 1);
     /* y ticks: integer exponents on log axes, nice steps on linear ones */
     double span = f->ymax - f->ymin;
-    double step = f->axis == AXIS_LINEAR ? nice_step(span, 5) : fmax(1, ceil(span / 6));
+    /* log axes: whole exponents, in steps of 1, 2, 5, 10, ... */
+    double step = f->axis == AXIS_LINEAR ? nice_step(span, 5) : fmax(1, nice_step(span, 6));
     for (double v = ceil(f->ymin / step) * step; v <= f->ymax + step * 1e-9; v += step) {
         double y = py(f, v);
         colour(cr, GRID);
@@ -356,6 +358,56 @@ static void x_range(const struct table *t, double *lo, double *hi)
         *hi = at(t, t->rows - 1, 0);
         if (!(*hi > *lo))
             *hi = *lo + 1;
+    }
+}
+
+/* Words where the story is: on the loss-scale panel the iteration from which each
+ * network's scale is 0; on a cumulative panel (the skipped steps) each series' last
+ * value at its end. */
+static void annotate(cairo_t *cr, const struct table *t, const struct frame *f,
+                     const struct panel *p, const int *cols)
+{
+    char text[96];
+    double line = 0;
+    for (int i = 0; i < 4; i++) {
+        if (cols[i] < 0 || t->rows == 0)
+            continue;
+        const struct series *s = &p->s[i];
+        if (p->scale_panel) {
+            size_t r = 0;
+            while (r < t->rows && at(t, r, cols[i]) != 0)
+                r++;
+            if (r == t->rows)
+                continue;
+            /* the first row of the run of zeros that lasts to the end */
+            size_t from = r;
+            for (; r < t->rows; r++)
+                if (at(t, r, cols[i]) != 0)
+                    from = r + 1;
+            if (from >= t->rows)
+                continue;
+            snprintf(text, sizeof text, "%s 0 from iteration %.0f", s->label, at(t, from, 0));
+            cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+            cairo_set_font_size(cr, 12);
+            cairo_text_extents_t e;
+            cairo_text_extents(cr, text, &e);
+            double x = fmin(px(f, at(t, from, 0)) + 6, f->x + f->w - e.x_advance - 8);
+            double y = py(f, f->ymin) - 36 - line;
+            cairo_set_source_rgba(cr, 1, 1, 1, 0.9);
+            cairo_rectangle(cr, x - 3, y - 15, e.x_advance + 6, 19);
+            cairo_fill(cr);
+            colour(cr, s->colour);
+            text_at(cr, x, y, 12, text, 0.0, 1.0);
+            cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+            line += 21;
+        } else if (p->cumulative) {
+            double v = at(t, t->rows - 1, cols[i]);
+            if (!isfinite(v) || v == 0)
+                continue;
+            snprintf(text, sizeof text, "%.0f", v);
+            colour(cr, s->colour);
+            text_at(cr, f->x + f->w - 4, py(f, transform(f->axis, v)) - 3, 12, text, 1.0, 1.0);
+        }
     }
 }
 
@@ -548,6 +600,7 @@ static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p
         }
     }
     cairo_restore(cr);
+    annotate(cr, t, &f, p, cols);
     if (overflow_seen[1] && n_legend < 10)
         legend[n_legend++] = (struct legend_entry){ "gradient overflow", INK, 0, 1 };
     if (overflow_seen[2] && n_legend < 10)
@@ -599,30 +652,30 @@ gan_status gan_curves_draw(const char *csv_path, const char *png_path, const cha
     const struct panel panels[6] = {
         { "losses", "loss (critic, generator) and W estimate",
           { { "critic_loss", "critic loss", CRITIC, 0 }, { "generator_loss", "generator loss", GENERATOR, 0 },
-            { "w_distance", "Wasserstein estimate", THIRD, 1 } }, AXIS_LINEAR, 1, 0, 0, 0 },
+            { "w_distance", "Wasserstein estimate", THIRD, 1 } }, AXIS_LINEAR, 1, 0, 0, 0, 0 },
         { "gradient penalty", "penalty, critic gradient norm",
           { { "penalty", "gradient penalty", FOURTH, 0 }, { "grad_norm", "||grad_x D|| (mean)", THIRD, 1 } },
-          AXIS_LINEAR, 1, 0, 0, 0 },
+          AXIS_LINEAR, 1, 0, 0, 0, 0 },
         { "loss scale", "log2 loss scale",
           { { "critic_scale", "critic scale", CRITIC, 0 }, { "generator_scale", "generator scale", GENERATOR, 0 } },
-          AXIS_LOG2, 0, 1, 0, 0 },
+          AXIS_LOG2, 0, 1, 0, 0, 0 },
         { "skipped steps", "skipped steps (cumulative)",
           { { "critic_skipped", "critic", CRITIC, 0 }, { "generator_skipped", "generator", GENERATOR, 0 } },
-          AXIS_LINEAR, 0, 0, 0, 0 },
+          AXIS_LINEAR, 0, 0, 1, 0, 0 },
         { "gradient underflow", "fraction of gradient values",
           { { "critic_underflow_frac", "critic zero or subnormal", CRITIC, 0 },
             { "generator_underflow_frac", "generator zero or subnormal", GENERATOR, 0 },
             { "critic_true_underflow", "critic true underflow (vs FP32)", CRITIC, 1 },
             { "generator_true_underflow", "generator true underflow (vs FP32)", GENERATOR, 1 } },
-          AXIS_LINEAR, 0, 0, 0, 1 },
+          AXIS_LINEAR, 0, 0, 0, 0, 1 },
         image ? (struct panel){ "quality", "distance to the test images",
                   { { "frechet", "Frechet distance", THIRD, 0 }, { "sliced_w1_pixel", "sliced W1 (pixels)", FOURTH, 0 } },
-                  AXIS_LINEAR, 1, 0, 0, 0 }
+                  AXIS_LINEAR, 1, 0, 0, 0, 0 }
               : (struct panel){ "quality", "sliced W1; high-quality %, modes",
                   { { "sliced_w1", "sliced W1 (data units)", THIRD, 0 },
                     { "high_quality_pct", "high-quality %", FOURTH, 0 },
                     { "modes_covered", "modes covered", GENERATOR, 1 } },
-                  AXIS_LINEAR, 1, 0, 0, 0 },
+                  AXIS_LINEAR, 1, 0, 0, 0, 0 },
     };
     cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)GAN_CURVES_WIDTH,
                                                           (int)GAN_CURVES_HEIGHT);

@@ -19,8 +19,10 @@
  *   loss scale     log2 of critic_scale and generator_scale; a scale of 0 is drawn on
  *                  the panel's floor, labelled "0"; each row whose overflow column is
  *                  gradient, forward or both gets a marker of that kind; the iterations
- *                  where a network skipped steps are shaded in its colour
- *   skipped steps  critic_skipped and generator_skipped (cumulative)
+ *                  where a network skipped steps are shaded in its colour; a scale
+ *                  that stays 0 to the end is labelled with the iteration it began
+ *   skipped steps  critic_skipped and generator_skipped (cumulative), each labelled
+ *                  with its last value
  *   underflow      critic_/generator_underflow_frac (gradient values zero or FP16
  *                  subnormal) and, at debug level 2, *_true_underflow (dashed)
  *   quality        sliced_w1 (toys) or sliced_w1_pixel and frechet (images) on a log
