@@ -111,6 +111,13 @@ check "eval --samples measures at that n" sh -c \
 folder_state "$work/toy" >"$work/after"
 check "sample and eval leave the run folder as it was" cmp "$work/before" "$work/after"
 
+# In FP16 the generator computes under the run's precision policy, as in training.
+# shellcheck disable=SC2086
+"$GANCTL" $toy --scaler dynamic -s run.dir="$work/fp16" >/dev/null 2>&1
+check "eval of an FP16 run equals its final evaluation" sh -c \
+    '"$1" eval "$2" --json "$3/eval16.json" >/dev/null && $LOOK same "$3/eval16.json" "$2/summary.json"' _ \
+    "$GANCTL" "$work/fp16" "$work"
+
 check "plot redraws curves.png from metrics.csv" sh -c \
     '"$1" plot "$2" >/dev/null && [ "$($LOOK png "$2/curves.png")" = 1400x1080 ]' _ "$GANCTL" "$work/toy"
 
