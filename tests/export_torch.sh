@@ -25,6 +25,7 @@ check() {
     shift
     if "$@" >"$work/check.out" 2>&1; then
         echo "ok: $what"
+        grep "max |torch" "$work/check.out" | sed 's/^/  /'
     else
         failures=$((failures + 1))
         echo "FAIL: $what"
