@@ -101,7 +101,7 @@ gan_status gan_run_args_parse(const char *command, unsigned options, int out_req
         case 0: args->out = v; break;
         case 1:
         case 3:
-            st = parse_number(args, k == 1 ? "--count" : "--samples", v, k == 1 ? 1 : 2, 10000000ULL,
+            st = parse_number(args, k == 1 ? "-n/--count" : "--samples", v, k == 1 ? 1 : 2, 10000000ULL,
                               &num, err);
             args->count = (long long)num;
             break;
