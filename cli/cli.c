@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "classifier_cmd.h"
 #include "grads_cmd.h"
+#include "after_cmds.h"
 #include "base/log.h"
 #include "plugin/plugin_loader.h"
 #include "progress.h"
@@ -69,12 +70,11 @@ static void usage(FILE *out)
           "      --list-plugins     list every plugin in the search path and its settings\n"
           "      --print-config     print every setting with its value and origin, and exit\n"
           "  -r, --resume DIR       continue the run in folder DIR from its checkpoint\n"
-          "  grads --checkpoint FILE --batch FILE --out FILE\n"
-          "                         write one step's gradients and losses on a given batch\n"
-          "                         (ganctl grads --help)\n"
-          "  classifier [--out FILE] [--data DIR] [--seed N] [--epochs N]\n"
-          "                         train and save the image metrics' Fashion-MNIST\n"
-          "                         classifier (ganctl classifier --help)\n"
+          "Commands (ganctl COMMAND --help for each):\n"
+          "  grads                  one step's gradients and losses on a given batch\n"
+          "  classifier             train the image metrics' Fashion-MNIST classifier\n"
+          "  sample, eval, export, plot RUN\n"
+          "                         a run's samples, quality, generator for torch, curves\n"
           "\n"
           "Settings (highest precedence first: these options, --config, $GANCTL_CONFIG,\n"
           "the installed ganctl.conf; a resumed run starts from its saved settings):\n"
@@ -796,6 +796,9 @@ int gan_cli_main(int argc, char **argv)
         return grads_command(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "classifier") == 0)
         return gan_classifier_command(argc - 1, argv + 1);
+    int after_rc;
+    if (argc > 1 && gan_after_command(argc - 1, argv + 1, &after_rc))
+        return after_rc;
     struct cli c;
     memset(&c, 0, sizeof c);
     int rc;

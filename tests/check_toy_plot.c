@@ -135,11 +135,12 @@ START_TEST(test_size)
     ck_assert_uint_eq(g.size, want);
     ck_assert_double_eq(g.xmin, -3.0);
     ck_assert_double_eq(g.ymax, 3.0);
-    /* The plot area fills the width but for a thin margin; strips add below 20 %. */
+    /* The plot area fills the width but for the y tick labels and a thin margin; the
+     * strips of the title, the x tick labels and the legend add about a sixth. */
     ck_assert_uint_ge(im.w, want);
-    ck_assert_uint_le(im.w, want + want / 16 + 2);
+    ck_assert_uint_le(im.w, want + want / 16 + 24);
     ck_assert_uint_ge(im.h, want);
-    ck_assert_uint_le(im.h, want + want / 5 + 8);
+    ck_assert_uint_le(im.h, want + want / 5 + 48);
     ck_assert_uint_le(g.plot_x + g.size, im.w);
     ck_assert_uint_le(g.plot_y + g.size, im.h);
     /* A title adds a strip holding dark text pixels above the plot area. */

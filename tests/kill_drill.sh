@@ -177,7 +177,7 @@ while read -r kills moments; do
         fail "trial $trial: the checkpoint's header differs from the uninterrupted run's (beyond elapsed_s and run.id)"
     cmp -s "$run/final.png" "$ref/final.png" ||
         fail "trial $trial: final.png differs from the uninterrupted run's"
-    extra=$(ls -A "$run" | grep -v -x -E 'config\.conf|metrics\.csv|summary\.json|checkpoint\.safetensors|final\.png|samples-[0-9]{6}\.png')
+    extra=$(ls -A "$run" | grep -v -x -E 'config\.conf|metrics\.csv|summary\.json|checkpoint\.safetensors|final\.png|curves\.png|samples-[0-9]{6}\.png')
     [ -z "$extra" ] || fail "trial $trial: the folder holds more than the run's files: $extra"
     grep -q '"status": "completed"' "$run/summary.json" ||
         fail "trial $trial: summary.json does not say completed"

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* toy_plot.c — renders a 2-D toy picture (critic field, real and generated points,
- * a title in a built-in bitmap font) and writes it as a PNG, atomically (png_write.c). */
+/* toy_plot.c — renders a 2-D toy picture (critic field, real and generated points; the
+ * title, tick labels, legend and colour bar drawn with cairo) and writes it as a PNG,
+ * atomically (png_write.c). */
 #include "config.h"
 
+#include <cairo.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,116 +13,6 @@
 
 #include "io/png_write.h"
 #include "io/toy_plot.h"
-
-/* ------------------------------------------------------------------ the font */
-
-/* A 5×7 pixel font for printable ASCII ('!' … '~'; the space is blank) in a 5×9
- * cell: capitals and digits fill rows 0–6, and the last two rows hold descenders
- * (g, j, p, q, y, the comma). Each glyph is nine rows, top first; bit 4 of a row
- * is its leftmost pixel. */
-#define FONT_W 5
-#define FONT_H 9
-#define FONT_FIRST 33
-#define FONT_LAST 126
-static const unsigned char font[FONT_LAST - FONT_FIRST + 1][FONT_H] = {
-    {0x04, 0x04, 0x04, 0x04, 0x04, 0x00, 0x04, 0x00, 0x00}, /* ! */
-    {0x0a, 0x0a, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}, /* " */
-    {0x0a, 0x0a, 0x1f, 0x0a, 0x1f, 0x0a, 0x0a, 0x00, 0x00}, /* # */
-    {0x04, 0x0f, 0x14, 0x0e, 0x05, 0x1e, 0x04, 0x00, 0x00}, /* $ */
-    {0x18, 0x19, 0x02, 0x04, 0x08, 0x13, 0x03, 0x00, 0x00}, /* % */
-    {0x0c, 0x12, 0x14, 0x08, 0x15, 0x12, 0x0d, 0x00, 0x00}, /* & */
-    {0x04, 0x04, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}, /* ' */
-    {0x02, 0x04, 0x08, 0x08, 0x08, 0x04, 0x02, 0x00, 0x00}, /* ( */
-    {0x08, 0x04, 0x02, 0x02, 0x02, 0x04, 0x08, 0x00, 0x00}, /* ) */
-    {0x00, 0x04, 0x15, 0x0e, 0x15, 0x04, 0x00, 0x00, 0x00}, /* * */
-    {0x00, 0x04, 0x04, 0x1f, 0x04, 0x04, 0x00, 0x00, 0x00}, /* + */
-    {0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c, 0x04, 0x08}, /* , */
-    {0x00, 0x00, 0x00, 0x1f, 0x00, 0x00, 0x00, 0x00, 0x00}, /* - */
-    {0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c, 0x00, 0x00}, /* . */
-    {0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x00, 0x00, 0x00}, /* / */
-    {0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e, 0x00, 0x00}, /* 0 */
-    {0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e, 0x00, 0x00}, /* 1 */
-    {0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f, 0x00, 0x00}, /* 2 */
-    {0x1f, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0e, 0x00, 0x00}, /* 3 */
-    {0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02, 0x00, 0x00}, /* 4 */
-    {0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e, 0x00, 0x00}, /* 5 */
-    {0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e, 0x00, 0x00}, /* 6 */
-    {0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08, 0x00, 0x00}, /* 7 */
-    {0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e, 0x00, 0x00}, /* 8 */
-    {0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c, 0x00, 0x00}, /* 9 */
-    {0x00, 0x0c, 0x0c, 0x00, 0x0c, 0x0c, 0x00, 0x00, 0x00}, /* : */
-    {0x00, 0x00, 0x0c, 0x0c, 0x00, 0x0c, 0x0c, 0x04, 0x08}, /* ; */
-    {0x02, 0x04, 0x08, 0x10, 0x08, 0x04, 0x02, 0x00, 0x00}, /* < */
-    {0x00, 0x00, 0x1f, 0x00, 0x1f, 0x00, 0x00, 0x00, 0x00}, /* = */
-    {0x08, 0x04, 0x02, 0x01, 0x02, 0x04, 0x08, 0x00, 0x00}, /* > */
-    {0x0e, 0x11, 0x01, 0x02, 0x04, 0x00, 0x04, 0x00, 0x00}, /* ? */
-    {0x0e, 0x11, 0x17, 0x15, 0x17, 0x10, 0x0f, 0x00, 0x00}, /* @ */
-    {0x0e, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11, 0x00, 0x00}, /* A */
-    {0x1e, 0x11, 0x11, 0x1e, 0x11, 0x11, 0x1e, 0x00, 0x00}, /* B */
-    {0x0e, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0e, 0x00, 0x00}, /* C */
-    {0x1c, 0x12, 0x11, 0x11, 0x11, 0x12, 0x1c, 0x00, 0x00}, /* D */
-    {0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x1f, 0x00, 0x00}, /* E */
-    {0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x10, 0x00, 0x00}, /* F */
-    {0x0e, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0f, 0x00, 0x00}, /* G */
-    {0x11, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11, 0x00, 0x00}, /* H */
-    {0x0e, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0e, 0x00, 0x00}, /* I */
-    {0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0c, 0x00, 0x00}, /* J */
-    {0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11, 0x00, 0x00}, /* K */
-    {0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1f, 0x00, 0x00}, /* L */
-    {0x11, 0x1b, 0x15, 0x15, 0x11, 0x11, 0x11, 0x00, 0x00}, /* M */
-    {0x11, 0x11, 0x19, 0x15, 0x13, 0x11, 0x11, 0x00, 0x00}, /* N */
-    {0x0e, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e, 0x00, 0x00}, /* O */
-    {0x1e, 0x11, 0x11, 0x1e, 0x10, 0x10, 0x10, 0x00, 0x00}, /* P */
-    {0x0e, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0d, 0x00, 0x00}, /* Q */
-    {0x1e, 0x11, 0x11, 0x1e, 0x14, 0x12, 0x11, 0x00, 0x00}, /* R */
-    {0x0f, 0x10, 0x10, 0x0e, 0x01, 0x01, 0x1e, 0x00, 0x00}, /* S */
-    {0x1f, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04, 0x00, 0x00}, /* T */
-    {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e, 0x00, 0x00}, /* U */
-    {0x11, 0x11, 0x11, 0x11, 0x11, 0x0a, 0x04, 0x00, 0x00}, /* V */
-    {0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0a, 0x00, 0x00}, /* W */
-    {0x11, 0x11, 0x0a, 0x04, 0x0a, 0x11, 0x11, 0x00, 0x00}, /* X */
-    {0x11, 0x11, 0x0a, 0x04, 0x04, 0x04, 0x04, 0x00, 0x00}, /* Y */
-    {0x1f, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1f, 0x00, 0x00}, /* Z */
-    {0x0e, 0x08, 0x08, 0x08, 0x08, 0x08, 0x0e, 0x00, 0x00}, /* [ */
-    {0x00, 0x10, 0x08, 0x04, 0x02, 0x01, 0x00, 0x00, 0x00}, /* backslash */
-    {0x0e, 0x02, 0x02, 0x02, 0x02, 0x02, 0x0e, 0x00, 0x00}, /* ] */
-    {0x04, 0x0a, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}, /* ^ */
-    {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1f, 0x00, 0x00}, /* _ */
-    {0x08, 0x04, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}, /* ` */
-    {0x00, 0x00, 0x0e, 0x01, 0x0f, 0x11, 0x0f, 0x00, 0x00}, /* a */
-    {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x1e, 0x00, 0x00}, /* b */
-    {0x00, 0x00, 0x0e, 0x10, 0x10, 0x11, 0x0e, 0x00, 0x00}, /* c */
-    {0x01, 0x01, 0x0d, 0x13, 0x11, 0x11, 0x0f, 0x00, 0x00}, /* d */
-    {0x00, 0x00, 0x0e, 0x11, 0x1f, 0x10, 0x0e, 0x00, 0x00}, /* e */
-    {0x06, 0x09, 0x08, 0x1c, 0x08, 0x08, 0x08, 0x00, 0x00}, /* f */
-    {0x00, 0x00, 0x0f, 0x11, 0x11, 0x11, 0x0f, 0x01, 0x0e}, /* g */
-    {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x11, 0x00, 0x00}, /* h */
-    {0x04, 0x00, 0x0c, 0x04, 0x04, 0x04, 0x0e, 0x00, 0x00}, /* i */
-    {0x02, 0x00, 0x06, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0c}, /* j */
-    {0x10, 0x10, 0x12, 0x14, 0x18, 0x14, 0x12, 0x00, 0x00}, /* k */
-    {0x0c, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0e, 0x00, 0x00}, /* l */
-    {0x00, 0x00, 0x1a, 0x15, 0x15, 0x11, 0x11, 0x00, 0x00}, /* m */
-    {0x00, 0x00, 0x16, 0x19, 0x11, 0x11, 0x11, 0x00, 0x00}, /* n */
-    {0x00, 0x00, 0x0e, 0x11, 0x11, 0x11, 0x0e, 0x00, 0x00}, /* o */
-    {0x00, 0x00, 0x1e, 0x11, 0x11, 0x11, 0x1e, 0x10, 0x10}, /* p */
-    {0x00, 0x00, 0x0f, 0x11, 0x11, 0x11, 0x0f, 0x01, 0x01}, /* q */
-    {0x00, 0x00, 0x16, 0x19, 0x10, 0x10, 0x10, 0x00, 0x00}, /* r */
-    {0x00, 0x00, 0x0e, 0x10, 0x0e, 0x01, 0x1e, 0x00, 0x00}, /* s */
-    {0x08, 0x08, 0x1c, 0x08, 0x08, 0x09, 0x06, 0x00, 0x00}, /* t */
-    {0x00, 0x00, 0x11, 0x11, 0x11, 0x13, 0x0d, 0x00, 0x00}, /* u */
-    {0x00, 0x00, 0x11, 0x11, 0x11, 0x0a, 0x04, 0x00, 0x00}, /* v */
-    {0x00, 0x00, 0x11, 0x11, 0x15, 0x15, 0x0a, 0x00, 0x00}, /* w */
-    {0x00, 0x00, 0x11, 0x0a, 0x04, 0x0a, 0x11, 0x00, 0x00}, /* x */
-    {0x00, 0x00, 0x11, 0x11, 0x11, 0x11, 0x0f, 0x01, 0x0e}, /* y */
-    {0x00, 0x00, 0x1f, 0x02, 0x04, 0x08, 0x1f, 0x00, 0x00}, /* z */
-    {0x02, 0x04, 0x04, 0x08, 0x04, 0x04, 0x02, 0x00, 0x00}, /* { */
-    {0x04, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04, 0x00, 0x00}, /* | */
-    {0x08, 0x04, 0x04, 0x02, 0x04, 0x04, 0x08, 0x00, 0x00}, /* } */
-    {0x00, 0x00, 0x08, 0x15, 0x02, 0x00, 0x00, 0x00, 0x00}, /* ~ */
-};
-
-/* The box an unknown byte shows as. */
-static const unsigned char font_box[FONT_H] = { 0x1f, 0x11, 0x11, 0x11, 0x11, 0x11, 0x1f, 0, 0 };
 
 /* ------------------------------------------------------------------ the canvas */
 
@@ -181,36 +73,6 @@ static void disc(struct canvas *cv, double cx, double cy, double r, struct rgb c
     }
 }
 
-/* Draws `text` with its top-left corner at (x, y), each font pixel a scale × scale
- * square, stopping before x_end. Returns the x after the last glyph drawn. */
-static int draw_text(struct canvas *cv, int x, int y, int scale, const char *text,
-                     struct rgb c, int x_end)
-{
-    int advance = (FONT_W + 1) * scale;
-    for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
-        if (x + FONT_W * scale > x_end)
-            break;
-        const unsigned char *g = NULL;
-        if (*s >= FONT_FIRST && *s <= FONT_LAST)
-            g = font[*s - FONT_FIRST];
-        else if (*s != ' ')
-            g = font_box;
-        for (int row = 0; g && row < FONT_H; row++)
-            for (int col = 0; col < FONT_W; col++)
-                if (g[row] & (0x10 >> col))
-                    fill_rect(cv, x + col * scale, y + row * scale,
-                              x + (col + 1) * scale, y + (row + 1) * scale, c);
-        x += advance;
-    }
-    return x;
-}
-
-static int text_width(const char *text, int scale)
-{
-    size_t n = strlen(text);
-    return n ? (int)n * (FONT_W + 1) * scale - scale : 0;
-}
-
 /* ------------------------------------------------------------------ the picture */
 
 /* A light sequential colour map whose lightness falls steadily from a warm near-white
@@ -243,9 +105,11 @@ static struct rgb field_colour(double t)
 #define CONTOUR_BANDS 10
 
 struct layout {
-    int scale;                    /* font pixel size */
+    double font;                  /* text size in pixels */
     int margin;                   /* white border around the plot area */
     int strip;                    /* title strip height; 0 without a title */
+    int left;                     /* room for the y tick labels */
+    int labels;                   /* room for the x tick labels below the plot */
     int legend;                   /* legend strip height */
     int ox, oy, size;             /* the plot area */
     int width, height;            /* the image */
@@ -382,51 +246,168 @@ static void draw_frame(struct canvas *cv, const struct layout *L, const struct g
     }
 }
 
-/* The title line in the strip above the plot, cut at the plot's right edge. */
-static void draw_title(struct canvas *cv, const struct layout *L, const char *title)
+/* The labelled ticks: whole steps of 1, 2 or 5 times a power of ten, at most 7 across
+ * the view (the frame's ticks are finer). */
+static double label_step(double span)
 {
-    const struct rgb ink = { 34, 34, 34 };
-    int y = (L->strip - 7 * L->scale) / 2;
-    draw_text(cv, L->ox, y, L->scale, title, ink, L->ox + L->size);
+    double step = pow(10.0, floor(log10(span / 7.0)));
+    if (span / step > 7.0)
+        step *= 2.0;
+    if (span / step > 7.0)
+        step *= 2.5;
+    if (span / step > 7.0)
+        step *= 2.0;
+    return step;
 }
 
-/* The strip below the plot: "● real  ● generated" on the left and, with a field, a
- * colour bar between the field's minimum and maximum on the right (left out when
- * the numbers leave it no room). */
-static void draw_legend(struct canvas *cv, const struct layout *L, const struct gan_toy_plot *p,
-                        double lo, double hi)
+/* The longest tick label of an axis from lo to hi, in characters. */
+static size_t label_chars(double lo, double hi)
 {
-    const struct rgb ink = { 34, 34, 34 }, frame = { 70, 70, 70 };
-    const struct rgb real = rgb_hex(GAN_TOY_PLOT_REAL_RGB), fake = rgb_hex(GAN_TOY_PLOT_FAKE_RGB);
-    int s = L->scale, top = L->oy + L->size + 1 + L->margin;
-    int y = top + (L->legend - 7 * s) / 2, x_end = L->ox + L->size;
-    int dot = 3 * s, gap = 3 * s, pad = 8 * s;
-    double cy = y + 3.5 * s;
-    int x = L->ox;
-    disc(cv, x + dot, cy, dot - 0.5, real, 1.0);
-    x = draw_text(cv, x + 2 * dot + gap, y, s, "real", ink, x_end) + pad;
-    disc(cv, x + dot, cy, dot - 0.5, fake, 1.0);
-    x = draw_text(cv, x + 2 * dot + gap, y, s, "generated", ink, x_end) + pad;
+    double step = label_step(hi - lo);
+    size_t most = 1;
+    for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
+        char t[32];
+        snprintf(t, sizeof t, "%g", fabs(v) < step * 1e-9 ? 0.0 : v);
+        most = strlen(t) > most ? strlen(t) : most;
+    }
+    return most;
+}
+
+static void ink(cairo_t *cr, unsigned long hex)
+{
+    cairo_set_source_rgb(cr, (double)((hex >> 16) & 255) / 255.0,
+                         (double)((hex >> 8) & 255) / 255.0, (double)(hex & 255) / 255.0);
+}
+
+/* `text` at (x, y), aligned by the fractions ax, ay of its box (0, 0: top left). */
+static double show(cairo_t *cr, double x, double y, const char *text, double ax, double ay)
+{
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, text, &e);
+    cairo_move_to(cr, x - ax * e.x_advance, y - ay * e.height - e.y_bearing);
+    cairo_show_text(cr, text);
+    return e.x_advance;
+}
+
+/* The text of the picture: the title, the tick labels, and the strip below the plot
+ * with "● real  ● generated" and, with a field, a colour bar of the critic's value
+ * from its minimum to its maximum with its ends and middle labelled. */
+static void draw_text_layer(cairo_t *cr, const struct layout *L, const struct gan_toy_plot *p,
+                            double lo, double hi)
+{
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, L->font);
+    char t[64];
+    if (L->strip && p->title) {
+        ink(cr, 0x222222);
+        cairo_save(cr);
+        cairo_rectangle(cr, 0, 0, L->ox + L->size, L->strip);
+        cairo_clip(cr);
+        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+        show(cr, L->ox, (L->strip - L->font) / 2.0, p->title, 0, 0);
+        cairo_restore(cr);
+        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    }
+    ink(cr, 0x333333);
+    for (int axis = 0; axis < 2; axis++) {
+        double vlo = axis == 0 ? p->xmin : p->ymin, vhi = axis == 0 ? p->xmax : p->ymax;
+        double step = label_step(vhi - vlo);
+        for (double v = ceil(vlo / step) * step; v <= vhi + step * 1e-9; v += step) {
+            double at = (v - vlo) / (vhi - vlo) * L->size;
+            snprintf(t, sizeof t, "%g", fabs(v) < step * 1e-9 ? 0.0 : v);
+            if (axis == 0)
+                show(cr, L->ox + at, L->oy + L->size + 3, t, 0.5, 0);
+            else
+                show(cr, L->ox - 4, L->oy + L->size - at, t, 1.0, 0.5);
+        }
+    }
+    double top = L->oy + L->size + L->labels, mid = top + L->legend / 2.0;
+    double r = L->font * 0.3, x = L->ox + r;
+    static const struct {
+        unsigned long rgb;
+        const char *name;
+    } sets[] = { { GAN_TOY_PLOT_REAL_RGB, "real" }, { GAN_TOY_PLOT_FAKE_RGB, "generated" } };
+    for (int i = 0; i < 2; i++) {
+        ink(cr, sets[i].rgb);
+        cairo_arc(cr, x, mid, r, 0, 2 * M_PI);
+        cairo_fill(cr);
+        ink(cr, 0x222222);
+        x += r + L->font * 0.4;
+        x += show(cr, x, mid, sets[i].name, 0, 0.5) + L->font;
+    }
     if (!p->field || !isfinite(lo))
         return;
     char lo_text[24], hi_text[24];
     snprintf(lo_text, sizeof lo_text, "%.3g", lo);
     snprintf(hi_text, sizeof hi_text, "%.3g", hi);
-    int bar = x_end - x - text_width(lo_text, s) - text_width(hi_text, s) - 2 * gap;
-    if (bar > 60 * s)
-        bar = 60 * s;
-    if (bar < 16 * s)
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, "critic ", &e);
+    double caption = e.x_advance;
+    cairo_text_extents(cr, hi_text, &e);
+    double right = L->ox + L->size - e.x_advance / 2.0;
+    double bar = fmin(L->size * 0.35, right - x - caption - L->font);
+    if (bar < L->font * 3)
         return;
-    int bx = x_end - text_width(hi_text, s) - gap - bar;
-    draw_text(cv, bx - gap - text_width(lo_text, s), y, s, lo_text, ink, x_end);
-    draw_text(cv, bx + bar + gap, y, s, hi_text, ink, x_end);
-    int by = y, bh = 7 * s;
-    for (int i = 0; i < bar; i++)
-        fill_rect(cv, bx + i, by, bx + i + 1, by + bh, field_colour((i + 0.5) / bar));
-    fill_rect(cv, bx - 1, by - 1, bx + bar + 1, by, frame);
-    fill_rect(cv, bx - 1, by + bh, bx + bar + 1, by + bh + 1, frame);
-    fill_rect(cv, bx - 1, by - 1, bx, by + bh + 1, frame);
-    fill_rect(cv, bx + bar, by - 1, bx + bar + 1, by + bh + 1, frame);
+    double bx = right - bar, bh = L->font * 0.55, by = mid - bh - 1;
+    ink(cr, 0x222222);
+    show(cr, bx - L->font * 0.5, by + bh / 2.0, "critic", 1.0, 0.5);
+    for (int i = 0; i < (int)bar; i++) {
+        struct rgb c = field_colour((i + 0.5) / bar);
+        cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0);
+        cairo_rectangle(cr, bx + i, by, 1.0, bh);
+        cairo_fill(cr);
+    }
+    ink(cr, 0x464646);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, bx - 0.5, by - 0.5, bar + 1, bh + 1);
+    cairo_stroke(cr);
+    char mid_text[24];
+    snprintf(mid_text, sizeof mid_text, "%.3g", lo + (hi - lo) / 2);
+    const char *labels[3] = { lo_text, mid_text, hi_text };
+    cairo_set_font_size(cr, L->font * 0.85);
+    for (int k = 0; k < 3; k++) {
+        double lx = bx + bar * k / 2.0;
+        cairo_move_to(cr, lx, by + bh);
+        cairo_line_to(cr, lx, by + bh + 3);
+        cairo_stroke(cr);
+        show(cr, lx, by + bh + 4, labels[k], 0.5, 0);
+    }
+}
+
+/* The canvas with the text layer on it: through a cairo surface and back. */
+static gan_status draw_text_over(struct canvas *cv, const struct layout *L,
+                                 const struct gan_toy_plot *p, double lo, double hi)
+{
+    cairo_surface_t *sf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, cv->w, cv->h);
+    if (cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(sf);
+        return GAN_ERR_NOMEM;
+    }
+    unsigned char *data = cairo_image_surface_get_data(sf);
+    int stride = cairo_image_surface_get_stride(sf);
+    for (int y = 0; y < cv->h; y++)
+        for (int x = 0; x < cv->w; x++) {
+            const unsigned char *c = cv->px + 3 * ((size_t)y * (size_t)cv->w + (size_t)x);
+            uint32_t v = (uint32_t)c[0] << 16 | (uint32_t)c[1] << 8 | c[2];
+            memcpy(data + (size_t)y * (size_t)stride + 4 * (size_t)x, &v, 4);
+        }
+    cairo_surface_mark_dirty(sf);
+    cairo_t *cr = cairo_create(sf);
+    draw_text_layer(cr, L, p, lo, hi);
+    gan_status st = cairo_status(cr) == CAIRO_STATUS_SUCCESS ? GAN_OK : GAN_ERR_NOMEM;
+    cairo_destroy(cr);
+    cairo_surface_flush(sf);
+    for (int y = 0; y < cv->h; y++)
+        for (int x = 0; x < cv->w; x++) {
+            uint32_t v;
+            memcpy(&v, data + (size_t)y * (size_t)stride + 4 * (size_t)x, 4);
+            unsigned char *c = cv->px + 3 * ((size_t)y * (size_t)cv->w + (size_t)x);
+            c[0] = (unsigned char)(v >> 16);
+            c[1] = (unsigned char)(v >> 8);
+            c[2] = (unsigned char)v;
+        }
+    cairo_surface_destroy(sf);
+    return st;
 }
 
 /* The finite minimum and maximum of the field; both NaN when it has no finite value. */
@@ -447,14 +428,17 @@ static void field_range(const struct gan_toy_plot *p, double *lo, double *hi)
 static void make_layout(const struct gan_toy_plot *p, struct layout *L)
 {
     L->size = (int)p->size;
-    L->scale = L->size >= 384 ? 2 : 1;
-    L->margin = 4 * L->scale;
-    L->strip = p->title && *p->title ? (FONT_H + 6) * L->scale : 0;
-    L->legend = (FONT_H + 6) * L->scale;
-    L->ox = L->margin;
+    L->font = L->size >= 384 ? 13.0 : L->size >= 160 ? 10.0 : 8.0;
+    L->margin = L->size >= 384 ? 8 : 4;
+    L->strip = p->title && *p->title ? (int)ceil(L->font * 1.9) : 0;
+    size_t chars = label_chars(p->ymin, p->ymax);
+    L->left = (int)ceil((double)chars * 0.62 * L->font) + 6;
+    L->labels = (int)ceil(L->font * 1.5);
+    L->legend = (int)ceil(L->font * 2.6);
+    L->ox = L->left;
     L->oy = L->strip ? L->strip : L->margin;
-    L->width = L->size + 2 * L->margin;
-    L->height = L->oy + L->size + L->margin + L->legend;
+    L->width = L->ox + L->size + L->margin;
+    L->height = L->oy + L->size + L->labels + L->legend;
 }
 
 static gan_status render(const struct gan_toy_plot *p, struct canvas *cv)
@@ -477,10 +461,7 @@ static gan_status render(const struct gan_toy_plot *p, struct canvas *cv)
     draw_points(cv, &L, p, p->real, p->n_real, rgb_hex(GAN_TOY_PLOT_REAL_RGB));
     draw_points(cv, &L, p, p->fake, p->n_fake, rgb_hex(GAN_TOY_PLOT_FAKE_RGB));
     draw_frame(cv, &L, p);
-    if (L.strip)
-        draw_title(cv, &L, p->title);
-    draw_legend(cv, &L, p, lo, hi);
-    return GAN_OK;
+    return draw_text_over(cv, &L, p, lo, hi);
 }
 
 /* ------------------------------------------------------------------ the file */

@@ -38,9 +38,9 @@ struct gan_toy_plot {
     size_t n_real;
     const float *fake;            /* n_fake × 2 floats; drawn on top */
     size_t n_fake;
-    /* One line above the plot, e.g. "iter 2000  modes 8/8  hq 97.1%", in a built-in
-     * 5×7 pixel font (printable ASCII; other bytes show as a box); it is cut at the
-     * plot's width. NULL or "": no title strip. */
+    /* One line above the plot, e.g. "iter 2000  modes 8/8  hq 97.1%", drawn with cairo
+     * in a sans-serif face; it is cut at the plot's right edge. NULL or "": no title
+     * strip. */
     const char *title;
 };
 
@@ -61,9 +61,11 @@ gan_status gan_toy_plot_geometry(const struct gan_toy_plot *plot,
 
 /* Renders `plot` and writes it to `path` as an 8-bit RGB PNG, atomically: a
  * temporary file in the same folder, flushed to disk, then renamed over `path`.
- * The image is the plot area with a thin white margin, the title strip above it and
- * below it a strip with the legend and, with a field, a colour bar labelled with
- * the field's minimum and maximum (about 520 × 580 at the default size). Points
+ * The image is the plot area with the y tick labels on its left and the x tick labels
+ * below it (whole steps, at most 7 an axis), the title strip above it, and below them a
+ * strip with the legend and, with a field, a colour bar of the critic's value labelled
+ * at its minimum, middle and maximum (543 × 591 at the default size, titled). The text
+ * is drawn with cairo. Points
  * outside the view or not finite are not drawn. Failures name the path and the
  * reason, in `err` (NULL: discard the message); on failure no temporary file remains
  * and an existing file at `path` is untouched. */

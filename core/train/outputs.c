@@ -11,6 +11,7 @@
 
 #include "base/strings.h"
 #include "tensor/tensor_core.h"
+#include "io/curves.h"
 #include "train/trainer_internal.h"
 
 /* ------------------------------------------------------------------ columns */
@@ -154,6 +155,17 @@ static gan_status write_grad_stats(gan_trainer *t, struct gan_error *err)
     return GAN_OK;
 }
 
+/* curves.png from the rows written so far (io/curves.h). */
+static gan_status draw_curves(gan_trainer *t, struct gan_error *err)
+{
+    char *csv = gan_run_path(t->run_dir, GAN_RUN_METRICS);
+    char *png = gan_run_path(t->run_dir, GAN_RUN_CURVES);
+    gan_status st = csv && png ? gan_curves_draw(csv, png, t->run_dir, err) : gan_trainer_nomem(err);
+    free(csv);
+    free(png);
+    return st;
+}
+
 gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
 {
     /* Data parallel: rank 0 writes the run folder (data_parallel.c). */
@@ -200,6 +212,8 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
     gan_status st = gan_metrics_csv_row(t->metrics, cells, n, err);
     if (st == GAN_OK)
         st = gan_trainer_events_row(t, cells, n, err);
+    if (st == GAN_OK && (evaluated || t->iteration == t->iterations))
+        st = draw_curves(t, err);
     if (st == GAN_OK && t->grad_csv)
         st = write_grad_stats(t, err);
     if (st == GAN_OK && t->shadow.csv)

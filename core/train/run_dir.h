@@ -21,6 +21,7 @@
 #define GAN_RUN_SUMMARY "summary.json"
 #define GAN_RUN_CHECKPOINT "checkpoint.safetensors"
 #define GAN_RUN_FINAL_IMAGE "final.png"
+#define GAN_RUN_CURVES "curves.png"        /* metrics.csv drawn, at each evaluation */
 #define GAN_RUN_GRAD_STATS "grad_stats.csv"   /* run.debug_level >= 1 */
 
 /* Makes the folder for a new run, locks it (*lock, see run_guard.h) and gives its path

@@ -231,11 +231,13 @@ static const char *digits_then(const char *s, char stop)
     return p > s && *p == stop ? p + (stop ? 1 : 0) : NULL;
 }
 
-/* A picture a run writes: final.png, an image run's real.png, samples-NNNNNN.png. */
+/* A picture a run writes: final.png, curves.png, an image run's real.png,
+ * samples-NNNNNN.png. */
 static int is_picture(const char *name, size_t len)
 {
     static const char prefix[] = "samples-", suffix[] = ".png";
     if ((len == strlen(GAN_RUN_FINAL_IMAGE) && strncmp(name, GAN_RUN_FINAL_IMAGE, len) == 0) ||
+        (len == strlen(GAN_RUN_CURVES) && strncmp(name, GAN_RUN_CURVES, len) == 0) ||
         (len == strlen(GAN_IMAGE_REAL_GRID) && strncmp(name, GAN_IMAGE_REAL_GRID, len) == 0))
         return 1;
     size_t np = sizeof prefix - 1, ns = sizeof suffix - 1;

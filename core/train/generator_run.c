@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/* generator_run.c — a run's generator opened from its folder or checkpoint: the session of
+ * its saved configuration with the checkpoint loaded, its samples and its quality. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/strings.h"
+#include "tensor/tensor_core.h"
+#include "train/checkpoint.h"
+#include "train/generator_run.h"
+#include "train/image_run.h"
+#include "train/run_dir.h"
+#include "train/streams.h"
+#include "train/trainer.h"
+
+struct gan_generator_run {
+    gan_config *cfg;
+    char *checkpoint;
+    char *config_text;
+    gan_session *s;
+    gan_image_run *images;        /* with metrics, for an image run */
+    int64_t iteration;
+};
+
+const char *gan_generator_run_checkpoint(const gan_generator_run *g)
+{
+    return g->checkpoint;
+}
+
+int64_t gan_generator_run_iteration(const gan_generator_run *g)
+{
+    return g->iteration;
+}
+
+gan_session *gan_generator_run_session(const gan_generator_run *g)
+{
+    return g->s;
+}
+
+const gan_config *gan_generator_run_config(const gan_generator_run *g)
+{
+    return g->cfg;
+}
+
+const char *gan_generator_run_config_text(const gan_generator_run *g)
+{
+    return g->config_text;
+}
+
+int gan_generator_run_is_checkpoint(const gan_generator_run *g, const char *path)
+{
+    struct stat a, b;
+    return stat(path, &a) == 0 && stat(g->checkpoint, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+void gan_generator_run_free(gan_generator_run *g)
+{
+    if (!g)
+        return;
+    /* The image metrics' classifier runs on the session's backend: freed before it. */
+    gan_image_run_free(g->images);
+    gan_session_free(g->s);
+    gan_config_free(g->cfg);
+    free(g->checkpoint);
+    free(g->config_text);
+    free(g);
+}
+
+/* The checkpoint `path` names: the file itself, or the one in a run folder, with the
+ * reason when there is none to read. */
+static gan_status resolve_checkpoint(const char *path, char **out, struct gan_error *err)
+{
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: no such file or folder; give a run folder ganctl wrote (run.dir) or its %s",
+                             path, GAN_RUN_CHECKPOINT);
+    if (!S_ISDIR(sb.st_mode))
+        return (*out = gan_strdup(path)) ? GAN_OK : gan_error_nomem(err, path);
+    char *file = gan_run_path(path, GAN_RUN_CHECKPOINT);
+    char *conf = gan_run_path(path, GAN_RUN_CONFIG);
+    gan_status st = GAN_OK;
+    if (!file || !conf)
+        st = gan_error_nomem(err, path);
+    else if (access(file, F_OK) == 0)
+        *out = file, file = NULL;
+    else if (access(conf, F_OK) == 0)
+        st = gan_error_set(err, GAN_ERR_CONFIG,
+                           "%s: a run folder without a checkpoint yet; it writes %s every run.checkpoint_every iterations, on a stop and at the end (continue it with ganctl --resume %s)",
+                           path, GAN_RUN_CHECKPOINT, path);
+    else
+        st = gan_error_set(err, GAN_ERR_CONFIG,
+                           "%s: not a run folder (it holds neither %s nor %s); give the run.dir of a run or a checkpoint file",
+                           path, GAN_RUN_CHECKPOINT, GAN_RUN_CONFIG);
+    free(file);
+    free(conf);
+    return st;
+}
+
+/* The saved configuration, with the command line's backend changes. */
+static gan_status load_config(gan_generator_run *g, const struct gan_generator_setting *settings,
+                              size_t count, struct gan_error *err)
+{
+    gan_status st = gan_checkpoint_read_config(g->checkpoint, &g->config_text, err);
+    if (st == GAN_ERR_FORMAT && strstr(err->message, "format version")) {
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        return gan_error_set(err, st, "%s: sample, eval and export it with the ganctl that trained it",
+                             why);
+    }
+    if (st != GAN_OK)
+        return st;
+    char label[4200];
+    snprintf(label, sizeof label, "%s (saved configuration)", g->checkpoint);
+    st = gan_config_new(&g->cfg, err);
+    if (st == GAN_OK)
+        st = gan_config_read_string(g->cfg, g->config_text, label, GAN_CONFIG_FILE, err);
+    for (size_t i = 0; st == GAN_OK && i < count; i++) {
+        const struct gan_generator_setting *s = &settings[i];
+        if (s->backend) {
+            char origin[512];
+            snprintf(origin, sizeof origin, "--backend %s", s->backend);
+            st = gan_config_set_string(g->cfg, "backend.name", s->backend, origin, err);
+            continue;
+        }
+        const char *a = s->assignment ? s->assignment : "";
+        size_t key = strcspn(a, "= ");
+        if (!(strncmp(a, "backend.", 8) == 0 || (key == 9 && strncmp(a, "log.level", 9) == 0)))
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "--set %s: the generator is the checkpoint's, as its configuration describes it; only backend.* and log.level may be set",
+                                 a);
+        st = gan_config_set(g->cfg, a, err);
+    }
+    return st;
+}
+
+/* An image run's data and metrics, as the trainer opens them. */
+static gan_status open_images(gan_generator_run *g, struct gan_error *err)
+{
+    const char *dir = "", *classifier = "";
+    gan_config_get_string(g->cfg, GAN_IMAGE_DATA_SETTING, &dir);
+    gan_config_get_string(g->cfg, "eval.classifier", &classifier);
+    return gan_image_run_new(dir, classifier, g->s->set.seed, g->s->ctx, &g->images, err);
+}
+
+gan_status gan_generator_run_open(const char *path, const struct gan_generator_setting *settings,
+                                  size_t setting_count, int metrics, const gan_loader *loader,
+                                  const struct gan_log *log, gan_generator_run **out,
+                                  struct gan_error *err)
+{
+    *out = NULL;
+    gan_generator_run *g = calloc(1, sizeof *g);
+    if (!g)
+        return gan_error_nomem(err, path);
+    gan_status st = resolve_checkpoint(path, &g->checkpoint, err);
+    if (st == GAN_OK)
+        st = load_config(g, settings, setting_count, err);
+    if (st == GAN_OK)
+        st = gan_session_open(g->cfg, loader, log, &g->s, err);
+    if (st == GAN_OK && metrics && g->s->set.is_image)
+        st = open_images(g, err);
+    if (st == GAN_OK)
+        st = gan_session_set_precision(g->s, err);
+    struct gan_checkpoint_state state;
+    if (st == GAN_OK)
+        st = gan_session_load_checkpoint(g->s, g->checkpoint, &state, err);
+    if (st != GAN_OK) {
+        gan_generator_run_free(g);
+        return st;
+    }
+    g->iteration = state.iteration;
+    *out = g;
+    return GAN_OK;
+}
+
+gan_status gan_generator_run_generate(gan_generator_run *g, size_t n, uint64_t seed,
+                                      uint64_t offset, size_t chunk, float *samples,
+                                      float *z_out, struct gan_error *err)
+{
+    gan_ctx *ctx = g->s->ctx;
+    size_t d = (size_t)g->s->set.sample_size, zd = (size_t)g->s->set.z_dim;
+    if (chunk == 0)
+        chunk = n ? n : 1;
+    for (size_t at = 0; at < n; at += chunk) {
+        size_t m = n - at < chunk ? n - at : chunk;
+        int64_t dims[2] = { (int64_t)m, (int64_t)zd };
+        gan_ctx_no_grad_push(ctx);
+        gan_tensor *z = gan_tensor_normal(ctx, GAN_F32, 2, dims, seed, offset, 0.0f, 1.0f);
+        gan_tensor *fake = z ? gan_session_forward(g->s, GAN_NET_GENERATOR, z) : NULL;
+        gan_ctx_no_grad_pop(ctx);
+        offset += (uint64_t)(m * zd + 3) / 4;
+        if (!fake || gan_tensor_to_host(ctx, fake, samples + at * d, m * d) != GAN_OK ||
+            (z_out && gan_tensor_to_host(ctx, z, z_out + at * zd, m * zd) != GAN_OK))
+            return gan_session_ctx_fail(g->s, err, "generating samples");
+        gan_ctx_step_end(ctx);
+    }
+    return GAN_OK;
+}
+
+/* The toys: the trainer's held-out points, floor and evaluation z (evaluation.c), with
+ * the whole evaluation in one forward pass as the trainer runs it. */
+static gan_status eval_toy(gan_generator_run *g, size_t n, struct gan_generator_quality *q,
+                           struct gan_error *err)
+{
+    const struct gan_session_settings *set = &g->s->set;
+    float *real = malloc(n * 2 * sizeof *real), *fake = malloc(n * 2 * sizeof *fake);
+    gan_toy_sampler *held_out = NULL;
+    gan_status st = real && fake ? GAN_OK : gan_error_nomem(err, "the evaluation");
+    if (st == GAN_OK)
+        st = gan_toy_sampler_new(set->kind, set->seed, GAN_STREAM_EVAL_REAL, &held_out, err);
+    if (st == GAN_OK)
+        st = gan_toy_sample(held_out, n, real, err);
+    if (st == GAN_OK)
+        st = gan_toy_quality_floor(set->kind, set->seed, GAN_STREAM_FLOOR, n, &q->toy_floor, err);
+    if (st == GAN_OK)
+        st = gan_generator_run_generate(g, n, set->seed, GAN_STREAM_EVAL_Z, n, fake, NULL, err);
+    if (st == GAN_OK)
+        st = gan_toy_quality(set->kind, fake, n, real, n, &q->toy, err);
+    gan_toy_sampler_free(held_out);
+    free(real);
+    free(fake);
+    return st;
+}
+
+/* Images: the trainer's evaluation z, drawn and run as many at a time as it does. */
+static gan_status eval_images(gan_generator_run *g, size_t n, struct gan_generator_quality *q,
+                              struct gan_error *err)
+{
+    if (!g->images)
+        return gan_error_set(err, GAN_ERR_INVALID,
+                             "%s: the image metrics were not opened with the run", g->checkpoint);
+    float *fake = malloc(n * (size_t)g->s->set.sample_size * sizeof *fake);
+    gan_status st = fake ? GAN_OK : gan_error_nomem(err, "the evaluation");
+    if (st == GAN_OK)
+        st = gan_generator_run_generate(g, n, g->s->set.seed, GAN_STREAM_EVAL_Z, GAN_SAMPLE_CHUNK,
+                                        fake, NULL, err);
+    if (st == GAN_OK)
+        st = gan_image_run_eval(g->images, fake, n, &q->image, err);
+    if (st == GAN_OK)
+        q->image_floor = gan_image_run_floor(g->images);
+    free(fake);
+    return st;
+}
+
+gan_status gan_generator_run_eval(gan_generator_run *g, size_t n, struct gan_generator_quality *q,
+                                  struct gan_error *err)
+{
+    memset(q, 0, sizeof *q);
+    q->is_image = g->s->set.is_image;
+    if (n == 0)
+        n = q->is_image ? GAN_IMAGE_EVAL_SAMPLES : GAN_EVAL_SAMPLES;
+    q->samples = n;
+    return q->is_image ? eval_images(g, n, q, err) : eval_toy(g, n, q, err);
+}
