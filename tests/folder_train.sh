@@ -118,6 +118,17 @@ check "an empty folder makes no run folder" test ! -e "$work/c"
 check "an empty folder's error names it and the fix" sh -c \
     'grep -q "image folder $2 holds no image files" "$1" && grep -q "put PNG or JPEG" "$1"' \
     _ "$work/err" "$work/empty"
+run -s run.iterations=2 -s run.dir="$work/e" -s data.batch_size=20
+check "a batch larger than the training images fails before the run folder" sh -c \
+    'test "$1" -eq 2 && test ! -e "$2" &&
+     grep -q "19 training images (24 of 25 read, 5 held out), fewer than data.batch_size = 20" "$3"' \
+    _ "$rc" "$work/e" "$work/err"
+"$GANCTL" -s data.name='"folder"' -s run.iterations=1 -s run.dir="$work/f" \
+    >"$work/out" 2>"$work/err"
+rc=$?
+check "a folder run without data.path is a configuration error that says to set it" sh -c \
+    'test "$1" -eq 2 && test ! -e "$2" && grep -q "set data.path to your image folder" "$3"' \
+    _ "$rc" "$work/f" "$work/err"
 run -s run.iterations=2 -s run.dir="$work/d" -s data.channels=2
 check "data.channels = 2 is a configuration error (exit 2)" test "$rc" -eq 2
 check "data.channels = 2 says what to write" grep -q "set data.channels to 1 or 3" "$work/err"

@@ -18,6 +18,11 @@
  * read and skipped. */
 static gan_status open_folder(gan_trainer *t, const char *dir, struct gan_error *err)
 {
+    /* Fashion-MNIST's folder, data.path's default, is never what a folder run means. */
+    const struct gan_config_value *path = gan_config_find(t->cfg, GAN_IMAGE_DATA_SETTING);
+    if (path && path->source == GAN_CONFIG_DEFAULT)
+        return gan_error_set(err, GAN_ERR_CONFIG, "data.name = \"folder\" trains on the images in data.path, which is not set (its default is fashion-mnist's folder %s): set data.path to your image folder",
+                             dir);
     struct gan_image_folder_spec spec = {
         .dir = dir,
         .channels = (unsigned)t->s->set.sample_dims[0],
@@ -30,6 +35,12 @@ static gan_status open_folder(gan_trainer *t, const char *dir, struct gan_error 
                                              err);
     if (st != GAN_OK)
         return st;
+    /* Refused here, before the run folder is made, rather than by the first batch. */
+    size_t train = gan_image_run_train_images(t->images);
+    if ((size_t)t->s->set.batch > train)
+        return gan_error_set(err, GAN_ERR_CONFIG, "image folder %s: %zu training images (%zu of %zu read, %zu held out), fewer than data.batch_size = %lld: set data.batch_size to %zu or less, or add images",
+                             dir, train, report.files - report.skipped, report.files,
+                             gan_image_run_held_out(t->images), (long long)t->s->set.batch, train);
     if (report.skipped)
         gan_log_write(t->log, GAN_LOG_WARN, "image folder %s: skipped %zu of %zu image files that could not be read; the first: %s",
                       dir, report.skipped, report.files, report.first_skipped);

@@ -99,6 +99,11 @@ size_t gan_image_run_eval_samples(const gan_image_run *r)
     return r->eval_samples;
 }
 
+size_t gan_image_run_train_images(const gan_image_run *r)
+{
+    return gan_image_set_count(r->train);
+}
+
 size_t gan_image_run_held_out(const gan_image_run *r)
 {
     return gan_image_set_count(r->test);

@@ -50,7 +50,8 @@ gan_status gan_image_run_new_folder(const struct gan_image_folder_spec *spec, ui
 /* The images each evaluation scores (GAN_IMAGE_EVAL_SAMPLES for Fashion-MNIST), whether
  * it has a Fréchet distance, and the images' shape. */
 size_t gan_image_run_eval_samples(const gan_image_run *r);
-/* The held-out (test) images. */
+/* The training images, and the held-out (test) ones. */
+size_t gan_image_run_train_images(const gan_image_run *r);
 size_t gan_image_run_held_out(const gan_image_run *r);
 int gan_image_run_has_frechet(const gan_image_run *r);
 unsigned gan_image_run_channels(const gan_image_run *r);
