@@ -492,6 +492,69 @@ START_TEST(test_folder_loads_and_splits)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ Fashion-MNIST as files */
+
+static const char *fashion_dir(void)
+{
+    const char *d = getenv("GANCTL_FASHION_MNIST_DIR");
+    return d && *d ? d : GAN_IMAGE_DATA_DEFAULT_DIR;
+}
+
+static int fashion_present(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte.gz", fashion_dir());
+    FILE *f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+/* Fashion-MNIST's first 40 test images written as 28 × 28 grey PNG files read back at
+ * data.size 28, data.channels 1 byte for byte: every image once, in the training or the
+ * held-out set, so the networks see exactly what the IDX files give them. */
+START_TEST(test_fashion_round_trip)
+{
+    gan_image_set *idx, *train, *test;
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_msg(gan_image_set_load(fashion_dir(), GAN_IMAGE_TEST, &idx, &err) == GAN_OK, "%s",
+                  err.message);
+    const size_t n = 40;
+    for (size_t i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%06zu.png", i);
+        ck_assert_int_eq(test_write_png(in_scratch(name), GAN_IMAGE_SIDE, GAN_IMAGE_SIDE, 1, 8,
+                                        gan_image_set_raw(idx, i)), 0);
+    }
+    struct gan_image_folder_report report;
+    ck_assert_msg(load(test_scratch, 1, GAN_IMAGE_SIDE, 0.1, &train, &test, &report, &err)
+                  == GAN_OK, "%s", err.message);
+    ck_assert_uint_eq(report.skipped, 0);
+    ck_assert_uint_eq(gan_image_set_count(test), 4);
+    ck_assert_uint_eq(gan_image_set_count(train), 36);
+    ck_assert_uint_eq(gan_image_set_sample_size(train), GAN_IMAGE_PIXELS);
+    int found[40] = { 0 };
+    for (int s = 0; s < 2; s++) {
+        const gan_image_set *set = s ? test : train;
+        for (size_t k = 0; k < gan_image_set_count(set); k++) {
+            size_t i = 0;
+            while (i < n && memcmp(gan_image_set_raw(set, k), gan_image_set_raw(idx, i),
+                                   GAN_IMAGE_PIXELS) != 0)
+                i++;
+            ck_assert_msg(i < n, "image %zu of the %s set is none of the files", k,
+                          s ? "held-out" : "training");
+            found[i]++;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(found[i], 1);
+    gan_image_set_free(train);
+    gan_image_set_free(test);
+    gan_image_set_free(idx);
+}
+END_TEST
+
 static Suite *image_folder_suite(void)
 {
     Suite *s = suite_create("image folder");
@@ -519,6 +582,15 @@ static Suite *image_folder_suite(void)
     tcase_add_test(tc, test_folder_empty);
     tcase_add_test(tc, test_folder_loads_and_splits);
     suite_add_tcase(s, tc);
+    if (fashion_present()) {
+        tc = tcase_create("fashion-mnist as files");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_fashion_round_trip);
+        suite_add_tcase(s, tc);
+    } else {
+        fprintf(stderr, "SKIP fashion-mnist as files: not in %s (install %s)\n", fashion_dir(),
+                GAN_IMAGE_DATA_PACKAGE);
+    }
     return s;
 }
 
