@@ -80,6 +80,8 @@ check "the row of iteration 20 has a finite sliced W1" sh -c \
 check "summary.json has the pixel metric and its floor, no frechet" sh -c \
     'grep -q "\"sliced_w1_pixel\"" "$1" && grep -q "real_vs_real_floor" "$1" &&
      ! grep -q "frechet" "$1"' _ "$work/a/summary.json"
+check "neither the progress lines nor the final line show a frechet value" sh -c \
+    '! grep -q "frechet" "$1" "$2"' _ "$work/out" "$work/err"
 check "the final line names the pixel metric over the held-out images" grep -q \
     "quality at iteration 20 (folder, 5 generated vs 5 test images): sliced_w1_pixel" \
     "$work/out"

@@ -257,7 +257,7 @@ void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p)
     p->quality = t->quality;
     if (t->images) {
         p->quality_values = t->quality_values;
-        p->quality_count = 2;
+        p->quality_count = gan_image_run_has_frechet(t->images) ? 2 : 1;
     }
 }
 
