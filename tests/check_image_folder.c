@@ -362,6 +362,13 @@ START_TEST(test_jpeg_refused)
     ck_assert_int_eq(test_truncate_copy(whole, junk, 2), 0);
     ck_assert_int_eq(gan_jpeg_read(junk, &img, &err), GAN_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(err.message, "not a JPEG"));
+    /* CMYK, which would need a colour conversion libjpeg does not do. */
+    const char *cmyk = in_scratch("cmyk.jpg");
+    ck_assert_int_eq(test_write_jpeg(cmyk, 8, 8, 4, px, 90), 0);
+    ck_assert_int_eq(gan_jpeg_read(cmyk, &img, &err), GAN_ERR_FORMAT);
+    ck_assert_msg(strstr(err.message, "cmyk.jpg") && strstr(err.message, "CMYK"), "%s",
+                  err.message);
+    ck_assert_ptr_null(img.samples);
 }
 END_TEST
 

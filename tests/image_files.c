@@ -121,7 +121,7 @@ int test_write_jpeg(const char *path, unsigned w, unsigned h, unsigned channels,
     cinfo.image_width = w;
     cinfo.image_height = h;
     cinfo.input_components = (int)channels;
-    cinfo.in_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    cinfo.in_color_space = channels == 1 ? JCS_GRAYSCALE : channels == 4 ? JCS_CMYK : JCS_RGB;
     jpeg_set_defaults(&cinfo);
     jpeg_set_quality(&cinfo, quality, TRUE);
     jpeg_start_compress(&cinfo, TRUE);

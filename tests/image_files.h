@@ -15,8 +15,8 @@ int test_write_png(const char *path, unsigned w, unsigned h, unsigned channels, 
 int test_write_png_palette(const char *path, unsigned w, unsigned h, const unsigned char *index,
                            const unsigned char *rgb, unsigned n, const unsigned char *alpha);
 
-/* A baseline JPEG of w × h pixels, 1 (grey) or 3 (RGB) channels of 8 bits, at `quality`
- * (1 … 100). 0 on success. */
+/* A baseline JPEG of w × h pixels, 1 (grey), 3 (RGB) or 4 (CMYK) channels of 8 bits, at
+ * `quality` (1 … 100). 0 on success. */
 int test_write_jpeg(const char *path, unsigned w, unsigned h, unsigned channels,
                     const unsigned char *samples, int quality);
 
