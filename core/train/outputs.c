@@ -569,7 +569,11 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
         char *real = gan_run_path(t->run_dir, GAN_IMAGE_REAL_GRID);
         const char *title = t->s->set.is_folder ? "held-out images of the image folder"
                                                 : "fashion-mnist test images 1 to 64";
-        st = real ? gan_image_run_write_grid_sized(real, t->eval_real, GAN_IMAGE_GRID_COUNT,
+        /* Each held-out image once: a small folder's fill only the first cells. */
+        size_t shown = gan_image_run_held_out(t->images);
+        if (shown > GAN_IMAGE_GRID_COUNT)
+            shown = GAN_IMAGE_GRID_COUNT;
+        st = real ? gan_image_run_write_grid_sized(real, t->eval_real, shown,
                                                    gan_image_run_channels(t->images),
                                                    gan_image_run_side(t->images), title, err)
                   : gan_trainer_nomem(err);
