@@ -17,7 +17,7 @@ run|test) ;;
 esac
 
 deps="build-essential autoconf automake libtool pkg-config groff-base
-      libopenblas-dev libconfig-dev check libjansson-dev libpng-dev zlib1g-dev
+      libopenblas-dev libconfig-dev check libjansson-dev libpng-dev libjpeg-dev zlib1g-dev
       libcairo2-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin"
 missing=
 for p in $deps; do

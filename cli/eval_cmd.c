@@ -50,11 +50,12 @@ static json_t *toy_json(const struct gan_toy_quality *q)
     return o;
 }
 
-static json_t *image_json(const struct gan_image_quality *q)
+static json_t *image_json(const struct gan_image_quality *q, int has_frechet)
 {
     json_t *o = json_object();
     json_object_set_new(o, "sliced_w1_pixel", number(q->sliced_w1));
-    json_object_set_new(o, "frechet", number(q->frechet));
+    if (has_frechet)
+        json_object_set_new(o, "frechet", number(q->frechet));
     return o;
 }
 
@@ -65,9 +66,10 @@ static gan_status write_json(const char *path, const gan_generator_run *g,
     json_object_set_new(o, "checkpoint", json_string(gan_generator_run_checkpoint(g)));
     json_object_set_new(o, "iteration", json_integer(gan_generator_run_iteration(g)));
     json_object_set_new(o, "samples", json_integer((json_int_t)q->samples));
-    json_object_set_new(o, "generated", q->is_image ? image_json(&q->image) : toy_json(&q->toy));
+    json_object_set_new(o, "generated", q->is_image ? image_json(&q->image, q->has_frechet) : toy_json(&q->toy));
     json_object_set_new(o, "real_vs_real_floor",
-                        q->is_image ? image_json(&q->image_floor) : toy_json(&q->toy_floor));
+                        q->is_image ? image_json(&q->image_floor, q->has_frechet)
+                                    : toy_json(&q->toy_floor));
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(o);
     if (!text)
@@ -92,9 +94,10 @@ static void print_quality(const gan_generator_run *g, const struct gan_generator
            (long long)gan_generator_run_iteration(g), s->set.data_name, q->samples, q->samples,
            q->is_image ? "test images" : "real samples");
     if (q->is_image) {
-        printf(" sliced_w1_pixel %.4g (floor %.4g), frechet %.4g (floor %.4g)\n",
-               q->image.sliced_w1, q->image_floor.sliced_w1, q->image.frechet,
-               q->image_floor.frechet);
+        printf(" sliced_w1_pixel %.4g (floor %.4g)", q->image.sliced_w1, q->image_floor.sliced_w1);
+        if (q->has_frechet)
+            printf(", frechet %.4g (floor %.4g)", q->image.frechet, q->image_floor.frechet);
+        putchar('\n');
         return;
     }
     const struct gan_toy_quality *t = &q->toy, *f = &q->toy_floor;

@@ -702,7 +702,7 @@ static const struct bad_set_case bad_training_cases[] = {
     { "data.batch_size=2000000", "--set data.batch_size=2000000: \"data.batch_size\" must be between 1 and 1048576, got 2000000" },
     { "critic.optimizer.beta1=1", "--set critic.optimizer.beta1=1: \"critic.optimizer.beta1\" must be between 0 and 0.999999, got 1" },
     { "generator.optimizer.lr=-1e-3", "--set generator.optimizer.lr=-1e-3: \"generator.optimizer.lr\" must be between 0 and 3.4028234e+38, got -0.001" },
-    { "data.name=moons", "--set data.name=moons: \"data.name\" must be one of 8gaussians, 25gaussians, swissroll, fashion-mnist, got \"moons\"" },
+    { "data.name=moons", "--set data.name=moons: \"data.name\" must be one of 8gaussians, 25gaussians, swissroll, fashion-mnist, folder, got \"moons\"" },
     { "loss.terms=wasserstein", "--set loss.terms=wasserstein: \"loss.terms\" must be a list of strings, got a string: write it in brackets, e.g. loss.terms = [\"wasserstein\", \"gradient-penalty\"]" },
     { "loss.terms=[1, 2]", "--set loss.terms=[1, 2]: \"loss.terms\" must be a list of strings, got one that holds other values: write it in brackets, e.g. loss.terms = [\"wasserstein\", \"gradient-penalty\"]" },
     { "loss.terms=[]", "--set loss.terms=[]: \"loss.terms\" is empty: list at least one name, e.g. loss.terms = [\"wasserstein\", \"gradient-penalty\"]" },

@@ -348,6 +348,68 @@ START_TEST(test_paper_nets)
 }
 END_TEST
 
+/* The image folder's sizes (data.size 32 and 64, grey and RGB): the generator makes
+ * [B, C, S, S] in [−1, 1] and the critic takes it to [B, 1], through 32 → 16 → 8 → 4 and
+ * 64 → 32 → 16 → 8 with the paper's depth 3, and the layouts are the rule's. */
+static const struct { int64_t C, S, top; const char *g_describe; } sized_cases[] = {
+    { 3, 32, 4, "16 → 32×4×4 → 16×8×8 → 8×16×16 → 3×32×32, "
+                "5×5 stride-2 transposed convolutions, relu, tanh" },
+    { 1, 32, 4, "16 → 32×4×4 → 16×8×8 → 8×16×16 → 1×32×32, "
+                "5×5 stride-2 transposed convolutions, relu, tanh" },
+    { 3, 64, 8, "16 → 32×8×8 → 16×16×16 → 8×32×32 → 3×64×64, "
+                "5×5 stride-2 transposed convolutions, relu, tanh" },
+};
+
+START_TEST(test_sized_forward)
+{
+    const int64_t C = sized_cases[_i].C, S = sized_cases[_i].S, top = sized_cases[_i].top;
+    struct arch ga, ca;
+    arch_init(&ga, 0, 3, 8, 0, (int)C, (int)S, (int)S, 16);
+    arch_init(&ca, 1, 3, 8, 0, (int)C, (int)S, (int)S, 0);
+    struct inst g, c;
+    make_arch(&g, &ga, NULL);
+    make_arch(&c, &ca, NULL);
+    assert_layout(&g, &ga);
+    assert_layout(&c, &ca);
+    ck_assert_int_eq(ca.hs[3], top);
+    ck_assert_str_eq(mops->describe(g.model), sized_cases[_i].g_describe);
+    uint64_t offset = 0;
+    ck_assert_int_eq(gan_net_init(g.net, 3, &offset), GAN_OK);
+    ck_assert_int_eq(gan_net_init(c.net, 3, &offset), GAN_OK);
+    int64_t zd[2] = { 2, 16 };
+    gan_tensor *zt = gan_tensor_normal(CTX, GAN_F32, 2, zd, 1, 0, 0.0f, 1.0f);
+    gan_tensor *x = mops->forward(g.model, CTX, zt);
+    ck_assert_msg(x, "%s", gan_ctx_error(CTX));
+    ck_assert_int_eq(gan_tensor_ndim(x), 4);
+    ck_assert_int_eq(gan_tensor_dim(x, 0), 2);
+    ck_assert_int_eq(gan_tensor_dim(x, 1), C);
+    ck_assert_int_eq(gan_tensor_dim(x, 2), S);
+    ck_assert_int_eq(gan_tensor_dim(x, 3), S);
+    size_t n = (size_t)(2 * C * S * S);
+    float *xv = malloc(n * sizeof *xv);
+    ck_assert_ptr_nonnull(xv);
+    ck_assert_int_eq(gan_tensor_to_host(CTX, x, xv, n), GAN_OK);
+    double spread = 0;
+    for (size_t k = 0; k < n; k++) {
+        ck_assert(xv[k] >= -1.0f && xv[k] <= 1.0f);
+        spread += fabs(xv[k] - xv[0]);
+    }
+    ck_assert(spread > 0.1);
+    free(xv);
+    gan_tensor *d = mops->forward(c.model, CTX, x);
+    ck_assert_msg(d, "%s", gan_ctx_error(CTX));
+    ck_assert_int_eq(gan_tensor_ndim(d), 2);
+    ck_assert_int_eq(gan_tensor_dim(d, 0), 2);
+    ck_assert_int_eq(gan_tensor_dim(d, 1), 1);
+    float dv[2];
+    ck_assert_int_eq(gan_tensor_to_host(CTX, d, dv, 2), GAN_OK);
+    ck_assert(isfinite(dv[0]) && isfinite(dv[1]));
+    gan_ctx_step_end(CTX);
+    unmake(&g);
+    unmake(&c);
+}
+END_TEST
+
 struct layout_case {
     int critic, depth, width, norm, C, H, W, Z;
 };
@@ -1089,6 +1151,8 @@ static Suite *dcgan_suite(void)
     tc = tcase_create("shapes and names");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_paper_nets);
+    tcase_add_loop_test(tc, test_sized_forward, 0,
+                        (int)(sizeof sized_cases / sizeof sized_cases[0]));
     tcase_add_loop_test(tc, test_layouts, 0, (int)(sizeof layout_cases / sizeof layout_cases[0]));
     tcase_add_loop_test(tc, test_init_kinds, 0, 3);
     tcase_add_test(tc, test_two_dim_images);

@@ -26,7 +26,7 @@ struct schema_key {
 };
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
-static const char *const data_names[] = { "8gaussians", "25gaussians", "swissroll", "fashion-mnist", NULL };
+static const char *const data_names[] = { "8gaussians", "25gaussians", "swissroll", "fashion-mnist", "folder", NULL };
 static const char *const decays[] = { "none", "linear", NULL };
 static const char *const precision_modes[] = { "fp32", "fp16", "bf16", NULL };
 static const char *const precision_levels[] = { "O1", "O2", NULL };
@@ -37,6 +37,8 @@ static const char *const inner_scales[] = { "outer", NULL };
 #define INT_RANGE(k, d, lo, hi, sum) { k, GAN_SETTING_INT, d, NULL, 0, 1, 1, lo, hi, sum, 0 }
 #define FLOAT_RANGE(k, d, lo, hi, sum) { k, GAN_SETTING_FLOAT, d, NULL, 0, 1, 1, lo, hi, sum, 0 }
 #define FLOAT_MIN(k, d, lo, sum) { k, GAN_SETTING_FLOAT, d, NULL, 0, 1, 0, lo, 0, sum, 0 }
+#define INT_RANGE_NO_DEFAULT(k, lo, hi, sum) { k, GAN_SETTING_INT, NULL, NULL, 0, 1, 1, lo, hi, sum, 0 }
+#define FLOAT_RANGE_NO_DEFAULT(k, lo, hi, sum) { k, GAN_SETTING_FLOAT, NULL, NULL, 0, 1, 1, lo, hi, sum, 0 }
 #define BOOL(k, d, sum) { k, GAN_SETTING_BOOL, d, NULL, 0, 0, 0, 0, 0, sum, 0 }
 #define LIST(k, d, sum) { k, GAN_SETTING_STRING, d, NULL, 1, 0, 0, 0, 0, sum, 0 }
 /* A list of strings that may be empty. */
@@ -82,8 +84,14 @@ static const struct schema_key core_keys[] = {
     LIST0("precision.fp32", "[]", "module scopes kept in FP32, e.g. [\"penalty\", \"critic.fc3\"]"),
     STR_OR_NUMBER("penalty.inner_scale", "\"outer\"", inner_scales, "seed of the penalty's inner gradient: \"outer\" (the critic's loss scale) or a number"),
     STR("scaler.name", "\"none\"", NULL, "the loss scaler of both networks, scaler-NAME.so"),
-    STR("data.name", "\"8gaussians\"", data_names, "the data set: a 2-D toy, or \"fashion-mnist\" (28x28 images)"),
-    STR("data.path", "\"/usr/share/datasets/fashion-mnist\"", NULL, "the folder of fashion-mnist's IDX files (Debian package dataset-fashion-mnist)"),
+    STR("data.name", "\"8gaussians\"", data_names, "the data set: a 2-D toy, \"fashion-mnist\" (28x28 images), or \"folder\" (your PNG and JPEG images in data.path)"),
+    STR("data.path", "\"/usr/share/datasets/fashion-mnist\"", NULL, "the folder of fashion-mnist's IDX files (Debian package dataset-fashion-mnist), or the image folder"),
+    /* An image folder's settings. No default here: a run that does not set them keeps its
+     * config.conf and checkpoint as they were; core/data/image_folder.h has what their
+     * absence means (3, 64, 0.1). */
+    INT_RANGE_NO_DEFAULT("data.channels", 1, 3, "data.name = \"folder\": 1 (grey) or 3 (RGB) channels; 3 when unset"),
+    INT_RANGE_NO_DEFAULT("data.size", 4, 1024, "data.name = \"folder\": the side of the square images, e.g. 28, 32 or 64; 64 when unset"),
+    FLOAT_RANGE_NO_DEFAULT("data.holdout", 0, 0.9, "data.name = \"folder\": the fraction of the images held out for the quality metrics; 0.1 when unset"),
     INT_RANGE("data.batch_size", "256", 1, 1048576, "real and generated samples per step"),
     STR("eval.classifier", "\"\"", NULL, "image runs: the classifier file of the Frechet distance; \"\" = the cached default"),
     INT_RANGE("generator.z_dim", "2", 1, 65536, "the size of the generator's input noise z"),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* image_data.c — loads a split of Fashion-MNIST from its IDX files, checks that images and
- * labels belong together, and deals out shuffled batches scaled to [−1, 1]. */
+ * labels belong together, holds image sets made elsewhere (an image folder's), and deals
+ * out shuffled batches scaled to [−1, 1]. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,9 +19,12 @@
 struct gan_image_set {
     enum gan_image_split split;
     char *dir;
+    const char *label;              /* what messages call the set */
     size_t count;
-    unsigned char *pixels;          /* count × GAN_IMAGE_PIXELS */
-    unsigned char *labels;          /* count */
+    unsigned channels, side;
+    size_t sample_size;             /* channels × side × side */
+    unsigned char *pixels;          /* count × sample_size */
+    unsigned char *labels;          /* count, or NULL: no labels */
 };
 
 struct gan_image_sampler {
@@ -164,9 +168,39 @@ gan_status gan_image_set_load(const char *dir, enum gan_image_split split,
     }
     set->split = split;
     set->dir = dir_copy;
+    set->label = "fashion-mnist";
     set->count = images.dims[0] >= 0 ? (size_t)images.dims[0] : 0;
+    set->channels = 1;
+    set->side = GAN_IMAGE_SIDE;
+    set->sample_size = GAN_IMAGE_PIXELS;
     set->pixels = images.data;
     set->labels = labels.data;
+    *out = set;
+    return GAN_OK;
+}
+
+gan_status gan_image_set_wrap(const char *dir, enum gan_image_split split, const char *label,
+                              size_t count, unsigned channels, unsigned side,
+                              unsigned char *pixels, gan_image_set **out,
+                              struct gan_error *err)
+{
+    *out = NULL;
+    gan_image_set *set = calloc(1, sizeof *set);
+    char *dir_copy = gan_strdup(dir ? dir : "");
+    if (!set || !dir_copy) {
+        free(set);
+        free(dir_copy);
+        free(pixels);
+        return gan_error_set(err, GAN_ERR_NOMEM, "%s: out of memory", label);
+    }
+    set->split = split;
+    set->dir = dir_copy;
+    set->label = label;
+    set->count = count;
+    set->channels = channels;
+    set->side = side;
+    set->sample_size = (size_t)channels * side * side;
+    set->pixels = pixels;
     *out = set;
     return GAN_OK;
 }
@@ -174,6 +208,21 @@ gan_status gan_image_set_load(const char *dir, enum gan_image_split split,
 size_t gan_image_set_count(const gan_image_set *set)
 {
     return set ? set->count : 0;
+}
+
+unsigned gan_image_set_channels(const gan_image_set *set)
+{
+    return set ? set->channels : 0;
+}
+
+unsigned gan_image_set_side(const gan_image_set *set)
+{
+    return set ? set->side : 0;
+}
+
+size_t gan_image_set_sample_size(const gan_image_set *set)
+{
+    return set ? set->sample_size : 0;
 }
 
 const char *gan_image_set_dir(const gan_image_set *set)
@@ -188,12 +237,12 @@ enum gan_image_split gan_image_set_split(const gan_image_set *set)
 
 const unsigned char *gan_image_set_raw(const gan_image_set *set, size_t i)
 {
-    return set && i < set->count ? set->pixels + i * GAN_IMAGE_PIXELS : NULL;
+    return set && i < set->count ? set->pixels + i * set->sample_size : NULL;
 }
 
 int gan_image_set_label(const gan_image_set *set, size_t i)
 {
-    return set && i < set->count ? set->labels[i] : -1;
+    return set && set->labels && i < set->count ? set->labels[i] : -1;
 }
 
 float gan_image_pixel_value(unsigned char v)
@@ -210,9 +259,10 @@ static void fill_table(float table[256])
         table[v] = gan_image_pixel_value((unsigned char)v);
 }
 
-static void scale_image(const float table[256], const unsigned char *src, float *dst)
+static void scale_image(const float table[256], const unsigned char *src, float *dst,
+                        size_t n)
 {
-    for (size_t k = 0; k < GAN_IMAGE_PIXELS; k++)
+    for (size_t k = 0; k < n; k++)
         dst[k] = table[src[k]];
 }
 
@@ -223,16 +273,16 @@ gan_status gan_image_set_copy(const gan_image_set *set, size_t first, size_t n, 
         return gan_error_set(err, GAN_ERR_INVALID, "fashion-mnist: no data set or no output "
                              "buffer given");
     if (first > set->count || n > set->count - first)
-        return gan_error_set(err, GAN_ERR_INVALID, "fashion-mnist: images %zu to %zu asked "
-                             "for, but the %s split has %zu", first, first + n,
+        return gan_error_set(err, GAN_ERR_INVALID, "%s: images %zu to %zu asked "
+                             "for, but the %s split has %zu", set->label, first, first + n,
                              split_names[set->split], set->count);
     float table[256];
     fill_table(table);
+    const size_t d = set->sample_size;
     for (size_t i = 0; i < n; i++) {
-        scale_image(table, set->pixels + (first + i) * GAN_IMAGE_PIXELS,
-                    out + i * GAN_IMAGE_PIXELS);
+        scale_image(table, set->pixels + (first + i) * d, out + i * d, d);
         if (labels)
-            labels[i] = set->labels[first + i];
+            labels[i] = set->labels ? set->labels[first + i] : -1;
     }
     return GAN_OK;
 }
@@ -338,9 +388,10 @@ gan_status gan_image_sampler_next(gan_image_sampler *s, size_t batch, float *ima
                              "output buffer given");
     const gan_image_set *set = s->set;
     if (batch == 0 || batch > set->count)
-        return gan_error_set(err, GAN_ERR_INVALID, "fashion-mnist: a batch of %zu from the "
+        return gan_error_set(err, GAN_ERR_INVALID, "%s: a batch of %zu from the "
                              "%s split of %zu images; set data.batch_size to 1 … %zu",
-                             batch, split_names[set->split], set->count, set->count);
+                             set->label, batch, split_names[set->split], set->count,
+                             set->count);
     if (s->pos.index + batch > set->count) {
         s->pos.epoch++;
         s->pos.index = 0;
@@ -348,11 +399,12 @@ gan_status gan_image_sampler_next(gan_image_sampler *s, size_t batch, float *ima
     }
     float table[256];
     fill_table(table);
+    const size_t d = set->sample_size;
     for (size_t i = 0; i < batch; i++) {
         size_t k = s->order[s->pos.index + i];
-        scale_image(table, set->pixels + k * GAN_IMAGE_PIXELS, images + i * GAN_IMAGE_PIXELS);
+        scale_image(table, set->pixels + k * d, images + i * d, d);
         if (labels)
-            labels[i] = set->labels[k];
+            labels[i] = set->labels ? set->labels[k] : -1;
     }
     s->pos.index += batch;
     return GAN_OK;
@@ -370,10 +422,11 @@ gan_status gan_image_sampler_seek(gan_image_sampler *s, struct gan_image_positio
     if (!s)
         return gan_error_set(err, GAN_ERR_INVALID, "fashion-mnist sampler: none given");
     if (pos.index > s->set->count)
-        return gan_error_set(err, GAN_ERR_INVALID, "fashion-mnist: the saved position (epoch "
+        return gan_error_set(err, GAN_ERR_INVALID, "%s: the saved position (epoch "
                              "%llu, image %llu) lies past the end of the %s split's %zu "
                              "images; was the checkpoint made with another data set?",
-                             (unsigned long long)pos.epoch, (unsigned long long)pos.index,
+                             s->set->label, (unsigned long long)pos.epoch,
+                             (unsigned long long)pos.index,
                              split_names[s->set->split], s->set->count);
     if (pos.epoch != s->pos.epoch)
         gan_image_shuffle(s->seed, pos.epoch, s->order, s->set->count);

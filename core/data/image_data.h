@@ -16,7 +16,8 @@
 #define GAN_IMAGE_DATA_PACKAGE "dataset-fashion-mnist"
 #define GAN_IMAGE_DATA_SETTING "data.path"
 
-/* Every image is one channel of GAN_IMAGE_SIDE × GAN_IMAGE_SIDE pixels. */
+/* Every Fashion-MNIST image is one channel of GAN_IMAGE_SIDE × GAN_IMAGE_SIDE pixels; a
+ * set made with gan_image_set_wrap has its own channels and side. */
 #define GAN_IMAGE_SIDE 28
 #define GAN_IMAGE_PIXELS (GAN_IMAGE_SIDE * GAN_IMAGE_SIDE)
 #define GAN_IMAGE_CLASSES 10
@@ -38,11 +39,27 @@ gan_status gan_image_set_load(const char *dir, enum gan_image_split split,
                               gan_image_set **out, struct gan_error *err);
 void gan_image_set_free(gan_image_set *set);
 
+/* A set of `count` images made elsewhere (the image folder's, image_folder.h): `pixels`
+ * holds count × channels × side × side bytes, each image's channels one after the other
+ * (CHW), rows top first, scaled like Fashion-MNIST's bytes; the set takes it (also when
+ * this fails). It has no labels (gan_image_set_label gives −1). `dir` and `split` are
+ * what gan_image_set_dir and gan_image_set_split report; `label` (a string that outlives
+ * the set) names it in messages. */
+gan_status gan_image_set_wrap(const char *dir, enum gan_image_split split, const char *label,
+                              size_t count, unsigned channels, unsigned side,
+                              unsigned char *pixels, gan_image_set **out,
+                              struct gan_error *err);
+
 size_t gan_image_set_count(const gan_image_set *set);
+/* Each image's shape: channels, and the side of its square; sample_size =
+ * channels × side × side (GAN_IMAGE_PIXELS for Fashion-MNIST). */
+unsigned gan_image_set_channels(const gan_image_set *set);
+unsigned gan_image_set_side(const gan_image_set *set);
+size_t gan_image_set_sample_size(const gan_image_set *set);
 /* The folder the files came from, and the split. */
 const char *gan_image_set_dir(const gan_image_set *set);
 enum gan_image_split gan_image_set_split(const gan_image_set *set);
-/* Image i's GAN_IMAGE_PIXELS bytes as stored (0 = background, 255 = full ink), rows top
+/* Image i's sample_size bytes as stored (0 = background, 255 = full ink), rows top
  * first; i < count. */
 const unsigned char *gan_image_set_raw(const gan_image_set *set, size_t i);
 int gan_image_set_label(const gan_image_set *set, size_t i);
@@ -50,8 +67,8 @@ int gan_image_set_label(const gan_image_set *set, size_t i);
 /* A stored byte v as the networks see it: v / 127.5 − 1, so 0 → −1 and 255 → 1
  * exactly (the generator's tanh covers the same range). */
 float gan_image_pixel_value(unsigned char v);
-/* Images first … first + n − 1 into out (n × GAN_IMAGE_PIXELS floats, each image's
- * pixels row-major: NCHW with C = 1), scaled as above; labels into `labels` unless NULL.
+/* Images first … first + n − 1 into out (n × sample_size floats, each image's
+ * pixels row-major: NCHW), scaled as above; labels into `labels` unless NULL.
  * GAN_ERR_INVALID when the range runs past the end. */
 gan_status gan_image_set_copy(const gan_image_set *set, size_t first, size_t n, float *out,
                               int *labels, struct gan_error *err);
@@ -87,7 +104,7 @@ gan_status gan_image_sampler_new(const gan_image_set *set, uint64_t seed,
                                  gan_image_sampler **out, struct gan_error *err);
 void gan_image_sampler_free(gan_image_sampler *s);
 
-/* The next `batch` images (batch × GAN_IMAGE_PIXELS floats, scaled) and, unless NULL,
+/* The next `batch` images (batch × sample_size floats, scaled) and, unless NULL,
  * their labels. GAN_ERR_INVALID when batch is 0 or exceeds the set's size. */
 gan_status gan_image_sampler_next(gan_image_sampler *s, size_t batch, float *images,
                                   int *labels, struct gan_error *err);

@@ -15,7 +15,6 @@
 #include "eval/image_metrics.h"
 #include "eval/linalg.h"
 
-#define D GAN_IMAGE_PIXELS
 #define F GAN_CLASSIFIER_FEATURES
 #define K GAN_IMAGE_METRICS_DIRECTIONS
 
@@ -33,11 +32,12 @@ struct stats {
 
 struct gan_image_metrics {
     const gan_image_set *train, *test;
-    gan_classifier *classifier;
+    size_t dim;                   /* values per image: the sets' sample size */
+    gan_classifier *classifier;   /* NULL: pixels only, no Fréchet distance */
     char classifier_path[4096];
     int trained;
     uint64_t seed;
-    double *dirs;                 /* K × D */
+    double *dirs;                 /* K × dim */
     uint32_t *test_order, *train_order;
     size_t n;                     /* the n of ref and floor */
     struct stats ref;
@@ -269,9 +269,12 @@ void gan_image_metrics_free(gan_image_metrics *m)
     free(m);
 }
 
-gan_status gan_image_metrics_new(const gan_image_set *train, const gan_image_set *test,
-                                 const char *classifier, uint64_t seed, size_t n,
-                                 gan_ctx *ctx, gan_image_metrics **out, struct gan_error *err)
+/* Both constructors: the sets, the directions and orders; with `use_classifier` the
+ * classifier named (or the default), then the reference statistics and floors. */
+static gan_status metrics_new(const gan_image_set *train, const gan_image_set *test,
+                              int use_classifier, const char *classifier, uint64_t seed,
+                              size_t n, gan_ctx *ctx, gan_image_metrics **out,
+                              struct gan_error *err)
 {
     *out = NULL;
     gan_image_metrics *m = calloc(1, sizeof *m);
@@ -280,13 +283,26 @@ gan_status gan_image_metrics_new(const gan_image_set *train, const gan_image_set
     m->train = train;
     m->test = test;
     m->seed = seed;
+    m->dim = gan_image_set_sample_size(test);
     m->floor.sliced_w1 = m->floor.frechet = NAN;
     size_t n_train = gan_image_set_count(train), n_test = gan_image_set_count(test);
-    m->dirs = malloc((size_t)K * D * sizeof *m->dirs);
+    gan_status st = GAN_OK;
+    if (m->dim == 0 || gan_image_set_sample_size(train) != m->dim) {
+        st = gan_error_set(err, GAN_ERR_INVALID,
+                           "image metrics: the train and test images differ in shape (%zu and %zu values)",
+                           gan_image_set_sample_size(train), m->dim);
+        goto fail;
+    }
+    if (use_classifier && m->dim != GAN_CLASSIFIER_INPUT) {
+        st = gan_error_set(err, GAN_ERR_INVALID,
+                           "image metrics: the classifier reads %d values per image, these images have %zu",
+                           GAN_CLASSIFIER_INPUT, m->dim);
+        goto fail;
+    }
+    m->dirs = malloc((size_t)K * m->dim * sizeof *m->dirs);
     m->test_order = malloc(n_test * sizeof *m->test_order);
     m->train_order = malloc(n_train * sizeof *m->train_order);
     m->ref_sqrt = malloc((size_t)F * F * sizeof *m->ref_sqrt);
-    gan_status st = GAN_OK;
     size_t most = n_train < n_test ? n_train : n_test;
     if (n < 2 || n > most) {
         st = gan_error_set(err, GAN_ERR_INVALID,
@@ -298,13 +314,13 @@ gan_status gan_image_metrics_new(const gan_image_set *train, const gan_image_set
         st = gan_error_set(err, GAN_ERR_NOMEM, "out of memory for the image metrics");
         goto fail;
     }
-    gan_sliced_directions(seed, K, D, m->dirs);
+    gan_sliced_directions(seed, K, m->dim, m->dirs);
     gan_image_shuffle(seed, TEST_ORDER_EPOCH, m->test_order, n_test);
     gan_image_shuffle(seed, TRAIN_ORDER_EPOCH, m->train_order, n_train);
-    if (classifier && *classifier) {
+    if (use_classifier && classifier && *classifier) {
         snprintf(m->classifier_path, sizeof m->classifier_path, "%s", classifier);
         st = gan_classifier_load(ctx, classifier, &m->classifier, err);
-    } else {
+    } else if (use_classifier) {
         st = default_classifier(m, ctx, err);
     }
     if (st == GAN_OK)
@@ -318,10 +334,26 @@ fail:
     return st;
 }
 
+gan_status gan_image_metrics_new(const gan_image_set *train, const gan_image_set *test,
+                                 const char *classifier, uint64_t seed, size_t n,
+                                 gan_ctx *ctx, gan_image_metrics **out, struct gan_error *err)
+{
+    return metrics_new(train, test, 1, classifier, seed, n, ctx, out, err);
+}
+
+gan_status gan_image_metrics_new_pixels(const gan_image_set *train, const gan_image_set *test,
+                                        uint64_t seed, size_t n, gan_image_metrics **out,
+                                        struct gan_error *err)
+{
+    return metrics_new(train, test, 0, NULL, seed, n, NULL, out, err);
+}
+
 /* Projections, feature mean and covariance of the n images in m->images. */
 static gan_status measure(gan_image_metrics *m, size_t n, struct stats *s, struct gan_error *err)
 {
-    project_sorted(m->images, n, D, m->dirs, K, s->proj);
+    project_sorted(m->images, n, m->dim, m->dirs, K, s->proj);
+    if (!m->classifier)
+        return GAN_OK;
     gan_status st = gan_classifier_features(m->classifier, m->images, n, m->features, err);
     if (st == GAN_OK)
         st = gan_mean_cov(n, F, m->features, s->mean, s->cov, err);
@@ -334,8 +366,8 @@ static void load_real(gan_image_metrics *m, const gan_image_set *set, const uint
 {
     for (size_t i = 0; i < n; i++) {
         const unsigned char *raw = gan_image_set_raw(set, order[i]);
-        float *dst = m->images + i * D;
-        for (size_t p = 0; p < D; p++)
+        float *dst = m->images + i * m->dim;
+        for (size_t p = 0; p < m->dim; p++)
             dst[p] = gan_image_pixel_value(raw[p]);
     }
 }
@@ -355,7 +387,7 @@ static gan_status prepare(gan_image_metrics *m, size_t n, struct gan_error *err)
     m->floor.sliced_w1 = m->floor.frechet = NAN;
     free(m->images);
     free(m->features);
-    m->images = malloc(n * D * sizeof *m->images);
+    m->images = malloc(n * m->dim * sizeof *m->images);
     m->features = malloc(n * F * sizeof *m->features);
     if (!m->images || !m->features || alloc_stats(&m->ref, n) != GAN_OK
         || alloc_stats(&m->work, n) != GAN_OK)
@@ -363,17 +395,18 @@ static gan_status prepare(gan_image_metrics *m, size_t n, struct gan_error *err)
                              "out of memory for the image metrics of %zu images", n);
     load_real(m, m->test, m->test_order, n);
     gan_status st = measure(m, n, &m->ref, err);
-    if (st == GAN_OK)
+    if (st == GAN_OK && m->classifier)
         st = gan_sym_sqrt(F, m->ref.cov, m->ref_sqrt, err);
     if (st != GAN_OK)
         return st;
     load_real(m, m->train, m->train_order, n);
     st = measure(m, n, &m->work, err);
-    struct gan_image_quality floor;
+    struct gan_image_quality floor = { NAN, NAN };
     if (st == GAN_OK) {
         floor.sliced_w1 = w1_sorted(m->ref.proj, m->work.proj, n, K);
-        st = gan_frechet_distance(F, m->ref.mean, m->ref.cov, m->ref_sqrt, m->work.mean,
-                                  m->work.cov, &floor.frechet, err);
+        if (m->classifier)
+            st = gan_frechet_distance(F, m->ref.mean, m->ref.cov, m->ref_sqrt, m->work.mean,
+                                      m->work.cov, &floor.frechet, err);
     }
     if (st == GAN_OK) {
         m->floor = floor;
@@ -396,13 +429,13 @@ gan_status gan_image_metrics_eval(gan_image_metrics *m, const float *fake, size_
     gan_status st = GAN_OK;
     if (m->n != n && (st = prepare(m, n, err)) != GAN_OK)
         return st;
-    for (size_t i = 0; i < n * D; i++)
+    for (size_t i = 0; i < n * m->dim; i++)
         if (!isfinite(fake[i]))
             return GAN_OK;
-    memcpy(m->images, fake, n * D * sizeof *fake);
+    memcpy(m->images, fake, n * m->dim * sizeof *fake);
     st = measure(m, n, &m->work, err);
     double frechet = NAN;
-    if (st == GAN_OK)
+    if (st == GAN_OK && m->classifier)
         st = gan_frechet_distance(F, m->ref.mean, m->ref.cov, m->ref_sqrt, m->work.mean,
                                   m->work.cov, &frechet, err);
     if (st == GAN_OK) {
@@ -434,5 +467,10 @@ int gan_image_metrics_classifier_trained(const gan_image_metrics *m)
 
 double gan_image_metrics_classifier_accuracy(const gan_image_metrics *m)
 {
-    return gan_classifier_accuracy(m->classifier);
+    return m->classifier ? gan_classifier_accuracy(m->classifier) : NAN;
+}
+
+int gan_image_metrics_has_frechet(const gan_image_metrics *m)
+{
+    return m->classifier != NULL;
 }

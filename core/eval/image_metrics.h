@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* image_metrics.h — quality of generated 28×28 images against held-out test images: sliced
- * Wasserstein-1 in pixel space and a Fréchet distance in a self-trained classifier's features. */
+/* image_metrics.h — quality of generated images against held-out test images: sliced
+ * Wasserstein-1 in pixel space (any shape) and, for Fashion-MNIST's 28×28 grey images, a
+ * Fréchet distance in a self-trained classifier's features. */
 #ifndef GANCTL_CORE_IMAGE_METRICS_H
 #define GANCTL_CORE_IMAGE_METRICS_H
 
@@ -22,7 +23,8 @@
  * biased upwards at small n, which is why the floor is measured at the n of the
  * evaluation rather than quoted once.
  *
- * sliced_w1 — K = GAN_IMAGE_METRICS_DIRECTIONS unit directions θₖ in R^784, each a
+ * sliced_w1 — K = GAN_IMAGE_METRICS_DIRECTIONS unit directions θₖ in R^dim (dim = 784 for
+ *   Fashion-MNIST, C·H·W in general), each a
  *   vector of Philox standard normals (key: the seed; counters (j, k, 0,
  *   GAN_IMAGE_METRICS_TAG), Box–Muller on word pairs) divided by its norm, drawn once.
  *   Both sets are projected on θₖ (pixels in [−1, 1]), the projections sorted, and the
@@ -77,7 +79,19 @@ gan_status gan_image_metrics_new(const gan_image_set *train, const gan_image_set
                                  const char *classifier, uint64_t seed, size_t n,
                                  gan_ctx *ctx, gan_image_metrics **out, struct gan_error *err);
 
-/* Both metrics of n generated images (`fake`: n × 784 floats, pixels in [−1, 1], rows
+/* Metrics of pixels only, for images of any shape (an image folder's): sliced W1 as above
+ * in R^dim, dim = the sets' sample size (both must have the same), and no Fréchet
+ * distance — frechet is NAN in every result and floor — since the classifier was trained
+ * on Fashion-MNIST's ten labelled classes of 28×28 grey images and its features say
+ * nothing about other pictures. No backend is needed. */
+gan_status gan_image_metrics_new_pixels(const gan_image_set *train, const gan_image_set *test,
+                                        uint64_t seed, size_t n, gan_image_metrics **out,
+                                        struct gan_error *err);
+/* Whether the metrics compute the Fréchet distance (made by gan_image_metrics_new). */
+int gan_image_metrics_has_frechet(const gan_image_metrics *m);
+
+/* Both metrics of n generated images (`fake`: n × sample size floats (784 for
+ * Fashion-MNIST), pixels in [−1, 1], rows
  * top first). Normally n is the n given to gan_image_metrics_new; another n (2 ≤ n ≤
  * the smaller split's size, GAN_ERR_INVALID otherwise) first recomputes the reference
  * statistics and the floors for it (about twice an evaluation's cost), since both
@@ -92,7 +106,8 @@ struct gan_image_quality gan_image_metrics_floor(const gan_image_metrics *m);
 
 /* The n the floors belong to, the classifier file in use,
  * whether this gan_image_metrics_new trained it, and its test accuracy (a fraction, as
- * measured on the whole test split when it was trained). */
+ * measured on the whole test split when it was trained); "" and NAN for metrics of
+ * pixels only. */
 size_t gan_image_metrics_n(const gan_image_metrics *m);
 const char *gan_image_metrics_classifier_path(const gan_image_metrics *m);
 int gan_image_metrics_classifier_trained(const gan_image_metrics *m);

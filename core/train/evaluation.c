@@ -14,6 +14,38 @@
 
 /* ------------------------------------------------------------------ set-up */
 
+/* An image folder's data and metrics (image_folder.h), and the log's account of what was
+ * read and skipped. */
+static gan_status open_folder(gan_trainer *t, const char *dir, struct gan_error *err)
+{
+    /* Fashion-MNIST's folder, data.path's default, is never what a folder run means. */
+    const struct gan_config_value *path = gan_config_find(t->cfg, GAN_IMAGE_DATA_SETTING);
+    if (path && path->source == GAN_CONFIG_DEFAULT)
+        return gan_error_set(err, GAN_ERR_CONFIG, "data.name = \"folder\" trains on the images in data.path, which is not set (its default is fashion-mnist's folder %s): set data.path to your image folder",
+                             dir);
+    struct gan_image_folder_spec spec =
+        gan_image_run_folder_spec(t->cfg, dir, (unsigned)t->s->set.sample_dims[0],
+                                  (unsigned)t->s->set.sample_dims[1]);
+    struct gan_image_folder_report report;
+    gan_status st = gan_image_run_new_folder(&spec, t->s->set.seed, t->log, &t->images, &report,
+                                             err);
+    if (st != GAN_OK)
+        return st;
+    /* Refused here, before the run folder is made, rather than by the first batch. */
+    size_t train = gan_image_run_train_images(t->images);
+    if ((size_t)t->s->set.batch > train)
+        return gan_error_set(err, GAN_ERR_CONFIG, "image folder %s: %zu training images (%zu of %zu read, %zu held out), fewer than data.batch_size = %lld: set data.batch_size to %zu or less, or add images",
+                             dir, train, report.files - report.skipped, report.files,
+                             gan_image_run_held_out(t->images), (long long)t->s->set.batch, train);
+    if (report.skipped)
+        gan_log_write(t->log, GAN_LOG_WARN, "image folder %s: skipped %zu of %zu image files that could not be read; the first: %s",
+                      dir, report.skipped, report.files, report.first_skipped);
+    gan_log_write(t->log, GAN_LOG_INFO, "image folder %s: %zu images of %u x %u x %u, %zu held out; image quality: sliced W1 of %zu images against held-out ones (no Frechet distance: its classifier knows only fashion-mnist)",
+                  dir, report.files - report.skipped, spec.channels, spec.size, spec.size,
+                  gan_image_run_held_out(t->images), gan_image_run_eval_samples(t->images));
+    return GAN_OK;
+}
+
 /* An image run's data, metrics and floors, and its buffers; eval_real holds the first
  * test images, as many as the trial step and the real grid use. */
 static gan_status set_up_images(gan_trainer *t, struct gan_error *err)
@@ -21,17 +53,24 @@ static gan_status set_up_images(gan_trainer *t, struct gan_error *err)
     const char *dir = "", *classifier = "";
     gan_config_get_string(t->cfg, GAN_IMAGE_DATA_SETTING, &dir);
     gan_config_get_string(t->cfg, "eval.classifier", &classifier);
-    gan_status st = gan_image_run_new(dir, classifier, t->s->set.seed, t->s->ctx, &t->images, err);
+    gan_status st;
+    if (t->s->set.is_folder) {
+        st = open_folder(t, dir, err);
+    } else {
+        st = gan_image_run_new(dir, classifier, t->s->set.seed, t->s->ctx, &t->images, err);
+        if (st == GAN_OK)
+            gan_log_write(t->log, GAN_LOG_INFO, "image quality: %u images against the test split; Frechet distance in the features of %s",
+                          GAN_IMAGE_EVAL_SAMPLES, gan_image_run_classifier(t->images));
+    }
     if (st != GAN_OK)
         return st;
-    gan_log_write(t->log, GAN_LOG_INFO, "image quality: %u images against the test split; Frechet distance in the features of %s",
-                  GAN_IMAGE_EVAL_SAMPLES, gan_image_run_classifier(t->images));
-    size_t trial = t->s->set.batch < (int64_t)GAN_IMAGE_EVAL_SAMPLES ? (size_t)t->s->set.batch
-                                                              : GAN_IMAGE_EVAL_SAMPLES;
+    const size_t n_eval = gan_image_run_eval_samples(t->images);
+    const size_t d = (size_t)t->s->set.sample_size;
+    size_t trial = t->s->set.batch < (int64_t)n_eval ? (size_t)t->s->set.batch : n_eval;
     t->n_eval_real = trial > GAN_IMAGE_GRID_COUNT ? trial : GAN_IMAGE_GRID_COUNT;
-    t->eval_real = malloc(t->n_eval_real * GAN_IMAGE_PIXELS * sizeof *t->eval_real);
-    t->eval_fake = malloc((size_t)GAN_IMAGE_EVAL_SAMPLES * GAN_IMAGE_PIXELS * sizeof *t->eval_fake);
-    t->real_batch = malloc((size_t)t->s->set.batch * GAN_IMAGE_PIXELS * sizeof *t->real_batch);
+    t->eval_real = malloc(t->n_eval_real * d * sizeof *t->eval_real);
+    t->eval_fake = malloc(n_eval * d * sizeof *t->eval_fake);
+    t->real_batch = malloc((size_t)t->s->set.batch * d * sizeof *t->real_batch);
     if (!t->eval_real || !t->eval_fake || !t->real_batch)
         return gan_trainer_nomem(err);
     if ((st = gan_image_run_test_images(t->images, t->n_eval_real, t->eval_real, err)) != GAN_OK)
@@ -120,10 +159,10 @@ static gan_status generate_images(gan_trainer *t, size_t n, uint64_t offset, flo
  * scored against the test split. */
 static gan_status evaluate_images(gan_trainer *t, struct gan_error *err)
 {
-    gan_status st = generate_images(t, GAN_IMAGE_EVAL_SAMPLES, GAN_STREAM_EVAL_Z, t->eval_fake, err);
+    const size_t n = gan_image_run_eval_samples(t->images);
+    gan_status st = generate_images(t, n, GAN_STREAM_EVAL_Z, t->eval_fake, err);
     if (st == GAN_OK)
-        st = gan_image_run_eval(t->images, t->eval_fake, GAN_IMAGE_EVAL_SAMPLES,
-                                &t->image_quality, err);
+        st = gan_image_run_eval(t->images, t->eval_fake, n, &t->image_quality, err);
     if (st != GAN_OK)
         return st;
     t->quality_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->image_quality.sliced_w1 };
@@ -193,19 +232,27 @@ static gan_status critic_field(gan_trainer *t, float *field, struct gan_error *e
  * evaluation when it is this iteration's. */
 static gan_status image_picture(gan_trainer *t, const char *name, struct gan_error *err)
 {
-    float *images = malloc((size_t)GAN_IMAGE_GRID_COUNT * GAN_IMAGE_PIXELS * sizeof *images);
+    float *images = malloc((size_t)GAN_IMAGE_GRID_COUNT * (size_t)t->s->set.sample_size
+                           * sizeof *images);
     if (!images)
         return gan_trainer_nomem(err);
     gan_status st = generate_images(t, GAN_IMAGE_GRID_COUNT, GAN_STREAM_GRID_Z, images, err);
     char title[200];
     int used = snprintf(title, sizeof title, "%s iteration %lld", t->s->set.data_name,
                         (long long)t->iteration);
-    if (t->has_quality && t->quality_iteration == t->iteration && used > 0)
-        snprintf(title + used, sizeof title - (size_t)used, ", sliced W1 %.4g, Frechet %.4g",
-                 t->image_quality.sliced_w1, t->image_quality.frechet);
+    if (t->has_quality && t->quality_iteration == t->iteration && used > 0) {
+        if (gan_image_run_has_frechet(t->images))
+            snprintf(title + used, sizeof title - (size_t)used, ", sliced W1 %.4g, Frechet %.4g",
+                     t->image_quality.sliced_w1, t->image_quality.frechet);
+        else
+            snprintf(title + used, sizeof title - (size_t)used, ", sliced W1 %.4g",
+                     t->image_quality.sliced_w1);
+    }
     char *path = st == GAN_OK ? gan_run_path(t->run_dir, name) : NULL;
     if (st == GAN_OK)
-        st = path ? gan_image_run_write_grid(path, images, GAN_IMAGE_GRID_COUNT, title, err)
+        st = path ? gan_image_run_write_grid_sized(path, images, GAN_IMAGE_GRID_COUNT,
+                                                   gan_image_run_channels(t->images),
+                                                   gan_image_run_side(t->images), title, err)
                   : gan_trainer_nomem(err);
     free(path);
     free(images);

@@ -141,13 +141,21 @@ static gan_status load_config(gan_generator_run *g, const struct gan_generator_s
     return st;
 }
 
-/* An image run's data and metrics, as the trainer opens them. */
-static gan_status open_images(gan_generator_run *g, struct gan_error *err)
+/* An image run's data and metrics, as the trainer opens them: Fashion-MNIST's, or the
+ * run's image folder with the same held-out images (evaluation.c). */
+static gan_status open_images(gan_generator_run *g, const struct gan_log *log,
+                              struct gan_error *err)
 {
     const char *dir = "", *classifier = "";
     gan_config_get_string(g->cfg, GAN_IMAGE_DATA_SETTING, &dir);
     gan_config_get_string(g->cfg, "eval.classifier", &classifier);
-    return gan_image_run_new(dir, classifier, g->s->set.seed, g->s->ctx, &g->images, err);
+    if (!g->s->set.is_folder)
+        return gan_image_run_new(dir, classifier, g->s->set.seed, g->s->ctx, &g->images, err);
+    struct gan_image_folder_spec spec =
+        gan_image_run_folder_spec(g->cfg, dir, (unsigned)g->s->set.sample_dims[0],
+                                  (unsigned)g->s->set.sample_dims[1]);
+    struct gan_image_folder_report report;
+    return gan_image_run_new_folder(&spec, g->s->set.seed, log, &g->images, &report, err);
 }
 
 gan_status gan_generator_run_open(const char *path, const struct gan_generator_setting *settings,
@@ -165,7 +173,7 @@ gan_status gan_generator_run_open(const char *path, const struct gan_generator_s
     if (st == GAN_OK)
         st = gan_session_open(g->cfg, loader, log, &g->s, err);
     if (st == GAN_OK && metrics && g->s->set.is_image)
-        st = open_images(g, err);
+        st = open_images(g, log, err);
     if (st == GAN_OK)
         st = gan_session_set_precision(g->s, err);
     struct gan_checkpoint_state state;
@@ -254,8 +262,10 @@ gan_status gan_generator_run_eval(gan_generator_run *g, size_t n, struct gan_gen
 {
     memset(q, 0, sizeof *q);
     q->is_image = g->s->set.is_image;
+    q->has_frechet = q->is_image && g->images && gan_image_run_has_frechet(g->images);
     if (n == 0)
-        n = q->is_image ? GAN_IMAGE_EVAL_SAMPLES : GAN_EVAL_SAMPLES;
+        n = !q->is_image ? GAN_EVAL_SAMPLES
+            : g->images ? gan_image_run_eval_samples(g->images) : GAN_IMAGE_EVAL_SAMPLES;
     q->samples = n;
     return q->is_image ? eval_images(g, n, q, err) : eval_toy(g, n, q, err);
 }

@@ -72,6 +72,7 @@ gan_status gan_generator_run_generate(gan_generator_run *g, size_t n, uint64_t s
  * of the run. */
 struct gan_generator_quality {
     int is_image;
+    int has_frechet;      /* images of Fashion-MNIST: an image folder's have none */
     size_t samples;
     struct gan_toy_quality toy, toy_floor;          /* the toys' */
     struct gan_image_quality image, image_floor;    /* images' */

@@ -294,8 +294,9 @@ gan_status gan_grads_read_batch(const gan_grads *g, const char *path, struct gan
     snprintf(z_meaning, sizeof z_meaning, "generator.z_dim = %lld", (long long)set->z_dim);
     if (set->is_image)
         snprintf(real_meaning, sizeof real_meaning,
-                 "the checkpoint's critic takes %s images of 1 x %d x %d values", set->data_name,
-                 GAN_IMAGE_SIDE, GAN_IMAGE_SIDE);
+                 "the checkpoint's critic takes %s images of %lld x %lld x %lld values",
+                 set->data_name, (long long)set->sample_dims[0], (long long)set->sample_dims[1],
+                 (long long)set->sample_dims[2]);
     else
         snprintf(real_meaning, sizeof real_meaning, "the checkpoint's critic takes 2-D points");
     int64_t rows = 0;

@@ -45,7 +45,9 @@ gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err)
     names[n++] = "generator_true_underflow";
     if (t->s->set.is_image) {
         names[n++] = "sliced_w1_pixel";
-        names[n++] = "frechet";
+        /* An image folder's metrics have no Fréchet distance (image_run.h): no column. */
+        if (gan_image_run_has_frechet(t->images))
+            names[n++] = "frechet";
     } else {
         if (t->modes.count) {
             names[n++] = "modes_covered";
@@ -201,7 +203,8 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
     }
     if (t->s->set.is_image) {
         cells[n++] = cell_float(evaluated, t->image_quality.sliced_w1);
-        cells[n++] = cell_float(evaluated, t->image_quality.frechet);
+        if (gan_image_run_has_frechet(t->images))
+            cells[n++] = cell_float(evaluated, t->image_quality.frechet);
     } else {
         if (t->modes.count) {
             cells[n++] = cell_int(evaluated, t->quality.modes_covered);
@@ -283,7 +286,7 @@ void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p)
     p->quality = t->quality;
     if (t->images) {
         p->quality_values = t->quality_values;
-        p->quality_count = 2;
+        p->quality_count = gan_image_run_has_frechet(t->images) ? 2 : 1;
     }
     for (int i = 0; i < GAN_NET_ROLES; i++) {
         const struct gan_amp_net *a = &t->s->amp[i];
@@ -342,10 +345,10 @@ gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct 
     s.quality = t->quality;
     s.floor = t->floor;
     if (t->images) {
-        s.quality_samples = GAN_IMAGE_EVAL_SAMPLES;
+        s.quality_samples = gan_image_run_eval_samples(t->images);
         s.quality_values = t->quality_values;
         s.floor_values = t->floor_values;
-        s.quality_count = 2;
+        s.quality_count = gan_image_run_has_frechet(t->images) ? 2 : 1;
     }
     s.checkpoint = t->checkpoint_iteration >= 0 ? GAN_RUN_CHECKPOINT : NULL;
     s.final_image = t->image_iteration == t->iterations ? GAN_RUN_FINAL_IMAGE : NULL;
@@ -623,8 +626,15 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
     /* An image run shows real test images once, beside which its grids are judged. */
     if (t->images && !t->resumed) {
         char *real = gan_run_path(t->run_dir, GAN_IMAGE_REAL_GRID);
-        st = real ? gan_image_run_write_grid(real, t->eval_real, GAN_IMAGE_GRID_COUNT,
-                                             "fashion-mnist test images 1 to 64", err)
+        const char *title = t->s->set.is_folder ? "held-out images of the image folder"
+                                                : "fashion-mnist test images 1 to 64";
+        /* Each held-out image once: a small folder's fill only the first cells. */
+        size_t shown = gan_image_run_held_out(t->images);
+        if (shown > GAN_IMAGE_GRID_COUNT)
+            shown = GAN_IMAGE_GRID_COUNT;
+        st = real ? gan_image_run_write_grid_sized(real, t->eval_real, shown,
+                                                   gan_image_run_channels(t->images),
+                                                   gan_image_run_side(t->images), title, err)
                   : gan_trainer_nomem(err);
         free(real);
         if (st != GAN_OK)

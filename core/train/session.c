@@ -215,6 +215,26 @@ static double get_float(const gan_config *cfg, const char *key)
     return v;
 }
 
+/* An image folder's images: data.channels × data.size × data.size, the settings' absence
+ * meaning image_folder.h's defaults. */
+static gan_status read_folder_shape(const gan_config *cfg, struct gan_session_settings *set,
+                                    struct gan_error *err)
+{
+    long long channels = GAN_IMAGE_FOLDER_DEFAULT_CHANNELS, size = GAN_IMAGE_FOLDER_DEFAULT_SIZE;
+    gan_config_get_int(cfg, "data.channels", &channels);
+    gan_config_get_int(cfg, "data.size", &size);
+    if (channels != 1 && channels != 3)
+        return gan_error_set(err, GAN_ERR_CONFIG, "data.channels = %lld: an image folder's "
+                             "images are grey (1) or RGB (3); set data.channels to 1 or 3",
+                             channels);
+    set->is_image = 1;
+    set->sample_ndim = 3;
+    set->sample_dims[0] = channels;
+    set->sample_dims[1] = set->sample_dims[2] = size;
+    set->sample_size = channels * size * size;
+    return GAN_OK;
+}
+
 static gan_status read_settings(gan_session *s, struct gan_error *err)
 {
     const gan_config *cfg = s->cfg;
@@ -233,6 +253,9 @@ static gan_status read_settings(gan_session *s, struct gan_error *err)
     set->inner_scale = set->inner_outer_scale ? 1.0 : get_float(cfg, "penalty.inner_scale");
     if (gan_config_get_string(cfg, "data.name", &set->data_name) != GAN_OK)
         return gan_error_set(err, GAN_ERR_INTERNAL, "data.name has no value");
+    set->is_folder = strcmp(set->data_name, GAN_IMAGE_FOLDER_NAME) == 0;
+    if (set->is_folder)
+        return read_folder_shape(cfg, set, err);
     set->is_image = strcmp(set->data_name, GAN_IMAGE_DATA_NAME) == 0;
     if (set->is_image) {
         set->sample_ndim = 3;

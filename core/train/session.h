@@ -55,9 +55,11 @@ struct gan_session_settings {
     double inner_scale;           /* ... else this number */
     const char *data_name;        /* data.name */
     int is_image;
+    int is_folder;                /* an image folder (data.name = "folder"), an image run too */
     enum gan_toy_kind kind;       /* the toys' */
     /* One real sample's shape without the batch: [2] for the toys, [1, 28, 28] for
-     * images (what the models are built for and the real batches are shaped as). */
+     * Fashion-MNIST, [data.channels, data.size, data.size] for an image folder (what the
+     * models are built for and the real batches are shaped as). */
     int sample_ndim;
     int64_t sample_dims[3];
     int64_t sample_size;

@@ -503,10 +503,10 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
     r->floor = t->floor;
     r->quality_samples = GAN_EVAL_SAMPLES;
     if (t->images) {
-        r->quality_samples = GAN_IMAGE_EVAL_SAMPLES;
+        r->quality_samples = gan_image_run_eval_samples(t->images);
         r->quality_values = t->quality_values;
         r->floor_values = t->floor_values;
-        r->quality_count = 2;
+        r->quality_count = gan_image_run_has_frechet(t->images) ? 2 : 1;
     }
     r->diverged = diverged;
     r->divergence = diverged ? t->divergence.message : NULL;

@@ -33,7 +33,9 @@
  * and output_padding = (target − 1) mod 2 reaches each target exactly: 4 → 7 (op 0),
  * 7 → 14 (op 1), 14 → 28 (op 1). So no crop is needed where the paper's MNIST code crops its
  * 8×8 to 7×7. With `depth` d the same rule runs over d stages, channels doubling per
- * stage from DIM; any H and W work, and each axis gets its own output padding.
+ * stage from DIM; any H and W work, and each axis gets its own output padding. An image
+ * folder's data.size (the core passes [data.channels, S, S]) at depth 3: 32 → 16 → 8 → 4
+ * and back with output paddings 1, 1, 1; 64 → 32 → 16 → 8, the same.
  *
  * Parameter names and layouts are PyTorch's, so a checkpoint maps onto nn.Linear
  * (fc0.weight [out, in]), nn.Conv2d (convI.weight [out, in, 5, 5]) and
