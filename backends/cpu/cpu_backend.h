@@ -97,6 +97,9 @@ typedef void (*cpu_range_fn)(void *arg, int part, int64_t begin, int64_t end);
 /* Below this many elements of work a kernel stays on the calling thread: waking a
  * worker and waiting for it costs about as much as the work. */
 #define CPU_PARALLEL_MIN ((int64_t)32768)
+/* The most parts a kernel is split into, whatever backend.threads: kernels keep one
+ * partial result per part. */
+#define CPU_MAX_PARTS 64
 gan_status cpu_pool_open(gan_backend *be);
 void cpu_pool_close(gan_backend *be);
 /* How many parts n units of `work_per_unit` elements each are split into: at most

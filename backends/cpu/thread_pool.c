@@ -178,7 +178,7 @@ int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t 
                        : n * (work_per_unit > 0 ? work_per_unit : 1);
     int64_t by_work = work / CPU_PARALLEL_MIN;
     int64_t by_blocks = (n + align - 1) / align;
-    int64_t parts = be->threads;
+    int64_t parts = be->threads < CPU_MAX_PARTS ? be->threads : CPU_MAX_PARTS;
     if (parts > by_work)
         parts = by_work;
     if (parts > by_blocks)
