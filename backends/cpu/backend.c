@@ -135,10 +135,10 @@ static const struct gan_backend_ops cpu_ops = {
 static const struct gan_setting_spec cpu_settings[] = {
     { "threads", GAN_SETTING_INT, "0",
       "threads for OpenBLAS and the backend's own kernels; 0 = one per online core" },
-    { "blas_threads", GAN_SETTING_INT, "0",
-      "OpenBLAS's threads, at most threads; 0 = threads" },
     { "vector", GAN_SETTING_STRING, "auto",
       "widest vector level for casts and element-wise kernels: auto, avx512, f16c, portable" },
+    { "blas_threads", GAN_SETTING_INT, "0",
+      "OpenBLAS's threads, at most threads; 0 = threads" },
     { NULL, 0, NULL, NULL },
 };
 
