@@ -214,6 +214,19 @@ void cpu_vec_adam(const struct cpu_adam_consts *k, float *param, float *m, float
                   const void *grad, enum gan_dtype grad_dtype, void *copy,
                   enum gan_dtype copy_dtype, int64_t n);
 
+/* grad_stats_avx512.c: one block of len elements of grad_stats.c's measurement of x
+ * (type xt), on AVX-512, with the unscaled values written to u (FP32; NULL: none).
+ * absmax and absmin are the largest and the smallest |x| over finite non-zero x (0 and
+ * +inf when there is none, and when inv_scale is 0); sum is Σ(|x|·|inv_scale|)² in
+ * double, summed exactly as grad_stats.c's scalar loop sums it. */
+struct cpu_stats_block {
+    uint64_t nonfinite, zeros, subnormal;
+    float absmax, absmin;
+    double sum;
+};
+void cpu_vec_stats_block(const void *x, enum gan_dtype xt, int64_t len, float inv_scale,
+                         float *u, struct cpu_stats_block *r);
+
 /* grad_stats.c */
 gan_status cpu_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
                           float inv_scale, const struct gan_ref *unscaled,

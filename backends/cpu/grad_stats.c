@@ -79,6 +79,28 @@ static void stats_range(void *arg, int index, int64_t begin, int64_t end)
     int any_nonzero = 0;
     float xs[STATS_BLOCK], us[STATS_BLOCK];
 
+    if (j->isa == CPU_ISA_AVX512 && (!fused || direct_out)) {
+        double mag = fabs(inv);
+        for (int64_t start = begin; start < end; start += STATS_BLOCK) {
+            int64_t len = end - start < STATS_BLOCK ? end - start : STATS_BLOCK;
+            struct cpu_stats_block b;
+            cpu_vec_stats_block(j->x + (size_t)start * gan_dtype_size(j->x_dtype), j->x_dtype,
+                                len, inv_scale, fused ? (float *)(void *)j->u + start : NULL,
+                                &b);
+            nonfinite += b.nonfinite;
+            zeros += b.zeros;
+            subnormal += b.subnormal;
+            if (b.absmin < INFINITY) { /* a finite non-zero x, and inv_scale is not 0 */
+                double hi = (double)b.absmax * mag, lo = (double)b.absmin * mag;
+                any_nonzero = 1;
+                absmax = hi > absmax ? hi : absmax;
+                minnz = lo < minnz ? lo : minnz;
+            }
+            j->block_sum[start / STATS_BLOCK] = b.sum;
+        }
+        begin = end; /* done: skip the scalar loop */
+    }
+
     for (int64_t start = begin; start < end; start += STATS_BLOCK) {
         size_t len = (size_t)(end - start < STATS_BLOCK ? end - start : STATS_BLOCK);
         const float *v;
