@@ -89,8 +89,8 @@ const char *cpu_isa_name(enum cpu_isa isa);
 
 /* thread_pool.c: the instance's workers. A kernel splits n units of work into
  * cpu_parallel_parts(...) parts, each a run of whole blocks of `align` units, and
- * cpu_parallel_for calls fn(arg, part, begin, end) once per part, part 0 on the calling
- * thread, and returns when every part has. What a part computes must not depend on how
+ * cpu_parallel_for calls fn(arg, part, begin, end) once per part, on the calling thread
+ * or a worker, and returns when every part has. What a part computes must not depend on how
  * many parts there are (element-wise results, or block results combined in block order
  * afterwards), so that the results are the same at any thread count. */
 typedef void (*cpu_range_fn)(void *arg, int part, int64_t begin, int64_t end);
@@ -103,8 +103,8 @@ typedef void (*cpu_range_fn)(void *arg, int part, int64_t begin, int64_t end);
 gan_status cpu_pool_open(gan_backend *be);
 void cpu_pool_close(gan_backend *be);
 /* How many parts n units of `work_per_unit` elements each are split into: at most
- * be->threads, at most one per block of `align` units, and one part per
- * CPU_PARALLEL_MIN elements of work. */
+ * two per thread (1 with one thread), at most one per block of `align` units, and one
+ * part per CPU_PARALLEL_MIN elements of work. */
 int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit);
 void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_range_fn fn,
                       void *arg);

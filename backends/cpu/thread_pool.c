@@ -6,26 +6,41 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "cpu_backend.h"
 
 /* One thread budget for the whole backend: a kernel of ours runs on the calling thread
- * and `workers` = threads − 1 pool threads, OpenBLAS's GEMMs on its own `threads`
- * threads, and the two never run at the same time (every kernel returns finished), so
+ * and `workers` = threads − 1 pool threads, OpenBLAS's GEMMs on its own threads (at most
+ * as many), and the two never run at the same time (every kernel returns finished), so
  * no more than `threads` threads compute at once. Idle workers sleep on a condition
  * variable, never spin: a spinning worker would take the core from OpenBLAS's threads
- * (or from another program) between our kernels. A job is woken with one broadcast
- * and joined with one wait, a few microseconds each, which is why kernels below
- * CPU_PARALLEL_MIN elements of work stay on the calling thread. */
+ * (or from another program) between our kernels.
+ *
+ * A job's parts are claimed, not assigned: the caller and each woken worker take the
+ * next unclaimed part until none is left, and the caller waits only for parts that a
+ * worker has started. On a busy machine a worker that is not scheduled in time costs
+ * nothing but its share, which the caller then computes itself. Which thread computes
+ * a part never matters: a part is a fixed range, and kernels keep partial results per
+ * part, never per thread. */
+
+/* The claim word: the job's generation (bits 16 and up), its number of parts (bits 8 to
+ * 15) and the next unclaimed part (bits 0 to 7). One compare-and-swap claims a part of
+ * exactly the job a worker woke for. */
+#define CLAIM_WORD(gen, parts, next) (((gen) << 16) | ((uint64_t)(parts) << 8) | (uint64_t)(next))
+
 struct cpu_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;     /* workers wait here for the next job */
-    pthread_cond_t finished; /* the caller waits here for the workers */
-    uint64_t generation;     /* counts jobs; a worker runs each generation once */
+    pthread_cond_t finished; /* the caller waits here for the parts workers took */
+    uint64_t generation;     /* counts jobs, under lock */
     int stop;
-    int pending;             /* workers that have not finished the current job */
-    /* The current job: part p of `parts` covers [begin(p), begin(p + 1)). */
+    _Atomic uint64_t claim;
+    _Atomic int done;        /* parts of the current job finished */
+    int waiting;             /* the caller sleeps on `finished`, under lock */
+    /* The current job, written before its claim word is published. */
     cpu_range_fn fn;
     void *arg;
     int64_t n, align;
@@ -33,11 +48,6 @@ struct cpu_pool {
     int workers;
     int started;             /* threads actually created, for the teardown */
     pthread_t thread[];
-};
-
-struct worker_start {
-    struct cpu_pool *pool;
-    int index; /* 1 … workers; the caller is part 0 */
 };
 
 /* The first unit of part p: parts split whole blocks of `align` units as evenly as they
@@ -50,19 +60,40 @@ static int64_t part_begin(int64_t n, int64_t align, int parts, int p)
     return u < n ? u : n;
 }
 
-static void run_part(struct cpu_pool *pool, int p)
+/* Claims and runs parts of job `gen` until none is left. */
+static void run_parts(struct cpu_pool *pool, uint64_t gen)
 {
-    int64_t lo = part_begin(pool->n, pool->align, pool->parts, p);
-    int64_t hi = part_begin(pool->n, pool->align, pool->parts, p + 1);
-    if (lo < hi)
-        pool->fn(pool->arg, p, lo, hi);
+    uint64_t w = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    for (;;) {
+        int parts = (int)((w >> 8) & 0xff), next = (int)(w & 0xff);
+        if ((w >> 16) != (gen & (UINT64_MAX >> 16)) || next >= parts)
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&pool->claim, &w, w + 1,
+                                                   memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;
+        int64_t lo = part_begin(pool->n, pool->align, parts, next);
+        int64_t hi = part_begin(pool->n, pool->align, parts, next + 1);
+        if (lo < hi)
+            pool->fn(pool->arg, next, lo, hi);
+        if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == parts) {
+            pthread_mutex_lock(&pool->lock);
+            if (pool->waiting)
+                pthread_cond_signal(&pool->finished);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        w = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    }
 }
+
+struct worker_start {
+    struct cpu_pool *pool;
+};
 
 static void *worker_main(void *arg)
 {
     struct worker_start *ws = arg;
     struct cpu_pool *pool = ws->pool;
-    int index = ws->index;
     free(ws);
     uint64_t seen = 0;
     pthread_mutex_lock(&pool->lock);
@@ -72,13 +103,9 @@ static void *worker_main(void *arg)
         if (pool->stop)
             break;
         seen = pool->generation;
-        int mine = index < pool->parts;
         pthread_mutex_unlock(&pool->lock);
-        if (mine)
-            run_part(pool, index);
+        run_parts(pool, seen);
         pthread_mutex_lock(&pool->lock);
-        if (--pool->pending == 0)
-            pthread_cond_signal(&pool->finished);
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
@@ -142,7 +169,6 @@ gan_status cpu_pool_open(gan_backend *be)
             break;
         }
         ws->pool = pool;
-        ws->index = i + 1;
         if ((rc = pthread_create(&pool->thread[i], NULL, worker_main, ws)) != 0) {
             free(ws);
             break;
@@ -178,7 +204,10 @@ int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t 
                        : n * (work_per_unit > 0 ? work_per_unit : 1);
     int64_t by_work = work / CPU_PARALLEL_MIN;
     int64_t by_blocks = (n + align - 1) / align;
-    int64_t parts = be->threads < CPU_MAX_PARTS ? be->threads : CPU_MAX_PARTS;
+    /* Two parts a thread, so that the parts a late worker leaves are shared out. */
+    int64_t parts = 2 * (int64_t)be->threads;
+    if (parts > CPU_MAX_PARTS)
+        parts = CPU_MAX_PARTS;
     if (parts > by_work)
         parts = by_work;
     if (parts > by_blocks)
@@ -196,23 +225,34 @@ void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_
         fn(arg, 0, 0, n);
         return;
     }
-    if (parts > pool->workers + 1)
-        parts = pool->workers + 1;
+    if (parts > CPU_MAX_PARTS)
+        parts = CPU_MAX_PARTS;
     pthread_mutex_lock(&pool->lock);
     pool->fn = fn;
     pool->arg = arg;
     pool->n = n;
     pool->align = align;
     pool->parts = parts;
-    pool->pending = pool->workers;
-    pool->generation++;
-    pthread_cond_broadcast(&pool->wake);
+    uint64_t gen = ++pool->generation;
+    atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&pool->claim, CLAIM_WORD(gen & (UINT64_MAX >> 16), parts, 0),
+                          memory_order_release);
+    /* Only as many workers as there are parts beyond the caller's first. */
+    if (parts - 1 >= pool->workers)
+        pthread_cond_broadcast(&pool->wake);
+    else
+        for (int i = 0; i < parts - 1; i++)
+            pthread_cond_signal(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
 
-    run_part(pool, 0);
+    run_parts(pool, gen);
 
-    pthread_mutex_lock(&pool->lock);
-    while (pool->pending > 0)
-        pthread_cond_wait(&pool->finished, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+    if (atomic_load_explicit(&pool->done, memory_order_acquire) < parts) {
+        pthread_mutex_lock(&pool->lock);
+        pool->waiting = 1;
+        while (atomic_load_explicit(&pool->done, memory_order_acquire) < parts)
+            pthread_cond_wait(&pool->finished, &pool->lock);
+        pool->waiting = 0;
+        pthread_mutex_unlock(&pool->lock);
+    }
 }
