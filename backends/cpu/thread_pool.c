@@ -44,7 +44,6 @@ struct cpu_pool {
     cpu_range_fn fn;
     void *arg;
     int64_t n, align;
-    int parts;
     int workers;
     int started;             /* threads actually created, for the teardown */
     pthread_t thread[];
@@ -232,7 +231,6 @@ void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_
     pool->arg = arg;
     pool->n = n;
     pool->align = align;
-    pool->parts = parts;
     uint64_t gen = ++pool->generation;
     atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
     atomic_store_explicit(&pool->claim, CLAIM_WORD(gen & (UINT64_MAX >> 16), parts, 0),
