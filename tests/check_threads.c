@@ -155,9 +155,9 @@ static const char *const levels[] = { "portable", "auto" };
 START_TEST(test_elementwise_same_bits)
 {
     struct pair p = pair_new(levels[_i]);
-    /* y (F16) = a (F32, 300 × 1001) + b (BF16 row broadcast), then RELU in place. */
-    struct gan_shape s = { 2, { 300, 1001 } };
-    size_t n = 300 * 1001;
+    /* y (F16) = a (F32, 600 × 1001) + b (BF16 row broadcast), then RELU in place. */
+    struct gan_shape s = { 2, { 600, 1001 } };
+    size_t n = 600 * 1001;
     gan_backend *bes[2] = { p.one, p.three };
     gan_buffer *y[2];
     for (int k = 0; k < 2; k++) {
@@ -203,6 +203,9 @@ START_TEST(test_reduce_same_bits)
         ck_assert_int_eq(cpu_reduce(bes[k], GAN_REDUCE_MAX, &s, &ox, 7u, &all), GAN_OK);
         cpu_buffer_free(bes[k], x);
     }
+    /* both walks are split: 15 lane groups of 700 rows, 2,100 rows of 257 */
+    ck_assert_int_gt(cpu_parallel_parts(p.three, 15, 1, 700 * 64), 1);
+    ck_assert_int_gt(cpu_parallel_parts(p.three, 2100, 1, 257), 1);
     assert_same_bytes(out[0], out[1], (3 * 257 + 3 * 700 + 1) * sizeof(float));
     cpu_buffer_free(p.one, out[0]);
     cpu_buffer_free(p.three, out[1]);
@@ -214,7 +217,7 @@ START_TEST(test_cast_same_bits_and_counts)
 {
     struct pair p = pair_new(levels[_i]);
     gan_backend *bes[2] = { p.one, p.three };
-    size_t n = 200003;
+    size_t n = 600003;
     gan_buffer *y[2];
     struct gan_cast_counts c[2];
     for (int k = 0; k < 2; k++) {
@@ -224,6 +227,7 @@ START_TEST(test_cast_same_bits_and_counts)
         ck_assert_int_eq(cpu_cast(bes[k], n, &rx, &ry, &c[k]), GAN_OK);
         cpu_buffer_free(bes[k], x);
     }
+    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)n, 256, 2), 1);
     assert_same_bytes(y[0], y[1], n * 2);
     ck_assert_uint_eq(c[0].elements, c[1].elements);
     ck_assert_uint_eq(c[0].overflow, c[1].overflow);
@@ -267,6 +271,7 @@ START_TEST(test_adam_same_bits)
 {
     struct pair p = pair_new(levels[_i]);
     size_t n = 100003;
+    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)n, 1024, 8), 1);
     for (int gdt = GAN_F32; gdt <= GAN_BF16; gdt++) {
         gan_buffer *a = adam_run(p.one, n, (enum gan_dtype)gdt);
         gan_buffer *b = adam_run(p.three, n, (enum gan_dtype)gdt);
@@ -314,6 +319,7 @@ START_TEST(test_grad_stats_same_bits)
         ck_assert_int_eq(cpu_grad_stats(bes[k], n, &rx, 1.0f / 1024.0f, &ru, &st[k]), GAN_OK);
         cpu_buffer_free(bes[k], x);
     }
+    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)n, 1024, 4), 1);
     assert_same_bytes(u[0], u[1], n * sizeof(float));
     ck_assert_uint_eq(st[0].elements, n);
     ck_assert_uint_eq(st[0].nonfinite, st[1].nonfinite);

@@ -94,9 +94,11 @@ const char *cpu_isa_name(enum cpu_isa isa);
  * many parts there are (element-wise results, or block results combined in block order
  * afterwards), so that the results are the same at any thread count. */
 typedef void (*cpu_range_fn)(void *arg, int part, int64_t begin, int64_t end);
-/* Below this many elements of work a kernel stays on the calling thread: waking a
- * worker and waiting for it costs about as much as the work. */
-#define CPU_PARALLEL_MIN ((int64_t)32768)
+/* A kernel is split into one part per this many elements of work, so below twice as
+ * many it stays on the calling thread: a sleeping worker takes tens of microseconds to
+ * wake (more on a busy machine), and an AVX-512 add of 262,144 FP32 elements lasts 26
+ * (bench/README.md). */
+#define CPU_PARALLEL_MIN ((int64_t)262144)
 /* The most parts a kernel is split into, whatever backend.threads: kernels keep one
  * partial result per part. */
 #define CPU_MAX_PARTS 64
