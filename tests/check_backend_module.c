@@ -86,7 +86,10 @@ START_TEST(test_descriptor)
     ck_assert_int_eq(s[1].type, GAN_SETTING_STRING);
     ck_assert_str_eq(s[1].default_value, "auto");
     ck_assert_ptr_nonnull(s[1].summary);
-    ck_assert_ptr_null(s[2].name);
+    ck_assert_str_eq(s[2].name, "blas_threads");
+    ck_assert_int_eq(s[2].type, GAN_SETTING_INT);
+    ck_assert_str_eq(s[2].default_value, "0");
+    ck_assert_ptr_null(s[3].name);
 }
 END_TEST
 
@@ -434,6 +437,27 @@ START_TEST(test_default_threads)
 }
 END_TEST
 
+/* backend.blas_threads: OpenBLAS's share of the budget, named in the description; a
+ * negative one is refused. */
+START_TEST(test_blas_threads_setting)
+{
+    static const char *const split[] = { "threads=2", "blas_threads=1", NULL };
+    static const char *const negative[] = { "threads=2", "blas_threads=-1", NULL };
+    struct test_host h;
+    gan_backend *b = NULL;
+    test_host_init(&h, split);
+    ck_assert_int_eq(ops->create(&h.host, &b), GAN_OK);
+    ck_assert_msg(strstr(ops->describe(b), ", 2 threads (OpenBLAS 1),") != NULL, "%s",
+                  ops->describe(b));
+    ops->destroy(b);
+    b = NULL;
+    test_host_init(&h, negative);
+    ck_assert_int_eq(ops->create(&h.host, &b), GAN_ERR_CONFIG);
+    ck_assert_ptr_null(b);
+    ck_assert_ptr_nonnull(strstr(h.last_error, "blas_threads"));
+}
+END_TEST
+
 /* backend.vector: the named level is the one described; an unknown one is refused
  * with the list of levels. */
 START_TEST(test_vector_setting)
@@ -692,6 +716,7 @@ static Suite *module_suite(void)
     tcase_add_test(tc, test_rng_slots);
     tcase_add_test(tc, test_adam_slot);
     tcase_add_test(tc, test_grad_stats_slot);
+    tcase_add_test(tc, test_blas_threads_setting);
     suite_add_tcase(s, tc);
     return s;
 }

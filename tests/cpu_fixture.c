@@ -31,6 +31,10 @@ gan_backend *cpu_fixture_new(const char *const *settings)
         fprintf(stderr, "cpu_fixture: BLAS did not load: %s\n", f->th.last_error);
         abort();
     }
+    if (cpu_pool_open(&f->be) != GAN_OK) {
+        fprintf(stderr, "cpu_fixture: no worker threads: %s\n", f->th.last_error);
+        abort();
+    }
     return &f->be;
 }
 
@@ -38,6 +42,7 @@ void cpu_fixture_free(gan_backend *be)
 {
     if (!be)
         return;
+    cpu_pool_close(be);
     cpu_blas_close(&be->blas);
     free(be->scratch);
     free(be);

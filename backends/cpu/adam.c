@@ -71,6 +71,62 @@ static gan_status check_hyper(gan_backend *be, const struct gan_adam *p)
     return GAN_OK;
 }
 
+/* One call's update, split across the instance's threads by ranges of whole blocks:
+ * every element's result depends on that element alone, so any split gives the same
+ * bits. */
+struct adam_job {
+    struct cpu_adam_consts k;
+    enum cpu_isa isa;
+    float *param, *m, *v;
+    const unsigned char *grad;
+    enum gan_dtype grad_dtype;
+    unsigned char *copy; /* NULL: no 16-bit copy */
+    enum gan_dtype copy_dtype;
+};
+
+static void adam_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    (void)part;
+    const struct adam_job *j = arg;
+    const struct cpu_adam_consts *k = &j->k;
+    size_t gsize = gan_dtype_size(j->grad_dtype), csize = gan_dtype_size(j->copy_dtype);
+    if (j->isa == CPU_ISA_AVX512) {
+        cpu_vec_adam(k, j->param + begin, j->m + begin, j->v + begin,
+                     j->grad + (size_t)begin * gsize, j->grad_dtype,
+                     j->copy ? j->copy + (size_t)begin * csize : NULL, j->copy_dtype,
+                     end - begin);
+        return;
+    }
+    float stage[ADAM_BLOCK];
+    float b1 = k->beta1, b2 = k->beta2, one_b1 = k->one_minus_beta1, one_b2 = k->one_minus_beta2;
+    float eps = k->eps, wd = k->weight_decay, gs = k->grad_scale;
+    float step_size = k->step_size, bc2_sqrt = k->bc2_sqrt;
+    for (int64_t start = begin; start < end; start += ADAM_BLOCK) {
+        size_t len = (size_t)(end - start < ADAM_BLOCK ? end - start : ADAM_BLOCK);
+        const float *g;
+        if (j->grad_dtype == GAN_F32) {
+            g = (const float *)(const void *)j->grad + start;
+        } else {
+            cpu_convert(j->isa, j->grad + (size_t)start * gsize, j->grad_dtype, stage, GAN_F32,
+                        len);
+            g = stage;
+        }
+        float *P = j->param + start, *M = j->m + start, *V = j->v + start;
+        for (size_t i = 0; i < len; i++) {
+            float gi = g[i] * gs + wd * P[i];
+            float mi = b1 * M[i] + one_b1 * gi;
+            float vi = b2 * V[i] + one_b2 * gi * gi;
+            float denom = sqrtf(vi) / bc2_sqrt + eps;
+            M[i] = mi;
+            V[i] = vi;
+            P[i] -= step_size * (mi / denom);
+        }
+        if (j->copy)
+            cpu_convert(j->isa, P, GAN_F32, j->copy + (size_t)start * csize, j->copy_dtype,
+                        len);
+    }
+}
+
 gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
                     const struct gan_ref *param, const struct gan_ref *grad,
                     const struct gan_ref *m, const struct gan_ref *v,
@@ -97,41 +153,29 @@ gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
      * which equals the header's formula with m̂ and v̂ spelled out. */
     double bc1 = 1.0 - pow((double)p->beta1, (double)p->step);
     double bc2 = 1.0 - pow((double)p->beta2, (double)p->step);
-    float step_size = (float)((double)p->lr / bc1);
-    float bc2_sqrt = (float)sqrt(bc2);
-    float b1 = p->beta1, b2 = p->beta2, one_b1 = 1.0f - p->beta1, one_b2 = 1.0f - p->beta2;
-    float eps = p->eps, wd = p->weight_decay, gs = p->grad_scale;
-
-    float *pp = (float *)cpu_ref_ptr(param);
-    float *mp = (float *)cpu_ref_ptr(m);
-    float *vp = (float *)cpu_ref_ptr(v);
-    const unsigned char *gp = cpu_ref_ptr(grad);
-    unsigned char *cp = copy ? cpu_ref_ptr(param_copy) : NULL;
-    float stage[ADAM_BLOCK];
-
-    for (size_t start = 0; start < n; start += ADAM_BLOCK) {
-        size_t len = n - start < ADAM_BLOCK ? n - start : ADAM_BLOCK;
-        const float *g;
-        if (grad->dtype == GAN_F32) {
-            g = (const float *)gp + start;
-        } else {
-            cpu_convert(be->isa, gp + start * gan_dtype_size(grad->dtype), grad->dtype, stage,
-                        GAN_F32, len);
-            g = stage;
-        }
-        float *P = pp + start, *M = mp + start, *V = vp + start;
-        for (size_t i = 0; i < len; i++) {
-            float gi = g[i] * gs + wd * P[i];
-            float mi = b1 * M[i] + one_b1 * gi;
-            float vi = b2 * V[i] + one_b2 * gi * gi;
-            float denom = sqrtf(vi) / bc2_sqrt + eps;
-            M[i] = mi;
-            V[i] = vi;
-            P[i] -= step_size * (mi / denom);
-        }
-        if (copy)
-            cpu_convert(be->isa, P, GAN_F32, cp + start * gan_dtype_size(param_copy->dtype),
-                        param_copy->dtype, len);
-    }
+    struct adam_job j = {
+        .k = {
+            .grad_scale = p->grad_scale,
+            .weight_decay = p->weight_decay,
+            .beta1 = p->beta1,
+            .one_minus_beta1 = 1.0f - p->beta1,
+            .beta2 = p->beta2,
+            .one_minus_beta2 = 1.0f - p->beta2,
+            .bc2_sqrt = (float)sqrt(bc2),
+            .eps = p->eps,
+            .step_size = (float)((double)p->lr / bc1),
+        },
+        .isa = be->isa,
+        .param = (float *)(void *)cpu_ref_ptr(param),
+        .m = (float *)(void *)cpu_ref_ptr(m),
+        .v = (float *)(void *)cpu_ref_ptr(v),
+        .grad = cpu_ref_ptr(grad),
+        .grad_dtype = grad->dtype,
+        .copy = copy ? cpu_ref_ptr(param_copy) : NULL,
+        .copy_dtype = copy ? param_copy->dtype : GAN_F32,
+    };
+    /* About 20 operations an element: worth a thread from a few thousand elements. */
+    int parts = cpu_parallel_parts(be, (int64_t)n, ADAM_BLOCK, 8);
+    cpu_parallel_for(be, parts, (int64_t)n, ADAM_BLOCK, adam_range, &j);
     return GAN_OK;
 }

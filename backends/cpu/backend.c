@@ -40,6 +40,17 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
                           "backend cpu: threads = %lld; use 0 (one per online core) or a "
                           "positive number of BLAS threads", threads);
 
+    /* OpenBLAS's share of the budget: its sgemm's bits depend on its thread count
+     * (ganctl.conf(5), backend.blas_threads), ours do not. */
+    long long blas_threads = 0;
+    st = host->get_int(host->ctx, "blas_threads", &blas_threads);
+    if (st == GAN_ERR_NOT_FOUND)
+        blas_threads = 0;
+    else if (st != GAN_OK || blas_threads < 0 || blas_threads > INT_MAX)
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "backend cpu: blas_threads must be 0 (as many as threads) or a "
+                          "positive number of OpenBLAS threads, at most threads");
+
     enum cpu_isa isa = CPU_ISA_PORTABLE;
     if ((st = cpu_isa_setting(host, &isa)) != GAN_OK)
         return st;
@@ -55,13 +66,25 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         free(be);
         return st;
     }
+    be->blas_threads = be->threads;
+    if (blas_threads > 0 && blas_threads < be->threads && be->blas.set_num_threads) {
+        be->blas_threads = (int)blas_threads;
+        be->blas.set_num_threads(be->blas_threads);
+    }
+    if ((st = cpu_pool_open(be)) != GAN_OK) {
+        cpu_blas_close(&be->blas);
+        free(be);
+        return st;
+    }
 
-    char lib[48];
+    char lib[48], blas_note[40] = "";
     library_name(&be->blas, lib, sizeof lib);
+    if (be->blas_threads != be->threads)
+        snprintf(blas_note, sizeof blas_note, " (OpenBLAS %d)", be->blas_threads);
     snprintf(be->description, sizeof be->description,
-             "cpu: %s kernel %s (%s), %d thread%s, %s; vector level %s%s",
+             "cpu: %s kernel %s (%s), %d thread%s%s, %s; vector level %s%s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
-             be->threads == 1 ? "" : "s", be->blas.path, cpu_isa_name(be->isa),
+             be->threads == 1 ? "" : "s", blas_note, be->blas.path, cpu_isa_name(be->isa),
              be->isa < cpu_isa_best() ? " (set by backend.vector)" : "");
     host->log(host->ctx, GAN_LOG_DEBUG, "%s", be->description);
     *out = be;
@@ -72,6 +95,7 @@ static void cpu_destroy(gan_backend *be)
 {
     if (!be)
         return;
+    cpu_pool_close(be);
     cpu_blas_close(&be->blas);
     free(be->scratch);
     free(be);
@@ -109,9 +133,12 @@ static const struct gan_backend_ops cpu_ops = {
 };
 
 static const struct gan_setting_spec cpu_settings[] = {
-    { "threads", GAN_SETTING_INT, "0", "BLAS threads; 0 = one per online core" },
+    { "threads", GAN_SETTING_INT, "0",
+      "threads for OpenBLAS and the backend's own kernels; 0 = one per online core" },
     { "vector", GAN_SETTING_STRING, "auto",
       "widest vector level for casts and element-wise kernels: auto, avx512, f16c, portable" },
+    { "blas_threads", GAN_SETTING_INT, "0",
+      "OpenBLAS's threads, at most threads; 0 = threads" },
     { NULL, 0, NULL, NULL },
 };
 

@@ -439,6 +439,35 @@ static gan_status check_ref(gan_backend *be, const char *which, const struct gan
     return GAN_OK;
 }
 
+/* A float cast split across the instance's threads by ranges: the conversion is per
+ * element and the counts are integers, summed after, so any split gives the same result. */
+#define CAST_ALIGN 256
+
+struct cast_job {
+    enum cpu_isa isa;
+    const unsigned char *x;
+    unsigned char *y;
+    enum gan_dtype xt, yt;
+    int convert, count;
+    struct gan_cast_counts part[CPU_MAX_PARTS];
+};
+
+static void cast_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    struct cast_job *j = arg;
+    const unsigned char *xp = j->x + (size_t)begin * gan_dtype_size(j->xt);
+    unsigned char *yp = j->y + (size_t)begin * gan_dtype_size(j->yt);
+    size_t n = (size_t)(end - begin);
+    if (j->convert) {
+        if (j->xt == j->yt)
+            memcpy(yp, xp, n * gan_dtype_size(j->xt));
+        else
+            float_convert(j->isa, xp, j->xt, yp, j->yt, n);
+    }
+    if (j->count)
+        float_counts[j->xt][j->yt](xp, yp, n, &j->part[part]);
+}
+
 gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
                     const struct gan_ref *y, struct gan_cast_counts *counts)
 {
@@ -467,14 +496,19 @@ gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
                               gan_dtype_name(y->dtype), y->offset);
 
     if (cpu_is_float(x->dtype) && cpu_is_float(y->dtype)) {
-        if (x->dtype == y->dtype) {
-            if (!same_view)
-                memcpy(yp, xp, xbytes);
-        } else {
-            float_convert(be->isa, xp, x->dtype, yp, y->dtype, n);
+        struct cast_job j = {
+            .isa = be->isa, .x = xp, .y = yp, .xt = x->dtype, .yt = y->dtype,
+            .convert = !same_view, .count = counts != NULL,
+        };
+        int parts = cpu_parallel_parts(be, (int64_t)n, CAST_ALIGN, counts ? 2 : 1);
+        memset(j.part, 0, (size_t)parts * sizeof j.part[0]);
+        cpu_parallel_for(be, parts, (int64_t)n, CAST_ALIGN, cast_range, &j);
+        for (int p = 0; p < parts; p++) {
+            c.overflow += j.part[p].overflow;
+            c.underflow += j.part[p].underflow;
+            c.subnormal += j.part[p].subnormal;
+            c.nonfinite += j.part[p].nonfinite;
         }
-        if (counts)
-            float_counts[x->dtype][y->dtype](xp, yp, n, &c);
     } else if (x->dtype == y->dtype) {
         if (!same_view)
             memcpy(yp, xp, xbytes);

@@ -42,10 +42,15 @@ enum cpu_isa {
     CPU_ISA_AVX512,   /* 16 lanes: AVX-512 F/BW/VL casts and element-wise kernels */
 };
 
+struct cpu_pool;
+
 struct gan_backend {
     const struct gan_host *host;
     struct cpu_blas blas;
     int threads;
+    int blas_threads;              /* OpenBLAS's, at most threads */
+    /* threads − 1 workers for our own kernels (thread_pool.c); NULL with one thread. */
+    struct cpu_pool *pool;
     /* The widest vector level this instance's kernels use, fixed at create; a zeroed
      * instance is portable. */
     enum cpu_isa isa;
@@ -81,6 +86,30 @@ enum cpu_isa cpu_isa_best(void);
  * level be now uses: for tests and benchmarks that compare levels on one instance. */
 enum cpu_isa cpu_isa_select(gan_backend *be, enum cpu_isa want);
 const char *cpu_isa_name(enum cpu_isa isa);
+
+/* thread_pool.c: the instance's workers. A kernel splits n units of work into
+ * cpu_parallel_parts(...) parts, each a run of whole blocks of `align` units, and
+ * cpu_parallel_for calls fn(arg, part, begin, end) once per part, on the calling thread
+ * or a worker, and returns when every part has. What a part computes must not depend on how
+ * many parts there are (element-wise results, or block results combined in block order
+ * afterwards), so that the results are the same at any thread count. */
+typedef void (*cpu_range_fn)(void *arg, int part, int64_t begin, int64_t end);
+/* A kernel is split into one part per this many elements of work, so below twice as
+ * many it stays on the calling thread: a sleeping worker takes tens of microseconds to
+ * wake (more on a busy machine), and an AVX-512 add of 262,144 FP32 elements lasts 26
+ * (bench/README.md). */
+#define CPU_PARALLEL_MIN ((int64_t)262144)
+/* The most parts a kernel is split into, whatever backend.threads: kernels keep one
+ * partial result per part. */
+#define CPU_MAX_PARTS 64
+gan_status cpu_pool_open(gan_backend *be);
+void cpu_pool_close(gan_backend *be);
+/* How many parts n units of `work_per_unit` elements each are split into: at most
+ * two per thread (1 with one thread), at most one per block of `align` units, and one
+ * part per CPU_PARALLEL_MIN elements of work. */
+int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit);
+void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_range_fn fn,
+                      void *arg);
 
 /* memory.c */
 gan_status cpu_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out);
@@ -174,6 +203,31 @@ gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
                     const struct gan_ref *param, const struct gan_ref *grad,
                     const struct gan_ref *m, const struct gan_ref *v,
                     const struct gan_ref *param_copy);
+
+/* adam_avx512.c: adam.c's update of n contiguous elements on AVX-512, the same bits as
+ * its scalar loop; grad is of type grad_dtype, copy (when not NULL) gets the new
+ * parameters rounded to copy_dtype. adam.c calls it when the instance's level is that
+ * one. */
+struct cpu_adam_consts {
+    float grad_scale, weight_decay, beta1, one_minus_beta1, beta2, one_minus_beta2;
+    float bc2_sqrt, eps, step_size;
+};
+void cpu_vec_adam(const struct cpu_adam_consts *k, float *param, float *m, float *v,
+                  const void *grad, enum gan_dtype grad_dtype, void *copy,
+                  enum gan_dtype copy_dtype, int64_t n);
+
+/* grad_stats_avx512.c: one block of len elements of grad_stats.c's measurement of x
+ * (type xt), on AVX-512, with the unscaled values written to u (FP32; NULL: none).
+ * absmax and absmin are the largest and the smallest |x| over finite non-zero x (0 and
+ * +inf when there is none, and when inv_scale is 0); sum is Σ(|x|·|inv_scale|)² in
+ * double, summed exactly as grad_stats.c's scalar loop sums it. */
+struct cpu_stats_block {
+    uint64_t nonfinite, zeros, subnormal;
+    float absmax, absmin;
+    double sum;
+};
+void cpu_vec_stats_block(const void *x, enum gan_dtype xt, int64_t len, float inv_scale,
+                         float *u, struct cpu_stats_block *r);
 
 /* grad_stats.c */
 gan_status cpu_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,

@@ -387,55 +387,70 @@ static struct cpu_vec_in vector_input(const struct gan_operand *op, const unsign
     return in;
 }
 
-/* Walks the (coalesced) iteration space, calling the run kernels on the innermost
- * dimension: whole runs to the vector kernels where vector_runs allows, otherwise in
- * blocks. `nin` is 1 (unary) or 2 (binary); operand nin is the output. */
-static void elementwise_walk(enum cpu_isa isa, int is_unary, int op, float alpha,
-                             const struct cpu_iter *it, int nin,
-                             const struct gan_operand *const *ops)
+/* One call's walk: the coalesced iteration space, the operands (operand nin is the
+ * output; nin is 1 for unary, 2 for binary) and the choices made once for the call. */
+struct ew_job {
+    enum cpu_isa isa;
+    int is_unary, op, nin;
+    float alpha;
+    const struct cpu_iter *it;
+    const struct gan_operand *const *ops;
+    int vector;    /* whole runs go to the AVX-512 kernels */
+    int64_t chunk; /* elements per block on the scalar path */
+};
+
+/* Walks elements [begin, end) of the iteration space in row-major order, calling the
+ * run kernels on the innermost dimension: whole runs (or their part inside the range)
+ * to the vector kernels where vector_runs allows, otherwise in blocks. Each element's
+ * result depends on its operands alone, so a split into ranges gives the same bits as
+ * one walk. */
+static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
 {
+    (void)part;
+    const struct ew_job *j = arg;
+    const struct cpu_iter *it = j->it;
+    const struct gan_operand *const *ops = j->ops;
+    const int nin = j->nin, is_unary = j->is_unary, op = j->op, vector = j->vector;
+    const enum cpu_isa isa = j->isa;
+    const float alpha = j->alpha;
     float stage_in[2][EW_BLOCK];
     float stage_out[EW_BLOCK];
     unsigned char *base[3];
     int64_t off[3], idx[GAN_MAX_DIMS] = { 0 };
-    int nd = it->ndim;
-    int inner = nd - 1;
+    int inner = it->ndim - 1;
     int64_t len = it->dim[inner];
-    int staged = 0;
+    int64_t chunk = j->chunk;
 
+    /* The odometer at the run holding element `begin`. */
+    int64_t o = begin / len;
     for (int k = 0; k <= nin; k++) {
         base[k] = ops[k]->buf->data;
         off[k] = (int64_t)ops[k]->offset;
-        int64_t s = it->stride[k][inner];
-        if (s != 0 && !(ops[k]->dtype == GAN_F32 && s == 1))
-            staged = 1;
     }
-    /* FILL never reads x, so x's layout does not force staging. */
-    if (is_unary && op == GAN_UNARY_FILL) {
-        int64_t s = it->stride[1][inner];
-        staged = !(ops[1]->dtype == GAN_F32 && s == 1);
+    for (int64_t rest = o, d = inner - 1; d >= 0; d--) {
+        idx[d] = rest % it->dim[d];
+        rest /= it->dim[d];
+        for (int k = 0; k <= nin; k++)
+            off[k] += idx[d] * it->stride[k][d];
     }
-    int64_t chunk = staged ? EW_BLOCK : len;
-    int64_t outer = 1;
-    for (int d = 0; d < inner; d++)
-        outer *= it->dim[d];
 
-    const int vector = vector_runs(isa, is_unary, op, it, nin, ops);
-
-    for (int64_t o = 0; o < outer; o++) {
+    for (int64_t first = o * len; first < end; first += len) {
+        int64_t lo = begin > first ? begin - first : 0;
+        int64_t hi = end - first < len ? end - first : len;
         if (vector) {
             struct cpu_vec_in in[2];
             for (int k = 0; k < nin; k++)
-                in[k] = vector_input(ops[k], base[k], off[k], it->stride[k][inner]);
+                in[k] = vector_input(ops[k], base[k], off[k] + lo * it->stride[k][inner],
+                                     it->stride[k][inner]);
             if (is_unary)
                 cpu_vec_unary((enum gan_unary_op)op, alpha, &in[0], base[nin],
-                              ops[nin]->dtype, off[nin], len);
+                              ops[nin]->dtype, off[nin] + lo, hi - lo);
             else
                 cpu_vec_binary((enum gan_binary_op)op, &in[0], &in[1], base[nin],
-                               ops[nin]->dtype, off[nin], len);
+                               ops[nin]->dtype, off[nin] + lo, hi - lo);
         }
-        for (int64_t start = 0; !vector && start < len; start += chunk) {
-            int64_t n = len - start < chunk ? len - start : chunk;
+        for (int64_t start = lo; !vector && start < hi; start += chunk) {
+            int64_t n = hi - start < chunk ? hi - start : chunk;
             int64_t yoff = off[nin] + start * it->stride[nin][inner];
             int64_t ys = it->stride[nin][inner];
             float *y = direct_output(base[nin], ops[nin]->dtype, yoff, ys);
@@ -482,6 +497,51 @@ static void elementwise_walk(enum cpu_isa isa, int is_unary, int op, float alpha
     }
 }
 
+/* Plans the walk and splits it across the instance's threads: ranges of whole blocks
+ * of CPU_EW_ALIGN elements, so that two threads never write the same cache line of a
+ * contiguous output. */
+#define CPU_EW_ALIGN 256
+
+static void elementwise_walk(gan_backend *be, int is_unary, int op, float alpha,
+                             const struct cpu_iter *it, int nin,
+                             const struct gan_operand *const *ops)
+{
+    int inner = it->ndim - 1;
+    int staged = 0;
+    for (int k = 0; k <= nin; k++) {
+        int64_t s = it->stride[k][inner];
+        if (s != 0 && !(ops[k]->dtype == GAN_F32 && s == 1))
+            staged = 1;
+    }
+    /* FILL never reads x, so x's layout does not force staging. */
+    if (is_unary && op == GAN_UNARY_FILL) {
+        int64_t s = it->stride[1][inner];
+        staged = !(ops[1]->dtype == GAN_F32 && s == 1);
+    }
+    struct ew_job j = {
+        .isa = be->isa,
+        .is_unary = is_unary,
+        .op = op,
+        .nin = nin,
+        .alpha = alpha,
+        .it = it,
+        .ops = ops,
+        .vector = vector_runs(be->isa, is_unary, op, it, nin, ops),
+        .chunk = staged ? EW_BLOCK : it->dim[inner],
+    };
+    /* A broadcast output (stride 0) would have two threads write one element, and a
+     * strided one would put their elements in each other's cache lines: those stay on
+     * one thread. */
+    int64_t total = 1;
+    int shared_output = it->stride[nin][inner] != 1;
+    for (int d = 0; d < it->ndim; d++) {
+        total *= it->dim[d];
+        shared_output |= it->stride[nin][d] == 0;
+    }
+    int parts = shared_output ? 1 : cpu_parallel_parts(be, total, CPU_EW_ALIGN, 1);
+    cpu_parallel_for(be, parts, total, CPU_EW_ALIGN, elementwise_range, &j);
+}
+
 gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                      const struct gan_shape *shape, const struct gan_operand *x,
                      const struct gan_operand *y)
@@ -496,7 +556,7 @@ gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
     gan_status st = iter_plan(be, unary_names[op], shape, 2, ops, names, &it);
     if (st != GAN_OK || it.empty)
         return st;
-    elementwise_walk(be->isa, 1, (int)op, alpha, &it, 1, ops);
+    elementwise_walk(be, 1, (int)op, alpha, &it, 1, ops);
     return GAN_OK;
 }
 
@@ -514,6 +574,6 @@ gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_s
     gan_status st = iter_plan(be, binary_names[op], shape, 3, ops, names, &it);
     if (st != GAN_OK || it.empty)
         return st;
-    elementwise_walk(be->isa, 0, (int)op, 0.0f, &it, 2, ops);
+    elementwise_walk(be, 0, (int)op, 0.0f, &it, 2, ops);
     return GAN_OK;
 }

@@ -255,27 +255,58 @@ static int plan_group(const struct gan_shape *s, uint32_t axes, int reduced,
     return n;
 }
 
-/* One output at a time, each walking its reduced elements in runs along the
- * innermost reduced dimension: used when that dimension is contiguous in x (a row
- * reduction) or when there is a single output. */
-static void reduce_by_output(enum cpu_isa isa, enum gan_reduce_op op, const struct red_plan *p,
-                             const struct gan_operand *x, const struct gan_operand *y)
+/* The offsets in x and y of the output whose index over the kept dimensions `first`
+ * dimensions long (row-major) is o. */
+static void kept_offsets(const struct red_plan *p, int dims, int64_t o,
+                         const struct gan_operand *x, const struct gan_operand *y,
+                         int64_t *xoff, int64_t *yoff)
 {
+    *xoff = (int64_t)x->offset;
+    *yoff = (int64_t)y->offset;
+    for (int d = dims - 1; d >= 0; d--) {
+        int64_t i = o % p->kdim[d];
+        o /= p->kdim[d];
+        *xoff += i * p->kx[d];
+        *yoff += i * p->ky[d];
+    }
+}
+
+/* One call's reduction, split across the instance's threads by outputs (or groups of
+ * RED_LANES neighbouring outputs): each output is reduced whole by one thread, in the
+ * same blocks and the same cascade as on one thread, so the results are the same bits
+ * at any thread count. */
+struct red_job {
+    enum cpu_isa isa;
+    enum gan_reduce_op op;
+    const struct red_plan *p;
+    const struct gan_operand *x, *y;
+    int64_t groups; /* lane groups per row of the innermost kept dimension */
+};
+
+/* Outputs [begin, end), one at a time, each walking its reduced elements in runs along
+ * the innermost reduced dimension: used when that dimension is contiguous in x (a row
+ * reduction) or when there is a single output. */
+static void reduce_by_output(void *arg, int part, int64_t begin, int64_t end)
+{
+    (void)part;
+    const struct red_job *j = arg;
+    const enum cpu_isa isa = j->isa;
+    const enum gan_reduce_op op = j->op;
+    const struct red_plan *p = j->p;
+    const struct gan_operand *x = j->x, *y = j->y;
     float stage[RED_RUN];
     struct cascade c;
     const unsigned char *xb = x->buf->data;
     unsigned char *yb = y->buf->data;
-    int64_t kidx[GAN_MAX_DIMS] = { 0 }, ridx[GAN_MAX_DIMS] = { 0 };
-    int64_t xoff = (int64_t)x->offset, yoff = (int64_t)y->offset;
-    int64_t nout = 1;
-    for (int d = 0; d < p->nk; d++)
-        nout *= p->kdim[d];
+    int64_t ridx[GAN_MAX_DIMS] = { 0 };
     /* No reduced dimension (axes = 0, or all of size 1): one run of one element. */
     int nr = p->nr;
     int64_t rlen = nr ? p->rdim[nr - 1] : 1, rs = nr ? p->rx[nr - 1] : 0;
     int64_t nrows = p->rcount ? p->rcount / rlen : 0;
 
-    for (int64_t o = 0; o < nout; o++) {
+    for (int64_t o = begin; o < end; o++) {
+        int64_t xoff, yoff;
+        kept_offsets(p, p->nk, o, x, y, &xoff, &yoff);
         c.count = 0;
         int64_t roff = 0;
         for (int64_t row = 0; row < nrows; row++) {
@@ -294,35 +325,28 @@ static void reduce_by_output(enum cpu_isa isa, enum gan_reduce_op op, const stru
             }
         }
         cpu_store(yb, y->dtype, yoff, red_finish(op, cascade_result(op, &c), p->rcount));
-        for (int d = p->nk - 1; d >= 0; d--) {
-            xoff += p->kx[d];
-            yoff += p->ky[d];
-            if (++kidx[d] < p->kdim[d])
-                break;
-            xoff -= p->kx[d] * p->kdim[d];
-            yoff -= p->ky[d] * p->kdim[d];
-            kidx[d] = 0;
-        }
     }
 }
 
-/* RED_LANES neighbouring outputs (along the innermost kept dimension) at a time,
- * walking the reduced elements once for all of them: used when that dimension is
- * contiguous in x (a column reduction such as a bias gradient over the batch). */
-static void reduce_by_lanes(enum cpu_isa isa, enum gan_reduce_op op, const struct red_plan *p,
-                            const struct gan_operand *x, const struct gan_operand *y)
+/* Lane groups [begin, end): RED_LANES neighbouring outputs (along the innermost kept
+ * dimension) at a time, walking the reduced elements once for all of them: used when
+ * that dimension is contiguous in x (a column reduction such as a bias gradient over
+ * the batch). */
+static void reduce_by_lanes(void *arg, int part, int64_t begin, int64_t end)
 {
+    (void)part;
+    const struct red_job *j = arg;
+    const enum cpu_isa isa = j->isa;
+    const enum gan_reduce_op op = j->op;
+    const struct red_plan *p = j->p;
+    const struct gan_operand *x = j->x, *y = j->y;
     struct vcascade c; /* 16 KiB */
     float stage[RED_LANES], blk[RED_LANES], out[RED_LANES];
     const unsigned char *xb = x->buf->data;
     unsigned char *yb = y->buf->data;
-    int64_t kidx[GAN_MAX_DIMS] = { 0 }, ridx[GAN_MAX_DIMS] = { 0 };
-    int64_t xoff = (int64_t)x->offset, yoff = (int64_t)y->offset;
+    int64_t ridx[GAN_MAX_DIMS] = { 0 };
     int nk = p->nk - 1; /* outer kept dimensions */
     int64_t klen = p->kdim[nk], ks = p->kx[nk], kys = p->ky[nk];
-    int64_t nouter = 1;
-    for (int d = 0; d < nk; d++)
-        nouter *= p->kdim[d];
     float id = red_identity(op);
     /* Contiguous lanes of a sum go to the AVX-512 loop when that is the calling
      * instance's level: it widens 16-bit rows in registers rather than converting each
@@ -331,52 +355,44 @@ static void reduce_by_lanes(enum cpu_isa isa, enum gan_reduce_op op, const struc
                        (op == GAN_REDUCE_SUM || op == GAN_REDUCE_MEAN ||
                         op == GAN_REDUCE_SUM_SQUARES);
 
-    for (int64_t o = 0; o < nouter; o++) {
-        for (int64_t start = 0; start < klen; start += RED_LANES) {
-            int w = (int)(klen - start < RED_LANES ? klen - start : RED_LANES);
-            int64_t base = xoff + start * ks;
-            int inblk = 0;
-            c.count = 0;
-            for (int i = 0; i < w; i++)
-                blk[i] = id;
-            int64_t roff = 0;
-            for (int64_t r = 0; r < p->rcount; r++) {
-                if (vector)
-                    cpu_vec_lanes_sum(op == GAN_REDUCE_SUM_SQUARES, blk, xb, x->dtype,
-                                      base + roff, w);
-                else
-                    lanes_accumulate(op, blk,
-                                     load_run(isa, xb, x->dtype, base + roff, ks, w, stage), w);
-                if (++inblk == RED_VBLOCK) {
-                    vcascade_push(op, &c, blk, w);
-                    for (int i = 0; i < w; i++)
-                        blk[i] = id;
-                    inblk = 0;
-                }
-                for (int d = p->nr - 1; d >= 0; d--) {
-                    roff += p->rx[d];
-                    if (++ridx[d] < p->rdim[d])
-                        break;
-                    roff -= p->rx[d] * p->rdim[d];
-                    ridx[d] = 0;
-                }
-            }
-            if (inblk)
+    for (int64_t g = begin; g < end; g++) {
+        int64_t xoff, yoff;
+        kept_offsets(p, nk, g / j->groups, x, y, &xoff, &yoff);
+        int64_t start = (g % j->groups) * RED_LANES;
+        int w = (int)(klen - start < RED_LANES ? klen - start : RED_LANES);
+        int64_t base = xoff + start * ks;
+        int inblk = 0;
+        c.count = 0;
+        for (int i = 0; i < w; i++)
+            blk[i] = id;
+        int64_t roff = 0;
+        for (int64_t r = 0; r < p->rcount; r++) {
+            if (vector)
+                cpu_vec_lanes_sum(op == GAN_REDUCE_SUM_SQUARES, blk, xb, x->dtype,
+                                  base + roff, w);
+            else
+                lanes_accumulate(op, blk,
+                                 load_run(isa, xb, x->dtype, base + roff, ks, w, stage), w);
+            if (++inblk == RED_VBLOCK) {
                 vcascade_push(op, &c, blk, w);
-            vcascade_result(op, &c, out, w);
-            for (int i = 0; i < w; i++)
-                cpu_store(yb, y->dtype, yoff + (start + i) * kys,
-                          red_finish(op, out[i], p->rcount));
+                for (int i = 0; i < w; i++)
+                    blk[i] = id;
+                inblk = 0;
+            }
+            for (int d = p->nr - 1; d >= 0; d--) {
+                roff += p->rx[d];
+                if (++ridx[d] < p->rdim[d])
+                    break;
+                roff -= p->rx[d] * p->rdim[d];
+                ridx[d] = 0;
+            }
         }
-        for (int d = nk - 1; d >= 0; d--) {
-            xoff += p->kx[d];
-            yoff += p->ky[d];
-            if (++kidx[d] < p->kdim[d])
-                break;
-            xoff -= p->kx[d] * p->kdim[d];
-            yoff -= p->ky[d] * p->kdim[d];
-            kidx[d] = 0;
-        }
+        if (inblk)
+            vcascade_push(op, &c, blk, w);
+        vcascade_result(op, &c, out, w);
+        for (int i = 0; i < w; i++)
+            cpu_store(yb, y->dtype, yoff + (start + i) * kys,
+                      red_finish(op, out[i], p->rcount));
     }
 }
 
@@ -436,9 +452,17 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
         int row_contig = p.nr > 0 && p.rx[p.nr - 1] == 1;
         lanes = ks == 1 || ks == -1 || !row_contig;
     }
-    if (lanes)
-        reduce_by_lanes(be->isa, op, &p, x, y);
-    else
-        reduce_by_output(be->isa, op, &p, x, y);
+    struct red_job j = { be->isa, op, &p, x, y, 1 };
+    int64_t per_output = rcount > 0 ? rcount : 1;
+    if (lanes) {
+        int64_t klen = p.kdim[p.nk - 1];
+        j.groups = (klen + RED_LANES - 1) / RED_LANES;
+        int64_t units = kcount / klen * j.groups;
+        int parts = cpu_parallel_parts(be, units, 1, per_output * RED_LANES);
+        cpu_parallel_for(be, parts, units, 1, reduce_by_lanes, &j);
+    } else {
+        int parts = cpu_parallel_parts(be, kcount, 1, per_output);
+        cpu_parallel_for(be, parts, kcount, 1, reduce_by_output, &j);
+    }
     return GAN_OK;
 }
