@@ -43,6 +43,9 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     enum cpu_isa isa = CPU_ISA_PORTABLE;
     if ((st = cpu_isa_setting(host, &isa)) != GAN_OK)
         return st;
+    enum cpu_gemm_path gemm_path = CPU_GEMM_AUTO;
+    if ((st = cpu_gemm_path_setting(host, &gemm_path)) != GAN_OK)
+        return st;
 
     gan_backend *be = calloc(1, sizeof *be);
     if (!be)
@@ -55,14 +58,21 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         free(be);
         return st;
     }
+    be->gemm_path = gemm_path;
+    if ((st = cpu_onednn_open(be)) != GAN_OK) {
+        cpu_blas_close(&be->blas);
+        free(be);
+        return st;
+    }
 
-    char lib[48];
+    char lib[48], gemm[160];
     library_name(&be->blas, lib, sizeof lib);
+    cpu_onednn_describe(be, gemm, sizeof gemm);
     snprintf(be->description, sizeof be->description,
-             "cpu: %s kernel %s (%s), %d thread%s, %s; vector level %s%s",
+             "cpu: %s kernel %s (%s), %d thread%s, %s; vector level %s%s; %s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
              be->threads == 1 ? "" : "s", be->blas.path, cpu_isa_name(be->isa),
-             be->isa < cpu_isa_best() ? " (set by backend.vector)" : "");
+             be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm);
     host->log(host->ctx, GAN_LOG_DEBUG, "%s", be->description);
     *out = be;
     return GAN_OK;
@@ -72,6 +82,7 @@ static void cpu_destroy(gan_backend *be)
 {
     if (!be)
         return;
+    cpu_onednn_close(be);
     cpu_blas_close(&be->blas);
     free(be->scratch);
     free(be);
@@ -112,6 +123,9 @@ static const struct gan_setting_spec cpu_settings[] = {
     { "threads", GAN_SETTING_INT, "0", "BLAS threads; 0 = one per online core" },
     { "vector", GAN_SETTING_STRING, "auto",
       "widest vector level for casts and element-wise kernels: auto, avx512, f16c, portable" },
+    { "gemm", GAN_SETTING_STRING, "auto",
+      "library for GEMMs and convolutions: auto (oneDNN for BF16 where the CPU has BF16 dot "
+      "products, else OpenBLAS), openblas, onednn" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -120,7 +134,8 @@ static const struct gan_plugin cpu_descriptor = {
     .kind = GAN_PLUGIN_BACKEND,
     .name = "cpu",
     .version = PACKAGE_VERSION,
-    .summary = "CPU: OpenBLAS GEMM, FP16/BF16 stored in 16 bits and computed in FP32",
+    .summary = "CPU: OpenBLAS GEMM, oneDNN for BF16 where built and the CPU has BF16 dot "
+               "products, FP16 stored in 16 bits and computed in FP32",
     .ops = &cpu_ops,
     .settings = cpu_settings,
 };

@@ -42,6 +42,19 @@ enum cpu_isa {
     CPU_ISA_AVX512,   /* 16 lanes: AVX-512 F/BW/VL casts and element-wise kernels */
 };
 
+/* Which library computes the GEMMs and convolutions (the setting "gemm"): OpenBLAS
+ * (im2col + sgemm for convolutions), or oneDNN's matmul and convolution primitives.
+ * "auto" takes oneDNN for BF16 where the CPU has BF16 dot products and OpenBLAS for
+ * everything else; FP16 is always the exact emulation through sgemm. */
+enum cpu_gemm_path {
+    CPU_GEMM_AUTO,
+    CPU_GEMM_OPENBLAS,
+    CPU_GEMM_ONEDNN,
+};
+
+/* onednn.c: the instance's oneDNN engine, stream and cache of primitives. */
+struct cpu_onednn;
+
 struct gan_backend {
     const struct gan_host *host;
     struct cpu_blas blas;
@@ -53,7 +66,12 @@ struct gan_backend {
      * grown on demand and kept for the instance's life. */
     unsigned char *scratch;
     size_t scratch_bytes;
-    char description[320];
+    /* The setting "gemm", and the oneDNN state when it may be used: NULL (a zeroed
+     * instance, a build without oneDNN, "openblas", or a CPU without BF16 under
+     * "auto") sends every call to OpenBLAS. */
+    enum cpu_gemm_path gemm_path;
+    struct cpu_onednn *onednn;
+    char description[448];
 };
 
 /* Address of element `offset` of a ref or operand. */
@@ -81,6 +99,35 @@ enum cpu_isa cpu_isa_best(void);
  * level be now uses: for tests and benchmarks that compare levels on one instance. */
 enum cpu_isa cpu_isa_select(gan_backend *be, enum cpu_isa want);
 const char *cpu_isa_name(enum cpu_isa isa);
+
+/* onednn_setting.c: the path the host's setting "gemm" names ("auto" when absent);
+ * "onednn" is refused through host->fail when the build has no oneDNN or the CPU has
+ * no BF16 dot product (AVX512-BF16 or AMX-BF16). */
+gan_status cpu_gemm_path_setting(const struct gan_host *host, enum cpu_gemm_path *path);
+const char *cpu_gemm_path_name(enum cpu_gemm_path path);
+/* Nonzero when this CPU has AVX512-BF16 or AMX-BF16. */
+int cpu_has_bf16_dot(void);
+
+/* onednn.c (built with oneDNN only; without it, open leaves be->onednn NULL). */
+/* Makes be->onednn for be->gemm_path and be->threads, or leaves it NULL when oneDNN is
+ * not to be used; fails through host->fail when oneDNN cannot start. */
+gan_status cpu_onednn_open(gan_backend *be);
+void cpu_onednn_close(gan_backend *be);
+/* "oneDNN 2.6.3 brg:avx512_core_bf16 for BF16, FP32 through OpenBLAS", for describe. */
+void cpu_onednn_describe(gan_backend *be, char *out, size_t size);
+/* Each returns 1 when oneDNN computed the call (its status in *st), 0 when the call
+ * is the OpenBLAS path's: no oneDNN, a dtype it does not take, or a shape whose
+ * primitive it refused. The arguments have been validated by the caller. */
+int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st);
+enum cpu_conv_kind { CPU_CONV_FORWARD, CPU_CONV_BACKWARD_DATA, CPU_CONV_BACKWARD_FILTER };
+/* forward: a = x, b = w, out = y; backward data: a = dy, b = w, out = dx; backward
+ * filter: a = x, b = dy, out = dw. beta is 0 or 1. */
+int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_conv2d *c,
+                    const struct gan_ref *a, const struct gan_ref *b, float beta,
+                    const struct gan_ref *out, gan_status *st);
+/* How many primitives the instance's cache holds, and how many it has created since
+ * open: for tests that check primitives are reused. */
+void cpu_onednn_cache_counts(gan_backend *be, int *held, long *created);
 
 /* memory.c */
 gan_status cpu_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out);
