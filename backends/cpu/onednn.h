@@ -9,6 +9,35 @@
 
 #include "cpu_backend.h"
 
+/* The oneDNN functions the backend calls. The library is loaded at open, not linked:
+ * it runs on OpenMP, whose libgomp reads OMP_WAIT_POLICY once, when it is loaded, and
+ * the backend chooses that policy first (onednn.c). Each field has the type and name of
+ * the function it holds, so a call reads as the API's own: api->dnnl_stream_wait(s). */
+#define CPU_DNNL_FUNCTIONS(X)                                                               \
+    X(dnnl_version) X(dnnl_engine_create) X(dnnl_engine_destroy) X(dnnl_stream_create)     \
+    X(dnnl_stream_destroy) X(dnnl_stream_wait) X(dnnl_memory_desc_init_by_tag)             \
+    X(dnnl_memory_desc_init_by_strides) X(dnnl_memory_desc_equal)                          \
+    X(dnnl_memory_desc_get_size) X(dnnl_memory_create) X(dnnl_memory_destroy)              \
+    X(dnnl_memory_set_data_handle) X(dnnl_primitive_attr_create)                           \
+    X(dnnl_primitive_attr_destroy) X(dnnl_primitive_attr_set_output_scales)                \
+    X(dnnl_primitive_attr_set_post_ops) X(dnnl_post_ops_create) X(dnnl_post_ops_destroy)   \
+    X(dnnl_post_ops_append_sum) X(dnnl_matmul_desc_init)                                   \
+    X(dnnl_dilated_convolution_forward_desc_init)                                          \
+    X(dnnl_dilated_convolution_backward_data_desc_init)                                    \
+    X(dnnl_dilated_convolution_backward_weights_desc_init)                                 \
+    X(dnnl_reorder_primitive_desc_create) X(dnnl_primitive_desc_create)                    \
+    X(dnnl_primitive_desc_destroy) X(dnnl_primitive_desc_query)                            \
+    X(dnnl_primitive_desc_query_md) X(dnnl_primitive_create) X(dnnl_primitive_destroy)     \
+    X(dnnl_primitive_execute)
+
+struct cpu_dnnl_api {
+#define CPU_DNNL_FIELD(name) __typeof__(&name) name;
+    CPU_DNNL_FUNCTIONS(CPU_DNNL_FIELD)
+#undef CPU_DNNL_FIELD
+    /* from the libgomp oneDNN brings in: its team size on the calling thread */
+    void (*omp_set_num_threads)(int);
+};
+
 /* What a primitive was made for: the kind of call and every size, dtype and scalar its
  * descriptor depends on. Zero-filled before it is set, so that two keys compare with
  * memcmp. */
@@ -54,6 +83,9 @@ struct cpu_onednn_entry {
 
 #define CPU_ONEDNN_CACHE 128
 struct cpu_onednn {
+    void *handle;              /* from dlopen */
+    struct cpu_dnnl_api api;
+    char waits[112];           /* how OpenMP's idle threads wait, for the description */
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     struct cpu_onednn_entry *entries[CPU_ONEDNN_CACHE];

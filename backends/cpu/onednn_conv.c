@@ -23,17 +23,17 @@ struct conv_mds {
     dnnl_memory_desc_t x, w, y;
 };
 
-static int conv_mds(struct conv_mds *m, const struct gan_conv2d *c, dnnl_data_type_t xt,
+static int conv_mds(const struct cpu_dnnl_api *api, struct conv_mds *m, const struct gan_conv2d *c, dnnl_data_type_t xt,
                     dnnl_data_type_t wt, dnnl_data_type_t yt, int any)
 {
     const dnnl_dims_t dx = { c->n, c->c_in, c->h_in, c->w_in };
     const dnnl_dims_t dw = { c->c_out, c->c_in, c->kh, c->kw };
     const dnnl_dims_t dy = { c->n, c->c_out, c->h_out, c->w_out };
-    return dnnl_memory_desc_init_by_tag(&m->x, 4, dx, xt, any ? dnnl_format_tag_any : dnnl_nchw)
+    return api->dnnl_memory_desc_init_by_tag(&m->x, 4, dx, xt, any ? dnnl_format_tag_any : dnnl_nchw)
                != dnnl_success ||
-           dnnl_memory_desc_init_by_tag(&m->w, 4, dw, wt, any ? dnnl_format_tag_any : dnnl_oihw)
+           api->dnnl_memory_desc_init_by_tag(&m->w, 4, dw, wt, any ? dnnl_format_tag_any : dnnl_oihw)
                != dnnl_success ||
-           dnnl_memory_desc_init_by_tag(&m->y, 4, dy, yt, any ? dnnl_format_tag_any : dnnl_nchw)
+           api->dnnl_memory_desc_init_by_tag(&m->y, 4, dy, yt, any ? dnnl_format_tag_any : dnnl_nchw)
                != dnnl_success;
 }
 
@@ -64,15 +64,16 @@ static dnnl_primitive_desc_t forward_pd(struct cpu_onednn *o, const struct gan_c
                                         const struct conv_geometry *g, dnnl_data_type_t dt,
                                         dnnl_data_type_t yt)
 {
+    const struct cpu_dnnl_api *api = &o->api;
     struct conv_mds any;
     dnnl_convolution_desc_t desc;
     dnnl_primitive_desc_t pd = NULL;
-    if (conv_mds(&any, c, dt, dt, yt, 1) ||
-        dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_training,
+    if (conv_mds(api, &any, c, dt, dt, yt, 1) ||
+        api->dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_training,
                                                    dnnl_convolution_direct, &any.x, &any.w,
                                                    NULL, &any.y, g->strides, g->dilates,
                                                    g->pad_l, g->pad_r) != dnnl_success ||
-        dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, NULL) != dnnl_success)
+        api->dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, NULL) != dnnl_success)
         return NULL;
     return pd;
 }
@@ -92,6 +93,7 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
                  const struct gan_conv2d *c, int accumulate)
 {
     struct cpu_onednn *o = be->onednn;
+    const struct cpu_dnnl_api *api = &o->api;
     const dnnl_data_type_t dt = cpu_onednn_dtype(c->dtype);
     /* The output oneDNN writes: FP32 when it is added to the caller's, and always for
      * the filter gradient, a sum over the whole batch rounded once. */
@@ -111,26 +113,26 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
         break;
     case CPU_CONV_BACKWARD_DATA:
         hint = forward_pd(o, c, &g, dt, dt);
-        bad = !hint || conv_mds(&any, c, ot, dt, dt, 1) ||
-              dnnl_dilated_convolution_backward_data_desc_init(
+        bad = !hint || conv_mds(api, &any, c, ot, dt, dt, 1) ||
+              api->dnnl_dilated_convolution_backward_data_desc_init(
                   &desc, dnnl_convolution_direct, &any.x, &any.w, &any.y, g.strides,
                   g.dilates, g.pad_l, g.pad_r) != dnnl_success ||
-              dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, hint) != dnnl_success;
+              api->dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, hint) != dnnl_success;
         break;
     case CPU_CONV_BACKWARD_FILTER:
         hint = forward_pd(o, c, &g, dt, dt);
-        bad = !hint || conv_mds(&any, c, dt, ot, dt, 1) ||
-              dnnl_dilated_convolution_backward_weights_desc_init(
+        bad = !hint || conv_mds(api, &any, c, dt, ot, dt, 1) ||
+              api->dnnl_dilated_convolution_backward_weights_desc_init(
                   &desc, dnnl_convolution_direct, &any.x, &any.w, NULL, &any.y, g.strides,
                   g.dilates, g.pad_l, g.pad_r) != dnnl_success ||
-              dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, hint) != dnnl_success;
+              api->dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, hint) != dnnl_success;
         break;
     }
     if (hint)
-        dnnl_primitive_desc_destroy(hint);
+        api->dnnl_primitive_desc_destroy(hint);
     if (bad) {
         if (pd)
-            dnnl_primitive_desc_destroy(pd);
+            api->dnnl_primitive_desc_destroy(pd);
         return -1;
     }
 
@@ -148,9 +150,9 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
     };
     dnnl_memory_desc_t inner[3];
     for (int i = 0; i < 3; i++) {
-        const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, roles[kind][i].query, 0);
+        const dnnl_memory_desc_t *md = api->dnnl_primitive_desc_query_md(pd, roles[kind][i].query, 0);
         if (!md) {
-            dnnl_primitive_desc_destroy(pd);
+            api->dnnl_primitive_desc_destroy(pd);
             return -1;
         }
         inner[i] = *md;
@@ -158,9 +160,9 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
     /* The caller's side: its dtype, except an accumulated output, which oneDNN hands
      * over as plain FP32 in the entry's extra space. */
     struct conv_mds user, user_f32;
-    if (conv_mds(&user, c, dt, dt, dt, 0) || conv_mds(&user_f32, c, dnnl_f32, dnnl_f32,
+    if (conv_mds(api, &user, c, dt, dt, dt, 0) || conv_mds(api, &user_f32, c, dnnl_f32, dnnl_f32,
                                                       dnnl_f32, 0)) {
-        dnnl_primitive_desc_destroy(pd);
+        api->dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     const dnnl_memory_desc_t *users[3][3] = {

@@ -25,54 +25,55 @@ static int takes(const gan_backend *be, const struct gan_gemm *g)
 /* One operand as a (batch ×) rows × cols matrix whose element (r, q) is `rs`·r + `qs`·q
  * elements from its start: a transposed operand swaps the strides, a shared one
  * (stride 0 over a batch) is a batch of 1, which matmul broadcasts. */
-static dnnl_status_t operand_md(dnnl_memory_desc_t *md, int64_t batch, int64_t bstride,
+static dnnl_status_t operand_md(const struct cpu_dnnl_api *api, dnnl_memory_desc_t *md, int64_t batch, int64_t bstride,
                                 int64_t rows, int64_t cols, int64_t rs, int64_t qs,
                                 enum gan_dtype dtype)
 {
     if (batch == 1) {
         const dnnl_dims_t dims = { rows, cols }, strides = { rs, qs };
-        return dnnl_memory_desc_init_by_strides(md, 2, dims, cpu_onednn_dtype(dtype), strides);
+        return api->dnnl_memory_desc_init_by_strides(md, 2, dims, cpu_onednn_dtype(dtype), strides);
     }
     const int64_t b = bstride == 0 ? 1 : batch;
     const int64_t bs = bstride == 0 ? rows * cols : bstride;
     const dnnl_dims_t dims = { b, rows, cols }, strides = { bs, rs, qs };
-    return dnnl_memory_desc_init_by_strides(md, 3, dims, cpu_onednn_dtype(dtype), strides);
+    return api->dnnl_memory_desc_init_by_strides(md, 3, dims, cpu_onednn_dtype(dtype), strides);
 }
 
 static int build(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_gemm *g)
 {
     struct cpu_onednn *o = be->onednn;
+    const struct cpu_dnnl_api *api = &o->api;
     dnnl_memory_desc_t a, b, c;
     const int64_t m = g->m, n = g->n, k = g->k;
-    if (operand_md(&a, g->batch, g->stride_a, m, k, g->trans_a ? 1 : g->lda,
+    if (operand_md(api, &a, g->batch, g->stride_a, m, k, g->trans_a ? 1 : g->lda,
                    g->trans_a ? g->lda : 1, g->a.dtype) != dnnl_success ||
-        operand_md(&b, g->batch, g->stride_b, k, n, g->trans_b ? 1 : g->ldb,
+        operand_md(api, &b, g->batch, g->stride_b, k, n, g->trans_b ? 1 : g->ldb,
                    g->trans_b ? g->ldb : 1, g->b.dtype) != dnnl_success ||
-        operand_md(&c, g->batch, g->stride_c, m, n, g->ldc, 1, g->c.dtype) != dnnl_success)
+        operand_md(api, &c, g->batch, g->stride_c, m, n, g->ldc, 1, g->c.dtype) != dnnl_success)
         return -1;
     dnnl_matmul_desc_t desc;
-    if (dnnl_matmul_desc_init(&desc, &a, &b, NULL, &c) != dnnl_success)
+    if (api->dnnl_matmul_desc_init(&desc, &a, &b, NULL, &c) != dnnl_success)
         return -1;
 
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    int bad = dnnl_primitive_attr_create(&attr) != dnnl_success;
+    int bad = api->dnnl_primitive_attr_create(&attr) != dnnl_success;
     if (!bad && g->alpha != 1.0f)
-        bad = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &g->alpha) != dnnl_success;
+        bad = api->dnnl_primitive_attr_set_output_scales(attr, 1, 0, &g->alpha) != dnnl_success;
     if (!bad && g->beta != 0.0f) {
         /* the sum post-op reads C (in its own dtype) and adds beta times it to the
          * scaled FP32 product before the one rounding to C's dtype */
-        bad = dnnl_post_ops_create(&po) != dnnl_success ||
-              dnnl_post_ops_append_sum(po, g->beta) != dnnl_success ||
-              dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success;
+        bad = api->dnnl_post_ops_create(&po) != dnnl_success ||
+              api->dnnl_post_ops_append_sum(po, g->beta) != dnnl_success ||
+              api->dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success;
     }
     dnnl_primitive_desc_t pd = NULL;
     if (!bad)
-        bad = dnnl_primitive_desc_create(&pd, &desc, attr, o->engine, NULL) != dnnl_success;
+        bad = api->dnnl_primitive_desc_create(&pd, &desc, attr, o->engine, NULL) != dnnl_success;
     if (po)
-        dnnl_post_ops_destroy(po);
+        api->dnnl_post_ops_destroy(po);
     if (attr)
-        dnnl_primitive_attr_destroy(attr);
+        api->dnnl_primitive_attr_destroy(attr);
     if (bad)
         return -1;
     /* Plain strided memory descriptors are taken as given: the primitive reads and
