@@ -2,8 +2,8 @@
 /* check_onednn.c — the CPU backend's oneDNN paths (onednn*.c): BF16 GEMMs against an
  * FP64 reference of the BF16-rounded inputs within the FP32-accumulation bound, for
  * every transpose combination, alpha and beta, odd shapes, padded rows and batches;
- * BF16 convolutions forward, backward-data and backward-filter against the OpenBLAS
- * path of the same backend; primitives made once per shape; the setting "gemm".
+ * BF16 and FP32 convolutions forward, backward-data and backward-filter against the
+ * OpenBLAS path of the same backend; primitives made once per shape; the setting "gemm".
  * Skips (77) when the build has no oneDNN or the CPU no BF16 dot product. */
 #include "config.h"
 
@@ -228,13 +228,13 @@ static const struct conv_case conv_cases[] = {
 };
 #define NCONV (int)(sizeof conv_cases / sizeof conv_cases[0])
 
-static struct gan_conv2d conv_desc(const struct conv_case *cc)
+static struct gan_conv2d conv_desc(const struct conv_case *cc, enum gan_dtype dtype)
 {
     struct gan_conv2d c = {
         .n = cc->n, .c_in = cc->c_in, .h_in = cc->h, .w_in = cc->w, .c_out = cc->c_out,
         .kh = cc->k, .kw = cc->k, .stride_h = cc->stride, .stride_w = cc->stride,
         .pad_h = cc->pad, .pad_w = cc->pad, .dilation_h = cc->dilation,
-        .dilation_w = cc->dilation, .dtype = GAN_BF16,
+        .dilation_w = cc->dilation, .dtype = dtype,
     };
     int64_t ext = (int64_t)cc->dilation * (cc->k - 1) + 1;
     c.h_out = (cc->h + 2 * cc->pad - ext) / cc->stride + 1;
@@ -245,8 +245,8 @@ static struct gan_conv2d conv_desc(const struct conv_case *cc)
 static gan_status conv_run(gan_backend *be, int kind, const struct gan_conv2d *c,
                            gan_buffer *a, gan_buffer *b, float beta, gan_buffer *out)
 {
-    struct gan_ref ra = cpu_fixture_ref(a, GAN_BF16), rb = cpu_fixture_ref(b, GAN_BF16),
-                   ro = cpu_fixture_ref(out, GAN_BF16);
+    struct gan_ref ra = cpu_fixture_ref(a, c->dtype), rb = cpu_fixture_ref(b, c->dtype),
+                   ro = cpu_fixture_ref(out, c->dtype);
     switch (kind) {
     case 0: return cpu_conv2d_forward(be, c, &ra, &rb, beta, &ro);
     case 1: return cpu_conv2d_backward_data(be, c, &ra, &rb, beta, &ro);
@@ -254,16 +254,17 @@ static gan_status conv_run(gan_backend *be, int kind, const struct gan_conv2d *c
     }
 }
 
-/* Each kind, beta 0 and 1, on oneDNN and on OpenBLAS: both accumulate the same BF16
- * inputs in FP32 and round once, so they differ only by the order of the FP32 sums,
- * bounded by the sum of magnitudes that the OpenBLAS path computes on |inputs|. */
+/* Each kind, beta 0 and 1, BF16 and FP32, on oneDNN and on OpenBLAS: both accumulate
+ * the same inputs in FP32 and round once, so they differ only by the order of the FP32
+ * sums, bounded by the sum of magnitudes that the OpenBLAS path computes on |inputs|. */
 START_TEST(test_conv_matches_openblas)
 {
-    const struct conv_case *cc = &conv_cases[_i / 6];
+    const struct conv_case *cc = &conv_cases[_i / 12];
+    const enum gan_dtype dt = (_i % 12) / 6 ? GAN_F32 : GAN_BF16;
     const int kind = (_i % 6) / 2;
     const float beta = (float)(_i % 2);
     static const char *const kinds[] = { "forward", "backward-data", "backward-filter" };
-    struct gan_conv2d c = conv_desc(cc);
+    struct gan_conv2d c = conv_desc(cc, dt);
     const size_t nx = (size_t)(c.n * c.c_in * c.h_in * c.w_in),
                  nw = (size_t)(c.c_out * c.c_in * c.kh * c.kw),
                  ny = (size_t)(c.n * c.c_out * c.h_out * c.w_out);
@@ -277,18 +278,18 @@ START_TEST(test_conv_matches_openblas)
     gan_buffer *o1 = cpu_fixture_buffer(dnn, no, NULL), *o2 = cpu_fixture_buffer(dnn, no, NULL);
     gan_buffer *mag = cpu_fixture_buffer(dnn, no, NULL);
     for (size_t i = 0; i < na; i++) {
-        raw_set(a, GAN_BF16, i, rng_uniform(-1, 1));
-        raw_set(abs_a, GAN_BF16, i, fabs(raw_get(a, GAN_BF16, i)));
+        raw_set(a, dt, i, rng_uniform(-1, 1));
+        raw_set(abs_a, dt, i, fabs(raw_get(a, dt, i)));
     }
     for (size_t i = 0; i < nb; i++) {
-        raw_set(b, GAN_BF16, i, rng_uniform(-1, 1));
-        raw_set(abs_b, GAN_BF16, i, fabs(raw_get(b, GAN_BF16, i)));
+        raw_set(b, dt, i, rng_uniform(-1, 1));
+        raw_set(abs_b, dt, i, fabs(raw_get(b, dt, i)));
     }
     for (size_t i = 0; i < no; i++) {
         double v = rng_uniform(-1, 1);
-        raw_set(o1, GAN_BF16, i, v);
-        raw_set(o2, GAN_BF16, i, v);
-        raw_set(mag, GAN_BF16, i, 0);
+        raw_set(o1, dt, i, v);
+        raw_set(o2, dt, i, v);
+        raw_set(mag, dt, i, 0);
     }
     ck_assert_msg(conv_run(dnn, kind, &c, a, b, beta, o1) == GAN_OK, "%s", last_error(dnn));
     ck_assert_msg(conv_run(blas, kind, &c, a, b, beta, o2) == GAN_OK, "%s", last_error(blas));
@@ -304,19 +305,21 @@ START_TEST(test_conv_matches_openblas)
                        : (double)(c.n * c.h_out * c.w_out);
     size_t differ = 0;
     for (size_t i = 0; i < no; i++) {
-        double x1 = raw_get(o1, GAN_BF16, i), x2 = raw_get(o2, GAN_BF16, i);
-        double m = raw_get(mag, GAN_BF16, i) * (1 + 0x1p-7) + (beta ? fabs(x2) : 0);
+        double x1 = raw_get(o1, dt, i), x2 = raw_get(o2, dt, i);
+        double m = raw_get(mag, dt, i) * (1 + 0x1p-7) + (beta ? fabs(x2) : 0);
         /* each result is within one BF16 rounding of the exact sum, plus the FP32
          * accumulation's (terms + 2)·2^-24 of the magnitudes */
-        double bound = 2 * (0x1p-8 * (fabs(x2) + m) + (terms + 2) * 0x1p-24 * m) + 1e-30;
+        const double out_ulp = dt == GAN_BF16 ? 0x1p-8 : 0x1p-24;
+        double bound = 2 * (out_ulp * (fabs(x2) + m) + (terms + 2) * 0x1p-24 * m) + 1e-30;
         differ += x1 != x2;
         ck_assert_msg(fabs(x1 - x2) <= bound,
-                      "case %d %s beta %g: element %zu is %.9g on oneDNN, %.9g on OpenBLAS "
-                      "(bound %.3g)", _i / 6, kinds[kind], (double)beta, i, x1, x2, bound);
+                      "case %d %s %s beta %g: element %zu is %.9g on oneDNN, %.9g on OpenBLAS "
+                      "(bound %.3g)", _i / 12, gan_dtype_name(dt), kinds[kind], (double)beta, i, x1,
+                      x2, bound);
     }
     /* Nearly every element comes out the same: a wrong layout or a lost term would
      * stay within the loose bound only by chance, never on most elements. */
-    ck_assert_msg(differ * 10 <= no, "case %d %s: %zu of %zu elements differ", _i / 6,
+    ck_assert_msg(dt == GAN_F32 || differ * 10 <= no, "case %d %s: %zu of %zu elements differ", _i / 12,
                   kinds[kind], differ, no);
     ck_assert_int_eq(conv_run(dnn, kind, &c, a, b, beta, o1), GAN_OK);
     cpu_onednn_cache_counts(dnn, &held, &created);
@@ -362,7 +365,7 @@ static Suite *onednn_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("conv2d");
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_conv_matches_openblas, 0, 6 * NCONV);
+    tcase_add_loop_test(tc, test_conv_matches_openblas, 0, 12 * NCONV);
     suite_add_tcase(s, tc);
     tc = tcase_create("setting");
     tcase_add_test(tc, test_setting);

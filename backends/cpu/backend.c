@@ -124,8 +124,8 @@ static const struct gan_setting_spec cpu_settings[] = {
     { "vector", GAN_SETTING_STRING, "auto",
       "widest vector level for casts and element-wise kernels: auto, avx512, f16c, portable" },
     { "gemm", GAN_SETTING_STRING, "auto",
-      "library for GEMMs and convolutions: auto (oneDNN for BF16 where the CPU has BF16 dot "
-      "products, else OpenBLAS), openblas, onednn" },
+      "library for GEMMs and convolutions: auto (oneDNN for BF16 and for FP32 convolutions "
+      "where the CPU has BF16 dot products, else OpenBLAS), openblas, onednn" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -134,8 +134,8 @@ static const struct gan_plugin cpu_descriptor = {
     .kind = GAN_PLUGIN_BACKEND,
     .name = "cpu",
     .version = PACKAGE_VERSION,
-    .summary = "CPU: OpenBLAS GEMM, oneDNN for BF16 where built and the CPU has BF16 dot "
-               "products, FP16 stored in 16 bits and computed in FP32",
+    .summary = "CPU: OpenBLAS GEMM, oneDNN for BF16 and convolutions where built and the "
+               "CPU has BF16 dot products, FP16 stored in 16 bits and computed in FP32",
     .ops = &cpu_ops,
     .settings = cpu_settings,
 };

@@ -44,8 +44,9 @@ enum cpu_isa {
 
 /* Which library computes the GEMMs and convolutions (the setting "gemm"): OpenBLAS
  * (im2col + sgemm for convolutions), or oneDNN's matmul and convolution primitives.
- * "auto" takes oneDNN for BF16 where the CPU has BF16 dot products and OpenBLAS for
- * everything else; FP16 is always the exact emulation through sgemm. */
+ * "auto", where the CPU has BF16 dot products, takes oneDNN for BF16 products and for
+ * BF16 and FP32 convolutions, OpenBLAS for FP32 products (as fast, measured), and
+ * OpenBLAS for everything on a CPU without; FP16 is always the exact emulation. */
 enum cpu_gemm_path {
     CPU_GEMM_AUTO,
     CPU_GEMM_OPENBLAS,

@@ -159,7 +159,8 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
     const struct cpu_dnnl_api *api = &o->api;
     /* One thread budget for both libraries: oneDNN's OpenMP team gets the instance's
      * threads, as OpenBLAS does, and the two never run at once. */
-    api->omp_set_num_threads(be->threads);
+    api->omp_set_num_threads(e->threads > 0 && e->threads < be->threads ? e->threads
+                                                                         : be->threads);
     dnnl_exec_arg_t args[CPU_ONEDNN_MAX_ARGS];
     dnnl_status_t s;
     for (int i = 0; i < e->nargs; i++) {
@@ -329,9 +330,11 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
                  be->gemm_path == CPU_GEMM_AUTO ? " (this CPU has no BF16 dot product)" : "");
         return;
     }
-    snprintf(out, size, "GEMM %s: oneDNN %s %s for BF16, %s for FP32, OpenBLAS for FP16 (%s)",
+    snprintf(out, size, "GEMM %s: oneDNN %s %s for BF16%s products and BF16/FP32 "
+             "convolutions, %sFP16 through OpenBLAS (%s)",
              cpu_gemm_path_name(be->gemm_path), o->version, o->bf16_impl,
-             be->gemm_path == CPU_GEMM_ONEDNN ? "oneDNN" : "OpenBLAS", o->waits);
+             be->gemm_path == CPU_GEMM_ONEDNN ? " and FP32" : "",
+             be->gemm_path == CPU_GEMM_ONEDNN ? "" : "FP32 products and ", o->waits);
 }
 
 void cpu_onednn_cache_counts(gan_backend *be, int *held, long *created)

@@ -74,6 +74,7 @@ struct cpu_onednn_entry {
     unsigned long last_use;
     dnnl_primitive_t prim;
     char impl[64];             /* the implementation oneDNN chose, e.g. "brg:avx512_core" */
+    int threads;               /* OpenMP threads it runs on; 0 = the instance's */
     int nargs;
     struct cpu_onednn_arg args[CPU_ONEDNN_MAX_ARGS];
     /* Space the convolutions keep for an FP32 result they add into the output. */

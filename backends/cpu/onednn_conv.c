@@ -10,11 +10,14 @@
 
 #include "onednn.h"
 
-/* Whether oneDNN takes this convolution: BF16 always (where the instance has oneDNN),
- * FP32 only under gemm = "onednn" (see onednn_matmul.c's takes), FP16 never. */
+/* Whether oneDNN takes this convolution, where the instance has oneDNN: BF16 and FP32,
+ * never FP16 (its exact emulation stays on the OpenBLAS path). For FP32, oneDNN's
+ * direct convolutions ran the fashion-mnist DCGAN 1.3–1.6 times as fast as im2col +
+ * sgemm on 1 thread and 3.6–4 times on 2 (bench/README.md), so "auto" takes them too. */
 static int takes(const gan_backend *be, enum gan_dtype dtype)
 {
-    return dtype == GAN_BF16 || (dtype == GAN_F32 && be->gemm_path == CPU_GEMM_ONEDNN);
+    (void)be;
+    return dtype == GAN_BF16 || dtype == GAN_F32;
 }
 
 /* The three tensors of a convolution, as the caller stores them (NCHW, OIHW) or
@@ -101,6 +104,13 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
     const dnnl_data_type_t ot = f32_out ? dnnl_f32 : dt;
     struct conv_geometry g;
     geometry(&g, c);
+    /* oneDNN 2.6's BF16 filter gradient (jit_bf16 without AMX) splits its reduction over
+     * the batch between threads and meets at barriers many times a call: on two busy
+     * cores, the DCGAN's 14×14 and 7×7 layers took 16–43 ms a call on 2 threads against
+     * 0.5 ms on one (bench/README.md), so it gets one. A primitive divides its work
+     * for the team size in force when it is made, so the count is set before. */
+    e->threads = kind == CPU_CONV_BACKWARD_FILTER ? 1 : be->threads;
+    api->omp_set_num_threads(e->threads);
 
     dnnl_primitive_desc_t hint = NULL, pd = NULL;
     dnnl_convolution_desc_t desc;
