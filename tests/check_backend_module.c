@@ -86,7 +86,11 @@ START_TEST(test_descriptor)
     ck_assert_int_eq(s[1].type, GAN_SETTING_STRING);
     ck_assert_str_eq(s[1].default_value, "auto");
     ck_assert_ptr_nonnull(s[1].summary);
-    ck_assert_ptr_null(s[2].name);
+    ck_assert_str_eq(s[2].name, "gemm");
+    ck_assert_int_eq(s[2].type, GAN_SETTING_STRING);
+    ck_assert_str_eq(s[2].default_value, "auto");
+    ck_assert_ptr_nonnull(s[2].summary);
+    ck_assert_ptr_null(s[3].name);
 }
 END_TEST
 
