@@ -18,7 +18,7 @@ esac
 
 deps="build-essential autoconf automake libtool pkg-config groff-base
       libopenblas-dev libconfig-dev check libjansson-dev libpng-dev zlib1g-dev
-      dataset-fashion-mnist"
+      libdnnl-dev dataset-fashion-mnist"
 missing=
 for p in $deps; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

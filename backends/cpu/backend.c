@@ -65,7 +65,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         return st;
     }
 
-    char lib[48], gemm[160];
+    char lib[48], gemm[256];
     library_name(&be->blas, lib, sizeof lib);
     cpu_onednn_describe(be, gemm, sizeof gemm);
     snprintf(be->description, sizeof be->description,

@@ -72,7 +72,8 @@ struct gan_backend {
      * "auto") sends every call to OpenBLAS. */
     enum cpu_gemm_path gemm_path;
     struct cpu_onednn *onednn;
-    char description[448];
+    char onednn_absent[192];       /* why "auto" runs without oneDNN, for the description */
+    char description[576];
 };
 
 /* Address of element `offset` of a ref or operand. */

@@ -220,9 +220,8 @@ static void probe_bf16(struct cpu_onednn *o)
  * paper toy in BF16 at 2 threads on 2 busy cores (bench/README.md), passive waiting ran
  * at 9–16 it/s where spinning ran at 2–18, so the backend asks for it, unless the
  * environment sets a policy or libgomp was loaded (and read its environment) before. */
-static gan_status load_library(gan_backend *be, struct cpu_onednn *o)
+static int load_library(struct cpu_onednn *o, char *why, size_t why_size)
 {
-    const struct gan_host *host = be->host;
     const char *env = getenv("OMP_WAIT_POLICY");
     void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     int we_set_it = 0;
@@ -232,38 +231,44 @@ static gan_status load_library(gan_backend *be, struct cpu_onednn *o)
         dlclose(gomp);
     } else if (env && *env) {
         snprintf(o->waits, sizeof o->waits, "OMP_WAIT_POLICY=%s from the environment", env);
-    } else {
-        if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0)
-            return host->fail(host->ctx, GAN_ERR_NOMEM,
-                              "cannot set OMP_WAIT_POLICY=PASSIVE in the environment (out "
-                              "of memory); set it before starting the program");
+    } else if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0) {
         we_set_it = 1;
         snprintf(o->waits, sizeof o->waits, "OpenMP threads wait passively");
+    } else {
+        snprintf(o->waits, sizeof o->waits, "libgomp's default wait policy (the environment "
+                 "could not take OMP_WAIT_POLICY)");
     }
     o->handle = dlopen(GAN_ONEDNN_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     /* libgomp has read the variable; leave the environment as it was found */
     if (we_set_it)
         unsetenv("OMP_WAIT_POLICY");
     if (!o->handle) {
-        const char *why = dlerror();
-        return host->fail(host->ctx, GAN_ERR_NOT_FOUND,
-                          "backend cpu: cannot load oneDNN (%s): %s; install libdnnl2, or "
-                          "set backend.gemm = \"openblas\"", GAN_ONEDNN_LIBRARY,
-                          why ? why : "unknown error");
+        const char *err = dlerror();
+        snprintf(why, why_size, "%s cannot be loaded: %s", GAN_ONEDNN_LIBRARY,
+                 err ? err : "unknown error");
+        return -1;
     }
     /* dlsym's object pointers become function pointers through memcpy, as in blas.c */
     void *sym;
 #define CPU_DNNL_RESOLVE(name)                                                              \
-    if (!(sym = dlsym(o->handle, #name)))                                                   \
-        return host->fail(host->ctx, GAN_ERR_NOT_FOUND,                                     \
-                          "backend cpu: %s has no %s: it is not the oneDNN 2 this backend " \
-                          "was built for; install libdnnl2, or set backend.gemm = "         \
-                          "\"openblas\"", GAN_ONEDNN_LIBRARY, #name);                       \
+    if (!(sym = dlsym(o->handle, #name))) {                                                 \
+        snprintf(why, why_size, "%s has no %s: it is not the oneDNN 2 the backend was "     \
+                 "built for", GAN_ONEDNN_LIBRARY, #name);                                   \
+        return -1;                                                                          \
+    }                                                                                       \
     memcpy(&o->api.name, &sym, sizeof sym);
     CPU_DNNL_FUNCTIONS(CPU_DNNL_RESOLVE)
     CPU_DNNL_RESOLVE(omp_set_num_threads)
 #undef CPU_DNNL_RESOLVE
-    return GAN_OK;
+    const struct cpu_dnnl_api *api = &o->api;
+    dnnl_status_t s = api->dnnl_engine_create(&o->engine, dnnl_cpu, 0);
+    if (s == dnnl_success)
+        s = api->dnnl_stream_create(&o->stream, o->engine, dnnl_stream_default_flags);
+    if (s != dnnl_success) {
+        snprintf(why, why_size, "oneDNN could not make its CPU engine (status %d)", (int)s);
+        return -1;
+    }
+    return 0;
 }
 
 static void release(struct cpu_onednn *o)
@@ -285,30 +290,34 @@ static void release(struct cpu_onednn *o)
 gan_status cpu_onednn_open(gan_backend *be)
 {
     be->onednn = NULL;
-    if (be->gemm_path == CPU_GEMM_OPENBLAS ||
-        (be->gemm_path == CPU_GEMM_AUTO && !cpu_has_bf16_dot()))
+    be->onednn_absent[0] = '\0';
+    if (be->gemm_path == CPU_GEMM_OPENBLAS)
         return GAN_OK;
+    if (be->gemm_path == CPU_GEMM_AUTO && !cpu_has_bf16_dot()) {
+        snprintf(be->onednn_absent, sizeof be->onednn_absent,
+                 "this CPU has no BF16 dot product");
+        return GAN_OK;
+    }
     const struct gan_host *host = be->host;
     struct cpu_onednn *o = calloc(1, sizeof *o);
     if (!o)
         return host->fail(host->ctx, GAN_ERR_NOMEM,
                           "backend cpu: out of memory creating the oneDNN state");
-    gan_status st = load_library(be, o);
-    if (st != GAN_OK) {
+    char why[sizeof be->onednn_absent];
+    if (load_library(o, why, sizeof why) != 0) {
         release(o);
-        return st;
+        /* "auto" runs on without it, as a build without oneDNN would */
+        if (be->gemm_path == CPU_GEMM_AUTO) {
+            snprintf(be->onednn_absent, sizeof be->onednn_absent, "%s", why);
+            host->log(host->ctx, GAN_LOG_WARN, "backend cpu: %s; GEMMs and convolutions go "
+                      "through OpenBLAS (install libdnnl2 for oneDNN)", why);
+            return GAN_OK;
+        }
+        return host->fail(host->ctx, GAN_ERR_NOT_FOUND,
+                          "backend cpu: gemm = \"onednn\", but %s; install libdnnl2 (oneDNN "
+                          "2), or set backend.gemm = \"auto\" or \"openblas\"", why);
     }
-    const struct cpu_dnnl_api *api = &o->api;
-    dnnl_status_t s = api->dnnl_engine_create(&o->engine, dnnl_cpu, 0);
-    if (s == dnnl_success)
-        s = api->dnnl_stream_create(&o->stream, o->engine, dnnl_stream_default_flags);
-    if (s != dnnl_success) {
-        release(o);
-        return host->fail(host->ctx, GAN_ERR_DEVICE,
-                          "backend cpu: oneDNN could not make its CPU engine (status %d); "
-                          "set backend.gemm = \"openblas\" to run without it", (int)s);
-    }
-    const dnnl_version_t *v = api->dnnl_version();
+    const dnnl_version_t *v = o->api.dnnl_version();
     snprintf(o->version, sizeof o->version, "%d.%d.%d", v->major, v->minor, v->patch);
     probe_bf16(o);
     be->onednn = o;
@@ -326,8 +335,9 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
 {
     const struct cpu_onednn *o = be->onednn;
     if (!o) {
-        snprintf(out, size, "GEMM %s: OpenBLAS%s", cpu_gemm_path_name(be->gemm_path),
-                 be->gemm_path == CPU_GEMM_AUTO ? " (this CPU has no BF16 dot product)" : "");
+        snprintf(out, size, "GEMM %s: OpenBLAS%s%s%s", cpu_gemm_path_name(be->gemm_path),
+                 be->onednn_absent[0] ? " (" : "", be->onednn_absent,
+                 be->onednn_absent[0] ? ")" : "");
         return;
     }
     snprintf(out, size, "GEMM %s: oneDNN %s %s for BF16%s products and BF16/FP32 "
