@@ -94,7 +94,9 @@ staged=$(rate bf16-openblas -s backend.gemm=openblas --precision bf16 -s precisi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "?" }'; }
 
-echo "bf16 benchmark: ${config:-ganctl's defaults (the demo)}${sets[*]:+ with ${sets[*]}}"
+what=$config
+[ -n "$what" ] || what="ganctl's defaults (the demo)"
+echo "bf16 benchmark: $what${sets[*]:+ with ${sets[*]}}"
 echo "  $iterations iterations, $warmup untimed, $threads thread(s); load average before $load_before, after $load_after"
 echo "ganctl:  $(grep -m1 'backend: cpu' "$work/bf16.err" | sed 's/^ganctl: backend: //')"
 echo "  FP32, gemm $gemm:           ${fp32:-?} it/s"

@@ -12,8 +12,8 @@
 
 /* Whether oneDNN takes this convolution, where the instance has oneDNN: BF16 and FP32,
  * never FP16 (its exact emulation stays on the OpenBLAS path). For FP32, oneDNN's
- * direct convolutions ran the fashion-mnist DCGAN 1.3–1.6 times as fast as im2col +
- * sgemm on 1 thread and 3.6–4 times on 2 (bench/README.md), so "auto" takes them too. */
+ * direct convolutions ran the fashion-mnist DCGAN 1.3–1.7 times as fast as im2col +
+ * sgemm on 1 thread and 3.6–4.1 times on 2 (bench/README.md), so "auto" takes them too. */
 static int takes(const gan_backend *be, enum gan_dtype dtype)
 {
     (void)be;
