@@ -376,11 +376,12 @@ static Suite *onednn_suite(void)
 int main(void)
 {
 #ifndef GAN_HAVE_ONEDNN
-    puts("SKIP: this build has no oneDNN (configure --with-onednn)");
-    return 77;
+    const char *skip = "this build has no oneDNN (configure --with-onednn)";
 #else
-    if (!cpu_has_bf16_dot()) {
-        puts("SKIP: this CPU has neither AVX512-BF16 nor AMX-BF16");
+    const char *skip = cpu_has_bf16_dot() ? NULL : "this CPU has neither AVX512-BF16 nor AMX-BF16";
+#endif
+    if (skip) {
+        printf("SKIP: %s\n", skip);
         return 77;
     }
     SRunner *sr = srunner_create(onednn_suite());
@@ -388,5 +389,4 @@ int main(void)
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-#endif
 }
