@@ -66,7 +66,7 @@ struct cpu_onednn_entry *cpu_onednn_lookup(struct cpu_onednn *o,
                 e = o->entries[i];
         entry_clear(&o->api, e);
     }
-    e->key = *key;
+    memcpy(&e->key, key, sizeof *key); /* every byte, as the lookup compares them */
     e->last_use = o->clock;
     *fresh = 1;
     return e;

@@ -49,7 +49,7 @@ enum cpu_onednn_kind {
 };
 #define CPU_ONEDNN_KEY_INTS 20
 struct cpu_onednn_key {
-    int kind;
+    int64_t kind;              /* 64 bits, so that the struct has no padding */
     int64_t v[CPU_ONEDNN_KEY_INTS];
     float alpha, beta;
 };
