@@ -18,7 +18,7 @@ esac
 
 deps="build-essential autoconf automake libtool pkg-config groff-base
       libopenblas-dev libconfig-dev check libjansson-dev libpng-dev libjpeg-dev zlib1g-dev
-      libcairo2-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin"
+      libcairo2-dev libdnnl-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin"
 missing=
 for p in $deps; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

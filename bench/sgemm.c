@@ -27,6 +27,7 @@ struct options {
     int n_threads;
     int reps;
     enum gan_dtype dtype;           /* of A, B and C */
+    enum cpu_gemm_path gemm;        /* the library, as the setting backend.gemm names it */
 };
 
 static const int shapes[][3] = { { 256, 512, 512 }, { 1024, 1024, 1024 } };
@@ -156,6 +157,11 @@ static void measure(const char *kernel, int threads, const struct options *o, st
         return;
     }
     snprintf(r->kernel, sizeof r->kernel, "%s", be.blas.kernel);
+    be.gemm_path = o->gemm;
+    if (cpu_onednn_open(&be) != GAN_OK) {
+        snprintf(r->error, sizeof r->error, "%s", last_error);
+        return;
+    }
 
     for (int s = 0; s < N_SHAPES; s++) {
         int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
@@ -191,6 +197,7 @@ static void measure(const char *kernel, int threads, const struct options *o, st
         cpu_buffer_free(&be, b);
         cpu_buffer_free(&be, c);
     }
+    cpu_onednn_close(&be);
     cpu_blas_close(&be.blas);
     free(be.scratch);
     r->ok = 1;
@@ -235,11 +242,13 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: sgemm [--kernels LIST] [--threads LIST] [--reps N] [--dtype F32|F16|BF16]\n"
+            "             [--gemm auto|openblas|onednn]\n"
             "  GFLOP/s of the CPU backend's GEMM for 256x512x512 and 1024x1024x1024\n"
             "  (m x n x k), median of N timed runs (default 9) after one warm-up.\n"
             "  --kernels  comma-separated OpenBLAS core names; \"auto\" is the backend's own\n"
             "             choice (default: auto,Prescott; ratios are against Prescott)\n"
-            "  --threads  comma-separated thread counts (default: 1,2)\n");
+            "  --threads  comma-separated thread counts (default: 1,2)\n"
+            "  --gemm     the library, as backend.gemm names it (default: openblas)\n");
 }
 
 static int split(char *list, const char **out, int max)
@@ -252,7 +261,7 @@ static int split(char *list, const char **out, int max)
 
 int main(int argc, char **argv)
 {
-    struct options o = { .reps = 9, .dtype = GAN_F32 };
+    struct options o = { .reps = 9, .dtype = GAN_F32, .gemm = CPU_GEMM_OPENBLAS };
     char kernels_arg[256] = "auto,Prescott", threads_arg[64] = "1,2";
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -271,6 +280,10 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--dtype") == 0 && v) {
             o.dtype = strcmp(v, "F16") == 0 ? GAN_F16 : strcmp(v, "BF16") == 0 ? GAN_BF16 : GAN_F32;
             i++;
+        } else if (strcmp(argv[i], "--gemm") == 0 && v) {
+            o.gemm = strcmp(v, "onednn") == 0 ? CPU_GEMM_ONEDNN
+                   : strcmp(v, "auto") == 0 ? CPU_GEMM_AUTO : CPU_GEMM_OPENBLAS;
+            i++;
         } else {
             usage(stderr);
             return 2;
@@ -287,8 +300,8 @@ int main(int argc, char **argv)
         o.threads[i] = atoi(tlist[i]);
 
     static struct result res[MAX_LIST][MAX_LIST];
-    printf("# GEMM through cpu_gemm, %s, beta = 0, median of %d runs; BLAS %s\n",
-           gan_dtype_name(o.dtype), o.reps, GAN_BLAS_LIBRARY);
+    printf("# GEMM through cpu_gemm, %s, beta = 0, median of %d runs; BLAS %s; gemm = %s\n",
+           gan_dtype_name(o.dtype), o.reps, GAN_BLAS_LIBRARY, cpu_gemm_path_name(o.gemm));
     printf("%-16s %7s %-12s %10s %21s\n", "m x n x k", "threads", "kernel", "GFLOP/s",
            "(slowest .. fastest)");
     int failed = 0;

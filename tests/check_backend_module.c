@@ -89,7 +89,12 @@ START_TEST(test_descriptor)
     ck_assert_str_eq(s[2].name, "blas_threads");
     ck_assert_int_eq(s[2].type, GAN_SETTING_INT);
     ck_assert_str_eq(s[2].default_value, "0");
-    ck_assert_ptr_null(s[3].name);
+    ck_assert_ptr_nonnull(s[2].summary);
+    ck_assert_str_eq(s[3].name, "gemm");
+    ck_assert_int_eq(s[3].type, GAN_SETTING_STRING);
+    ck_assert_str_eq(s[3].default_value, "auto");
+    ck_assert_ptr_nonnull(s[3].summary);
+    ck_assert_ptr_null(s[4].name);
 }
 END_TEST
 

@@ -54,6 +54,9 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     enum cpu_isa isa = CPU_ISA_PORTABLE;
     if ((st = cpu_isa_setting(host, &isa)) != GAN_OK)
         return st;
+    enum cpu_gemm_path gemm_path = CPU_GEMM_AUTO;
+    if ((st = cpu_gemm_path_setting(host, &gemm_path)) != GAN_OK)
+        return st;
 
     gan_backend *be = calloc(1, sizeof *be);
     if (!be)
@@ -71,21 +74,29 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         be->blas_threads = (int)blas_threads;
         be->blas.set_num_threads(be->blas_threads);
     }
+    be->gemm_path = gemm_path;
     if ((st = cpu_pool_open(be)) != GAN_OK) {
         cpu_blas_close(&be->blas);
         free(be);
         return st;
     }
+    if ((st = cpu_onednn_open(be)) != GAN_OK) {
+        cpu_pool_close(be);
+        cpu_blas_close(&be->blas);
+        free(be);
+        return st;
+    }
 
-    char lib[48], blas_note[40] = "";
+    char lib[48], blas_note[40] = "", gemm[256];
     library_name(&be->blas, lib, sizeof lib);
     if (be->blas_threads != be->threads)
         snprintf(blas_note, sizeof blas_note, " (OpenBLAS %d)", be->blas_threads);
+    cpu_onednn_describe(be, gemm, sizeof gemm);
     snprintf(be->description, sizeof be->description,
-             "cpu: %s kernel %s (%s), %d thread%s%s, %s; vector level %s%s",
+             "cpu: %s kernel %s (%s), %d thread%s%s, %s; vector level %s%s; %s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
              be->threads == 1 ? "" : "s", blas_note, be->blas.path, cpu_isa_name(be->isa),
-             be->isa < cpu_isa_best() ? " (set by backend.vector)" : "");
+             be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm);
     host->log(host->ctx, GAN_LOG_DEBUG, "%s", be->description);
     *out = be;
     return GAN_OK;
@@ -95,6 +106,7 @@ static void cpu_destroy(gan_backend *be)
 {
     if (!be)
         return;
+    cpu_onednn_close(be);
     cpu_pool_close(be);
     cpu_blas_close(&be->blas);
     free(be->scratch);
@@ -139,6 +151,9 @@ static const struct gan_setting_spec cpu_settings[] = {
       "widest vector level for casts and element-wise kernels: auto, avx512, f16c, portable" },
     { "blas_threads", GAN_SETTING_INT, "0",
       "OpenBLAS's threads, at most threads; 0 = threads" },
+    { "gemm", GAN_SETTING_STRING, "auto",
+      "library for GEMMs and convolutions: auto (oneDNN for BF16 and for FP32 convolutions "
+      "where the CPU has BF16 dot products, else OpenBLAS), openblas, onednn" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -147,7 +162,8 @@ static const struct gan_plugin cpu_descriptor = {
     .kind = GAN_PLUGIN_BACKEND,
     .name = "cpu",
     .version = PACKAGE_VERSION,
-    .summary = "CPU: OpenBLAS GEMM, FP16/BF16 stored in 16 bits and computed in FP32",
+    .summary = "CPU: OpenBLAS GEMM, oneDNN for BF16 and convolutions where built and the "
+               "CPU has BF16 dot products, FP16 stored in 16 bits and computed in FP32",
     .ops = &cpu_ops,
     .settings = cpu_settings,
 };

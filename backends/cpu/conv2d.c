@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* conv2d.c — the CPU backend's 2-D convolution: forward, backward-data and
- * backward-filter, each as im2col (or col2im) around one BLAS sgemm per image. */
+ * backward-filter, each as im2col (or col2im) around one BLAS sgemm per image; BF16
+ * through oneDNN's convolutions where the instance has it (onednn_conv.c). */
 #include "config.h"
 
 #include <limits.h>
@@ -423,6 +424,8 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
         st = check_refs(be, op, c, "x", x, d.x_all, "w", w, d.w_elems, "y", y, d.y_all);
     if (st != GAN_OK)
         return st;
+    if (cpu_onednn_conv(be, CPU_CONV_FORWARD, c, x, w, beta, y, &st))
+        return st;
 
     const int f32 = c->dtype == GAN_F32;
     const size_t g = group_size(c, &d);
@@ -492,6 +495,8 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         st = check_refs(be, op, c, "dy", dy, d.y_all, "w", w, d.w_elems, "dx", dx, d.x_all);
     if (st != GAN_OK)
         return st;
+    if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_DATA, c, dy, w, beta, dx, &st))
+        return st;
 
     const int f32 = c->dtype == GAN_F32;
     const size_t g = group_size(c, &d);
@@ -547,6 +552,8 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
     if (st == GAN_OK)
         st = check_refs(be, op, c, "x", x, d.x_all, "dy", dy, d.y_all, "dw", dw, d.w_elems);
     if (st != GAN_OK)
+        return st;
+    if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_FILTER, c, x, dy, beta, dw, &st))
         return st;
 
     const int f32 = c->dtype == GAN_F32;

@@ -43,6 +43,19 @@ enum cpu_isa {
 };
 
 struct cpu_pool;
+/* Which library computes the GEMMs and convolutions (the setting "gemm"): OpenBLAS
+ * (im2col + sgemm for convolutions), or oneDNN's matmul and convolution primitives.
+ * "auto", where the CPU has BF16 dot products, takes oneDNN for BF16 products and for
+ * BF16 and FP32 convolutions, OpenBLAS for FP32 products (as fast, measured), and
+ * OpenBLAS for everything on a CPU without; FP16 is always the exact emulation. */
+enum cpu_gemm_path {
+    CPU_GEMM_AUTO,
+    CPU_GEMM_OPENBLAS,
+    CPU_GEMM_ONEDNN,
+};
+
+/* onednn.c: the instance's oneDNN engine, stream and cache of primitives. */
+struct cpu_onednn;
 
 struct gan_backend {
     const struct gan_host *host;
@@ -58,7 +71,13 @@ struct gan_backend {
      * grown on demand and kept for the instance's life. */
     unsigned char *scratch;
     size_t scratch_bytes;
-    char description[320];
+    /* The setting "gemm", and the oneDNN state when it may be used: NULL (a zeroed
+     * instance, a build without oneDNN, "openblas", or a CPU without BF16 under
+     * "auto") sends every call to OpenBLAS. */
+    enum cpu_gemm_path gemm_path;
+    struct cpu_onednn *onednn;
+    char onednn_absent[192];       /* why "auto" runs without oneDNN, for the description */
+    char description[576];
 };
 
 /* Address of element `offset` of a ref or operand. */
@@ -110,6 +129,34 @@ void cpu_pool_close(gan_backend *be);
 int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit);
 void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_range_fn fn,
                       void *arg);
+/* onednn_setting.c: the path the host's setting "gemm" names ("auto" when absent);
+ * "onednn" is refused through host->fail when the build has no oneDNN or the CPU has
+ * no BF16 dot product (AVX512-BF16 or AMX-BF16). */
+gan_status cpu_gemm_path_setting(const struct gan_host *host, enum cpu_gemm_path *path);
+const char *cpu_gemm_path_name(enum cpu_gemm_path path);
+/* Nonzero when this CPU has AVX512-BF16 or AMX-BF16. */
+int cpu_has_bf16_dot(void);
+
+/* onednn.c (built with oneDNN only; without it, open leaves be->onednn NULL). */
+/* Makes be->onednn for be->gemm_path and be->threads, or leaves it NULL when oneDNN is
+ * not to be used; fails through host->fail when oneDNN cannot start. */
+gan_status cpu_onednn_open(gan_backend *be);
+void cpu_onednn_close(gan_backend *be);
+/* "oneDNN 2.6.3 brg:avx512_core_bf16 for BF16, FP32 through OpenBLAS", for describe. */
+void cpu_onednn_describe(gan_backend *be, char *out, size_t size);
+/* Each returns 1 when oneDNN computed the call (its status in *st), 0 when the call
+ * is the OpenBLAS path's: no oneDNN, a dtype it does not take, or a shape whose
+ * primitive it refused. The arguments have been validated by the caller. */
+int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st);
+enum cpu_conv_kind { CPU_CONV_FORWARD, CPU_CONV_BACKWARD_DATA, CPU_CONV_BACKWARD_FILTER };
+/* forward: a = x, b = w, out = y; backward data: a = dy, b = w, out = dx; backward
+ * filter: a = x, b = dy, out = dw. beta is 0 or 1. */
+int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_conv2d *c,
+                    const struct gan_ref *a, const struct gan_ref *b, float beta,
+                    const struct gan_ref *out, gan_status *st);
+/* How many primitives the instance's cache holds, and how many it has created since
+ * open: for tests that check primitives are reused. */
+void cpu_onednn_cache_counts(gan_backend *be, int *held, long *created);
 
 /* memory.c */
 gan_status cpu_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gemm.c — C = alpha·op(A)·op(B) + beta·C on the CPU through BLAS's sgemm, batched,
- * with FP16/BF16 operands staged through FP32 and the result rounded once. */
+ * with FP16/BF16 operands staged through FP32 and the result rounded once; BF16
+ * products through oneDNN's matmul where the instance has it (onednn_matmul.c). */
 #include "config.h"
 
 #include <limits.h>
@@ -196,6 +197,11 @@ gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
             scale_c(&sc, m, n, g->beta, c0 + (size_t)(i * g->stride_c) * esz_c);
         return GAN_OK;
     }
+
+    /* BF16 (and, when asked for, FP32) products go to oneDNN where the instance has it;
+     * it declines a product it has no primitive for, which then stays here. */
+    if (cpu_onednn_gemm(be, g, &st))
+        return st;
 
     /* 16-bit operands are widened to FP32 (exactly) in scratch; a 16-bit C gets an
      * FP32 accumulator that is rounded once at the end, as a tensor core does. */

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* onednn.c — an instance's oneDNN: its engine and stream, the cache of primitives
+ * (made once per shape and reused: making one costs far more than running it), and
+ * running a cached primitive within the instance's thread budget. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onednn.h"
+
+dnnl_data_type_t cpu_onednn_dtype(enum gan_dtype dtype)
+{
+    switch (dtype) {
+    case GAN_BF16: return dnnl_bf16;
+    case GAN_F16: return dnnl_f16;
+    case GAN_F32:
+    default: return dnnl_f32;
+    }
+}
+
+static void entry_clear(const struct cpu_dnnl_api *api, struct cpu_onednn_entry *e)
+{
+    for (int i = 0; i < e->nargs; i++) {
+        struct cpu_onednn_arg *a = &e->args[i];
+        if (a->reorder)
+            api->dnnl_primitive_destroy(a->reorder);
+        if (a->inner)
+            api->dnnl_memory_destroy(a->inner);
+        if (a->user)
+            api->dnnl_memory_destroy(a->user);
+        free(a->buffer);
+    }
+    if (e->prim)
+        api->dnnl_primitive_destroy(e->prim);
+    free(e->extra);
+    memset(e, 0, sizeof *e);
+}
+
+struct cpu_onednn_entry *cpu_onednn_lookup(struct cpu_onednn *o,
+                                           const struct cpu_onednn_key *key, int *fresh)
+{
+    *fresh = 0;
+    o->clock++;
+    for (int i = 0; i < o->count; i++) {
+        struct cpu_onednn_entry *e = o->entries[i];
+        if (memcmp(&e->key, key, sizeof *key) == 0) {
+            e->last_use = o->clock;
+            return e;
+        }
+    }
+    struct cpu_onednn_entry *e;
+    if (o->count < CPU_ONEDNN_CACHE) {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            return NULL;
+        o->entries[o->count++] = e;
+    } else {
+        /* The least recently used makes room: a run uses a fixed set of shapes,
+         * which fits, so this happens only when the shapes keep changing. */
+        e = o->entries[0];
+        for (int i = 1; i < o->count; i++)
+            if (o->entries[i]->last_use < e->last_use)
+                e = o->entries[i];
+        entry_clear(&o->api, e);
+    }
+    memcpy(&e->key, key, sizeof *key); /* every byte, as the lookup compares them */
+    e->last_use = o->clock;
+    *fresh = 1;
+    return e;
+}
+
+int cpu_onednn_set_primitive(gan_backend *be, struct cpu_onednn_entry *e,
+                             dnnl_primitive_desc_t pd)
+{
+    const struct cpu_dnnl_api *api = &be->onednn->api;
+    const char *impl = NULL;
+    if (api->dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
+        impl = NULL;
+    snprintf(e->impl, sizeof e->impl, "%s", impl ? impl : "unknown");
+    /* oneDNN's reference kernels are plain loops, far slower than staging through
+     * sgemm; only an explicit gemm = "onednn" takes them. */
+    if (be->gemm_path != CPU_GEMM_ONEDNN && strncmp(e->impl, "ref", 3) == 0) {
+        api->dnnl_primitive_desc_destroy(pd);
+        return -1;
+    }
+    dnnl_status_t s = api->dnnl_primitive_create(&e->prim, pd);
+    api->dnnl_primitive_desc_destroy(pd);
+    if (s != dnnl_success) {
+        e->prim = NULL;
+        return -1;
+    }
+    be->onednn->created++;
+    return 0;
+}
+
+int cpu_onednn_add_arg(struct cpu_onednn *o, struct cpu_onednn_entry *e, int which,
+                       int output, const dnnl_memory_desc_t *user_md,
+                       const dnnl_memory_desc_t *prim_md)
+{
+    const struct cpu_dnnl_api *api = &o->api;
+    if (e->nargs >= CPU_ONEDNN_MAX_ARGS || !prim_md)
+        return -1;
+    struct cpu_onednn_arg *a = &e->args[e->nargs++];
+    a->which = which;
+    a->output = output;
+    if (api->dnnl_memory_create(&a->user, user_md, o->engine, DNNL_MEMORY_NONE) != dnnl_success) {
+        a->user = NULL;
+        return -1;
+    }
+    if (api->dnnl_memory_desc_equal(user_md, prim_md))
+        return 0;
+    size_t bytes = api->dnnl_memory_desc_get_size(prim_md);
+    a->buffer = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!a->buffer)
+        return -1;
+    if (api->dnnl_memory_create(&a->inner, prim_md, o->engine, a->buffer) != dnnl_success) {
+        a->inner = NULL;
+        return -1;
+    }
+    dnnl_primitive_desc_t rpd;
+    const dnnl_memory_desc_t *from = output ? prim_md : user_md;
+    const dnnl_memory_desc_t *to = output ? user_md : prim_md;
+    if (api->dnnl_reorder_primitive_desc_create(&rpd, from, o->engine, to, o->engine, NULL) !=
+        dnnl_success)
+        return -1;
+    dnnl_status_t s = api->dnnl_primitive_create(&a->reorder, rpd);
+    api->dnnl_primitive_desc_destroy(rpd);
+    if (s != dnnl_success) {
+        a->reorder = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void *cpu_onednn_extra(struct cpu_onednn_entry *e, size_t bytes)
+{
+    if (e->extra_bytes >= bytes && e->extra)
+        return e->extra;
+    free(e->extra);
+    e->extra = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    e->extra_bytes = e->extra ? bytes : 0;
+    return e->extra;
+}
+
+static gan_status exec_failed(gan_backend *be, const struct cpu_onednn_entry *e,
+                              const char *what, dnnl_status_t s)
+{
+    return be->host->fail(be->host->ctx, GAN_ERR_DEVICE,
+                          "oneDNN %s (%s) failed with status %d; set backend.gemm = "
+                          "\"openblas\" to compute without oneDNN", what, e->impl, (int)s);
+}
+
+gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs)
+{
+    struct cpu_onednn *o = be->onednn;
+    const struct cpu_dnnl_api *api = &o->api;
+    /* One thread budget for both libraries: oneDNN's OpenMP team gets the instance's
+     * threads, as OpenBLAS does, and the two never run at once. */
+    api->omp_set_num_threads(e->threads > 0 && e->threads < be->threads ? e->threads
+                                                                         : be->threads);
+    dnnl_exec_arg_t args[CPU_ONEDNN_MAX_ARGS];
+    dnnl_status_t s;
+    for (int i = 0; i < e->nargs; i++) {
+        struct cpu_onednn_arg *a = &e->args[i];
+        if ((s = api->dnnl_memory_set_data_handle(a->user, ptrs[i])) != dnnl_success)
+            return exec_failed(be, e, "memory", s);
+        args[i].arg = a->which;
+        args[i].memory = a->inner ? a->inner : a->user;
+        if (a->reorder && !a->output) {
+            dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
+            if ((s = api->dnnl_primitive_execute(a->reorder, o->stream, 2, r)) != dnnl_success)
+                return exec_failed(be, e, "reorder", s);
+        }
+    }
+    if ((s = api->dnnl_primitive_execute(e->prim, o->stream, e->nargs, args)) != dnnl_success)
+        return exec_failed(be, e, "primitive", s);
+    for (int i = 0; i < e->nargs; i++) {
+        struct cpu_onednn_arg *a = &e->args[i];
+        if (a->reorder && a->output) {
+            dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->inner }, { DNNL_ARG_TO, a->user } };
+            if ((s = api->dnnl_primitive_execute(a->reorder, o->stream, 2, r)) != dnnl_success)
+                return exec_failed(be, e, "reorder", s);
+        }
+    }
+    if ((s = api->dnnl_stream_wait(o->stream)) != dnnl_success)
+        return exec_failed(be, e, "stream", s);
+    return GAN_OK;
+}
+
+/* The implementation oneDNN picks for a BF16 matmul of the paper toy's shape, for the
+ * description: it names the instruction set the BF16 path runs on. */
+static void probe_bf16(struct cpu_onednn *o)
+{
+    const struct cpu_dnnl_api *api = &o->api;
+    snprintf(o->bf16_impl, sizeof o->bf16_impl, "unavailable");
+    dnnl_memory_desc_t a, b, c;
+    const dnnl_dims_t da = { 256, 512 }, db = { 512, 512 }, dc = { 256, 512 };
+    dnnl_matmul_desc_t md;
+    dnnl_primitive_desc_t pd;
+    if (api->dnnl_memory_desc_init_by_tag(&a, 2, da, dnnl_bf16, dnnl_ab) != dnnl_success ||
+        api->dnnl_memory_desc_init_by_tag(&b, 2, db, dnnl_bf16, dnnl_ab) != dnnl_success ||
+        api->dnnl_memory_desc_init_by_tag(&c, 2, dc, dnnl_bf16, dnnl_ab) != dnnl_success ||
+        api->dnnl_matmul_desc_init(&md, &a, &b, NULL, &c) != dnnl_success ||
+        api->dnnl_primitive_desc_create(&pd, &md, NULL, o->engine, NULL) != dnnl_success)
+        return;
+    const char *impl = NULL;
+    if (api->dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+        impl)
+        snprintf(o->bf16_impl, sizeof o->bf16_impl, "%s", impl);
+    api->dnnl_primitive_desc_destroy(pd);
+}
+
+/* Loads oneDNN. It runs on OpenMP, and libgomp's idle threads spin for a while after
+ * each parallel region (GOMP_SPINCOUNT, 300,000 rounds by default) before they sleep:
+ * on cores shared with other work, or between oneDNN's calls and OpenBLAS's or the
+ * backend's own, a spinning thread takes the core a working one needs. Measured on the
+ * paper toy in BF16 at 2 threads on 2 busy cores (bench/README.md), passive waiting ran
+ * at 9–16 it/s where spinning ran at 2–18, so the backend asks for it, unless the
+ * environment sets a policy or libgomp was loaded (and read its environment) before. */
+static int load_library(struct cpu_onednn *o, char *why, size_t why_size)
+{
+    const char *env = getenv("OMP_WAIT_POLICY");
+    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    int we_set_it = 0;
+    if (gomp) {
+        snprintf(o->waits, sizeof o->waits, "OpenMP wait policy %s (libgomp was loaded first)",
+                 env && *env ? env : "libgomp's default");
+        dlclose(gomp);
+    } else if (env && *env) {
+        snprintf(o->waits, sizeof o->waits, "OMP_WAIT_POLICY=%s from the environment", env);
+    } else if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0) {
+        we_set_it = 1;
+        snprintf(o->waits, sizeof o->waits, "OpenMP threads wait passively");
+    } else {
+        snprintf(o->waits, sizeof o->waits, "libgomp's default wait policy (the environment "
+                 "could not take OMP_WAIT_POLICY)");
+    }
+    o->handle = dlopen(GAN_ONEDNN_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    /* libgomp has read the variable; leave the environment as it was found */
+    if (we_set_it)
+        unsetenv("OMP_WAIT_POLICY");
+    if (!o->handle) {
+        const char *err = dlerror();
+        snprintf(why, why_size, "%s cannot be loaded: %s", GAN_ONEDNN_LIBRARY,
+                 err ? err : "unknown error");
+        return -1;
+    }
+    /* dlsym's object pointers become function pointers through memcpy, as in blas.c */
+    void *sym;
+#define CPU_DNNL_RESOLVE(name)                                                              \
+    if (!(sym = dlsym(o->handle, #name))) {                                                 \
+        snprintf(why, why_size, "%s has no %s: it is not the oneDNN 2 the backend was "     \
+                 "built for", GAN_ONEDNN_LIBRARY, #name);                                   \
+        return -1;                                                                          \
+    }                                                                                       \
+    memcpy(&o->api.name, &sym, sizeof sym);
+    CPU_DNNL_FUNCTIONS(CPU_DNNL_RESOLVE)
+    CPU_DNNL_RESOLVE(omp_set_num_threads)
+#undef CPU_DNNL_RESOLVE
+    const struct cpu_dnnl_api *api = &o->api;
+    dnnl_status_t s = api->dnnl_engine_create(&o->engine, dnnl_cpu, 0);
+    if (s == dnnl_success)
+        s = api->dnnl_stream_create(&o->stream, o->engine, dnnl_stream_default_flags);
+    if (s != dnnl_success) {
+        snprintf(why, why_size, "oneDNN could not make its CPU engine (status %d)", (int)s);
+        return -1;
+    }
+    return 0;
+}
+
+static void release(struct cpu_onednn *o)
+{
+    const struct cpu_dnnl_api *api = &o->api;
+    for (int i = 0; i < o->count; i++) {
+        entry_clear(api, o->entries[i]);
+        free(o->entries[i]);
+    }
+    if (o->stream)
+        api->dnnl_stream_destroy(o->stream);
+    if (o->engine)
+        api->dnnl_engine_destroy(o->engine);
+    if (o->handle)
+        dlclose(o->handle);
+    free(o);
+}
+
+gan_status cpu_onednn_open(gan_backend *be)
+{
+    be->onednn = NULL;
+    be->onednn_absent[0] = '\0';
+    if (be->gemm_path == CPU_GEMM_OPENBLAS)
+        return GAN_OK;
+    if (be->gemm_path == CPU_GEMM_AUTO && !cpu_has_bf16_dot()) {
+        snprintf(be->onednn_absent, sizeof be->onednn_absent,
+                 "this CPU has no BF16 dot product");
+        return GAN_OK;
+    }
+    const struct gan_host *host = be->host;
+    struct cpu_onednn *o = calloc(1, sizeof *o);
+    if (!o)
+        return host->fail(host->ctx, GAN_ERR_NOMEM,
+                          "backend cpu: out of memory creating the oneDNN state");
+    char why[sizeof be->onednn_absent];
+    if (load_library(o, why, sizeof why) != 0) {
+        release(o);
+        /* "auto" runs on without it, as a build without oneDNN would */
+        if (be->gemm_path == CPU_GEMM_AUTO) {
+            snprintf(be->onednn_absent, sizeof be->onednn_absent, "%s", why);
+            host->log(host->ctx, GAN_LOG_WARN, "backend cpu: %s; GEMMs and convolutions go "
+                      "through OpenBLAS (install libdnnl2 for oneDNN)", why);
+            return GAN_OK;
+        }
+        return host->fail(host->ctx, GAN_ERR_NOT_FOUND,
+                          "backend cpu: gemm = \"onednn\", but %s; install libdnnl2 (oneDNN "
+                          "2), or set backend.gemm = \"auto\" or \"openblas\"", why);
+    }
+    const dnnl_version_t *v = o->api.dnnl_version();
+    snprintf(o->version, sizeof o->version, "%d.%d.%d", v->major, v->minor, v->patch);
+    probe_bf16(o);
+    be->onednn = o;
+    return GAN_OK;
+}
+
+void cpu_onednn_close(gan_backend *be)
+{
+    if (be->onednn)
+        release(be->onednn);
+    be->onednn = NULL;
+}
+
+void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
+{
+    const struct cpu_onednn *o = be->onednn;
+    if (!o) {
+        snprintf(out, size, "GEMM %s: OpenBLAS%s%s%s", cpu_gemm_path_name(be->gemm_path),
+                 be->onednn_absent[0] ? " (" : "", be->onednn_absent,
+                 be->onednn_absent[0] ? ")" : "");
+        return;
+    }
+    snprintf(out, size, "GEMM %s: oneDNN %s %s for BF16%s products and BF16/FP32 "
+             "convolutions, %sFP16 through OpenBLAS (%s)",
+             cpu_gemm_path_name(be->gemm_path), o->version, o->bf16_impl,
+             be->gemm_path == CPU_GEMM_ONEDNN ? " and FP32" : "",
+             be->gemm_path == CPU_GEMM_ONEDNN ? "" : "FP32 products and ", o->waits);
+}
+
+void cpu_onednn_cache_counts(gan_backend *be, int *held, long *created)
+{
+    *held = be->onednn ? be->onednn->count : 0;
+    *created = be->onednn ? be->onednn->created : 0;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* onednn.h — the CPU backend's oneDNN state, shared by onednn.c (engine, stream, the
+ * cache of primitives, running one) and the files that build primitives for one kind
+ * of call (onednn_matmul.c, onednn_conv.c). Included only where oneDNN is built. */
+#ifndef GANCTL_CPU_ONEDNN_H
+#define GANCTL_CPU_ONEDNN_H
+
+#include <dnnl.h>
+
+#include "cpu_backend.h"
+
+/* The oneDNN functions the backend calls. The library is loaded at open, not linked:
+ * it runs on OpenMP, whose libgomp reads OMP_WAIT_POLICY once, when it is loaded, and
+ * the backend chooses that policy first (onednn.c). Each field has the type and name of
+ * the function it holds, so a call reads as the API's own: api->dnnl_stream_wait(s). */
+#define CPU_DNNL_FUNCTIONS(X)                                                               \
+    X(dnnl_version) X(dnnl_engine_create) X(dnnl_engine_destroy) X(dnnl_stream_create)     \
+    X(dnnl_stream_destroy) X(dnnl_stream_wait) X(dnnl_memory_desc_init_by_tag)             \
+    X(dnnl_memory_desc_init_by_strides) X(dnnl_memory_desc_equal)                          \
+    X(dnnl_memory_desc_get_size) X(dnnl_memory_create) X(dnnl_memory_destroy)              \
+    X(dnnl_memory_set_data_handle) X(dnnl_primitive_attr_create)                           \
+    X(dnnl_primitive_attr_destroy) X(dnnl_primitive_attr_set_output_scales)                \
+    X(dnnl_primitive_attr_set_post_ops) X(dnnl_post_ops_create) X(dnnl_post_ops_destroy)   \
+    X(dnnl_post_ops_append_sum) X(dnnl_matmul_desc_init)                                   \
+    X(dnnl_dilated_convolution_forward_desc_init)                                          \
+    X(dnnl_dilated_convolution_backward_data_desc_init)                                    \
+    X(dnnl_dilated_convolution_backward_weights_desc_init)                                 \
+    X(dnnl_reorder_primitive_desc_create) X(dnnl_primitive_desc_create)                    \
+    X(dnnl_primitive_desc_destroy) X(dnnl_primitive_desc_query)                            \
+    X(dnnl_primitive_desc_query_md) X(dnnl_primitive_create) X(dnnl_primitive_destroy)     \
+    X(dnnl_primitive_execute)
+
+struct cpu_dnnl_api {
+#define CPU_DNNL_FIELD(name) __typeof__(&name) name;
+    CPU_DNNL_FUNCTIONS(CPU_DNNL_FIELD)
+#undef CPU_DNNL_FIELD
+    /* from the libgomp oneDNN brings in: its team size on the calling thread */
+    void (*omp_set_num_threads)(int);
+};
+
+/* What a primitive was made for: the kind of call and every size, dtype and scalar its
+ * descriptor depends on. Zero-filled before it is set, so that two keys compare with
+ * memcmp. */
+enum cpu_onednn_kind {
+    CPU_ONEDNN_MATMUL = 1,
+    CPU_ONEDNN_CONV_FORWARD,
+    CPU_ONEDNN_CONV_BACKWARD_DATA,
+    CPU_ONEDNN_CONV_BACKWARD_FILTER,
+};
+#define CPU_ONEDNN_KEY_INTS 20
+struct cpu_onednn_key {
+    int64_t kind;              /* 64 bits, so that the struct has no padding */
+    int64_t v[CPU_ONEDNN_KEY_INTS];
+    float alpha, beta;
+};
+
+/* One tensor argument of a primitive. `user` wraps the caller's memory (its handle set
+ * on every call); when the primitive wants another layout or dtype, `inner` is the
+ * primitive's own buffer and `reorder` converts user → inner (an input) or inner →
+ * user (an output). */
+struct cpu_onednn_arg {
+    int which;                 /* DNNL_ARG_SRC, … */
+    int output;
+    dnnl_memory_t user;
+    dnnl_memory_t inner;       /* NULL when the primitive reads or writes user directly */
+    dnnl_primitive_t reorder;
+    void *buffer;              /* inner's memory */
+};
+
+#define CPU_ONEDNN_MAX_ARGS 3
+struct cpu_onednn_entry {
+    struct cpu_onednn_key key;
+    int refused;               /* no primitive, or one slower than OpenBLAS: use OpenBLAS */
+    unsigned long last_use;
+    dnnl_primitive_t prim;
+    char impl[64];             /* the implementation oneDNN chose, e.g. "brg:avx512_core" */
+    int threads;               /* OpenMP threads it runs on; 0 = the instance's */
+    int nargs;
+    struct cpu_onednn_arg args[CPU_ONEDNN_MAX_ARGS];
+    /* Space the convolutions keep for an FP32 result they add into the output. */
+    void *extra;
+    size_t extra_bytes;
+};
+
+#define CPU_ONEDNN_CACHE 128
+struct cpu_onednn {
+    void *handle;              /* from dlopen */
+    struct cpu_dnnl_api api;
+    char waits[112];           /* how OpenMP's idle threads wait, for the description */
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    struct cpu_onednn_entry *entries[CPU_ONEDNN_CACHE];
+    int count;
+    unsigned long clock;
+    long created;
+    char version[24];          /* "2.6.3" */
+    char bf16_impl[64];        /* the implementation of a probe BF16 matmul */
+};
+
+/* The cached entry for `key`, made empty (refused = 0, prim = NULL) when it is new:
+ * then *fresh is 1 and the caller builds it, or marks it refused. The least recently
+ * used entry makes room when the cache is full. NULL when out of memory. */
+struct cpu_onednn_entry *cpu_onednn_lookup(struct cpu_onednn *o,
+                                           const struct cpu_onednn_key *key, int *fresh);
+
+/* Makes e->prim from `pd` (which it then destroys) and notes its implementation;
+ * in "auto", a reference implementation (oneDNN's slow fallback) refuses the entry.
+ * Returns 0 when the entry has a primitive. */
+int cpu_onednn_set_primitive(gan_backend *be, struct cpu_onednn_entry *e,
+                             dnnl_primitive_desc_t pd);
+
+/* Adds an argument to e: `user_md` describes the caller's memory, `prim_md` what the
+ * primitive wants. Returns 0, or −1 when oneDNN refused the memory or its reorder. */
+int cpu_onednn_add_arg(struct cpu_onednn *o, struct cpu_onednn_entry *e, int which,
+                       int output, const dnnl_memory_desc_t *user_md,
+                       const dnnl_memory_desc_t *prim_md);
+
+/* Space of at least `bytes` kept with the entry, 64-byte aligned; NULL when out of
+ * memory. */
+void *cpu_onednn_extra(struct cpu_onednn_entry *e, size_t bytes);
+
+/* Runs e on the caller's memory, ptrs[i] for e->args[i]: the input reorders, the
+ * primitive on be->threads OpenMP threads, the output reorders. */
+gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs);
+
+/* The dnnl dtype of a backend dtype (F32, BF16, F16). */
+dnnl_data_type_t cpu_onednn_dtype(enum gan_dtype dtype);
+
+#endif

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/* onednn_conv.c — the CPU backend's convolutions as oneDNN primitives: forward,
+ * backward-data and backward-filter on NCHW tensors. oneDNN chooses its own (blocked)
+ * layouts; reorders bring the caller's NCHW tensors to them and back. A result that is
+ * added to the output (beta = 1), and the filter gradient, are FP32 inside oneDNN and
+ * rounded once to the output's dtype, as on the OpenBLAS path. */
+#include "config.h"
+
+#include <string.h>
+
+#include "onednn.h"
+
+/* Whether oneDNN takes this convolution, where the instance has oneDNN: BF16 and FP32,
+ * never FP16 (its exact emulation stays on the OpenBLAS path). For FP32, oneDNN's
+ * direct convolutions ran the fashion-mnist DCGAN 1.3–1.7 times as fast as im2col +
+ * sgemm on 1 thread and 3.6–4.1 times on 2 (bench/README.md), so "auto" takes them too. */
+static int takes(const gan_backend *be, enum gan_dtype dtype)
+{
+    (void)be;
+    return dtype == GAN_BF16 || dtype == GAN_F32;
+}
+
+/* The three tensors of a convolution, as the caller stores them (NCHW, OIHW) or
+ * as "any" layout for oneDNN to choose. */
+struct conv_mds {
+    dnnl_memory_desc_t x, w, y;
+};
+
+static int conv_mds(const struct cpu_dnnl_api *api, struct conv_mds *m, const struct gan_conv2d *c, dnnl_data_type_t xt,
+                    dnnl_data_type_t wt, dnnl_data_type_t yt, int any)
+{
+    const dnnl_dims_t dx = { c->n, c->c_in, c->h_in, c->w_in };
+    const dnnl_dims_t dw = { c->c_out, c->c_in, c->kh, c->kw };
+    const dnnl_dims_t dy = { c->n, c->c_out, c->h_out, c->w_out };
+    return api->dnnl_memory_desc_init_by_tag(&m->x, 4, dx, xt, any ? dnnl_format_tag_any : dnnl_nchw)
+               != dnnl_success ||
+           api->dnnl_memory_desc_init_by_tag(&m->w, 4, dw, wt, any ? dnnl_format_tag_any : dnnl_oihw)
+               != dnnl_success ||
+           api->dnnl_memory_desc_init_by_tag(&m->y, 4, dy, yt, any ? dnnl_format_tag_any : dnnl_nchw)
+               != dnnl_success;
+}
+
+/* Strides, dilations (oneDNN counts the skipped positions: ours − 1) and the padding
+ * on each side; the right and bottom padding is what makes h_out, w_out come out, which
+ * is pad − ((h_in + 2·pad − extent) mod stride). */
+struct conv_geometry {
+    dnnl_dims_t strides, dilates, pad_l, pad_r;
+};
+
+static void geometry(struct conv_geometry *g, const struct gan_conv2d *c)
+{
+    g->strides[0] = c->stride_h;
+    g->strides[1] = c->stride_w;
+    g->dilates[0] = c->dilation_h - 1;
+    g->dilates[1] = c->dilation_w - 1;
+    g->pad_l[0] = c->pad_h;
+    g->pad_l[1] = c->pad_w;
+    g->pad_r[0] = (c->h_out - 1) * c->stride_h + (c->kh - 1) * c->dilation_h + 1 - c->h_in
+                - c->pad_h;
+    g->pad_r[1] = (c->w_out - 1) * c->stride_w + (c->kw - 1) * c->dilation_w + 1 - c->w_in
+                - c->pad_w;
+}
+
+/* The forward primitive descriptor, for the forward call itself (dst of type yt) or as
+ * the hint a backward descriptor needs. */
+static dnnl_primitive_desc_t forward_pd(struct cpu_onednn *o, const struct gan_conv2d *c,
+                                        const struct conv_geometry *g, dnnl_data_type_t dt,
+                                        dnnl_data_type_t yt)
+{
+    const struct cpu_dnnl_api *api = &o->api;
+    struct conv_mds any;
+    dnnl_convolution_desc_t desc;
+    dnnl_primitive_desc_t pd = NULL;
+    if (conv_mds(api, &any, c, dt, dt, yt, 1) ||
+        api->dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_training,
+                                                   dnnl_convolution_direct, &any.x, &any.w,
+                                                   NULL, &any.y, g->strides, g->dilates,
+                                                   g->pad_l, g->pad_r) != dnnl_success ||
+        api->dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, NULL) != dnnl_success)
+        return NULL;
+    return pd;
+}
+
+/* Elements of the output of each kind. */
+static size_t out_count(enum cpu_conv_kind kind, const struct gan_conv2d *c)
+{
+    switch (kind) {
+    case CPU_CONV_FORWARD: return (size_t)(c->n * c->c_out * c->h_out * c->w_out);
+    case CPU_CONV_BACKWARD_DATA: return (size_t)(c->n * c->c_in * c->h_in * c->w_in);
+    case CPU_CONV_BACKWARD_FILTER:
+    default: return (size_t)(c->c_out * c->c_in * c->kh * c->kw);
+    }
+}
+
+static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind kind,
+                 const struct gan_conv2d *c, int accumulate)
+{
+    struct cpu_onednn *o = be->onednn;
+    const struct cpu_dnnl_api *api = &o->api;
+    const dnnl_data_type_t dt = cpu_onednn_dtype(c->dtype);
+    /* The output oneDNN writes: FP32 when it is added to the caller's, and always for
+     * the filter gradient, a sum over the whole batch rounded once. */
+    const int f32_out = accumulate || kind == CPU_CONV_BACKWARD_FILTER;
+    const dnnl_data_type_t ot = f32_out ? dnnl_f32 : dt;
+    struct conv_geometry g;
+    geometry(&g, c);
+    /* oneDNN 2.6's BF16 filter gradient (jit_bf16 without AMX) splits its reduction over
+     * the batch between threads and meets at barriers many times a call: on two busy
+     * cores, the DCGAN's 14×14 and 7×7 layers took 16–43 ms a call on 2 threads against
+     * 0.5 ms on one (bench/README.md), so it gets one. A primitive divides its work
+     * for the team size in force when it is made, so the count is set before. */
+    e->threads = kind == CPU_CONV_BACKWARD_FILTER ? 1 : be->threads;
+    api->omp_set_num_threads(e->threads);
+
+    dnnl_primitive_desc_t hint = NULL, pd = NULL;
+    dnnl_convolution_desc_t desc;
+    struct conv_mds any;
+    int bad = 0;
+    switch (kind) {
+    case CPU_CONV_FORWARD:
+        pd = forward_pd(o, c, &g, dt, ot);
+        bad = !pd;
+        break;
+    case CPU_CONV_BACKWARD_DATA:
+        hint = forward_pd(o, c, &g, dt, dt);
+        bad = !hint || conv_mds(api, &any, c, ot, dt, dt, 1) ||
+              api->dnnl_dilated_convolution_backward_data_desc_init(
+                  &desc, dnnl_convolution_direct, &any.x, &any.w, &any.y, g.strides,
+                  g.dilates, g.pad_l, g.pad_r) != dnnl_success ||
+              api->dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, hint) != dnnl_success;
+        break;
+    case CPU_CONV_BACKWARD_FILTER:
+        hint = forward_pd(o, c, &g, dt, dt);
+        bad = !hint || conv_mds(api, &any, c, dt, ot, dt, 1) ||
+              api->dnnl_dilated_convolution_backward_weights_desc_init(
+                  &desc, dnnl_convolution_direct, &any.x, &any.w, NULL, &any.y, g.strides,
+                  g.dilates, g.pad_l, g.pad_r) != dnnl_success ||
+              api->dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, hint) != dnnl_success;
+        break;
+    }
+    if (hint)
+        api->dnnl_primitive_desc_destroy(hint);
+    if (bad) {
+        if (pd)
+            api->dnnl_primitive_desc_destroy(pd);
+        return -1;
+    }
+
+    /* The layouts oneDNN chose, read before the descriptor goes into the primitive. */
+    static const struct { int arg; dnnl_query_t query; } roles[3][3] = {
+        [CPU_CONV_FORWARD] = { { DNNL_ARG_SRC, dnnl_query_src_md },
+                               { DNNL_ARG_WEIGHTS, dnnl_query_weights_md },
+                               { DNNL_ARG_DST, dnnl_query_dst_md } },
+        [CPU_CONV_BACKWARD_DATA] = { { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md },
+                                     { DNNL_ARG_WEIGHTS, dnnl_query_weights_md },
+                                     { DNNL_ARG_DIFF_SRC, dnnl_query_diff_src_md } },
+        [CPU_CONV_BACKWARD_FILTER] = { { DNNL_ARG_SRC, dnnl_query_src_md },
+                                       { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md },
+                                       { DNNL_ARG_DIFF_WEIGHTS, dnnl_query_diff_weights_md } },
+    };
+    dnnl_memory_desc_t inner[3];
+    for (int i = 0; i < 3; i++) {
+        const dnnl_memory_desc_t *md = api->dnnl_primitive_desc_query_md(pd, roles[kind][i].query, 0);
+        if (!md) {
+            api->dnnl_primitive_desc_destroy(pd);
+            return -1;
+        }
+        inner[i] = *md;
+    }
+    /* The caller's side: its dtype, except an accumulated output, which oneDNN hands
+     * over as plain FP32 in the entry's extra space. */
+    struct conv_mds user, user_f32;
+    if (conv_mds(api, &user, c, dt, dt, dt, 0) || conv_mds(api, &user_f32, c, dnnl_f32, dnnl_f32,
+                                                      dnnl_f32, 0)) {
+        api->dnnl_primitive_desc_destroy(pd);
+        return -1;
+    }
+    const dnnl_memory_desc_t *users[3][3] = {
+        [CPU_CONV_FORWARD] = { &user.x, &user.w, accumulate ? &user_f32.y : &user.y },
+        [CPU_CONV_BACKWARD_DATA] = { &user.y, &user.w, accumulate ? &user_f32.x : &user.x },
+        [CPU_CONV_BACKWARD_FILTER] = { &user.x, &user.y, accumulate ? &user_f32.w : &user.w },
+    };
+    if (cpu_onednn_set_primitive(be, e, pd) != 0)
+        return -1;
+    for (int i = 0; i < 3; i++)
+        if (cpu_onednn_add_arg(o, e, roles[kind][i].arg, i == 2, users[kind][i], &inner[i]) != 0)
+            return -1;
+    if (accumulate && !cpu_onednn_extra(e, out_count(kind, c) * sizeof(float)))
+        return -1;
+    return 0;
+}
+
+/* out = out + sum, n elements, rounded once to out's dtype. */
+static void add_into(enum cpu_isa isa, unsigned char *out, enum gan_dtype dtype,
+                     const float *sum, size_t n)
+{
+    if (dtype == GAN_F32) {
+        float *o = (float *)out;
+        for (size_t i = 0; i < n; i++)
+            o[i] = sum[i] + o[i];
+        return;
+    }
+    enum { BLOCK = 256 };
+    float t[BLOCK];
+    const size_t es = gan_dtype_size(dtype);
+    for (size_t s = 0; s < n; s += BLOCK) {
+        size_t m = n - s < BLOCK ? n - s : BLOCK;
+        cpu_convert(isa, out + s * es, dtype, t, GAN_F32, m);
+        for (size_t q = 0; q < m; q++)
+            t[q] = sum[s + q] + t[q];
+        cpu_convert(isa, t, GAN_F32, out + s * es, dtype, m);
+    }
+}
+
+int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_conv2d *c,
+                    const struct gan_ref *a, const struct gan_ref *b, float beta,
+                    const struct gan_ref *out, gan_status *st)
+{
+    struct cpu_onednn *o = be->onednn;
+    if (!o || !takes(be, c->dtype))
+        return 0;
+    const int accumulate = beta != 0.0f;
+    struct cpu_onednn_key key;
+    memset(&key, 0, sizeof key);
+    key.kind = CPU_ONEDNN_CONV_FORWARD + (int)kind;
+    const int64_t v[] = { c->n, c->c_in, c->h_in, c->w_in, c->c_out, c->kh, c->kw,
+                          c->stride_h, c->stride_w, c->pad_h, c->pad_w, c->dilation_h,
+                          c->dilation_w, c->h_out, c->w_out, c->dtype, accumulate };
+    memcpy(key.v, v, sizeof v);
+    int fresh;
+    struct cpu_onednn_entry *e = cpu_onednn_lookup(o, &key, &fresh);
+    if (!e) {
+        *st = be->host->fail(be->host->ctx, GAN_ERR_NOMEM,
+                             "conv2d: out of memory for oneDNN's primitive cache");
+        return 1;
+    }
+    if (fresh && build(be, e, kind, c, accumulate) != 0)
+        e->refused = 1;
+    if (e->refused)
+        return 0;
+    void *ptrs[3] = { cpu_ref_ptr(a), cpu_ref_ptr(b), accumulate ? e->extra : cpu_ref_ptr(out) };
+    *st = cpu_onednn_execute(be, e, ptrs);
+    if (*st == GAN_OK && accumulate)
+        add_into(be->isa, cpu_ref_ptr(out), c->dtype, e->extra, out_count(kind, c));
+    return 1;
+}

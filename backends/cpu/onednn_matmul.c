@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/* onednn_matmul.c — struct gan_gemm as a oneDNN matmul: C = alpha·op(A)·op(B) + beta·C,
+ * batched, op(A) and op(B) expressed as strides of the stored matrices, alpha as the
+ * output scale and beta as a sum post-op, accumulated in FP32 and rounded once. */
+#include "config.h"
+
+#include <string.h>
+
+#include "onednn.h"
+
+/* Whether oneDNN takes this product. BF16 × BF16 (into BF16 or FP32) always, where
+ * the instance has oneDNN; FP32 only under gemm = "onednn": on the CPUs measured
+ * (bench/README.md) OpenBLAS's sgemm is as fast or faster for every shape the
+ * networks use, and FP32 results then stay those of the OpenBLAS path bit for bit. */
+static int takes(const gan_backend *be, const struct gan_gemm *g)
+{
+    const enum gan_dtype a = g->a.dtype, b = g->b.dtype, c = g->c.dtype;
+    if (a == GAN_BF16 && b == GAN_BF16)
+        return c == GAN_BF16 || c == GAN_F32;
+    if (a == GAN_F32 && b == GAN_F32 && c == GAN_F32)
+        return be->gemm_path == CPU_GEMM_ONEDNN;
+    return 0;
+}
+
+/* One operand as a (batch ×) rows × cols matrix whose element (r, q) is `rs`·r + `qs`·q
+ * elements from its start: a transposed operand swaps the strides, a shared one
+ * (stride 0 over a batch) is a batch of 1, which matmul broadcasts. */
+static dnnl_status_t operand_md(const struct cpu_dnnl_api *api, dnnl_memory_desc_t *md, int64_t batch, int64_t bstride,
+                                int64_t rows, int64_t cols, int64_t rs, int64_t qs,
+                                enum gan_dtype dtype)
+{
+    if (batch == 1) {
+        const dnnl_dims_t dims = { rows, cols }, strides = { rs, qs };
+        return api->dnnl_memory_desc_init_by_strides(md, 2, dims, cpu_onednn_dtype(dtype), strides);
+    }
+    const int64_t b = bstride == 0 ? 1 : batch;
+    const int64_t bs = bstride == 0 ? rows * cols : bstride;
+    const dnnl_dims_t dims = { b, rows, cols }, strides = { bs, rs, qs };
+    return api->dnnl_memory_desc_init_by_strides(md, 3, dims, cpu_onednn_dtype(dtype), strides);
+}
+
+static int build(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_gemm *g)
+{
+    struct cpu_onednn *o = be->onednn;
+    const struct cpu_dnnl_api *api = &o->api;
+    dnnl_memory_desc_t a, b, c;
+    const int64_t m = g->m, n = g->n, k = g->k;
+    if (operand_md(api, &a, g->batch, g->stride_a, m, k, g->trans_a ? 1 : g->lda,
+                   g->trans_a ? g->lda : 1, g->a.dtype) != dnnl_success ||
+        operand_md(api, &b, g->batch, g->stride_b, k, n, g->trans_b ? 1 : g->ldb,
+                   g->trans_b ? g->ldb : 1, g->b.dtype) != dnnl_success ||
+        operand_md(api, &c, g->batch, g->stride_c, m, n, g->ldc, 1, g->c.dtype) != dnnl_success)
+        return -1;
+    /* a primitive divides its work for the OpenMP team size in force when it is made */
+    e->threads = be->threads;
+    api->omp_set_num_threads(e->threads);
+    dnnl_matmul_desc_t desc;
+    if (api->dnnl_matmul_desc_init(&desc, &a, &b, NULL, &c) != dnnl_success)
+        return -1;
+
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    int bad = api->dnnl_primitive_attr_create(&attr) != dnnl_success;
+    if (!bad && g->alpha != 1.0f)
+        bad = api->dnnl_primitive_attr_set_output_scales(attr, 1, 0, &g->alpha) != dnnl_success;
+    if (!bad && g->beta != 0.0f) {
+        /* the sum post-op reads C (in its own dtype) and adds beta times it to the
+         * scaled FP32 product before the one rounding to C's dtype */
+        bad = api->dnnl_post_ops_create(&po) != dnnl_success ||
+              api->dnnl_post_ops_append_sum(po, g->beta) != dnnl_success ||
+              api->dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success;
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    if (!bad)
+        bad = api->dnnl_primitive_desc_create(&pd, &desc, attr, o->engine, NULL) != dnnl_success;
+    if (po)
+        api->dnnl_post_ops_destroy(po);
+    if (attr)
+        api->dnnl_primitive_attr_destroy(attr);
+    if (bad)
+        return -1;
+    /* Plain strided memory descriptors are taken as given: the primitive reads and
+     * writes the caller's memory with no reorder. */
+    if (cpu_onednn_set_primitive(be, e, pd) != 0)
+        return -1;
+    if (cpu_onednn_add_arg(o, e, DNNL_ARG_SRC, 0, &a, &a) != 0 ||
+        cpu_onednn_add_arg(o, e, DNNL_ARG_WEIGHTS, 0, &b, &b) != 0 ||
+        cpu_onednn_add_arg(o, e, DNNL_ARG_DST, 1, &c, &c) != 0)
+        return -1;
+    return 0;
+}
+
+int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)
+{
+    struct cpu_onednn *o = be->onednn;
+    if (!o || !takes(be, g))
+        return 0;
+    struct cpu_onednn_key key;
+    memset(&key, 0, sizeof key);
+    key.kind = CPU_ONEDNN_MATMUL;
+    const int64_t v[] = { g->a.dtype, g->b.dtype, g->c.dtype, g->trans_a, g->trans_b,
+                          g->m, g->n, g->k, g->lda, g->ldb, g->ldc, g->batch,
+                          g->batch > 1 ? g->stride_a : 0, g->batch > 1 ? g->stride_b : 0,
+                          g->batch > 1 ? g->stride_c : 0 };
+    memcpy(key.v, v, sizeof v);
+    key.alpha = g->alpha;
+    key.beta = g->beta;
+    int fresh;
+    struct cpu_onednn_entry *e = cpu_onednn_lookup(o, &key, &fresh);
+    if (!e) {
+        *st = be->host->fail(be->host->ctx, GAN_ERR_NOMEM,
+                             "gemm: out of memory for oneDNN's primitive cache");
+        return 1;
+    }
+    if (fresh && build(be, e, g) != 0)
+        e->refused = 1;
+    if (e->refused)
+        return 0;
+    void *ptrs[3] = { cpu_ref_ptr(&g->a), cpu_ref_ptr(&g->b), cpu_ref_ptr(&g->c) };
+    *st = cpu_onednn_execute(be, e, ptrs);
+    return 1;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* onednn_setting.c — the CPU backend's setting "gemm" (which library computes GEMMs and
+ * convolutions) and whether the CPU has the BF16 dot products oneDNN's fast paths need.
+ * Built with or without oneDNN; without it, the oneDNN entry points are the stand-ins
+ * at the end, which send every call to OpenBLAS. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
+#endif
+
+#include "cpu_backend.h"
+
+/* AVX512-BF16 is CPUID leaf 7 subleaf 1, EAX bit 5; AMX-BF16 leaf 7 subleaf 0, EDX bit
+ * 22. Read directly: __builtin_cpu_supports knows neither in every compiler the backend
+ * builds with. */
+int cpu_has_bf16_dot(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    unsigned eax, ebx, ecx, edx;
+    if (__get_cpuid_max(0, NULL) < 7)
+        return 0;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    const int amx_bf16 = (edx >> 22) & 1;
+    const unsigned max_sub = eax;
+    int avx512_bf16 = 0;
+    if (max_sub >= 1) {
+        __cpuid_count(7, 1, eax, ebx, ecx, edx);
+        avx512_bf16 = (eax >> 5) & 1;
+    }
+    return amx_bf16 || avx512_bf16;
+#else
+    return 0;
+#endif
+}
+
+const char *cpu_gemm_path_name(enum cpu_gemm_path path)
+{
+    switch (path) {
+    case CPU_GEMM_OPENBLAS: return "openblas";
+    case CPU_GEMM_ONEDNN: return "onednn";
+    case CPU_GEMM_AUTO:
+    default: return "auto";
+    }
+}
+
+gan_status cpu_gemm_path_setting(const struct gan_host *host, enum cpu_gemm_path *path)
+{
+    const char *want = "auto";
+    gan_status st = host->get_string(host->ctx, "gemm", &want);
+    if (st != GAN_OK && st != GAN_ERR_NOT_FOUND)
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "backend cpu: the setting gemm is not a string; set it to "
+                          "\"auto\", \"openblas\" or \"onednn\"");
+    if (st == GAN_ERR_NOT_FOUND || !want || strcmp(want, "auto") == 0) {
+        *path = CPU_GEMM_AUTO;
+        return GAN_OK;
+    }
+    if (strcmp(want, "openblas") == 0) {
+        *path = CPU_GEMM_OPENBLAS;
+        return GAN_OK;
+    }
+    if (strcmp(want, "onednn") != 0)
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "backend cpu: gemm = \"%s\" is not a library; use \"auto\", "
+                          "\"openblas\" or \"onednn\"", want);
+#ifndef GAN_HAVE_ONEDNN
+    return host->fail(host->ctx, GAN_ERR_CONFIG,
+                      "backend cpu: gemm = \"onednn\", but this build has no oneDNN; "
+                      "install libdnnl-dev and reconfigure --with-onednn, or use "
+                      "\"auto\" or \"openblas\"");
+#else
+    if (!cpu_has_bf16_dot())
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "backend cpu: gemm = \"onednn\", but this CPU has neither "
+                          "AVX512-BF16 nor AMX-BF16, without which oneDNN's BF16 is no "
+                          "faster than OpenBLAS; use \"auto\" or \"openblas\"");
+    *path = CPU_GEMM_ONEDNN;
+    return GAN_OK;
+#endif
+}
+
+#ifndef GAN_HAVE_ONEDNN
+gan_status cpu_onednn_open(gan_backend *be)
+{
+    be->onednn = NULL;
+    return GAN_OK;
+}
+
+void cpu_onednn_close(gan_backend *be)
+{
+    be->onednn = NULL;
+}
+
+void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
+{
+    (void)be;
+    if (size)
+        snprintf(out, size, "GEMM through OpenBLAS (built without oneDNN)");
+}
+
+int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)
+{
+    (void)be, (void)g, (void)st;
+    return 0;
+}
+
+int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_conv2d *c,
+                    const struct gan_ref *a, const struct gan_ref *b, float beta,
+                    const struct gan_ref *out, gan_status *st)
+{
+    (void)be, (void)kind, (void)c, (void)a, (void)b, (void)beta, (void)out, (void)st;
+    return 0;
+}
+
+void cpu_onednn_cache_counts(gan_backend *be, int *held, long *created)
+{
+    (void)be;
+    *held = 0;
+    *created = 0;
+}
+#endif
