@@ -245,8 +245,9 @@ check "(e) ... from which 2 ranks resume" rc_is 0
     >"$work/out" 2>"$work/err"
 rc=$?
 check "ranks with different seeds are refused (non-zero)" test "$rc" -ne 0
-check "... with one line" \
-    test "$(grep -c '^ganctl: the 2 ranks were started with different configurations' "$work/err")" -eq 1
+check "... with one line naming the setting and both values" \
+    test "$(grep -c '^ganctl: the 2 ranks were started with different settings (run.seed = 2 on rank 1, run.seed = 1 on rank 0)' "$work/err")" -eq 1
+check "... and nothing else from ganctl" test "$(grep -c '^ganctl:' "$work/err")" -eq 1
 check "... before any iteration" sh -c '! test -s "$1/metrics.csv" || test "$(wc -l <"$1/metrics.csv")" -le 1' _ "$work/m"
 
 mpi 2 -s run.iterations=5 -s run.dir="$work/odd" -s data.batch_size=100
