@@ -99,7 +99,7 @@ static gan_status all_reduce(gan_trainer *t, void *buf, size_t count, enum gan_c
 
 void gan_trainer_dp_free(gan_trainer *t)
 {
-    if (t->dp.size > 1 && t->s && !t->dp.comm->refused) {
+    if (t->dp.size > 1 && t->s && t->dp.trained) {
         double session = gan_trainer_session_s(t);
         gan_log_write(t->log, GAN_LOG_INFO, "data parallel: %.3f s of this session's %.3f s in %lld collectives (%.1f%%)",
                       t->dp.comm_s, session, (long long)t->dp.collectives,
@@ -584,6 +584,7 @@ gan_status gan_trainer_dp_reduce_grads(gan_trainer *t, enum gan_net_role role,
 int gan_trainer_dp_stop(gan_trainer *t)
 {
     double stop = t->stop && *t->stop ? 1.0 : 0.0;
+    t->dp.trained = 1;
     if (t->dp.size > 1) {
         struct gan_error err;
         /* A failed collective means another rank is gone: stop here too. */

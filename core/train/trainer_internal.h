@@ -56,6 +56,7 @@ struct gan_trainer_dp {
     int64_t overflow_iteration;
     double comm_s;                /* time in the collectives, this session */
     int64_t collectives;
+    int trained;                  /* an iteration began: the collectives' time is worth a line */
 };
 
 struct gan_trainer {
