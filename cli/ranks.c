@@ -2,6 +2,7 @@
 /* ranks.c — the program as one rank of a data-parallel run (ranks.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,10 +94,8 @@ static struct gan_comm_ops watched_ops = {
 
 /* `inner` under the watchdog, or `inner` itself when it has one rank, the timeout is
  * 0 or memory is short. */
-static gan_comm *watch(gan_comm *inner)
+static gan_comm *watch(gan_comm *inner, long s)
 {
-    const char *v = getenv("GANCTL_COLLECTIVE_TIMEOUT");
-    long s = v && *v ? strtol(v, NULL, 10) : DEFAULT_TIMEOUT_S;
     if (inner->size <= 1 || s <= 0)
         return inner;
     struct watched *w = calloc(1, sizeof *w);
@@ -127,6 +126,20 @@ static void rank_sink(void *ctx, enum gan_log_level level, const char *line)
     fprintf(stderr, "ganctl: rank %d: %s\n", sink_rank, line);
 }
 
+/* GANCTL_COLLECTIVE_TIMEOUT in seconds, DEFAULT_TIMEOUT_S when unset; -1 for a value
+ * that is not a whole number, which must not quietly turn the watchdog off. */
+static long collective_timeout_s(const char **text)
+{
+    const char *v = getenv("GANCTL_COLLECTIVE_TIMEOUT");
+    *text = v;
+    if (!v || !*v)
+        return DEFAULT_TIMEOUT_S;
+    char *end;
+    errno = 0;
+    long s = strtol(v, &end, 10);
+    return *end || errno || s < 0 || s > 100000000 ? -1 : s;
+}
+
 int gan_cli_ranks_open(gan_comm **comm, struct gan_log *rank_log, const struct gan_log *log)
 {
     struct gan_error err;
@@ -137,7 +150,18 @@ int gan_cli_ranks_open(gan_comm **comm, struct gan_log *rank_log, const struct g
         fprintf(stderr, "ganctl: %s\n", err.message);
         return 1;
     }
-    *comm = watch(*comm);
+    const char *timeout_text;
+    long timeout_s = collective_timeout_s(&timeout_text);
+    if (timeout_s < 0 && (*comm)->size > 1) {
+        if ((*comm)->rank > 0)
+            fprintf(stderr, "ganctl: rank %d: ", (*comm)->rank);
+        else
+            fprintf(stderr, "ganctl: ");
+        fprintf(stderr, "GANCTL_COLLECTIVE_TIMEOUT=\"%s\" is not a whole number of seconds: set it to one (%d by default; 0 waits for ever) or unset it\n",
+                timeout_text, DEFAULT_TIMEOUT_S);
+        return 2;
+    }
+    *comm = watch(*comm, timeout_s);
     if ((*comm)->rank > 0) {
         sink_rank = (*comm)->rank;
         rank_log->sink = rank_sink;

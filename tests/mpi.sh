@@ -250,6 +250,14 @@ check "... with one line naming the setting and both values" \
 check "... and nothing else from ganctl" test "$(grep -c '^ganctl:' "$work/err")" -eq 1
 check "... before any iteration" sh -c '! test -s "$1/metrics.csv" || test "$(wc -l <"$1/metrics.csv")" -le 1' _ "$work/m"
 
+GANCTL_COLLECTIVE_TIMEOUT=15m "$GAN_MPIRUN" --oversubscribe -np 2 -x GANCTL_PLUGIN_PATH \
+    -x GANCTL_CONFIG -x GANCTL_COLLECTIVE_TIMEOUT "$GANCTL" $tiny -s run.iterations=5 \
+    -s run.dir="$work/timeout" >"$work/out" 2>"$work/err"
+rc=$?
+check "a GANCTL_COLLECTIVE_TIMEOUT that is not a number is refused, not taken as 0" test "$rc" -eq 2
+check "... naming the variable and its value" grep -q '^ganctl: GANCTL_COLLECTIVE_TIMEOUT="15m" is not a whole number' "$work/err"
+check "... before the run folder is made" test ! -e "$work/timeout"
+
 mpi 2 -s run.iterations=5 -s run.dir="$work/odd" -s data.batch_size=100
 check "a batch that 4 × 2 ranks do not divide is refused" test "$rc" -ne 0
 check "... with one line naming the setting" \
