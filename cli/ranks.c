@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,14 +153,29 @@ int gan_cli_ranks_open(gan_comm **comm, struct gan_log *rank_log, const struct g
     }
     const char *timeout_text;
     long timeout_s = collective_timeout_s(&timeout_text);
-    if (timeout_s < 0 && (*comm)->size > 1) {
-        if ((*comm)->rank > 0)
-            fprintf(stderr, "ganctl: rank %d: ", (*comm)->rank);
-        else
-            fprintf(stderr, "ganctl: ");
-        fprintf(stderr, "GANCTL_COLLECTIVE_TIMEOUT=\"%s\" is not a whole number of seconds: set it to one (%d by default; 0 waits for ever) or unset it\n",
-                timeout_text, DEFAULT_TIMEOUT_S);
-        return 2;
+    if ((*comm)->size > 1) {
+        /* Every rank learns whether any was given a bad value, so that one line says so
+         * (rank 0's, unless only others have it) and all refuse together. */
+        uint64_t bad = timeout_s < 0, any = bad;
+        if (gan_comm_all_reduce(*comm, &any, 1, GAN_COMM_U64, GAN_COMM_MAX, &err) != GAN_OK) {
+            fprintf(stderr, "ganctl: %s\n", err.message);
+            return 1;
+        }
+        if (any) {
+            uint64_t on_leader = (*comm)->rank == 0 ? bad : 0;
+            if (gan_comm_broadcast(*comm, &on_leader, sizeof on_leader, 0, &err) == GAN_OK &&
+                bad && ((*comm)->rank == 0 || !on_leader)) {
+                char line[512], prefix[32] = "";
+                if ((*comm)->rank > 0)
+                    snprintf(prefix, sizeof prefix, "rank %d: ", (*comm)->rank);
+                snprintf(line, sizeof line,
+                         "ganctl: %sGANCTL_COLLECTIVE_TIMEOUT=\"%s\" is not a whole number of seconds: set it to one (%d by default; 0 waits for ever) or unset it\n",
+                         prefix, timeout_text, DEFAULT_TIMEOUT_S);
+                fputs(line, stderr);
+            }
+            (*comm)->refused = 1;
+            return 2;
+        }
     }
     *comm = watch(*comm, timeout_s);
     if ((*comm)->rank > 0) {
@@ -187,6 +203,17 @@ int gan_cli_ranks_fail(const gan_comm *comm, const struct gan_error *err,
     return fail_line(err);
 }
 
+/* Set when the run loop ended on every rank alike: a diverged run's exit status is
+ * not 0, yet its ranks are all here, and an abort could kill rank 0 while it still
+ * writes summary.json. */
+static int ended_together;
+
+void gan_cli_ranks_ended_together(gan_comm *comm)
+{
+    (void)comm;
+    ended_together = 1;
+}
+
 int gan_cli_ranks_close(gan_comm *comm, int rc, int rc_signal_min)
 {
     if (comm->size > 1) {
@@ -194,7 +221,7 @@ int gan_cli_ranks_close(gan_comm *comm, int rc, int rc_signal_min)
         fflush(stderr);
         /* A refusal every rank reached, a completed run and a stop all leave every rank
          * here together; any other failure was this rank's alone. */
-        int together = rc == 0 || rc >= rc_signal_min || comm->refused;
+        int together = rc == 0 || rc >= rc_signal_min || comm->refused || ended_together;
         struct gan_error err;
         if (!together || gan_comm_barrier(comm, &err) != GAN_OK)
             comm->ops->abort(comm, rc ? rc : 1);
