@@ -632,6 +632,8 @@ static int train_ranks(const struct cli *c, gan_config *cfg, const gan_loader *l
     catch_stop_signals();
     struct gan_trainer_result r;
     gan_status st = gan_trainer_run(t, &r, &err);
+    if (st == GAN_OK)
+        gan_cli_ranks_ended_together(comm);
     if (progress_line_open) {
         fputc('\n', stderr);
         progress_line_open = 0;

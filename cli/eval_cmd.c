@@ -22,7 +22,7 @@ static const char usage_text[] =
     "the run folder is written.\n"
     "\n"
     "      --samples N        generated and real samples (default the trainer's: 2500\n"
-    "                         points or 1000 images); the floors are measured at N too\n"
+    "                         points or 2000 images); the floors are measured at N too\n"
     "      --json FILE        also write the result as JSON, shaped like summary.json's\n"
     "                         \"quality\"\n"
     "      --backend NAME     compute on another backend than the run's\n"

@@ -40,7 +40,8 @@ int gan_export_command(int argc, char **argv)
         rc = gan_run_fail(&err);
     else if (args.help)
         fputs(usage_text, stdout);
-    else if (gan_run_args_open(&args, 0, &log, &loader, &g, &err) != GAN_OK ||
+    else if (gan_run_out_check("export", args.out, ".safetensors", "a safetensors file", &err) != GAN_OK ||
+             gan_run_args_open(&args, 0, &log, &loader, &g, &err) != GAN_OK ||
              gan_generator_export(g, args.out, &r, &err) != GAN_OK)
         rc = gan_run_fail(&err);
     else

@@ -42,13 +42,16 @@ int gan_plot_command(int argc, char **argv)
         csv = is_dir ? gan_run_path(args.run, GAN_RUN_METRICS) : strdup(args.run);
         out = args.out ? strdup(args.out)
             : is_dir ? gan_run_path(args.run, GAN_RUN_CURVES) : NULL;
+        int out_ok = 0;
         if (!out && csv)
             gan_error_set(&err, GAN_ERR_CONFIG,
-                          "plot %s: give --out FILE when plotting a metrics file outside its run folder",
+                          "plot %s: a metrics file is drawn with --out FILE; give its run folder to draw its curves.png",
                           args.run);
         else if (!csv || !out)
             gan_error_nomem(&err, "the plot");
-        if (csv && out && gan_curves_draw(csv, out, args.run, &err) == GAN_OK)
+        else
+            out_ok = gan_run_out_check("plot", out, ".png", "a PNG picture", &err) == GAN_OK;
+        if (out_ok && gan_curves_draw(csv, out, args.run, &err) == GAN_OK)
             printf("wrote %s (%ux%u) from %s\n", out, GAN_CURVES_WIDTH, GAN_CURVES_HEIGHT, csv);
         else
             rc = gan_run_fail(&err);

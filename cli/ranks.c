@@ -2,7 +2,9 @@
 /* ranks.c — the program as one rank of a data-parallel run (ranks.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,10 +95,8 @@ static struct gan_comm_ops watched_ops = {
 
 /* `inner` under the watchdog, or `inner` itself when it has one rank, the timeout is
  * 0 or memory is short. */
-static gan_comm *watch(gan_comm *inner)
+static gan_comm *watch(gan_comm *inner, long s)
 {
-    const char *v = getenv("GANCTL_COLLECTIVE_TIMEOUT");
-    long s = v && *v ? strtol(v, NULL, 10) : DEFAULT_TIMEOUT_S;
     if (inner->size <= 1 || s <= 0)
         return inner;
     struct watched *w = calloc(1, sizeof *w);
@@ -127,6 +127,20 @@ static void rank_sink(void *ctx, enum gan_log_level level, const char *line)
     fprintf(stderr, "ganctl: rank %d: %s\n", sink_rank, line);
 }
 
+/* GANCTL_COLLECTIVE_TIMEOUT in seconds, DEFAULT_TIMEOUT_S when unset; -1 for a value
+ * that is not a whole number, which must not quietly turn the watchdog off. */
+static long collective_timeout_s(const char **text)
+{
+    const char *v = getenv("GANCTL_COLLECTIVE_TIMEOUT");
+    *text = v;
+    if (!v || !*v)
+        return DEFAULT_TIMEOUT_S;
+    char *end;
+    errno = 0;
+    long s = strtol(v, &end, 10);
+    return *end || errno || s < 0 || s > 100000000 ? -1 : s;
+}
+
 int gan_cli_ranks_open(gan_comm **comm, struct gan_log *rank_log, const struct gan_log *log)
 {
     struct gan_error err;
@@ -137,7 +151,33 @@ int gan_cli_ranks_open(gan_comm **comm, struct gan_log *rank_log, const struct g
         fprintf(stderr, "ganctl: %s\n", err.message);
         return 1;
     }
-    *comm = watch(*comm);
+    const char *timeout_text;
+    long timeout_s = collective_timeout_s(&timeout_text);
+    if ((*comm)->size > 1) {
+        /* Every rank learns whether any was given a bad value, so that one line says so
+         * (rank 0's, unless only others have it) and all refuse together. */
+        uint64_t bad = timeout_s < 0, any = bad;
+        if (gan_comm_all_reduce(*comm, &any, 1, GAN_COMM_U64, GAN_COMM_MAX, &err) != GAN_OK) {
+            fprintf(stderr, "ganctl: %s\n", err.message);
+            return 1;
+        }
+        if (any) {
+            uint64_t on_leader = (*comm)->rank == 0 ? bad : 0;
+            if (gan_comm_broadcast(*comm, &on_leader, sizeof on_leader, 0, &err) == GAN_OK &&
+                bad && ((*comm)->rank == 0 || !on_leader)) {
+                char line[512], prefix[32] = "";
+                if ((*comm)->rank > 0)
+                    snprintf(prefix, sizeof prefix, "rank %d: ", (*comm)->rank);
+                snprintf(line, sizeof line,
+                         "ganctl: %sGANCTL_COLLECTIVE_TIMEOUT=\"%s\" is not a whole number of seconds: set it to one (%d by default; 0 waits for ever) or unset it\n",
+                         prefix, timeout_text, DEFAULT_TIMEOUT_S);
+                fputs(line, stderr);
+            }
+            (*comm)->refused = 1;
+            return 2;
+        }
+    }
+    *comm = watch(*comm, timeout_s);
     if ((*comm)->rank > 0) {
         sink_rank = (*comm)->rank;
         rank_log->sink = rank_sink;
@@ -163,6 +203,17 @@ int gan_cli_ranks_fail(const gan_comm *comm, const struct gan_error *err,
     return fail_line(err);
 }
 
+/* Set when the run loop ended on every rank alike: a diverged run's exit status is
+ * not 0, yet its ranks are all here, and an abort could kill rank 0 while it still
+ * writes summary.json. */
+static int ended_together;
+
+void gan_cli_ranks_ended_together(gan_comm *comm)
+{
+    (void)comm;
+    ended_together = 1;
+}
+
 int gan_cli_ranks_close(gan_comm *comm, int rc, int rc_signal_min)
 {
     if (comm->size > 1) {
@@ -170,7 +221,7 @@ int gan_cli_ranks_close(gan_comm *comm, int rc, int rc_signal_min)
         fflush(stderr);
         /* A refusal every rank reached, a completed run and a stop all leave every rank
          * here together; any other failure was this rank's alone. */
-        int together = rc == 0 || rc >= rc_signal_min || comm->refused;
+        int together = rc == 0 || rc >= rc_signal_min || comm->refused || ended_together;
         struct gan_error err;
         if (!together || gan_comm_barrier(comm, &err) != GAN_OK)
             comm->ops->abort(comm, rc ? rc : 1);

@@ -22,10 +22,15 @@ int gan_cli_ranks_speaks(const gan_comm *comm);
 int gan_cli_ranks_fail(const gan_comm *comm, const struct gan_error *err,
                        int (*fail_line)(const struct gan_error *err));
 
+/* Says that this rank's run loop ended as every rank's does (completed, diverged or
+ * stopped by a signal), with nothing left to wait for. */
+void gan_cli_ranks_ended_together(gan_comm *comm);
+
 /* Ends the engine with the program's exit status `rc`: after a barrier when the run
- * ended as planned (0) or by a signal (rc_signal_min and above), so that rank 0 has
- * written everything; otherwise by aborting every rank, since the others may be waiting
- * in a collective this one will never join. Returns rc. */
+ * ended as planned (0, gan_cli_ranks_ended_together: a diverged run's 3 too) or by a
+ * signal (rc_signal_min and above), so that rank 0 has written everything; otherwise
+ * by aborting every rank, since the others may be waiting in a collective this one
+ * will never join. Returns rc. */
 int gan_cli_ranks_close(gan_comm *comm, int rc, int rc_signal_min);
 
 #endif

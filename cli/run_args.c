@@ -31,6 +31,16 @@ int gan_run_fail(const struct gan_error *err)
     return err->status == GAN_ERR_CONFIG ? 2 : 1;
 }
 
+gan_status gan_run_out_check(const char *command, const char *out, const char *suffix,
+                             const char *what, struct gan_error *err)
+{
+    size_t n = strlen(out), k = strlen(suffix);
+    if (n > k && strcmp(out + n - k, suffix) == 0 && out[n - k - 1] != '/')
+        return GAN_OK;
+    return gan_error_set(err, GAN_ERR_CONFIG, "%s: --out %s: %s writes %s; give a name that ends in %s",
+                         command, out, command, what, suffix);
+}
+
 static gan_status parse_number(const struct gan_run_args *a, const char *option, const char *text,
                                unsigned long long least, unsigned long long most,
                                unsigned long long *out, struct gan_error *err)

@@ -54,6 +54,11 @@ gan_status gan_run_args_open(const struct gan_run_args *args, int metrics,
  * configuration or usage error, 1 otherwise. */
 int gan_run_fail(const struct gan_error *err);
 
+/* GAN_OK when `out` ends in `suffix` (".png"), else GAN_ERR_CONFIG with a line naming
+ * the option, what the command writes and the name to give. */
+gan_status gan_run_out_check(const char *command, const char *out, const char *suffix,
+                             const char *what, struct gan_error *err);
+
 /* The log the commands give the core: warnings and errors on stderr. */
 void gan_run_log_init(struct gan_log *log);
 

@@ -160,6 +160,15 @@ check "a checkpoint of another format version is refused, naming both versions" 
 check "an output name of no known form is refused" sh -c \
     '"$1" sample "$2/toy" --out "$2/x.txt" 2>"$2/err"; [ $? -eq 2 ] && grep -q "name a .png" "$2/err"' _ \
     "$GANCTL" "$work"
+check "export refuses a name that is not .safetensors" sh -c \
+    '"$1" export "$2/toy" --out "$2/g.png" 2>"$2/err"; [ $? -eq 2 ] && [ ! -e "$2/g.png" ] &&
+     grep -q "ends in .safetensors" "$2/err"' _ "$GANCTL" "$work"
+check "plot refuses a name that is not .png" sh -c \
+    '"$1" plot "$2/toy" --out "$2/c.jpg" 2>"$2/err"; [ $? -eq 2 ] && [ ! -e "$2/c.jpg" ] &&
+     grep -q "ends in .png" "$2/err"' _ "$GANCTL" "$work"
+check "an --out in a missing folder is refused with the fix" sh -c \
+    '"$1" sample "$2/toy" -n 3 --out "$2/no/such/x.csv" 2>"$2/err"; [ $? -eq 1 ] &&
+     grep -q "no/such/x.csv: .*create the folder" "$2/err"' _ "$GANCTL" "$work"
 check "a toy run has no folder of PNG files" sh -c \
     '"$1" sample "$2/toy" --out "$2/pngs/" 2>"$2/err"; [ $? -eq 2 ]' _ "$GANCTL" "$work"
 check "sample refuses to write over the checkpoint" sh -c \

@@ -238,6 +238,14 @@ stopped=$(sed -n 's/.*"iterations": \([0-9]*\),.*/\1/p' "$work/s/summary.json" |
 rc=$?
 check "(e) ... from which 2 ranks resume" rc_is 0
 
+# A diverged run ends on every rank alike: exit 3 through mpirun, rank 0's summary
+# written, and no rank aborting the others while rank 0 still writes.
+mpi 2 -s run.iterations=10 -s run.dir="$work/dv" --scaler static -s scaler.scale=1073741824
+check "a 2-rank run that diverges exits 3" test "$rc" -eq 3
+check "... with summary.json saying diverged" grep -q '"status": "diverged"' "$work/dv/summary.json"
+check "... and the diverged line" grep -q '^ganctl: diverged: the critic' "$work/err"
+check "... without an MPI abort" sh -c '! grep -q MPI_ABORT "$1"' _ "$work/err"
+
 # --------------------------------------------------------------- refusals
 "$GAN_MPIRUN" --oversubscribe -x GANCTL_PLUGIN_PATH -x GANCTL_CONFIG \
     -np 1 "$GANCTL" $tiny -s run.iterations=5 -s run.dir="$work/m" -s run.seed=1 : \
@@ -245,9 +253,21 @@ check "(e) ... from which 2 ranks resume" rc_is 0
     >"$work/out" 2>"$work/err"
 rc=$?
 check "ranks with different seeds are refused (non-zero)" test "$rc" -ne 0
-check "... with one line" \
-    test "$(grep -c '^ganctl: the 2 ranks were started with different configurations' "$work/err")" -eq 1
+check "... with one line naming the setting and both values" \
+    test "$(grep -c '^ganctl: the 2 ranks were started with different settings (run.seed = 2 on rank 1, run.seed = 1 on rank 0)' "$work/err")" -eq 1
+check "... and nothing else from ganctl" test "$(grep -c '^ganctl:' "$work/err")" -eq 1
 check "... before any iteration" sh -c '! test -s "$1/metrics.csv" || test "$(wc -l <"$1/metrics.csv")" -le 1' _ "$work/m"
+
+GANCTL_COLLECTIVE_TIMEOUT=15m "$GAN_MPIRUN" --oversubscribe -np 2 -x GANCTL_PLUGIN_PATH \
+    -x GANCTL_CONFIG -x GANCTL_COLLECTIVE_TIMEOUT "$GANCTL" $tiny -s run.iterations=5 \
+    -s run.dir="$work/timeout" >"$work/out" 2>"$work/err"
+rc=$?
+check "a GANCTL_COLLECTIVE_TIMEOUT that is not a number is refused, not taken as 0" test "$rc" -eq 2
+check "... naming the variable and its value, in one line" \
+    test "$(grep -c 'GANCTL_COLLECTIVE_TIMEOUT="15m" is not a whole number' "$work/err")" -eq 1
+check "... from rank 0" grep -q '^ganctl: GANCTL_COLLECTIVE_TIMEOUT="15m"' "$work/err"
+check "... with every rank refusing together, without an MPI abort" sh -c '! grep -q MPI_ABORT "$1"' _ "$work/err"
+check "... before the run folder is made" test ! -e "$work/timeout"
 
 mpi 2 -s run.iterations=5 -s run.dir="$work/odd" -s data.batch_size=100
 check "a batch that 4 × 2 ranks do not divide is refused" test "$rc" -ne 0

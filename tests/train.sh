@@ -231,6 +231,7 @@ stop_with INT "$work/int"
 check "SIGINT exits 130" rc_is 130
 check "SIGINT writes a checkpoint" test -s "$work/int/checkpoint.safetensors"
 check "SIGINT writes summary.json as interrupted" has "$work/int/summary.json" '"status": "interrupted"'
+check "SIGINT draws curves.png from the rows so far" test -s "$work/int/curves.png"
 check "SIGINT says how to continue" has "$work/err" "continue with ganctl --resume $work/int"
 stopped=$(sed -n 's/.*"iterations": \([0-9]*\),.*/\1/p' "$work/int/summary.json" | head -n 1)
 check "the stopped run counted its iterations" test "${stopped:-0}" -gt 0

@@ -514,7 +514,9 @@ static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p
     }
     int nonfinite = 0, zero_scale = 0, overflow_seen[3] = { 0, 0, 0 };
     cairo_save(cr);
-    cairo_rectangle(cr, f.x, f.y - 6, f.w, f.h + 12);
+    /* A margin on every side: the markers of the first and last rows (the final
+     * evaluation's dots) sit on the frame and are drawn whole. */
+    cairo_rectangle(cr, f.x - 6, f.y - 6, f.w + 12, f.h + 12);
     cairo_clip(cr);
     for (int i = 0; i < 4; i++) {
         if (cols[i] < 0)

@@ -28,7 +28,10 @@ gan_status gan_file_write_atomic(const char *path, const char *data, size_t size
         snprintf(tmp, n + 16, ".%s.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        gan_status st = gan_error_set(err, GAN_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        gan_status st = gan_error_set(err, GAN_ERR_IO,
+                                      "cannot write %s: cannot create a temporary file beside it (%s); "
+                                      "create the folder, make it writable, or choose another path",
+                                      path, strerror(errno));
         free(tmp);
         return st;
     }

@@ -99,7 +99,7 @@ static gan_status all_reduce(gan_trainer *t, void *buf, size_t count, enum gan_c
 
 void gan_trainer_dp_free(gan_trainer *t)
 {
-    if (t->dp.size > 1 && t->s) {
+    if (t->dp.size > 1 && t->s && t->dp.trained) {
         double session = gan_trainer_session_s(t);
         gan_log_write(t->log, GAN_LOG_INFO, "data parallel: %.3f s of this session's %.3f s in %lld collectives (%.1f%%)",
                       t->dp.comm_s, session, (long long)t->dp.collectives,
@@ -207,6 +207,115 @@ static gan_status log_ranks(gan_trainer *t, struct gan_error *err)
     return GAN_OK;
 }
 
+/* The dotted key and value of line `index` of a configuration's text
+ * ("run.seed = 2"): the groups that enclose it give the key its prefix. */
+static void describe_config_line(const char *text, size_t index, char *out, size_t size)
+{
+    char key[256] = "";
+    size_t line = 0;
+    const char *p = text;
+    snprintf(out, size, "(nothing)");
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        while (n && *p == ' ') {
+            p++;
+            n--;
+        }
+        const char *eq = memchr(p, '=', n);
+        if (line == index) {
+            if (eq && eq > p) {
+                const char *v = eq + 1;
+                size_t vn = n - (size_t)(v - p);
+                while (vn && *v == ' ') {
+                    v++;
+                    vn--;
+                }
+                if (vn && v[vn - 1] == ';')
+                    vn--;
+                size_t name = (size_t)(eq - p);
+                while (name && p[name - 1] == ' ')
+                    name--;
+                snprintf(out, size, "%s%.*s = %.*s", key, (int)name, p, (int)vn, v);
+            } else {
+                snprintf(out, size, "%.*s", (int)n, p);
+            }
+            return;
+        }
+        if (eq && n >= 1 && p[n - 1] == '{') {
+            size_t k = strlen(key), name = (size_t)(eq - p);
+            while (name && p[name - 1] == ' ')
+                name--;
+            snprintf(key + k, sizeof key - k, "%.*s.", (int)name, p);
+        } else if (n && *p == '}') {
+            size_t k = strlen(key);
+            if (k)
+                key[--k] = '\0';
+            char *dot = strrchr(key, '.');
+            if (dot)
+                dot[1] = '\0';
+            else
+                key[0] = '\0';
+        }
+        line++;
+        p = end ? end + 1 : p + n;
+    }
+}
+
+/* The first line where `mine` differs from `leader`, or (size_t)-1. */
+static size_t first_different_line(const char *mine, const char *leader)
+{
+    size_t line = 0;
+    for (size_t i = 0;; i++) {
+        if (mine[i] != leader[i])
+            return line;
+        if (!mine[i])
+            return (size_t)-1;
+        if (mine[i] == '\n')
+            line++;
+    }
+}
+
+/* For the refusal of ranks started differently: the first setting in which a rank's
+ * resolved configuration differs from rank 0's, named on rank 0 ("run.seed = 2 on rank
+ * 1, run.seed = 1 on rank 0"); empty when the configurations are the same (then the
+ * plugins differ). */
+static gan_status config_difference(gan_trainer *t, const char *text, char *out, size_t size,
+                                    struct gan_error *err)
+{
+    uint64_t len = t->dp.rank == 0 ? strlen(text) : 0;
+    gan_status st = gan_comm_broadcast(t->dp.comm, &len, sizeof len, 0, err);
+    if (st != GAN_OK)
+        return st;
+    char *leader = t->dp.rank == 0 ? (char *)text : calloc(len + 1, 1);
+    if (!leader)
+        return gan_trainer_nomem(err);
+    st = gan_comm_broadcast(t->dp.comm, leader, len + 1, 0, err);
+    char line[512] = "";
+    if (st == GAN_OK && t->dp.rank != 0) {
+        leader[len] = '\0';
+        size_t at = first_different_line(text, leader);
+        if (at != (size_t)-1) {
+            char theirs[240], ours[240];
+            describe_config_line(text, at, ours, sizeof ours);
+            describe_config_line(leader, at, theirs, sizeof theirs);
+            snprintf(line, sizeof line, "%s on rank %d, %s on rank 0", ours, t->dp.rank, theirs);
+        }
+    }
+    if (leader != text)
+        free(leader);
+    out[0] = '\0';
+    for (int r = 1; st == GAN_OK && r < t->dp.size; r++) {
+        char got[sizeof line];
+        memcpy(got, line, sizeof got);
+        st = gan_comm_broadcast(t->dp.comm, got, sizeof got, r, err);
+        got[sizeof got - 1] = '\0';
+        if (st == GAN_OK && !out[0] && got[0])
+            snprintf(out, size, "%s", got);
+    }
+    return st;
+}
+
 gan_status gan_trainer_dp_set_up(gan_trainer *t, struct gan_error *err)
 {
     gan_session *s = t->s;
@@ -225,7 +334,6 @@ gan_status gan_trainer_dp_set_up(gan_trainer *t, struct gan_error *err)
     if (!text)
         return gan_trainer_nomem(err);
     uint64_t h = hash_text(UINT64_C(0xcbf29ce484222325), text);
-    free(text);
     h = hash_module(h, s->backend_module);
     for (int i = 0; i < GAN_NET_ROLES; i++) {
         h = hash_module(h, s->model_module[i]);
@@ -235,11 +343,21 @@ gan_status gan_trainer_dp_set_up(gan_trainer *t, struct gan_error *err)
         h = hash_module(h, s->loss_module[i]);
     int same = 0;
     gan_status st = same_everywhere(t, h, &same, err);
+    char difference[512] = "";
+    if (st == GAN_OK && !same)
+        st = config_difference(t, text, difference, sizeof difference, err);
+    free(text);
     if (st != GAN_OK)
         return st;
+    if (!same && difference[0]) {
+        gan_error_set(err, GAN_ERR_CONFIG,
+                      "the %d ranks were started with different settings (%s): start every rank with the same command line, configuration files and plugin folders",
+                      t->dp.size, difference);
+        return refuse_together(t, GAN_ERR_CONFIG, err);
+    }
     if (!same) {
         gan_error_set(err, GAN_ERR_CONFIG,
-                      "the %d ranks were started with different configurations or plugins (seed, settings, model or plugin versions differ): start every rank with the same command line, configuration files and plugin folders",
+                      "the %d ranks were started with different plugins (a backend, model, loss or scaler module of another name or version): start every rank with the same plugin folders",
                       t->dp.size);
         return refuse_together(t, GAN_ERR_CONFIG, err);
     }
@@ -466,6 +584,7 @@ gan_status gan_trainer_dp_reduce_grads(gan_trainer *t, enum gan_net_role role,
 int gan_trainer_dp_stop(gan_trainer *t)
 {
     double stop = t->stop && *t->stop ? 1.0 : 0.0;
+    t->dp.trained = 1;
     if (t->dp.size > 1) {
         struct gan_error err;
         /* A failed collective means another rank is gone: stop here too. */

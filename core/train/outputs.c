@@ -158,8 +158,10 @@ static gan_status write_grad_stats(gan_trainer *t, struct gan_error *err)
 }
 
 /* curves.png from the rows written so far (io/curves.h). */
-static gan_status draw_curves(gan_trainer *t, struct gan_error *err)
+gan_status gan_trainer_draw_curves(gan_trainer *t, struct gan_error *err)
 {
+    if (!gan_trainer_dp_leader(t))
+        return GAN_OK;
     char *csv = gan_run_path(t->run_dir, GAN_RUN_METRICS);
     char *png = gan_run_path(t->run_dir, GAN_RUN_CURVES);
     gan_status st = csv && png ? gan_curves_draw(csv, png, t->run_dir, err) : gan_trainer_nomem(err);
@@ -216,7 +218,7 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
     if (st == GAN_OK)
         st = gan_trainer_events_row(t, cells, n, err);
     if (st == GAN_OK && (evaluated || t->iteration == t->iterations))
-        st = draw_curves(t, err);
+        st = gan_trainer_draw_curves(t, err);
     if (st == GAN_OK && t->grad_csv)
         st = write_grad_stats(t, err);
     if (st == GAN_OK && t->shadow.csv)

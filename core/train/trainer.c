@@ -479,6 +479,9 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
         gan_divergence_judge(&t->divergence_watch, t->s, t->cfg, t->latest.loss,
                              t->diverged_skip_fraction, t->iteration, &t->divergence);
     }
+    /* A run stopped by a signal is often one its user wants to look at. */
+    if (st == GAN_OK && interrupted)
+        st = gan_trainer_draw_curves(t, err);
     int diverged = t->divergence.reason != GAN_DIVERGED_NOT;
     if (st == GAN_OK && t->checkpoint_iteration != t->iteration)
         st = gan_trainer_save_checkpoint(t, err);

@@ -56,6 +56,7 @@ struct gan_trainer_dp {
     int64_t overflow_iteration;
     double comm_s;                /* time in the collectives, this session */
     int64_t collectives;
+    int trained;                  /* an iteration began: the collectives' time is worth a line */
 };
 
 struct gan_trainer {
@@ -154,6 +155,8 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
                                       struct gan_error *err);
 gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err);
 gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err);
+/* curves.png from the rows metrics.csv holds so far; rank 0 only. */
+gan_status gan_trainer_draw_curves(gan_trainer *t, struct gan_error *err);
 void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p);
 gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct gan_error *err);
 
