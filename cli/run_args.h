@@ -32,7 +32,7 @@ struct gan_run_args {
     uint64_t seed;
     const char **plugin_dirs;
     size_t plugin_dir_count;
-    struct gan_generator_setting *settings;
+    struct gan_saved_setting *settings;
     size_t setting_count;
 };
 

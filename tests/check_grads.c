@@ -113,7 +113,7 @@ static const char *train_case(const struct run_case *c, gan_loader *loader, char
 
 static gan_grads *open_grads(const char *checkpoint, gan_loader *loader)
 {
-    static const struct gan_grads_setting one_thread[1] = { { "backend.threads=1", NULL } };
+    static const struct gan_saved_setting one_thread[1] = { { "backend.threads=1", NULL } };
     gan_grads *g = NULL;
     struct gan_error err;
     gan_error_clear(&err);
@@ -840,7 +840,7 @@ START_TEST(test_refused_inputs)
     gan_loader *loader = test_loader();
     char ckpt[700], path[700];
     train_case(&cases[0], loader, ckpt, sizeof ckpt);
-    struct gan_grads_setting change[1] = { { "critic.model.width=4", NULL } };
+    struct gan_saved_setting change[1] = { { "critic.model.width=4", NULL } };
     gan_grads *g = NULL;
     struct gan_error err;
     gan_error_clear(&err);
@@ -848,7 +848,7 @@ START_TEST(test_refused_inputs)
     ck_assert_ptr_null(g);
     ck_assert_msg(strstr(err.message, "--set critic.model.width=4: ganctl grads computes with the checkpoint's configuration; only backend.* and log.level may be set"),
                   "%s", err.message);
-    struct gan_grads_setting nowhere[1] = { { NULL, "nosuchbackend" } };
+    struct gan_saved_setting nowhere[1] = { { NULL, "nosuchbackend" } };
     ck_assert_int_ne(gan_grads_open(ckpt, nowhere, 1, loader, NULL, &g, &err), GAN_OK);
     ck_assert_msg(strstr(err.message, "nosuchbackend"), "%s", err.message);
     ck_assert_int_eq(gan_grads_open(scratch_path(path, sizeof path, "missing.safetensors"), NULL,

@@ -229,7 +229,7 @@ START_TEST(test_grads_is_the_trainers_step)
     gan_config_free(cfg);
     ck_assert_msg(cap.seen[0] && cap.seen[1], "the resumed run took no generator or critic step");
 
-    static const struct gan_grads_setting one_thread[1] = { { "backend.threads=1", NULL } };
+    static const struct gan_saved_setting one_thread[1] = { { "backend.threads=1", NULL } };
     gan_grads *g = NULL;
     ck_assert_msg(gan_grads_open(saved, one_thread, 1, loader, NULL, &g, &err) == GAN_OK, "%s",
                   err.message);

@@ -562,7 +562,7 @@ START_TEST(grads_compares_each_backward)
     gan_loader *loader = NULL;
     ck_assert_msg(gan_loader_new(&loader, NULL, 0, getenv("GANCTL_PLUGIN_PATH"), NULL, &err) == GAN_OK,
                   "%s", err.message);
-    struct gan_grads_setting one_thread = { "backend.threads=1", NULL };
+    struct gan_saved_setting one_thread = { "backend.threads=1", NULL };
     gan_grads *g = NULL;
     ck_assert_msg(gan_grads_open(dir, &one_thread, 1, loader, NULL, &g, &err) == GAN_OK, "%s", err.message);
     enum { N = 16 };

@@ -105,38 +105,17 @@ static gan_status resolve_checkpoint(const char *path, char **out, struct gan_er
 }
 
 /* The saved configuration, with the command line's backend changes. */
-static gan_status load_config(gan_generator_run *g, const struct gan_generator_setting *settings,
+static gan_status load_config(gan_generator_run *g, const struct gan_saved_setting *settings,
                               size_t count, struct gan_error *err)
 {
-    gan_status st = gan_checkpoint_read_config(g->checkpoint, &g->config_text, err);
+    gan_status st = gan_saved_config_open(g->checkpoint, settings, count,
+                                          "the generator is the checkpoint's, as its configuration describes it",
+                                          &g->cfg, &g->config_text, err);
     if (st == GAN_ERR_FORMAT && strstr(err->message, "format version")) {
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);
         return gan_error_set(err, st, "%s: sample, eval and export it with the ganctl that trained it",
                              why);
-    }
-    if (st != GAN_OK)
-        return st;
-    char label[4200];
-    snprintf(label, sizeof label, "%s (saved configuration)", g->checkpoint);
-    st = gan_config_new(&g->cfg, err);
-    if (st == GAN_OK)
-        st = gan_config_read_string(g->cfg, g->config_text, label, GAN_CONFIG_FILE, err);
-    for (size_t i = 0; st == GAN_OK && i < count; i++) {
-        const struct gan_generator_setting *s = &settings[i];
-        if (s->backend) {
-            char origin[512];
-            snprintf(origin, sizeof origin, "--backend %s", s->backend);
-            st = gan_config_set_string(g->cfg, "backend.name", s->backend, origin, err);
-            continue;
-        }
-        const char *a = s->assignment ? s->assignment : "";
-        size_t key = strcspn(a, "= ");
-        if (!(strncmp(a, "backend.", 8) == 0 || (key == 9 && strncmp(a, "log.level", 9) == 0)))
-            return gan_error_set(err, GAN_ERR_CONFIG,
-                                 "--set %s: the generator is the checkpoint's, as its configuration describes it; only backend.* and log.level may be set",
-                                 a);
-        st = gan_config_set(g->cfg, a, err);
     }
     return st;
 }
@@ -158,7 +137,7 @@ static gan_status open_images(gan_generator_run *g, const struct gan_log *log,
     return gan_image_run_new_folder(&spec, g->s->set.seed, log, &g->images, &report, err);
 }
 
-gan_status gan_generator_run_open(const char *path, const struct gan_generator_setting *settings,
+gan_status gan_generator_run_open(const char *path, const struct gan_saved_setting *settings,
                                   size_t setting_count, int metrics, const gan_loader *loader,
                                   const struct gan_log *log, gan_generator_run **out,
                                   struct gan_error *err)

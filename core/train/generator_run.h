@@ -13,6 +13,7 @@
 #include "eval/image_metrics.h"
 #include "eval/toy_metrics.h"
 #include "plugin/plugin_loader.h"
+#include "train/saved_config.h"
 #include "train/session.h"
 
 /* Where `ganctl sample` reads z: the Philox stream of its --seed at this block offset,
@@ -24,11 +25,6 @@
 /* One --set KEY=VALUE or --backend NAME, in command-line order. Only backend.* and
  * log.level may be set: anything else would describe another generator than the
  * checkpoint's. */
-struct gan_generator_setting {
-    const char *assignment;       /* "backend.threads=1", or NULL */
-    const char *backend;          /* the NAME of --backend NAME, or NULL */
-};
-
 typedef struct gan_generator_run gan_generator_run;
 
 /* Opens `path` (a run folder, or a checkpoint file): its configuration from the
@@ -41,7 +37,7 @@ typedef struct gan_generator_run gan_generator_run;
  * that is not a run folder, a run folder without a checkpoint yet, a file that is not
  * a ganctl checkpoint or is of another format version. `loader` and `log` (may be
  * NULL) must outlive the result. */
-gan_status gan_generator_run_open(const char *path, const struct gan_generator_setting *settings,
+gan_status gan_generator_run_open(const char *path, const struct gan_saved_setting *settings,
                                   size_t setting_count, int metrics, const gan_loader *loader,
                                   const struct gan_log *log, gan_generator_run **out,
                                   struct gan_error *err);

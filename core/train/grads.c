@@ -142,40 +142,7 @@ static char *checkpoint_file(const char *path)
     return gan_strdup(path);
 }
 
-/* The saved configuration, with the command line's backend changes. */
-static gan_status load_config(gan_grads *g, const struct gan_grads_setting *settings,
-                              size_t count, struct gan_error *err)
-{
-    char *text = NULL;
-    gan_status st = gan_checkpoint_read_config(g->checkpoint, &text, err);
-    if (st != GAN_OK)
-        return st;
-    char label[4200];
-    snprintf(label, sizeof label, "%s (saved configuration)", g->checkpoint);
-    st = gan_config_new(&g->cfg, err);
-    if (st == GAN_OK)
-        st = gan_config_read_string(g->cfg, text, label, GAN_CONFIG_FILE, err);
-    free(text);
-    for (size_t i = 0; st == GAN_OK && i < count; i++) {
-        const struct gan_grads_setting *s = &settings[i];
-        if (s->backend) {
-            char origin[512];
-            snprintf(origin, sizeof origin, "--backend %s", s->backend);
-            st = gan_config_set_string(g->cfg, "backend.name", s->backend, origin, err);
-            continue;
-        }
-        const char *a = s->assignment ? s->assignment : "";
-        size_t key = strcspn(a, "= ");
-        if (!(strncmp(a, "backend.", 8) == 0 || (key == 9 && strncmp(a, "log.level", 9) == 0)))
-            return gan_error_set(err, GAN_ERR_CONFIG,
-                                 "--set %s: ganctl grads computes with the checkpoint's configuration; only backend.* and log.level may be set",
-                                 a);
-        st = gan_config_set(g->cfg, a, err);
-    }
-    return st;
-}
-
-gan_status gan_grads_open(const char *checkpoint, const struct gan_grads_setting *settings,
+gan_status gan_grads_open(const char *checkpoint, const struct gan_saved_setting *settings,
                           size_t setting_count, const gan_loader *loader,
                           const struct gan_log *log, gan_grads **out, struct gan_error *err)
 {
@@ -185,7 +152,9 @@ gan_status gan_grads_open(const char *checkpoint, const struct gan_grads_setting
         free(g);
         return gan_error_set(err, GAN_ERR_NOMEM, "out of memory while opening %s", checkpoint);
     }
-    gan_status st = load_config(g, settings, setting_count, err);
+    gan_status st = gan_saved_config_open(g->checkpoint, settings, setting_count,
+                                          "ganctl grads computes with the checkpoint's configuration",
+                                          &g->cfg, NULL, err);
     if (st == GAN_OK)
         st = gan_session_open(g->cfg, loader, log, &g->s, err);
     if (st == GAN_OK)

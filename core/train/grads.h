@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "plugin/plugin_loader.h"
 #include "amp/underflow_probe.h"
+#include "train/saved_config.h"
 
 /* What the dump is for: checking ganctl's numbers against another implementation, and
  * looking at one bad step. Everything is computed as a training step computes it —
@@ -58,11 +59,6 @@
 /* ------------------------------------------------------------------ the command line */
 
 /* One --set KEY=VALUE or --backend NAME, in command-line order. */
-struct gan_grads_setting {
-    const char *assignment;       /* "backend.threads=1", or NULL */
-    const char *backend;          /* the NAME of --backend NAME, or NULL */
-};
-
 struct gan_grads_args {
     int help;
     const char *checkpoint;       /* a checkpoint file, or a run folder holding one */
@@ -70,7 +66,7 @@ struct gan_grads_args {
     const char *out;
     const char **plugin_dirs;     /* --plugin-dir, in order */
     size_t plugin_dir_count;
-    struct gan_grads_setting *settings;
+    struct gan_saved_setting *settings;
     size_t setting_count;
     /* --debug-level N (0 to 2): 2 compares each backward with an FP32 shadow of it
      * (underflow_probe.h) and returns the comparisons in the report; 0 and 1 add nothing
@@ -90,7 +86,7 @@ typedef struct gan_grads gan_grads;
  * checkpoint as a resumed run would (gan_checkpoint_load: every parameter, the
  * scalers' states). `checkpoint` may name the run's folder. `log` may be NULL; it
  * and `loader` must outlive the result. */
-gan_status gan_grads_open(const char *checkpoint, const struct gan_grads_setting *settings,
+gan_status gan_grads_open(const char *checkpoint, const struct gan_saved_setting *settings,
                           size_t setting_count, const gan_loader *loader,
                           const struct gan_log *log, gan_grads **out, struct gan_error *err);
 void gan_grads_free(gan_grads *g);
