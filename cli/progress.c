@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "amp/scaling.h"
 #include "progress.h"
 
 /* Fields in the order the line shows them. */
@@ -42,20 +43,6 @@ static void field(char (*text)[FIELD_SIZE], enum field f, const char *fmt, ...)
     va_end(ap);
 }
 
-/* "2^13", "2^-14", "2^9.97", "0", "inf". */
-static void scale_text(char *buf, size_t size, double scale)
-{
-    if (!(scale > 0) || !isfinite(scale)) {
-        snprintf(buf, size, "%g", scale);
-        return;
-    }
-    double k = log2(scale);
-    if (k == floor(k))
-        snprintf(buf, size, "2^%.0f", k);
-    else
-        snprintf(buf, size, "2^%.2f", k);
-}
-
 /* Formats every field p has; an empty text is a field it lacks. */
 static void make_fields(char (*text)[FIELD_SIZE], const struct gan_progress *p)
 {
@@ -75,8 +62,8 @@ static void make_fields(char (*text)[FIELD_SIZE], const struct gan_progress *p)
         field(text, F_W, "W %.4g", p->w_distance);
     if (p->scaled) {
         char c[32], g[32];
-        scale_text(c, sizeof c, p->critic_scale);
-        scale_text(g, sizeof g, p->generator_scale);
+        gan_amp_scale_text(c, sizeof c, p->critic_scale);
+        gan_amp_scale_text(g, sizeof g, p->generator_scale);
         field(text, F_CRITIC_SCALE, "C %s skip %lld", c, (long long)p->critic_skipped);
         field(text, F_GEN_SCALE, "G %s skip %lld", g, (long long)p->generator_skipped);
     }

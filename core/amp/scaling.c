@@ -254,3 +254,16 @@ gan_status gan_amp_verdict(struct gan_amp_net *a, int64_t step, struct gan_scale
     }
     return GAN_OK;
 }
+
+void gan_amp_scale_text(char *buf, size_t size, double scale)
+{
+    if (!(scale > 0) || !isfinite(scale)) {
+        snprintf(buf, size, "%g", scale);
+        return;
+    }
+    double k = log2(scale);
+    if (k == floor(k))
+        snprintf(buf, size, "2^%.0f", k);
+    else
+        snprintf(buf, size, "2^%.2f", k);
+}

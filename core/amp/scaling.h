@@ -107,6 +107,9 @@ void gan_amp_net_release(struct gan_amp_net *a);
 
 /* The scale the next backward uses: the scaler's. */
 double gan_amp_scale(const struct gan_amp_net *a);
+/* A loss scale as the exponent people read it by: "2^13", "2^-14", "2^9.97"; "0" and
+ * "inf" as they are. For the progress line and the end-of-run advice. */
+void gan_amp_scale_text(char *buf, size_t size, double scale);
 
 /* The backward of `loss` (whose value is `value`) with respect to net's parameters,
  * seeded with a->scale_used, then one pass per parameter that measures its gradient as

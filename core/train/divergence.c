@@ -46,20 +46,6 @@ const char *gan_divergence_reason_name(enum gan_divergence_reason reason)
     }
 }
 
-/* "2^13", "2^-14", "0", "2^9.97": a loss scale as the exponent people read it by. */
-static void format_scale(char *buf, size_t size, double scale)
-{
-    if (!(scale > 0) || !isfinite(scale)) {
-        snprintf(buf, size, "%g", scale);
-        return;
-    }
-    double k = log2(scale);
-    if (k == floor(k))
-        snprintf(buf, size, "2^%.0f", k);
-    else
-        snprintf(buf, size, "2^%.2f", k);
-}
-
 /* The settings group of the network's scaler: its own when the configuration gives it
  * one, else the shared "scaler". */
 static void scaler_group(const gan_config *cfg, enum gan_net_role net, char *buf, size_t size)
@@ -82,7 +68,7 @@ static void advice(const gan_session *s, const gan_config *cfg, enum gan_net_rol
     const char *who = gan_net_role_names[net];
     char group[64], scale[32];
     scaler_group(cfg, net, group, sizeof group);
-    format_scale(scale, sizeof scale, gan_amp_scale(a));
+    gan_amp_scale_text(scale, sizeof scale, gan_amp_scale(a));
     int is_static = strcmp(scaler, "static") == 0;
     int is_aware = strcmp(scaler, "underflow-aware") == 0;
     /* The shipped scalers with a starting scale (init) and a floor (min). */
