@@ -73,26 +73,12 @@ run_args=("${sets[@]}" -s backend.threads="$threads")
 [ -z "$config" ] || run_args=(-c "$config" "${run_args[@]}")
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
-# rate NAME [settings...]: one run; prints its rate over iterations warmup .. n - 1 (the
-# final evaluation at iteration n is left out)
-rate() {
-    local name=$1
-    shift
-    rm -rf "$work/$name"
-    "$ganctl" "${run_args[@]}" "$@" -s run.iterations="$iterations" -s run.eval_every=0 \
-        -s run.image_every=0 -s run.checkpoint_every=0 -s run.log_every=1 \
-        -s run.metrics_time=true -s run.dir="$work/$name" >"$work/$name.out" 2>"$work/$name.err" ||
-        die "ganctl ($name) failed: $(tail -n 3 "$work/$name.err")"
-    awk -F, -v w="$warmup" -v n="$((iterations - 1))" '
-        NR == 1 { for (i = 1; i <= NF; i++) if ($i == "time_s") c = i; next }
-        $1 == w { a = $c } $1 == n { b = $c }
-        END { if (c && b > a) printf "%.4f", (n - w) / (b - a) }' "$work/$name/metrics.csv"
-}
-fp32=$(rate fp32 -s backend.gemm="$gemm" --precision fp32)
-bf16=$(rate bf16 -s backend.gemm="$gemm" --precision bf16 -s precision.level=O2)
-staged=$(rate bf16-openblas -s backend.gemm=openblas --precision bf16 -s precision.level=O2)
+# shellcheck source=bench/ganctl_rate.sh
+. "$(cd "$(dirname "$0")" && pwd)/ganctl_rate.sh"
+fp32=$(ganctl_rate fp32 -s backend.gemm="$gemm" --precision fp32)
+bf16=$(ganctl_rate bf16 -s backend.gemm="$gemm" --precision bf16 -s precision.level=O2)
+staged=$(ganctl_rate bf16-openblas -s backend.gemm=openblas --precision bf16 -s precision.level=O2)
 load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "?" }'; }
 
 what=$config
 [ -n "$what" ] || what="ganctl's defaults (the demo)"

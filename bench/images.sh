@@ -104,20 +104,8 @@ depth=$(get critic.model.depth)
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 
-# ganctl NAME [settings...]: one run; prints its rate over iterations warmup .. n - 1
-ganctl_rate() {
-    local name=$1
-    shift
-    rm -rf "$work/$name"
-    "$ganctl" "${run_args[@]}" "$@" -s run.iterations="$iterations" -s run.eval_every=0 \
-        -s run.image_every=0 -s run.checkpoint_every=0 -s run.log_every=1 \
-        -s run.metrics_time=true -s run.dir="$work/$name" >"$work/$name.out" 2>"$work/$name.err" ||
-        die "ganctl ($name) failed: $(tail -n 3 "$work/$name.err")"
-    awk -F, -v w="$warmup" -v n="$((iterations - 1))" '
-        NR == 1 { for (i = 1; i <= NF; i++) if ($i == "time_s") c = i; next }
-        $1 == w { a = $c } $1 == n { b = $c }
-        END { if (c && b > a) printf "%.4f", (n - w) / (b - a) }' "$work/$name/metrics.csv"
-}
+# shellcheck source=bench/ganctl_rate.sh
+. "$here/ganctl_rate.sh"
 
 fp32=$(ganctl_rate fp32 -s backend.gemm="$gemm" --precision fp32)
 bf16=$(ganctl_rate bf16 -s backend.gemm="$gemm" --precision bf16 -s precision.level=O2)
@@ -160,7 +148,6 @@ else
 fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "?" }'; }
 echo "image benchmark: $config${sets[*]:+ with ${sets[*]}}"
 echo "  dcgan width $width depth $depth, batch $batch, n_critic $n_critic; $iterations iterations, $warmup untimed, $threads thread(s)"
 echo "  load average before $load_before, after $load_after (figures vary with it; compare ratios)"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* onednn_setting.c — the CPU backend's setting "gemm" (which library computes GEMMs and
  * convolutions) and whether the CPU has the BF16 dot products oneDNN's fast paths need.
- * Built with or without oneDNN; without it, the oneDNN entry points are the stand-ins
+ * Built with or without oneDNN; without it, the oneDNN entry points are the fallbacks
  * at the end, which send every call to OpenBLAS. */
 #include "config.h"
 
