@@ -468,6 +468,18 @@ static void cast_range(void *arg, int part, int64_t begin, int64_t end)
         float_counts[j->xt][j->yt](xp, yp, n, &j->part[part]);
 }
 
+void cpu_convert_threads(gan_backend *be, const void *x, enum gan_dtype xt, void *y,
+                         enum gan_dtype yt, size_t n)
+{
+    if (n == 0)
+        return;
+    struct cast_job j = {
+        .isa = be->isa, .x = x, .y = y, .xt = xt, .yt = yt, .convert = 1, .count = 0,
+    };
+    int parts = cpu_parallel_parts(be, (int64_t)n, CAST_ALIGN, 1);
+    cpu_parallel_for(be, parts, (int64_t)n, CAST_ALIGN, cast_range, &j);
+}
+
 gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
                     const struct gan_ref *y, struct gan_cast_counts *counts)
 {

@@ -236,6 +236,10 @@ gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
  * FP32 with it. */
 void cpu_convert(enum cpu_isa isa, const void *x, enum gan_dtype xt, void *y,
                  enum gan_dtype yt, size_t n);
+/* The same conversion split across the instance's threads (as cpu_cast splits one),
+ * for the large tensors a kernel stages whole: the same bits at any thread count. */
+void cpu_convert_threads(gan_backend *be, const void *x, enum gan_dtype xt, void *y,
+                         enum gan_dtype yt, size_t n);
 
 /* rng.c (Philox4x32-10 itself is in <ganctl/philox.h>) */
 gan_status cpu_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
