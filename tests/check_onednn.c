@@ -2,8 +2,9 @@
 /* check_onednn.c — the CPU backend's oneDNN paths (onednn*.c): BF16 GEMMs against an
  * FP64 reference of the BF16-rounded inputs within the FP32-accumulation bound, for
  * every transpose combination, alpha and beta, odd shapes, padded rows and batches;
- * BF16 and FP32 convolutions forward, backward-data and backward-filter against the
- * OpenBLAS path of the same backend; primitives made once per shape; the setting "gemm".
+ * BF16, FP32 and FP16 convolutions forward, backward-data and backward-filter against
+ * the OpenBLAS path of the same backend, FP16's as the FP32 primitive's result rounded
+ * once; primitives made once per shape and dtype; the setting "gemm".
  * Skips (77) when the build has no oneDNN or the CPU no BF16 dot product. */
 #include "config.h"
 
@@ -254,13 +255,17 @@ static gan_status conv_run(gan_backend *be, int kind, const struct gan_conv2d *c
     }
 }
 
-/* Each kind, beta 0 and 1, BF16 and FP32, on oneDNN and on OpenBLAS: both accumulate
- * the same inputs in FP32 and round once, so they differ only by the order of the FP32
- * sums, bounded by the sum of magnitudes that the OpenBLAS path computes on |inputs|. */
+/* Each kind, beta 0 and 1, BF16, FP32 and FP16, on oneDNN and on OpenBLAS: both
+ * accumulate the same inputs in FP32 and round once, so they differ only by the order
+ * of the FP32 sums, bounded by the sum of magnitudes that the OpenBLAS path computes on
+ * |inputs|. */
+static const enum gan_dtype conv_dtypes[] = { GAN_BF16, GAN_F32, GAN_F16 };
+#define CONV_PER_CASE 18 /* 3 dtypes × 3 kinds × beta 0, 1 */
+
 START_TEST(test_conv_matches_openblas)
 {
-    const struct conv_case *cc = &conv_cases[_i / 12];
-    const enum gan_dtype dt = (_i % 12) / 6 ? GAN_F32 : GAN_BF16;
+    const struct conv_case *cc = &conv_cases[_i / CONV_PER_CASE];
+    const enum gan_dtype dt = conv_dtypes[(_i % CONV_PER_CASE) / 6];
     const int kind = (_i % 6) / 2;
     const float beta = (float)(_i % 2);
     static const char *const kinds[] = { "forward", "backward-data", "backward-filter" };
@@ -307,20 +312,22 @@ START_TEST(test_conv_matches_openblas)
     for (size_t i = 0; i < no; i++) {
         double x1 = raw_get(o1, dt, i), x2 = raw_get(o2, dt, i);
         double m = raw_get(mag, dt, i) * (1 + 0x1p-7) + (beta ? fabs(x2) : 0);
-        /* each result is within one BF16 rounding of the exact sum, plus the FP32
-         * accumulation's (terms + 2)·2^-24 of the magnitudes */
-        const double out_ulp = dt == GAN_BF16 ? 0x1p-8 : 0x1p-24;
-        double bound = 2 * (out_ulp * (fabs(x2) + m) + (terms + 2) * 0x1p-24 * m) + 1e-30;
+        /* each result is within one rounding to its dtype of the exact sum (and, in
+         * FP16, half its subnormal spacing 2^-24), plus the FP32 accumulation's
+         * (terms + 2)·2^-24 of the magnitudes */
+        const double out_ulp = dt == GAN_BF16 ? 0x1p-8 : dt == GAN_F16 ? 0x1p-11 : 0x1p-24;
+        const double floor = dt == GAN_F16 ? 0x1p-25 : 1e-30;
+        double bound = 2 * (out_ulp * (fabs(x2) + m) + (terms + 2) * 0x1p-24 * m + floor);
         differ += x1 != x2;
         ck_assert_msg(fabs(x1 - x2) <= bound,
                       "case %d %s %s beta %g: element %zu is %.9g on oneDNN, %.9g on OpenBLAS "
-                      "(bound %.3g)", _i / 12, gan_dtype_name(dt), kinds[kind], (double)beta, i, x1,
+                      "(bound %.3g)", _i / CONV_PER_CASE, gan_dtype_name(dt), kinds[kind], (double)beta, i, x1,
                       x2, bound);
     }
     /* Nearly every element comes out the same: a wrong layout or a lost term would
      * stay within the loose bound only by chance, never on most elements. */
-    ck_assert_msg(dt == GAN_F32 || differ * 10 <= no, "case %d %s: %zu of %zu elements differ", _i / 12,
-                  kinds[kind], differ, no);
+    ck_assert_msg(dt == GAN_F32 || differ * 10 <= no, "case %d %s %s: %zu of %zu elements differ",
+                  _i / CONV_PER_CASE, gan_dtype_name(dt), kinds[kind], differ, no);
     ck_assert_int_eq(conv_run(dnn, kind, &c, a, b, beta, o1), GAN_OK);
     cpu_onednn_cache_counts(dnn, &held, &created);
     ck_assert_int_eq(created, 1);
@@ -329,6 +336,98 @@ START_TEST(test_conv_matches_openblas)
         cpu_buffer_free(dnn, bufs[i]);
     backend_free(dnn);
     backend_free(blas);
+}
+END_TEST
+
+/* FP16 through oneDNN is the FP32 primitive's result on the widened inputs (and, for
+ * beta 1, the widened output added in FP32), rounded once to FP16: every FP16 element
+ * equals the FP32 call's element rounded to nearest even, bit for bit. */
+START_TEST(test_conv_f16_rounds_f32_once)
+{
+    const struct conv_case *cc = &conv_cases[_i / 6];
+    const int kind = (_i % 6) / 2;
+    const float beta = (float)(_i % 2);
+    static const char *const kinds[] = { "forward", "backward-data", "backward-filter" };
+    struct gan_conv2d c16 = conv_desc(cc, GAN_F16), c32 = conv_desc(cc, GAN_F32);
+    const size_t nx = (size_t)(c16.n * c16.c_in * c16.h_in * c16.w_in),
+                 nw = (size_t)(c16.c_out * c16.c_in * c16.kh * c16.kw),
+                 ny = (size_t)(c16.n * c16.c_out * c16.h_out * c16.w_out);
+    const size_t na = kind == 1 ? ny : nx, nb = kind == 2 ? ny : nw,
+                 no = kind == 0 ? ny : kind == 1 ? nx : nw;
+    gan_backend *dnn = backend_with("onednn");
+    rng_seed(0xf1600000u + (uint64_t)_i);
+    gan_buffer *a16 = cpu_fixture_buffer(dnn, na, NULL), *b16 = cpu_fixture_buffer(dnn, nb, NULL);
+    gan_buffer *a32 = cpu_fixture_buffer(dnn, na, NULL), *b32 = cpu_fixture_buffer(dnn, nb, NULL);
+    gan_buffer *o16 = cpu_fixture_buffer(dnn, no, NULL), *o32 = cpu_fixture_buffer(dnn, no, NULL);
+    /* the FP32 call's inputs are the FP16 values, exactly */
+    for (size_t i = 0; i < na; i++) {
+        raw_set(a16, GAN_F16, i, rng_uniform(-1, 1));
+        raw_set(a32, GAN_F32, i, raw_get(a16, GAN_F16, i));
+    }
+    for (size_t i = 0; i < nb; i++) {
+        raw_set(b16, GAN_F16, i, rng_uniform(-1, 1));
+        raw_set(b32, GAN_F32, i, raw_get(b16, GAN_F16, i));
+    }
+    for (size_t i = 0; i < no; i++) {
+        raw_set(o16, GAN_F16, i, rng_uniform(-1, 1));
+        raw_set(o32, GAN_F32, i, raw_get(o16, GAN_F16, i));
+    }
+    ck_assert_msg(conv_run(dnn, kind, &c16, a16, b16, beta, o16) == GAN_OK, "%s",
+                  last_error(dnn));
+    ck_assert_msg(conv_run(dnn, kind, &c32, a32, b32, beta, o32) == GAN_OK, "%s",
+                  last_error(dnn));
+    /* two primitives: the FP16 call's key is not the FP32 call's */
+    int held;
+    long created;
+    cpu_onednn_cache_counts(dnn, &held, &created);
+    ck_assert_msg(held == 2 && created == 2, "%s: %d primitives held, %ld made", kinds[kind],
+                  held, created);
+    for (size_t i = 0; i < no; i++) {
+        uint32_t want = f16_encode(raw_get(o32, GAN_F32, i)), got = raw_bits(o16, GAN_F16, i);
+        ck_assert_msg(got == want, "case %d %s beta %g: element %zu is 0x%04x, the FP32 "
+                      "result %.9g rounds to 0x%04x", _i / 6, kinds[kind], (double)beta, i,
+                      (unsigned)got, raw_get(o32, GAN_F32, i), (unsigned)want);
+    }
+    gan_buffer *bufs[] = { a16, b16, a32, b32, o16, o32 };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        cpu_buffer_free(dnn, bufs[i]);
+    backend_free(dnn);
+}
+END_TEST
+
+/* Under "auto", the DCGAN's FP16 convolutions go to oneDNN through one of its fast
+ * kernels, not its reference loops, each kind with a primitive of its own. */
+START_TEST(test_conv_auto_routes)
+{
+    gan_backend *be = backend_with("auto");
+    ck_assert_ptr_nonnull(be->onednn);
+    const struct gan_conv2d c = conv_desc(&conv_cases[1], GAN_F16);
+    const size_t nx = (size_t)(c.n * c.c_in * c.h_in * c.w_in),
+                 nw = (size_t)(c.c_out * c.c_in * c.kh * c.kw),
+                 ny = (size_t)(c.n * c.c_out * c.h_out * c.w_out);
+    gan_buffer *x = cpu_fixture_buffer(be, nx, NULL), *w = cpu_fixture_buffer(be, nw, NULL);
+    gan_buffer *y = cpu_fixture_buffer(be, ny, NULL);
+    memset(x->data, 0, x->bytes);
+    memset(w->data, 0, w->bytes);
+    memset(y->data, 0, y->bytes);
+    gan_buffer *args[3][3] = { { x, w, y }, { y, w, x }, { x, y, w } };
+    for (int kind = 0; kind < 3; kind++) {
+        ck_assert_msg(conv_run(be, kind, &c, args[kind][0], args[kind][1], 0.0f,
+                               args[kind][2]) == GAN_OK, "%s", last_error(be));
+        int held;
+        long created;
+        cpu_onednn_cache_counts(be, &held, &created);
+        ck_assert_int_eq(created, kind + 1);
+#ifdef GAN_HAVE_ONEDNN
+        const struct cpu_onednn_entry *e = be->onednn->entries[held - 1];
+        ck_assert_msg(!e->refused && strncmp(e->impl, "ref", 3) != 0,
+                      "kind %d: implementation %s", kind, e->impl);
+#endif
+    }
+    cpu_buffer_free(be, x);
+    cpu_buffer_free(be, w);
+    cpu_buffer_free(be, y);
+    backend_free(be);
 }
 END_TEST
 
@@ -365,7 +464,9 @@ static Suite *onednn_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("conv2d");
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_conv_matches_openblas, 0, 12 * NCONV);
+    tcase_add_loop_test(tc, test_conv_matches_openblas, 0, CONV_PER_CASE * NCONV);
+    tcase_add_loop_test(tc, test_conv_f16_rounds_f32_once, 0, 6 * NCONV);
+    tcase_add_test(tc, test_conv_auto_routes);
     suite_add_tcase(s, tc);
     tc = tcase_create("setting");
     tcase_add_test(tc, test_setting);

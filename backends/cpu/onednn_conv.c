@@ -3,21 +3,31 @@
  * backward-data and backward-filter on NCHW tensors. oneDNN chooses its own (blocked)
  * layouts; reorders bring the caller's NCHW tensors to them and back. A result that is
  * added to the output (beta = 1), and the filter gradient, are FP32 inside oneDNN and
- * rounded once to the output's dtype, as on the OpenBLAS path. */
+ * rounded once to the output's dtype, as on the OpenBLAS path. FP16 runs on the FP32
+ * primitives: its inputs widened to FP32 (exactly), the result left in FP32 and rounded
+ * once to FP16, so it keeps FP16's promise of FP16 storage, FP32 accumulation and one
+ * rounding at the end, as a GPU's tensor cores do. */
 #include "config.h"
 
 #include <string.h>
 
 #include "onednn.h"
 
-/* Whether oneDNN takes this convolution, where the instance has oneDNN: BF16 and FP32,
- * never FP16 (its exact emulation stays on the OpenBLAS path). For FP32, oneDNN's
- * direct convolutions ran the fashion-mnist DCGAN 1.3–1.7 times as fast as im2col +
- * sgemm on 1 thread and 3.6–4.1 times on 2 (bench/README.md), so "auto" takes them too. */
+/* Whether oneDNN takes this convolution, where the instance has oneDNN: every float
+ * dtype. For FP32, oneDNN's direct convolutions ran the fashion-mnist DCGAN 1.3–1.7
+ * times as fast as im2col + sgemm on 1 thread and 3.6–4.1 times on 2 (bench/README.md),
+ * so "auto" takes them too, and FP16, which no CPU multiplies with FP32 accumulation,
+ * goes through the same FP32 primitives (staged, below) rather than through im2col. */
 static int takes(const gan_backend *be, enum gan_dtype dtype)
 {
     (void)be;
-    return dtype == GAN_BF16 || dtype == GAN_F32;
+    return dtype == GAN_BF16 || dtype == GAN_F32 || dtype == GAN_F16;
+}
+
+/* FP16 is staged: its tensors are widened to FP32 around an FP32 primitive. */
+static int staged(enum gan_dtype dtype)
+{
+    return dtype == GAN_F16;
 }
 
 /* The three tensors of a convolution, as the caller stores them (NCHW, OIHW) or
@@ -81,15 +91,42 @@ static dnnl_primitive_desc_t forward_pd(struct cpu_onednn *o, const struct gan_c
     return pd;
 }
 
+/* Elements of x, w and y. */
+static size_t x_count(const struct gan_conv2d *c)
+{
+    return (size_t)(c->n * c->c_in * c->h_in * c->w_in);
+}
+
+static size_t w_count(const struct gan_conv2d *c)
+{
+    return (size_t)(c->c_out * c->c_in * c->kh * c->kw);
+}
+
+static size_t y_count(const struct gan_conv2d *c)
+{
+    return (size_t)(c->n * c->c_out * c->h_out * c->w_out);
+}
+
 /* Elements of the output of each kind. */
 static size_t out_count(enum cpu_conv_kind kind, const struct gan_conv2d *c)
 {
     switch (kind) {
-    case CPU_CONV_FORWARD: return (size_t)(c->n * c->c_out * c->h_out * c->w_out);
-    case CPU_CONV_BACKWARD_DATA: return (size_t)(c->n * c->c_in * c->h_in * c->w_in);
+    case CPU_CONV_FORWARD: return y_count(c);
+    case CPU_CONV_BACKWARD_DATA: return x_count(c);
     case CPU_CONV_BACKWARD_FILTER:
-    default: return (size_t)(c->c_out * c->c_in * c->kh * c->kw);
+    default: return w_count(c);
     }
+}
+
+/* Elements of the inputs a (x, dy, x) and b (w, w, dy) of each kind. */
+static size_t a_count(enum cpu_conv_kind kind, const struct gan_conv2d *c)
+{
+    return kind == CPU_CONV_BACKWARD_DATA ? y_count(c) : x_count(c);
+}
+
+static size_t b_count(enum cpu_conv_kind kind, const struct gan_conv2d *c)
+{
+    return kind == CPU_CONV_BACKWARD_FILTER ? y_count(c) : w_count(c);
 }
 
 static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind kind,
@@ -97,7 +134,9 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
 {
     struct cpu_onednn *o = be->onednn;
     const struct cpu_dnnl_api *api = &o->api;
-    const dnnl_data_type_t dt = cpu_onednn_dtype(c->dtype);
+    /* A staged FP16 call's primitive is the FP32 one, on the FP32 copies of its
+     * tensors: the caller's side below is then FP32 too. */
+    const dnnl_data_type_t dt = staged(c->dtype) ? dnnl_f32 : cpu_onednn_dtype(c->dtype);
     /* The output oneDNN writes: FP32 when it is added to the caller's, and always for
      * the filter gradient, a sum over the whole batch rounded once. */
     const int f32_out = accumulate || kind == CPU_CONV_BACKWARD_FILTER;
@@ -185,14 +224,16 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
     for (int i = 0; i < 3; i++)
         if (cpu_onednn_add_arg(o, e, roles[kind][i].arg, i == 2, users[kind][i], &inner[i]) != 0)
             return -1;
-    if (accumulate && !cpu_onednn_extra(e, out_count(kind, c) * sizeof(float)))
+    /* A staged call keeps its FP32 result in the backend's scratch instead. */
+    if (accumulate && !staged(c->dtype) &&
+        !cpu_onednn_extra(e, out_count(kind, c) * sizeof(float)))
         return -1;
     return 0;
 }
 
 /* out = out + sum, n elements, rounded once to out's dtype. */
-static void add_into(enum cpu_isa isa, unsigned char *out, enum gan_dtype dtype,
-                     const float *sum, size_t n)
+static void add_into_serial(enum cpu_isa isa, unsigned char *out, enum gan_dtype dtype,
+                            const float *sum, size_t n)
 {
     if (dtype == GAN_F32) {
         float *o = (float *)out;
@@ -212,6 +253,70 @@ static void add_into(enum cpu_isa isa, unsigned char *out, enum gan_dtype dtype,
     }
 }
 
+/* add_into_serial over a range of elements, split across the instance's threads: each
+ * element is its own sum, so any split gives the same bits. */
+struct add_job {
+    enum cpu_isa isa;
+    unsigned char *out;
+    enum gan_dtype dtype;
+    const float *sum;
+};
+
+static void add_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    (void)part;
+    const struct add_job *j = arg;
+    add_into_serial(j->isa, j->out + (size_t)begin * gan_dtype_size(j->dtype), j->dtype,
+                    j->sum + begin, (size_t)(end - begin));
+}
+
+/* Runs of a multiple of 256 elements, the block of add_into_serial. */
+#define ADD_ALIGN 256
+
+static void add_into(gan_backend *be, unsigned char *out, enum gan_dtype dtype,
+                     const float *sum, size_t n)
+{
+    struct add_job j = { be->isa, out, dtype, sum };
+    /* each element is read twice and written once */
+    int parts = cpu_parallel_parts(be, (int64_t)n, ADD_ALIGN, 3);
+    cpu_parallel_for(be, parts, (int64_t)n, ADD_ALIGN, add_range, &j);
+}
+
+static size_t align64(size_t bytes)
+{
+    return (bytes + 63) & ~(size_t)63;
+}
+
+/* A staged (FP16) call: a and b widened into the backend's scratch (exact), the FP32
+ * primitive writing an FP32 result there too, and that result rounded once to FP16 in
+ * out, added to out's values first when `accumulate`, so that every product and sum is
+ * FP32 and only the stored result is FP16. */
+static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
+                             enum cpu_conv_kind kind, const struct gan_conv2d *c,
+                             const struct gan_ref *a, const struct gan_ref *b, int accumulate,
+                             const struct gan_ref *out)
+{
+    const size_t na = a_count(kind, c), nb = b_count(kind, c), no = out_count(kind, c);
+    void *base = NULL;
+    gan_status st = cpu_scratch(be, align64(na * sizeof(float)) + align64(nb * sizeof(float)) +
+                                        align64(no * sizeof(float)), &base);
+    if (st != GAN_OK)
+        return st;
+    float *fa = base;
+    float *fb = (float *)(void *)((unsigned char *)base + align64(na * sizeof(float)));
+    float *fo = (float *)(void *)((unsigned char *)fb + align64(nb * sizeof(float)));
+    cpu_convert_threads(be, cpu_ref_ptr(a), c->dtype, fa, GAN_F32, na);
+    cpu_convert_threads(be, cpu_ref_ptr(b), c->dtype, fb, GAN_F32, nb);
+    void *ptrs[3] = { fa, fb, fo };
+    if ((st = cpu_onednn_execute(be, e, ptrs)) != GAN_OK)
+        return st;
+    if (accumulate)
+        add_into(be, cpu_ref_ptr(out), c->dtype, fo, no);
+    else
+        cpu_convert_threads(be, fo, GAN_F32, cpu_ref_ptr(out), c->dtype, no);
+    return GAN_OK;
+}
+
 int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_conv2d *c,
                     const struct gan_ref *a, const struct gan_ref *b, float beta,
                     const struct gan_ref *out, gan_status *st)
@@ -223,6 +328,8 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
     struct cpu_onednn_key key;
     memset(&key, 0, sizeof key);
     key.kind = CPU_ONEDNN_CONV_FORWARD + (int)kind;
+    /* The dtype is part of the key: a staged FP16 entry (FP32 primitive, FP32 tensors on
+     * the caller's side, no extra space) is never taken for an FP32 one, nor the reverse. */
     const int64_t v[] = { c->n, c->c_in, c->h_in, c->w_in, c->c_out, c->kh, c->kw,
                           c->stride_h, c->stride_w, c->pad_h, c->pad_w, c->dilation_h,
                           c->dilation_w, c->h_out, c->w_out, c->dtype, accumulate };
@@ -238,9 +345,13 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
         e->refused = 1;
     if (e->refused)
         return 0;
+    if (staged(c->dtype)) {
+        *st = run_staged(be, e, kind, c, a, b, accumulate, out);
+        return 1;
+    }
     void *ptrs[3] = { cpu_ref_ptr(a), cpu_ref_ptr(b), accumulate ? e->extra : cpu_ref_ptr(out) };
     *st = cpu_onednn_execute(be, e, ptrs);
     if (*st == GAN_OK && accumulate)
-        add_into(be->isa, cpu_ref_ptr(out), c->dtype, e->extra, out_count(kind, c));
+        add_into(be, cpu_ref_ptr(out), c->dtype, e->extra, out_count(kind, c));
     return 1;
 }
