@@ -60,8 +60,8 @@ check "gemm = onednn names oneDNN and its BF16 implementation" \
 "$GANCTL" --backend cpu -s backend.gemm=openblas --version >"$work/version" 2>&1
 check "gemm = openblas names OpenBLAS" has "$work/version" "GEMM openblas: OpenBLAS"
 "$GANCTL" --backend cpu --version >"$work/version" 2>&1
-check "gemm = auto takes oneDNN for BF16 and OpenBLAS for FP32 products" \
-    grep -q 'GEMM auto: oneDNN .* for BF16 products and BF16/FP32 convolutions, FP32 products and FP16 through OpenBLAS' "$work/version"
+check "gemm = auto takes oneDNN for BF16 products and every convolution, OpenBLAS for FP32 and FP16 products" \
+    grep -q 'GEMM auto: oneDNN .* for BF16 products and BF16/FP32/FP16 convolutions (FP16 staged in FP32), FP32 and FP16 products through OpenBLAS' "$work/version"
 
 # ------------------------------------------------------------------ the toy, BF16 O2
 toy="-s backend.threads=1 -s generator.model.width=32 -s generator.model.depth=2
@@ -92,7 +92,7 @@ done
 check "toy FP32: gemm = auto and gemm = openblas write the same metrics.csv" \
     cmp -s "$work/fp32-auto/metrics.csv" "$work/fp32-openblas/metrics.csv"
 
-# ------------------------------------------------------------------ images, BF16 O2
+# ------------------------------------------------------------------ images, BF16 and FP16 O2
 data=/usr/share/datasets/fashion-mnist
 if test -f "$data/train-images-idx3-ubyte.gz"; then
     images="-c $srcdir/etc/fashion-mnist.conf -s backend.threads=1
@@ -106,6 +106,20 @@ if test -f "$data/train-images-idx3-ubyte.gz"; then
         check "images BF16 O2 with gemm = $path logs 4 rows" rows "$work/img-$path/metrics.csv" 4
         check "images BF16 O2 with gemm = $path has finite metrics" finite "$work/img-$path/metrics.csv"
     done
+    # FP16 O2: its convolutions on oneDNN's FP32 primitives, or im2col + sgemm; both sum
+    # in FP32 and round once, so the first row's critic loss agrees to FP16's precision.
+    for path in onednn openblas; do
+        # shellcheck disable=SC2086
+        run $images --precision fp16 -s precision.level=O2 --scaler underflow-aware \
+            -s backend.gemm=$path -s run.dir="$work/img16-$path"
+        check "images FP16 O2 with gemm = $path exits 0" test "$rc" -eq 0
+        check "images FP16 O2 with gemm = $path logs 4 rows" rows "$work/img16-$path/metrics.csv" 4
+        check "images FP16 O2 with gemm = $path has finite metrics" finite "$work/img16-$path/metrics.csv"
+    done
+    check "images FP16 O2: the first row's critic loss agrees between the paths" awk -F, '
+        FNR == 2 { if (FILENAME ~ /img16-onednn/) a = $2; else b = $2 }
+        END { d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); exit !(d <= 0.002 * m + 1e-4) }' \
+        "$work/img16-onednn/metrics.csv" "$work/img16-openblas/metrics.csv"
 else
     echo "note: $data is missing; the image runs are left out"
 fi

@@ -46,8 +46,10 @@ struct cpu_pool;
 /* Which library computes the GEMMs and convolutions (the setting "gemm"): OpenBLAS
  * (im2col + sgemm for convolutions), or oneDNN's matmul and convolution primitives.
  * "auto", where the CPU has BF16 dot products, takes oneDNN for BF16 products and for
- * BF16 and FP32 convolutions, OpenBLAS for FP32 products (as fast, measured), and
- * OpenBLAS for everything on a CPU without; FP16 is always the exact emulation. */
+ * every convolution, OpenBLAS for FP32 products (as fast, measured), and OpenBLAS for
+ * everything on a CPU without. FP16 is always the emulation of a tensor core (FP16
+ * storage, FP32 accumulation, one rounding): its products through sgemm, its
+ * convolutions through oneDNN's FP32 primitives on widened copies where oneDNN runs. */
 enum cpu_gemm_path {
     CPU_GEMM_AUTO,
     CPU_GEMM_OPENBLAS,
@@ -142,7 +144,8 @@ int cpu_has_bf16_dot(void);
  * not to be used; fails through host->fail when oneDNN cannot start. */
 gan_status cpu_onednn_open(gan_backend *be);
 void cpu_onednn_close(gan_backend *be);
-/* "oneDNN 2.6.3 brg:avx512_core_bf16 for BF16, FP32 through OpenBLAS", for describe. */
+/* "GEMM auto: oneDNN 2.6.3 brg:avx512_core_bf16 for BF16 products and BF16/FP32/FP16
+ * convolutions (…), FP32 and FP16 products through OpenBLAS (…)", for describe. */
 void cpu_onednn_describe(gan_backend *be, char *out, size_t size);
 /* Each returns 1 when oneDNN computed the call (its status in *st), 0 when the call
  * is the OpenBLAS path's: no oneDNN, a dtype it does not take, or a shape whose

@@ -340,11 +340,12 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
                  be->onednn_absent[0] ? ")" : "");
         return;
     }
-    snprintf(out, size, "GEMM %s: oneDNN %s %s for BF16%s products and BF16/FP32 "
-             "convolutions, %sFP16 through OpenBLAS (%s)",
+    /* FP16 products stay on OpenBLAS; FP16 convolutions run on oneDNN's FP32 ones. */
+    snprintf(out, size, "GEMM %s: oneDNN %s %s for BF16%s products and BF16/FP32/FP16 "
+             "convolutions (FP16 staged in FP32), %sFP16 products through OpenBLAS (%s)",
              cpu_gemm_path_name(be->gemm_path), o->version, o->bf16_impl,
              be->gemm_path == CPU_GEMM_ONEDNN ? " and FP32" : "",
-             be->gemm_path == CPU_GEMM_ONEDNN ? "" : "FP32 products and ", o->waits);
+             be->gemm_path == CPU_GEMM_ONEDNN ? "" : "FP32 and ", o->waits);
 }
 
 void cpu_onednn_cache_counts(gan_backend *be, int *held, long *created)
