@@ -152,8 +152,8 @@ static const struct gan_setting_spec cpu_settings[] = {
     { "blas_threads", GAN_SETTING_INT, "0",
       "OpenBLAS's threads, at most threads; 0 = threads" },
     { "gemm", GAN_SETTING_STRING, "auto",
-      "library for GEMMs and convolutions: auto (oneDNN for BF16 and for FP32 convolutions "
-      "where the CPU has BF16 dot products, else OpenBLAS), openblas, onednn" },
+      "library for GEMMs and convolutions: auto (oneDNN for BF16 products and for every "
+      "convolution where the CPU has BF16 dot products, else OpenBLAS), openblas, onednn" },
     { NULL, 0, NULL, NULL },
 };
 

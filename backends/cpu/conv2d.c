@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* conv2d.c — the CPU backend's 2-D convolution: forward, backward-data and
- * backward-filter, each as im2col (or col2im) around one BLAS sgemm per image; BF16
- * through oneDNN's convolutions where the instance has it (onednn_conv.c). */
+ * backward-filter, each as im2col (or col2im) around one BLAS sgemm per image. Where
+ * the instance has oneDNN, every dtype goes to oneDNN's convolutions instead
+ * (onednn_conv.c; FP16 on its FP32 primitives); this path is backend.gemm = "openblas",
+ * a build without oneDNN, and any shape oneDNN refuses. */
 #include "config.h"
 
 #include <limits.h>
