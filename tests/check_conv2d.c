@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* check_conv2d.c — tests of the CPU backend's conv2d kernels (conv2d.c) against direct
- * nested-loop convolutions written here, over a sweep of shapes, dtypes and betas. */
+ * nested-loop convolutions written here, over a sweep of shapes, dtypes and betas; with
+ * oneDNN in the build, the same sweep again on its convolutions (onednn_conv.c). */
 #include "config.h"
 
 #include <check.h>
@@ -24,6 +25,23 @@ static void teardown(void)
 {
     cpu_fixture_free(be);
     be = NULL;
+}
+
+/* The same tests on oneDNN's convolutions (backend.gemm = "onednn"), where the build
+ * has oneDNN and the CPU its BF16 dot products: the kernels under test are then
+ * onednn_conv.c's, against the same double references. */
+static void setup_onednn(void)
+{
+    static const char *const settings[] = { "gemm=onednn", NULL };
+    be = cpu_fixture_new(settings);
+    ck_assert_int_eq(cpu_gemm_path_setting(be->host, &be->gemm_path), GAN_OK);
+    ck_assert_int_eq(cpu_onednn_open(be), GAN_OK);
+}
+
+static void teardown_onednn(void)
+{
+    cpu_onednn_close(be);
+    teardown();
 }
 
 static const char *last_error(void)
@@ -580,6 +598,29 @@ START_TEST(test_bad_refs)
 }
 END_TEST
 
+/* The oneDNN cases do reach oneDNN: each kind of call makes a primitive. */
+START_TEST(test_onednn_serves)
+{
+    const struct shape *sh = &shapes[_i / 3 < NSHAPES ? _i / 3 : 0];
+    enum which k = (enum which)(_i % 3);
+    for (int t = 0; t < 3; t++) {
+        const enum gan_dtype dt = t == 0 ? GAN_F32 : t == 1 ? GAN_BF16 : GAN_F16;
+        struct problem p;
+        problem_init(&p, k, sh, dt, 77u + (uint32_t)_i);
+        float *out = malloc(p.no * sizeof(float));
+        int held0;
+        long made0, made1;
+        cpu_onednn_cache_counts(be, &held0, &made0);
+        ck_assert_int_eq(run(k, &p.c, p.in1, p.in2, NULL, 0.0f, out), GAN_OK);
+        cpu_onednn_cache_counts(be, &held0, &made1);
+        ck_assert_msg(made1 == made0 + 1, "%s %s: oneDNN made %ld primitives for it",
+                      gan_dtype_name(dt), which_name[k], made1 - made0);
+        free(out);
+        problem_free(&p);
+    }
+}
+END_TEST
+
 static Suite *conv2d_suite(void)
 {
     Suite *s = suite_create("conv2d");
@@ -599,6 +640,27 @@ static Suite *conv2d_suite(void)
     tcase_add_loop_test(tc, test_16bit, 0, 6 * NSHAPES16);
     tcase_add_test(tc, test_16bit_filter_accumulates_in_f32);
     suite_add_tcase(s, tc);
+
+#ifdef GAN_HAVE_ONEDNN
+    if (cpu_has_bf16_dot()) {
+        tc = tcase_create("f32-sweep-onednn");
+        tcase_add_checked_fixture(tc, setup_onednn, teardown_onednn);
+        tcase_add_loop_test(tc, test_f32_sweep, 0, 3 * NSHAPES);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("adjoint-onednn");
+        tcase_add_checked_fixture(tc, setup_onednn, teardown_onednn);
+        tcase_add_loop_test(tc, test_adjoint, 0, NSHAPES);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("16-bit-onednn");
+        tcase_add_checked_fixture(tc, setup_onednn, teardown_onednn);
+        tcase_add_loop_test(tc, test_16bit, 0, 6 * NSHAPES16);
+        tcase_add_test(tc, test_16bit_filter_accumulates_in_f32);
+        tcase_add_loop_test(tc, test_onednn_serves, 0, 3);
+        suite_add_tcase(s, tc);
+    }
+#endif
 
     tc = tcase_create("validation");
     tcase_add_checked_fixture(tc, setup, teardown);
