@@ -37,16 +37,19 @@ run() {
 }
 
 # One line per tensor of a checkpoint (its bytes, dtype and shape) and one for its
-# metadata less elapsed_s, the one entry that is a wall time.
+# metadata less elapsed_s, the one entry that is a wall time, and less the run id in
+# the saved configuration, which ganctl draws afresh for every run.
 checkpoint_hashes() {
     python3 - "$1" "$2" <<'PY'
-import hashlib, json, struct, sys
+import hashlib, json, re, struct, sys
 path, label = sys.argv[1], sys.argv[2]
 raw = open(path, "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
 header = json.loads(raw[8:8 + n])
 meta = header.pop("__metadata__", {})
 meta.pop("elapsed_s", None)
+if "config" in meta:
+    meta["config"] = re.sub(r'(?m)^  id = "[0-9a-f]+";.*\n', "", meta["config"])
 data = raw[8 + n:]
 for name in sorted(header):
     t = header[name]

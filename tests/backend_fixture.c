@@ -79,6 +79,7 @@ void backend_fixture_setup(void)
     st = gan_ctx_new(fx.ops, fx.be, &fx.ctx);
     ck_assert_msg(st == GAN_OK && fx.ctx, "gan_ctx_new failed: %s", gan_status_string(st));
     gan_ctx_set_backend_message(fx.ctx, host_message, &fx.th);
+    gan_ctx_set_backend_abi_minor(fx.ctx, fx.plugin->abi_minor);
 }
 
 void backend_fixture_teardown(void)

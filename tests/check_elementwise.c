@@ -39,7 +39,7 @@ static const char *const unary_name[GAN_UNARY_OP_COUNT] = {
     "SQUARE", "SQRT", "RSQRT", "RECIPROCAL", "EXP", "LOG", "ABS", "SIGN", "FILL"
 };
 static const char *const binary_name[GAN_BINARY_OP_COUNT] = {
-    "ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "GREATER"
+    "ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "GREATER", "MASK_POSITIVE"
 };
 
 static double ref_unary(int op, double alpha, double x)
@@ -86,6 +86,8 @@ static double ref_binary(int op, double a, double b)
     case GAN_BINARY_MAX: return isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
     case GAN_BINARY_MIN: return isnan(a) ? b : isnan(b) ? a : a < b ? a : b;
     case GAN_BINARY_GREATER: return a > b ? 1.0 : 0.0;
+    /* a product, not a select: NaN or inf in a gives NaN where b <= 0, and −a·0 = −0 */
+    case GAN_BINARY_MASK_POSITIVE: return a * (b > 0 ? 1.0 : 0.0);
     default: return NAN;
     }
 }
@@ -312,7 +314,11 @@ START_TEST(test_broadcast_patterns)
     int op = _i % GAN_BINARY_OP_COUNT, pattern = _i / GAN_BINARY_OP_COUNT;
     const int64_t m = 37, n = 1100; /* n crosses the kernels' staging block */
     struct gan_shape s = { .ndim = 2, .dim = { m, n } };
-    gan_buffer *ba = f32_buffer((size_t)(m * n), 4, -2), *bb = f32_buffer((size_t)(m * n), 3, 0.25);
+    /* b straddles 0 for MASK_POSITIVE, so that both sides of the mask are broadcast;
+     * the other ops keep b positive (DIV's divisor) */
+    double b_shift = op == GAN_BINARY_MASK_POSITIVE ? -1.25 : 0.25;
+    gan_buffer *ba = f32_buffer((size_t)(m * n), 4, -2);
+    gan_buffer *bb = f32_buffer((size_t)(m * n), 3, b_shift);
     gan_buffer *by = f32_buffer((size_t)(m * n), 0, 0);
     struct gan_operand a, b, y = operand(by, GAN_F32, 0, n, 1, 0);
     switch (pattern) {
@@ -482,6 +488,13 @@ START_TEST(test_special_values_binary)
     ck_assert_int_eq(cpu_binary(be, GAN_BINARY_DIV, &s, &oa, &ob, &oy), GAN_OK);
     memcpy(out, by->data, sizeof out);
     ck_assert(out[5] == INFINITY && isnan(out[3]));
+    /* MUL(a, STEP(b)) in one pass: NaN in a survives a mask of 0 as of 1 (a NaN b
+     * masks), −0·0 keeps its sign, inf passes a mask of 1, and a = 2 at b = 0 gives +0 */
+    ck_assert_int_eq(cpu_binary(be, GAN_BINARY_MASK_POSITIVE, &s, &oa, &ob, &oy), GAN_OK);
+    memcpy(out, by->data, sizeof out);
+    ck_assert(isnan(out[0]) && out[1] == 0.0f && !signbit(out[1]) && isnan(out[2]) &&
+              out[3] == 0.0f && signbit(out[3]) && out[4] == INFINITY && out[5] == 0.0f &&
+              !signbit(out[5]));
     cpu_buffer_free(be, ba);
     cpu_buffer_free(be, bb);
     cpu_buffer_free(be, by);

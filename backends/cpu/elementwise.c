@@ -32,6 +32,9 @@
  *   FILL         alpha, whatever x holds (x must be a valid view but is not read)
  *   MAX, MIN     fmaxf, fminf: a NaN loses to a number, so MAX(NaN, 1) = 1
  *   GREATER      a > b ? 1 : 0          any NaN gives 0
+ *   MASK_POSITIVE  a · (b > 0 ? 1 : 0)  a real multiply, not a select, so that it is
+ *                the bits of MUL(a, STEP(b)): a NaN or inf in a where b <= 0 (or b is
+ *                NaN) gives NaN, and a negative a there gives −0
  * Everything else is plain FP32 arithmetic and propagates NaN. */
 
 /* Elements staged per block when an operand is 16-bit or strided. Three blocks of
@@ -48,7 +51,7 @@ static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
 
 static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
     "cpu_binary(ADD)", "cpu_binary(SUB)", "cpu_binary(MUL)", "cpu_binary(DIV)",
-    "cpu_binary(MAX)", "cpu_binary(MIN)", "cpu_binary(GREATER)"
+    "cpu_binary(MAX)", "cpu_binary(MIN)", "cpu_binary(GREATER)", "cpu_binary(MASK_POSITIVE)"
 };
 
 /* The iteration space after validation: size-1 dimensions dropped and adjacent
@@ -269,6 +272,12 @@ static void unary_run(enum gan_unary_op op, float alpha, const float *x, float *
         }                                                                         \
     } while (0)
 
+/* MASK_POSITIVE's 1, read through a volatile once per run: with a literal 1 the
+ * compiler may drop the multiply where the mask is 1 (it assumes no signalling NaN),
+ * and a signalling NaN in a would then pass unquieted, unlike MUL(a, STEP(b)) and the
+ * vector level, which both multiply. */
+static volatile float mask_one = 1.0f;
+
 /* y[i] = f(a[i·sa], b[i·sb]) with sa, sb ∈ {0, 1}; y may be a or b. */
 static void binary_run(enum gan_binary_op op, const float *a, int sa, const float *b, int sb,
                        float *y, int64_t n)
@@ -282,6 +291,11 @@ static void binary_run(enum gan_binary_op op, const float *a, int sa, const floa
     case GAN_BINARY_MAX: BINARY_LOOPS(fmaxf(av, bv)); break;
     case GAN_BINARY_MIN: BINARY_LOOPS(fminf(av, bv)); break;
     case GAN_BINARY_GREATER: BINARY_LOOPS(av > bv ? 1.0f : 0.0f); break;
+    case GAN_BINARY_MASK_POSITIVE: {
+        const float one = mask_one;
+        BINARY_LOOPS(av * (bv > 0.0f ? one : 0.0f));
+        break;
+    }
     case GAN_BINARY_OP_COUNT: break;
     }
 }

@@ -34,7 +34,7 @@ int cpu_vec_unary_has(enum gan_unary_op op)
 int cpu_vec_binary_has(enum gan_binary_op op)
 {
     return op == GAN_BINARY_ADD || op == GAN_BINARY_SUB || op == GAN_BINARY_MUL ||
-           op == GAN_BINARY_DIV || op == GAN_BINARY_GREATER;
+           op == GAN_BINARY_DIV || op == GAN_BINARY_GREATER || op == GAN_BINARY_MASK_POSITIVE;
 }
 
 AVX512_LANES_TARGET
@@ -118,7 +118,7 @@ void cpu_vec_binary(enum gan_binary_op op, const struct cpu_vec_in *a,
                     const struct cpu_vec_in *b, void *y, enum gan_dtype yt, int64_t yoff,
                     int64_t n)
 {
-    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
     switch (op) {
     case GAN_BINARY_ADD: BINARY_LOOP(_mm512_add_ps(va, vb));
     case GAN_BINARY_SUB: BINARY_LOOP(_mm512_sub_ps(va, vb));
@@ -126,6 +126,11 @@ void cpu_vec_binary(enum gan_binary_op op, const struct cpu_vec_in *a,
     case GAN_BINARY_DIV: BINARY_LOOP(_mm512_div_ps(va, vb));
     case GAN_BINARY_GREATER:
         BINARY_LOOP(_mm512_maskz_mov_ps(_mm512_cmp_ps_mask(va, vb, _CMP_GT_OQ), one));
+    /* STEP(b) then MUL, in one pass: the multiply stays so that NaN and −0 come out
+     * as the two passes gave them */
+    case GAN_BINARY_MASK_POSITIVE:
+        BINARY_LOOP(_mm512_mul_ps(va, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(vb, zero,
+                                                                             _CMP_GT_OQ), one)));
     default:
         break;
     }

@@ -43,7 +43,7 @@ static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
 
 static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
     "binary(ADD)", "binary(SUB)", "binary(MUL)", "binary(DIV)", "binary(MAX)",
-    "binary(MIN)", "binary(GREATER)"
+    "binary(MIN)", "binary(GREATER)", "binary(MASK_POSITIVE)"
 };
 
 __device__ __forceinline__ float unary_value(int op, float alpha, float x)
@@ -79,7 +79,10 @@ __device__ __forceinline__ float binary_value(int op, float a, float b)
     case GAN_BINARY_DIV: return a / b;
     case GAN_BINARY_MAX: return fmaxf(a, b);
     case GAN_BINARY_MIN: return fminf(a, b);
-    default: return a > b ? 1.0f : 0.0f; /* GAN_BINARY_GREATER */
+    case GAN_BINARY_GREATER: return a > b ? 1.0f : 0.0f;
+    /* a real multiply (an intrinsic the compiler keeps even where the mask is 1), so
+     * that NaN in a and −0 come out as MUL(a, STEP(b)) gave them */
+    default: return __fmul_rn(a, b > 0.0f ? 1.0f : 0.0f); /* GAN_BINARY_MASK_POSITIVE */
     }
 }
 

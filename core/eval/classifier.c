@@ -87,6 +87,7 @@ static gan_status make(gan_ctx *outer, gan_classifier **out, struct gan_error *e
         free(c);
         return gan_error_set(err, GAN_ERR_NOMEM, "out of memory for the classifier's context");
     }
+    gan_ctx_set_backend_abi_minor(c->ctx, gan_ctx_backend_abi_minor(outer));
     if (gan_net_new(c->ctx, "classifier", &c->net) != GAN_OK) {
         gan_status st = ctx_fail(c, err, "making its parameter arena");
         gan_classifier_free(c);

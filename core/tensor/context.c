@@ -128,6 +128,7 @@ gan_status gan_ctx_new(const struct gan_backend_ops *ops, gan_backend *be, gan_c
     memcpy(&ctx->ops, ops, n);
     ctx->ops.struct_size = sizeof ctx->ops;
     ctx->be = be;
+    ctx->backend_abi_minor = GAN_ABI_MINOR;
     ctx->next_id = 1;
     /* From 1, so that a tensor's zeroed cache and gradient records never look current. */
     ctx->step_no = 1;
@@ -144,6 +145,17 @@ void gan_ctx_set_backend_message(gan_ctx *ctx, const char *(*last_message)(void 
         return;
     ctx->backend_message = last_message;
     ctx->backend_message_arg = arg;
+}
+
+void gan_ctx_set_backend_abi_minor(gan_ctx *ctx, unsigned minor)
+{
+    if (ctx)
+        ctx->backend_abi_minor = minor;
+}
+
+unsigned gan_ctx_backend_abi_minor(const gan_ctx *ctx)
+{
+    return ctx ? ctx->backend_abi_minor : 0;
 }
 
 gan_backend *gan_ctx_backend(const gan_ctx *ctx)

@@ -169,6 +169,64 @@ gan_tensor *gan_div(gan_ctx *ctx, gan_tensor *a, gan_tensor *b)
     return binary_forward(ctx, "gan_div", GAN_BINARY_DIV, a, b, div_backward);
 }
 
+/* ------------------------------------------------------------------ ReLU's mask */
+
+static gan_tensor *mask_positive(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
+                                 enum gan_dtype mask_dtype);
+
+/* d(g·[x > 0]) = (gg·[x > 0], nothing): the mask is a constant of the graph, as step(x)
+ * was, so the next order is the same one-pass op again, with the same x, typed beside
+ * the dtype this op's result had (which is what the mul's step operand had, cast). */
+static gan_status mask_positive_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                         gan_tensor **gin)
+{
+    gin[0] = reduce_like(ctx, mask_positive(ctx, g, node->in[1],
+                                            (enum gan_dtype)node->iparam[0]), node->in[0]);
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+/* y = g·(x > 0 ? 1 : 0) in one backend pass: gan_mul(g, gan_step(x)) bit for bit (the
+ * kernel multiplies, so NaN in g and −0 stay as the mul gave them) without step's pass
+ * and its temporary. x is read as it is, never cast: the caller has given it the cast
+ * step's policy would have, and mask_dtype is the dtype step's result would have had,
+ * which with g's chooses y's dtype as it did for the mul. Only g is differentiated. */
+static gan_tensor *mask_positive(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
+                                 enum gan_dtype mask_dtype)
+{
+    const char *op = "gan_mask_positive";
+    if (!ti_check_input(ctx, op, "g", g) || !ti_check_input(ctx, op, "x", x))
+        return NULL;
+    int ndim;
+    int64_t dims[GAN_TENSOR_MAX_DIMS];
+    if (!broadcast_dims(ctx, op, g, x, &ndim, dims) || !TI_HAS(ctx, op, binary))
+        return NULL;
+    enum gan_dtype dt = ti_policy_apply_beside(ctx, TI_CLASS_POINTWISE, &g, mask_dtype);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
+    gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
+    if (!y)
+        return NULL;
+    struct gan_shape shape = ti_shape(ndim, dims);
+    struct gan_operand go = ti_operand(g, ndim, dims), xo = ti_operand(x, ndim, dims);
+    struct gan_operand yo = ti_operand(y, ndim, dims);
+    gan_status st = ctx->ops.binary(ctx->be, GAN_BINARY_MASK_POSITIVE, &shape, &go, &xo, &yo);
+    if (st != GAN_OK) {
+        ti_backend_fail(ctx, op, "binary", st);
+        return NULL;
+    }
+    if (!ti_wants_grad(ctx, g))
+        return y;
+    /* x rides along as the second input so that the backward finds it, but it never
+     * asks for a gradient: a zero one would only cost a pass and could turn a −0 in x's
+     * gradient into +0. */
+    struct ti_node *node;
+    if (ti_record(ctx, y, op, mask_positive_backward, g, x, &node) != GAN_OK)
+        return NULL;
+    node->needs[1] = 0;
+    node->iparam[0] = dt;
+    return y;
+}
+
 /* ------------------------------------------------------------------ unary ops */
 
 /* d(s·a) = s·g. */
@@ -213,11 +271,19 @@ gan_tensor *gan_neg(gan_ctx *ctx, gan_tensor *a)
 }
 
 /* d relu(x) = g·step(x). step is a constant of the graph (its own derivative is 0
- * almost everywhere), so the second derivative through relu is 0, as it should be. */
+ * almost everywhere), so the second derivative through relu is 0, as it should be.
+ * A backend of ABI 1.3 or later does it in one pass (MASK_POSITIVE); x gets the cast
+ * the policy would give step's input, so the mask is step's bit for bit. */
 static gan_status relu_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
                                 gan_tensor **gin)
 {
-    gin[0] = gan_mul(ctx, g, gan_step(ctx, node->in[0]));
+    if (ctx->backend_abi_minor < 3) {
+        gin[0] = gan_mul(ctx, g, gan_step(ctx, node->in[0]));
+        return ti_result(ctx, gin[0] != NULL);
+    }
+    gan_tensor *x = node->in[0];
+    enum gan_dtype mask_dtype = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &x, NULL);
+    gin[0] = mask_dtype == GAN_DTYPE_COUNT ? NULL : mask_positive(ctx, g, x, mask_dtype);
     return ti_result(ctx, gin[0] != NULL);
 }
 

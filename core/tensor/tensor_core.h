@@ -29,6 +29,14 @@ void gan_ctx_free(gan_ctx *ctx);
 void gan_ctx_set_backend_message(gan_ctx *ctx, const char *(*last_message)(void *arg),
                                  void *arg);
 
+/* The plugin ABI minor version the backend was built for (its descriptor's
+ * abi_minor). A new context assumes these headers' GAN_ABI_MINOR, which is right for a
+ * table compiled with them; the owner of a loaded backend module sets the module's, so
+ * that the context keeps ops a backend built for an older minor does not know (a new
+ * enum value) away from it, and composes them from older ones. */
+void gan_ctx_set_backend_abi_minor(gan_ctx *ctx, unsigned minor);
+unsigned gan_ctx_backend_abi_minor(const gan_ctx *ctx);
+
 /* The backend and its ops table, for core code outside the engine (optimizer,
  * gradient statistics) that calls kernels on tensors' buffers. */
 gan_backend *gan_ctx_backend(const gan_ctx *ctx);

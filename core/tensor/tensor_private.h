@@ -148,6 +148,13 @@ struct ti_scope {
  * (recorded). */
 enum gan_dtype ti_policy_apply(gan_ctx *ctx, enum ti_op_class cls, gan_tensor **a,
                                gan_tensor **b);
+/* ti_policy_apply(ctx, cls, a, b) for a second input b that the op reads as it is
+ * and that only its dtype, b_dtype, speaks for: a is cast, b is not. ReLU's fused
+ * backward reads x for its sign where the two-pass form read step(x), and types its
+ * result as the mul of g and step(x) was typed; casting x as well could flush a tiny
+ * positive value to zero and change the mask. */
+enum gan_dtype ti_policy_apply_beside(gan_ctx *ctx, enum ti_op_class cls, gan_tensor **a,
+                                      enum gan_dtype b_dtype);
 /* The backward of a cast from F32 into 16 bit hands `g`, the 16-bit gradient of the
  * cast's output, to this: it is kept on the FP32 source (through reshapes, on the
  * tensor they were made from) for gan_tensor_grad16. */
@@ -186,6 +193,9 @@ struct gan_ctx {
     gan_backend *be;
     const char *(*backend_message)(void *arg);
     void *backend_message_arg;
+    /* The ABI minor version the backend was built for: ops added after it (binary
+     * MASK_POSITIVE, 1.3) are composed from older ones instead of sent to it. */
+    unsigned backend_abi_minor;
 
     gan_status status;
     char error[768];

@@ -47,5 +47,6 @@ gan_status gan_compute_new(struct gan_module *module, const gan_config *cfg,
     if ((st = gan_ctx_new(&module->backend, (*backend)->be, ctx)) != GAN_OK)
         return gan_error_set(err, st, "cannot make the compute context: out of memory");
     gan_ctx_set_backend_message(*ctx, backend_message, *backend);
+    gan_ctx_set_backend_abi_minor(*ctx, module->plugin.abi_minor);
     return GAN_OK;
 }

@@ -77,6 +77,7 @@ enum gan_binary_op {
     GAN_BINARY_MAX,           /* fmaxf */
     GAN_BINARY_MIN,           /* fminf */
     GAN_BINARY_GREATER,       /* a > b ? 1 : 0 */
+    GAN_BINARY_MASK_POSITIVE, /* a · (b > 0 ? 1 : 0), ReLU's backward (ABI minor 3) */
     GAN_BINARY_OP_COUNT
 };
 
