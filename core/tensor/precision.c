@@ -309,9 +309,10 @@ static gan_tensor *policy_input(gan_ctx *ctx, gan_tensor *t, enum gan_dtype dtyp
     return y;
 }
 
-/* The dtype an op of class cls computes in, for inputs a and b (b may be NULL). */
+/* The dtype an op of class cls computes in, for inputs of dtypes a and b (b is
+ * GAN_DTYPE_COUNT when the op has one input). */
 static enum gan_dtype compute_dtype(const gan_ctx *ctx, enum ti_op_class cls,
-                                    const gan_tensor *a, const gan_tensor *b)
+                                    enum gan_dtype a, enum gan_dtype b)
 {
     if (ctx->scope && ctx->scope->fp32)
         return GAN_F32;
@@ -319,8 +320,7 @@ static enum gan_dtype compute_dtype(const gan_ctx *ctx, enum ti_op_class cls,
     case TI_CLASS_GEMM:
         return ctx->prec_mode;
     case TI_CLASS_POINTWISE:
-        if (ctx->prec_level == GAN_PRECISION_O2
-            && (is_low(a->dtype) || (b && is_low(b->dtype))))
+        if (ctx->prec_level == GAN_PRECISION_O2 && (is_low(a) || is_low(b)))
             return ctx->prec_mode;
         return GAN_F32;
     case TI_CLASS_LOSS_REDUCE:
@@ -329,13 +329,31 @@ static enum gan_dtype compute_dtype(const gan_ctx *ctx, enum ti_op_class cls,
     }
 }
 
+static int policy_is_off(const gan_ctx *ctx)
+{
+    return ctx->prec_mode == GAN_F32 || ctx->policy_off > 0;
+}
+
+enum gan_dtype ti_policy_dtype(const gan_ctx *ctx, enum ti_op_class cls, enum gan_dtype a,
+                               enum gan_dtype b)
+{
+    if (policy_is_off(ctx))   /* ti_result_dtype's rule, on dtypes */
+        return b == GAN_DTYPE_COUNT || a == b ? a : GAN_F32;
+    return compute_dtype(ctx, cls, a, b);
+}
+
+gan_tensor *ti_policy_cast(gan_ctx *ctx, gan_tensor *t, enum gan_dtype dtype)
+{
+    return policy_is_off(ctx) ? t : policy_input(ctx, t, dtype);
+}
+
 enum gan_dtype ti_policy_apply(gan_ctx *ctx, enum ti_op_class cls, gan_tensor **a,
                                gan_tensor **b)
 {
     gan_tensor *b0 = b ? *b : NULL;
-    if (ctx->prec_mode == GAN_F32 || ctx->policy_off > 0)
+    if (policy_is_off(ctx))
         return ti_result_dtype(*a, b0);
-    enum gan_dtype dt = compute_dtype(ctx, cls, *a, b0);
+    enum gan_dtype dt = compute_dtype(ctx, cls, (*a)->dtype, b0 ? b0->dtype : GAN_DTYPE_COUNT);
     gan_tensor *a2 = policy_input(ctx, *a, dt);
     gan_tensor *b2 = a2 && b0 ? policy_input(ctx, b0, dt) : b0;
     if (!a2 || (b0 && !b2))
