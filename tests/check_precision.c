@@ -889,6 +889,55 @@ END_TEST
 
 /* The tape names each node's op and scope, in the order the ops ran, with its inputs,
  * output and (after gan_grad) the gradient that reached the output. */
+/* gan_linear's node: x and w in inputs[] (n_inputs 2, as a reader of the 1.2 struct
+ * indexes it), the bias in input3; input3 is NULL for a two-input op and for a linear
+ * without a bias, and a caller whose struct ends before input3 gets nothing past its
+ * end. The bias's gradient flows through the third input. */
+START_TEST(test_linear_tape_entry)
+{
+    float w[6] = { 0.5f, -1.0f, 2.0f, 0.25f, 1.5f, -0.75f }, b[3] = { 0.1f, -0.2f, 0.3f };
+    float x[2] = { 1.0f, 2.0f };
+    int64_t wd[2] = { 3, 2 }, bd[1] = { 3 }, xd[2] = { 1, 2 };
+    gan_tensor *tw = param(2, wd, w), *tb = param(1, bd, b);
+    gan_tensor *tx = make(GAN_F32, 2, xd, x);
+    gan_tensor *y = gan_linear(CTX, tx, tw, tb);
+    gan_tensor *y0 = gan_linear(CTX, tx, tw, NULL);
+    gan_tensor *loss = gan_sum(CTX, gan_mul(CTX, y, y0), GAN_ALL_AXES, 0);
+    ok();
+    ck_assert_uint_eq(gan_ctx_tape_length(CTX), 4);
+    struct gan_tape_entry e;
+    ck_assert_int_eq(gan_ctx_tape_entry(CTX, 0, &e, sizeof e), GAN_OK);
+    ck_assert_str_eq(e.op, "gan_linear");
+    ck_assert_int_eq(e.n_inputs, 2);
+    ck_assert_ptr_eq(e.inputs[0], tx);
+    ck_assert_ptr_eq(e.inputs[1], tw);
+    ck_assert_ptr_eq(e.input3, tb);
+    ck_assert_ptr_eq(e.output, y);
+    ck_assert_int_eq(gan_ctx_tape_entry(CTX, 1, &e, sizeof e), GAN_OK);
+    ck_assert_str_eq(e.op, "gan_linear");
+    ck_assert_int_eq(e.n_inputs, 2);
+    ck_assert_ptr_null(e.input3);
+    ck_assert_int_eq(gan_ctx_tape_entry(CTX, 2, &e, sizeof e), GAN_OK);
+    ck_assert_str_eq(e.op, "gan_mul");
+    ck_assert_ptr_null(e.input3);
+    struct gan_tape_entry small;
+    memset(&small, 0x5a, sizeof small);
+    ck_assert_int_eq(gan_ctx_tape_entry(CTX, 0, &small, offsetof(struct gan_tape_entry, input3)),
+                     GAN_OK);
+    ck_assert_ptr_eq(small.inputs[1], tw);
+    unsigned char pad[sizeof small.input3];
+    memset(pad, 0x5a, sizeof pad);
+    ck_assert(memcmp(&small.input3, pad, sizeof pad) == 0);
+    /* d/db Σ y ⊙ y0 = Σ over rows of y0 = x·wᵀ. */
+    gan_tensor *g = NULL;
+    ck_assert_int_eq(gan_grad(CTX, 1, &loss, NULL, 1, &tb, &g, 0), GAN_OK);
+    float gb[3];
+    fetch(g, gb, 3);
+    for (int j = 0; j < 3; j++)
+        ck_assert_float_eq(gb[j], x[0] * w[2 * j] + x[1] * w[2 * j + 1]);
+}
+END_TEST
+
 START_TEST(test_tape_entries)
 {
     float w[4] = { 0.5f, -1.0f, 2.0f, 0.25f }, x[2] = { 1.0f, 2.0f };
@@ -1689,6 +1738,7 @@ static Suite *precision_suite(void)
     tcase_add_test(tc, test_scope_refusals);
     tcase_add_loop_test(tc, test_pattern_matching, 0, N_MATCH);
     tcase_add_test(tc, test_tape_entries);
+    tcase_add_test(tc, test_linear_tape_entry);
     tcase_add_test(tc, test_fp32_scope_boundaries);
     tcase_add_test(tc, test_backward_runs_in_node_scope);
     suite_add_tcase(s, tc);
