@@ -120,17 +120,20 @@ gan_tensor *gan_linear(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, gan_tensor *b
             st = b ? ti_unary(ctx, op, GAN_UNARY_COPY, 0.0f, b, y) : ti_fill(ctx, op, y, 0.0f);
         } else if (!b) {
             st = product(ctx, op, x, w, 0.0f, y);
-        } else if (dt == pdt) {
+        } else if (dt == pdt && dt != GAN_F16) {
             /* The fused path: every row of y starts as b (converted where b's dtype is
              * not y's, exactly when it widens), and GEMM adds the product onto it in
-             * its FP32 accumulator, rounding once into y's dtype. */
+             * its FP32 accumulator, rounding once into y's dtype. FP16 stays on the
+             * two roundings below (the product, then the sum), bit for bit the
+             * composition: the FP16 experiments ganctl documents (the scalers, the
+             * underflow and how it is cured) were measured on it and reproduce. */
             st = ti_unary(ctx, op, GAN_UNARY_COPY, 0.0f, b, y);
             if (st == GAN_OK)
                 st = product(ctx, op, x, w, 1.0f, y);
         } else {
-            /* The sum is wider than the product (O1, or 16-bit x and w with an FP32 b
-             * with the policy off): the product is rounded to its own dtype first, as
-             * the composition rounds it, then added in the sum's dtype. */
+            /* FP16, or a sum wider than the product (O1, or 16-bit x and w with an
+             * FP32 b with the policy off): the product is rounded to its own dtype
+             * first, as the composition rounds it, then added in the sum's dtype. */
             gan_tensor *p = ti_new_step(ctx, op, pdt, 2, dims);
             st = p ? product(ctx, op, x, w, 0.0f, p) : ti_result(ctx, 0);
             if (st == GAN_OK && !TI_HAS(ctx, op, binary))

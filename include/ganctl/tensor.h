@@ -132,12 +132,13 @@ GAN_API gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int t
  * over the result for the bias. The precision policy treats it as that composition: the
  * product is a GEMM-class op, the bias add an element-wise one, so the result has the
  * dtype the composition's sum would have (16 bit at O2, FP32 at O1 and in an FP32
- * scope). Where that dtype is the product's, the bias enters the GEMM's FP32
- * accumulator and the sum is rounded once, not the product and then the sum: a 16-bit
- * result can differ from the composition's by one rounding, and is the closer of the
- * two to the exact value; an FP32 one in the last bits. Otherwise (O1: a 16-bit product,
- * an FP32 result) the product is rounded to 16 bit and then added, as the composition
- * does. Gradients: dx = g·w, dw = gᵀ·x, db = g summed over the rows, in the same ops,
+ * scope). Where that dtype is the product's and not FP16, the bias enters the GEMM's
+ * FP32 accumulator and the sum is rounded once, not the product and then the sum: a
+ * BF16 result can differ from the composition's by one rounding, and is the closer of
+ * the two to the exact value; an FP32 one in the last bits (none where the inner size
+ * fits one of the GEMM's blocks). Otherwise (FP16, whose documented experiments were
+ * measured on the composition; O1: a 16-bit product, an FP32 result) the product is
+ * rounded to 16 bit and then added, bit for bit as the composition does. Gradients: dx = g·w, dw = gᵀ·x, db = g summed over the rows, in the same ops,
  * so that they can be differentiated again. Since ABI 1.3. */
 GAN_API gan_tensor *gan_linear(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, gan_tensor *b);
 
