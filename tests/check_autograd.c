@@ -43,7 +43,7 @@ enum op {
     OP_SCALE, OP_ADD_SCALAR, OP_NEG, OP_RELU, OP_LEAKY_RELU, OP_TANH, OP_SIGMOID,
     OP_SQUARE, OP_SQRT,
     OP_SUM, OP_MEAN, OP_SUM_TO, OP_BROADCAST_TO,
-    OP_MATMUL, OP_RESHAPE, OP_CONCAT0, OP_SLICE0,
+    OP_MATMUL, OP_LINEAR, OP_RESHAPE, OP_CONCAT0, OP_SLICE0,
     OP_CONV2D, OP_CONV2D_T, OP_CONV2D_BF, OP_CAST
 };
 
@@ -59,9 +59,9 @@ struct gcase {
     const char *name;
     enum op op;
     int n_in;
-    int nd[2];
-    int64_t d[2][6];
-    enum domain dom[2];
+    int nd[3];
+    int64_t d[3][6];
+    enum domain dom[3];
     /* op arguments */
     float alpha;                 /* scale, add_scalar, leaky slope */
     int axis, keepdim;           /* sum, mean */
@@ -185,6 +185,19 @@ static const struct gcase matmul_cases[] = {
 };
 #undef MMSET
 #undef MM
+
+/* x [m, k], w [n, k] and, with a bias, b [n]. Odd sizes, a single row, a single output
+ * and k = 1; the composed variant (y²) makes the seed of gan_linear's backward depend
+ * on all three inputs, so its own backward (the penalty's double backward) runs. */
+#define LIN(m, k, n) \
+    { .name = "linear " #m "x" #k "→" #n " with bias", .op = OP_LINEAR, .n_in = 3, \
+      .nd = { 2, 2, 1 }, .d = { { m, k }, { n, k }, { n } } }, \
+    { .name = "linear " #m "x" #k "→" #n " no bias", .op = OP_LINEAR, .n_in = 2, \
+      .nd = { 2, 2 }, .d = { { m, k }, { n, k } } }
+static const struct gcase linear_cases[] = {
+    LIN(3, 4, 5), LIN(1, 3, 1), LIN(5, 1, 2), LIN(7, 5, 3), LIN(2, 9, 7),
+};
+#undef LIN
 
 static const struct gcase shape_cases[] = {
     { .name = "reshape [2,3,4]→[6,4]", .op = OP_RESHAPE, .n_in = 1, .nd = { 3 },
@@ -320,6 +333,7 @@ static gan_tensor *apply(const struct gcase *c, gan_tensor **in)
     case OP_SUM_TO: return gan_sum_to(CTX, in[0], c->tn, c->t);
     case OP_BROADCAST_TO: return gan_broadcast_to(CTX, in[0], c->tn, c->t);
     case OP_MATMUL: return gan_matmul(CTX, in[0], in[1], c->ta, c->tb);
+    case OP_LINEAR: return gan_linear(CTX, in[0], in[1], c->n_in > 2 ? in[2] : NULL);
     case OP_RESHAPE: return gan_reshape(CTX, in[0], c->tn, c->t);
     case OP_CONCAT0: return gan_concat0(CTX, in[0], in[1]);
     case OP_SLICE0: return gan_slice0(CTX, in[0], c->begin, c->end);
@@ -337,9 +351,9 @@ struct harness {
     const struct gcase *c;
     int composed;
     int n;                       /* inputs */
-    int64_t numel[2];
-    float *x[2];                 /* the point of evaluation */
-    float *r[2];                 /* second-order weights */
+    int64_t numel[3];
+    float *x[3];                 /* the point of evaluation */
+    float *r[3];                 /* second-order weights */
     int ny;
     int64_t ydims[6];
     int64_t ycount;
@@ -379,7 +393,7 @@ static gan_tensor *loss(struct harness *H, gan_tensor **in)
 /* L at the current x, summed on the host in double from φ(f(x)). */
 static double eval_loss(struct harness *H)
 {
-    gan_tensor *in[2];
+    gan_tensor *in[3];
     make_inputs(H, in, 0);
     gan_tensor *y = forward(H, in);
     float *yv = malloc((size_t)H->ycount * sizeof *yv);
@@ -396,7 +410,7 @@ static double eval_loss(struct harness *H)
  * returns Σ_k Σ r_k ⊙ g_k in double. */
 static double eval_grads(struct harness *H, float **g)
 {
-    gan_tensor *in[2], *grads[2];
+    gan_tensor *in[3], *grads[3];
     make_inputs(H, in, 1);
     gan_tensor *L = loss(H, in);
     ck_assert_msg(gan_grad(CTX, 1, &L, NULL, H->n, in, grads, 0) == GAN_OK, "%s: %s",
@@ -448,7 +462,7 @@ static void run_variant(const struct gcase *c, int composed, uint64_t seed, doub
         }
     }
     /* The output's shape, from one run of the op. */
-    gan_tensor *in[2], *grads[2], *grads2[2];
+    gan_tensor *in[3], *grads[3], *grads2[3];
     make_inputs(&H, in, 0);
     gan_tensor *y = apply(c, in);
     ck_assert_msg(y, "%s: %s", c->name, gan_ctx_error(CTX));
@@ -462,7 +476,7 @@ static void run_variant(const struct gcase *c, int composed, uint64_t seed, doub
         H.w[i] = draw_weight();
 
     /* Analytic: first order with create_graph, then the gradient of H. */
-    float *g1[2], *g2[2], *gfd[2];
+    float *g1[3], *g2[3], *gfd[3];
     for (int j = 0; j < H.n; j++) {
         g1[j] = malloc((size_t)H.numel[j] * sizeof(float));
         g2[j] = calloc((size_t)H.numel[j], sizeof(float));
@@ -549,6 +563,8 @@ END_TEST
 START_TEST(test_reduce) { run_case(&reduce_cases[_i], _i); }
 END_TEST
 START_TEST(test_matmul) { run_case(&matmul_cases[_i], _i); }
+END_TEST
+START_TEST(test_linear) { run_case(&linear_cases[_i], _i); }
 END_TEST
 START_TEST(test_shape) { run_case(&shape_cases[_i], _i); }
 END_TEST
@@ -804,6 +820,7 @@ static Suite *autograd_suite(void)
     SWEEP("unary", test_unary, unary_cases);
     SWEEP("reduce", test_reduce, reduce_cases);
     SWEEP("matmul", test_matmul, matmul_cases);
+    SWEEP("linear", test_linear, linear_cases);
     SWEEP("shape", test_shape, shape_cases);
     SWEEP("conv", test_conv, conv_cases);
     SWEEP("cast", test_cast, cast_cases);

@@ -524,6 +524,132 @@ START_TEST(test_o2_reductions)
 END_TEST
 
 /* O1: ops other than GEMM take 16-bit inputs exactly into FP32 and stay FP32. */
+/* gan_linear against FP64 and against the composition gan_add(gan_matmul(x, w, 0, 1), b)
+ * it replaces, in each precision setting: mode fp32; fp16 and bf16 at O2 and at O1; and
+ * fp16 O2 inside an FP32 scope. Its result must have the composition's dtype. Values:
+ * with 16-bit arithmetic x and w are multiples of 1/64 in [−2, 2] (on both 16-bit grids)
+ * moved 0.3 spacings off the grid, as in test_matmul_rounds_inputs_then_result, and b
+ * multiples of 1/256 in [−2, 2], so that every FP32 sum of their rounded values is
+ * exact (multiples of 2^-12 below 2^7 in size: 19 bits) and the exact value in double
+ * is what the backend accumulates, while a sum of 16 products is finer than FP16's
+ * spacing and so is rounded in the composition:
+ *   O2   y = r(b̂ + Σ x̂·ŵ), one rounding (hats: rounded to 16 bit), where the composition
+ *        gives r(b̂ + r(Σ x̂·ŵ)): gan_linear must equal the first, be no farther from the
+ *        exact value than the composition anywhere, and differ from it somewhere;
+ *   O1   y = fl32(r(Σ x̂·ŵ) + b) in FP32 with b unrounded, as the composition, bit for bit;
+ *   FP32 (and the FP32 scope) the unrounded inputs, |y − exact| ≤ (K + 2)·2^-24·(|b| +
+ *        Σ|x·w|), the standard bound for a sum of K + 1 terms.
+ * The gradients of Σ c ⊙ y (c fixed) with respect to x, w and b must equal the
+ * composition's bit for bit: the backward is the same ops on the same seed. */
+START_TEST(test_linear_against_fp64)
+{
+    static const struct { enum gan_dtype mode; enum gan_precision_level level; int scope; }
+        cfg[] = {
+        { GAN_F32, GAN_PRECISION_O1, 0 }, { GAN_F16, GAN_PRECISION_O2, 0 },
+        { GAN_BF16, GAN_PRECISION_O2, 0 }, { GAN_F16, GAN_PRECISION_O1, 0 },
+        { GAN_BF16, GAN_PRECISION_O1, 0 }, { GAN_F16, GAN_PRECISION_O2, 1 },
+    };
+    enum gan_dtype mode = cfg[_i].mode;
+    int o2 = cfg[_i].level == GAN_PRECISION_O2, low = mode != GAN_F32 && !cfg[_i].scope;
+    enum { M = 5, K = 16, N = 6 };
+    float x[M * K], w[N * K], b[N], xr[M * K], wr[N * K], br[N], c[M * N];
+    rng_state = 23;
+    for (int i = 0; i < M * K; i++) {
+        xr[i] = (float)((int)floor(uniform01() * 256) - 128) / 64.0f;
+        x[i] = low ? off_grid(mode, xr[i]) : uniform(-2.0f, 2.0f);
+        ck_assert(!low || round_to(mode, x[i]) == xr[i]);
+    }
+    for (int i = 0; i < N * K; i++) {
+        wr[i] = (float)((int)floor(uniform01() * 256) - 128) / 64.0f;
+        w[i] = low ? off_grid(mode, wr[i]) : uniform(-2.0f, 2.0f);
+        ck_assert(!low || round_to(mode, w[i]) == wr[i]);
+    }
+    for (int j = 0; j < N; j++) {
+        br[j] = (float)((int)floor(uniform01() * 1024) - 512) / 256.0f;
+        b[j] = low ? off_grid(mode, br[j]) : uniform(-2.0f, 2.0f);
+        if (low)
+            ck_assert(round_to(mode, b[j]) == round_to(mode, br[j]));
+    }
+    for (int i = 0; i < M * N; i++)
+        c[i] = uniform(-1.0f, 1.0f);
+    int64_t xd[2] = { M, K }, wd[2] = { N, K }, bd[1] = { N }, yd[2] = { M, N };
+    gan_tensor *tw = param(2, wd, w), *tb = param(1, bd, b);
+    policy(mode, cfg[_i].level);
+    if (cfg[_i].scope) {
+        ck_assert_int_eq(gan_ctx_add_fp32_scope(CTX, "critic.fc3"), GAN_OK);
+        ck_assert_int_eq(gan_ctx_scope_push(CTX, "critic"), GAN_OK);
+        ck_assert_int_eq(gan_ctx_scope_push(CTX, "fc3"), GAN_OK);
+    }
+    float y[M * N], yc[M * N], g[2][M * K + N * K + N];
+    enum gan_dtype dts[2];
+    for (int v = 0; v < 2; v++) {
+        gan_tensor *tx = make(GAN_F32, 2, xd, x);
+        gan_tensor_set_requires_grad(tx, 1);
+        gan_tensor *ty = v == 0 ? gan_linear(CTX, tx, tw, tb)
+                                : gan_add(CTX, gan_matmul(CTX, tx, tw, 0, 1), tb);
+        ok();
+        dts[v] = gan_tensor_dtype(ty);
+        fetch(ty, v == 0 ? y : yc, M * N);
+        gan_tensor *L = gan_sum(CTX, gan_mul(CTX, make(GAN_F32, 2, yd, c), ty), GAN_ALL_AXES, 0);
+        gan_tensor *ins[3] = { tx, tw, tb }, *gs[3];
+        ck_assert_msg(gan_grad(CTX, 1, &L, NULL, 3, ins, gs, 0) == GAN_OK, "%s",
+                      gan_ctx_error(CTX));
+        fetch(gs[0], g[v], M * K);
+        fetch(gs[1], g[v] + M * K, N * K);
+        fetch(gs[2], g[v] + M * K + N * K, N);
+        gan_ctx_step_end(CTX);
+    }
+    if (cfg[_i].scope) {
+        gan_ctx_scope_pop(CTX);
+        gan_ctx_scope_pop(CTX);
+    }
+    ck_assert_msg(dts[0] == dts[1], "gan_linear gives %s, the composition %s", dn(dts[0]),
+                  dn(dts[1]));
+    ck_assert_int_eq(dts[0], low && o2 ? mode : GAN_F32);
+    for (int i = 0; i < M * K + N * K + N; i++)
+        ck_assert_msg(g[0][i] == g[1][i], "gradient element %d: %.9g, the composition's %.9g",
+                      i, (double)g[0][i], (double)g[1][i]);
+    int fewer = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0, sabs = 0;
+            for (int k = 0; k < K; k++) {
+                double t = low ? (double)xr[i * K + k] * wr[j * K + k]
+                               : (double)x[i * K + k] * w[j * K + k];
+                s += t;
+                sabs += fabs(t);
+            }
+            float got = y[i * N + j], comp = yc[i * N + j];
+            if (!low) {
+                double exact = s + b[j], bound = (K + 2) * 0x1p-24 * (sabs + fabs(b[j]));
+                ck_assert_msg(fabs(got - exact) <= bound, "y[%d][%d] = %.9g, exact %.9g, "
+                              "bound %.3g", i, j, (double)got, exact, bound);
+            } else if (o2 && mode == GAN_F16) {
+                /* FP16 keeps the composition's two roundings, bit for bit. */
+                float want = round_to(mode, round_to(mode, (float)s) + round_to(mode, br[j]));
+                ck_assert_msg(got == comp && got == want, "F16 O2 y[%d][%d] = %.9g, the "
+                              "composition %.9g, two roundings %.9g", i, j, (double)got,
+                              (double)comp, (double)want);
+            } else if (o2) {
+                double exact = s + round_to(mode, br[j]);
+                float want = round_to(mode, (float)exact);
+                ck_assert_msg(got == want, "%s O2 y[%d][%d] = %.9g, want %.9g", dn(mode), i, j,
+                              (double)got, (double)want);
+                ck_assert(fabs(got - exact) <= fabs(comp - exact));
+                fewer += got != comp;
+            } else {
+                float want = (float)((double)round_to(mode, (float)s) + b[j]);
+                ck_assert_msg(got == want && got == comp, "%s O1 y[%d][%d] = %.9g, want %.9g "
+                              "(composition %.9g)", dn(mode), i, j, (double)got, (double)want,
+                              (double)comp);
+            }
+        }
+    if (low && o2 && mode != GAN_F16)
+        ck_assert_msg(fewer > 0, "%s O2: no element shows the composition's second rounding; "
+                      "the test would not tell the fused sum from it", dn(mode));
+}
+END_TEST
+
 START_TEST(test_o1_rest_is_fp32)
 {
     float a[6] = { 0.1f, -0.7f, 1.3f, 2.9f, -0.05f, 0.3f }, w[6] = { 0.3f, -1.1f, 0.7f, 0.2f,
@@ -769,6 +895,55 @@ END_TEST
 
 /* The tape names each node's op and scope, in the order the ops ran, with its inputs,
  * output and (after gan_grad) the gradient that reached the output. */
+/* gan_linear's node: x and w in inputs[] (n_inputs 2, as a reader of the 1.2 struct
+ * indexes it), the bias in input3; input3 is NULL for a two-input op and for a linear
+ * without a bias, and a caller whose struct ends before input3 gets nothing past its
+ * end. The bias's gradient flows through the third input. */
+START_TEST(test_linear_tape_entry)
+{
+    float w[6] = { 0.5f, -1.0f, 2.0f, 0.25f, 1.5f, -0.75f }, b[3] = { 0.1f, -0.2f, 0.3f };
+    float x[2] = { 1.0f, 2.0f };
+    int64_t wd[2] = { 3, 2 }, bd[1] = { 3 }, xd[2] = { 1, 2 };
+    gan_tensor *tw = param(2, wd, w), *tb = param(1, bd, b);
+    gan_tensor *tx = make(GAN_F32, 2, xd, x);
+    gan_tensor *y = gan_linear(CTX, tx, tw, tb);
+    gan_tensor *y0 = gan_linear(CTX, tx, tw, NULL);
+    gan_tensor *loss = gan_sum(CTX, gan_mul(CTX, y, y0), GAN_ALL_AXES, 0);
+    ok();
+    ck_assert_uint_eq(gan_ctx_tape_length(CTX), 4);
+    struct gan_tape_entry e;
+    ck_assert_int_eq(gan_ctx_tape_entry(CTX, 0, &e, sizeof e), GAN_OK);
+    ck_assert_str_eq(e.op, "gan_linear");
+    ck_assert_int_eq(e.n_inputs, 2);
+    ck_assert_ptr_eq(e.inputs[0], tx);
+    ck_assert_ptr_eq(e.inputs[1], tw);
+    ck_assert_ptr_eq(e.input3, tb);
+    ck_assert_ptr_eq(e.output, y);
+    ck_assert_int_eq(gan_ctx_tape_entry(CTX, 1, &e, sizeof e), GAN_OK);
+    ck_assert_str_eq(e.op, "gan_linear");
+    ck_assert_int_eq(e.n_inputs, 2);
+    ck_assert_ptr_null(e.input3);
+    ck_assert_int_eq(gan_ctx_tape_entry(CTX, 2, &e, sizeof e), GAN_OK);
+    ck_assert_str_eq(e.op, "gan_mul");
+    ck_assert_ptr_null(e.input3);
+    struct gan_tape_entry small;
+    memset(&small, 0x5a, sizeof small);
+    ck_assert_int_eq(gan_ctx_tape_entry(CTX, 0, &small, offsetof(struct gan_tape_entry, input3)),
+                     GAN_OK);
+    ck_assert_ptr_eq(small.inputs[1], tw);
+    unsigned char pad[sizeof small.input3];
+    memset(pad, 0x5a, sizeof pad);
+    ck_assert(memcmp(&small.input3, pad, sizeof pad) == 0);
+    /* d/db Σ y ⊙ y0 = Σ over rows of y0 = x·wᵀ. */
+    gan_tensor *g = NULL;
+    ck_assert_int_eq(gan_grad(CTX, 1, &loss, NULL, 1, &tb, &g, 0), GAN_OK);
+    float gb[3];
+    fetch(g, gb, 3);
+    for (int j = 0; j < 3; j++)
+        ck_assert_float_eq(gb[j], x[0] * w[2 * j] + x[1] * w[2 * j + 1]);
+}
+END_TEST
+
 START_TEST(test_tape_entries)
 {
     float w[4] = { 0.5f, -1.0f, 2.0f, 0.25f }, x[2] = { 1.0f, 2.0f };
@@ -1554,6 +1729,7 @@ static Suite *precision_suite(void)
     tcase_add_loop_test(tc, test_o2_elementwise_rounding, 0, 2);
     tcase_add_test(tc, test_o2_reductions);
     tcase_add_test(tc, test_o1_rest_is_fp32);
+    tcase_add_loop_test(tc, test_linear_against_fp64, 0, 6);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("range");
@@ -1568,6 +1744,7 @@ static Suite *precision_suite(void)
     tcase_add_test(tc, test_scope_refusals);
     tcase_add_loop_test(tc, test_pattern_matching, 0, N_MATCH);
     tcase_add_test(tc, test_tape_entries);
+    tcase_add_test(tc, test_linear_tape_entry);
     tcase_add_test(tc, test_fp32_scope_boundaries);
     tcase_add_test(tc, test_backward_runs_in_node_scope);
     suite_add_tcase(s, tc);

@@ -294,6 +294,82 @@ START_TEST(test_result_dtype)
 }
 END_TEST
 
+/* gan_linear's shape refusals, its empty cases, and its dtypes with the policy off
+ * (mode fp32): those of gan_add(gan_matmul(x, w, 0, 1), b), values included where the
+ * sum is wider than the product (16-bit x and w, an FP32 b: the product rounded to
+ * 16 bit, then added in FP32). */
+START_TEST(test_linear_shapes_and_dtypes)
+{
+    float v[12] = { 1, -2, 3, 0.5f, -1, 2, 0.25f, 1.5f, -0.75f, 2, 1, -3 };
+    int64_t d23[2] = { 2, 3 }, d42[2] = { 4, 2 }, d43[2] = { 4, 3 }, d3[1] = { 3 };
+    int64_t d4[1] = { 4 }, d6[1] = { 6 };
+    gan_tensor *x = gan_tensor_from_host(CTX, GAN_F32, 2, d23, v);
+    gan_tensor *w = gan_tensor_from_host(CTX, GAN_F32, 2, d43, v);
+    gan_tensor *b = gan_tensor_from_host(CTX, GAN_F32, 1, d4, v);
+    struct { gan_tensor *x, *w, *b; const char *says; } bad[] = {
+        { x, gan_tensor_from_host(CTX, GAN_F32, 2, d42, v), NULL, "with the same in" },
+        { gan_tensor_from_host(CTX, GAN_F32, 1, d6, v), w, b, "both must be 2-D" },
+        { x, w, gan_tensor_from_host(CTX, GAN_F32, 1, d3, v), "the bias must be [4]" },
+        { x, w, gan_tensor_from_host(CTX, GAN_F32, 2, d42, v), "the bias must be [4]" },
+    };
+    assert_ok();
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_ptr_null(gan_linear(CTX, bad[i].x, bad[i].w, bad[i].b));
+        ck_assert_int_eq(gan_ctx_status(CTX), GAN_ERR_INVALID);
+        ck_assert_msg(strstr(gan_ctx_error(CTX), bad[i].says), "%zu: %s", i, gan_ctx_error(CTX));
+        gan_ctx_clear_error(CTX);
+    }
+
+    /* k = 0: every row is b (zeros without one); m = 0: an empty [0, out]. */
+    int64_t d20[2] = { 2, 0 }, d40[2] = { 4, 0 }, d03[2] = { 0, 3 };
+    gan_tensor *x0 = gan_tensor_new(CTX, GAN_F32, 2, d20), *w0 = gan_tensor_new(CTX, GAN_F32, 2, d40);
+    float y[8];
+    ck_assert_int_eq(gan_tensor_to_host(CTX, gan_linear(CTX, x0, w0, b), y, 8), GAN_OK);
+    for (int i = 0; i < 8; i++)
+        ck_assert_float_eq(y[i], v[i % 4]);
+    ck_assert_int_eq(gan_tensor_to_host(CTX, gan_linear(CTX, x0, w0, NULL), y, 8), GAN_OK);
+    for (int i = 0; i < 8; i++)
+        ck_assert_float_eq(y[i], 0.0f);
+    gan_tensor *e = gan_linear(CTX, gan_tensor_new(CTX, GAN_F32, 2, d03), w, b);
+    assert_ok();
+    ck_assert_int_eq(gan_tensor_dim(e, 0), 0);
+    ck_assert_int_eq(gan_tensor_dim(e, 1), 4);
+
+    /* Mixed dtypes: the composition's result dtype, and its values. */
+    static const enum gan_dtype mix[][3] = {
+        { GAN_F16, GAN_F16, GAN_F32 }, { GAN_F32, GAN_F32, GAN_F16 }, { GAN_BF16, GAN_BF16, GAN_BF16 },
+        { GAN_F16, GAN_BF16, GAN_F16 }, { GAN_F16, GAN_F16, GAN_F16 },
+    };
+    for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++) {
+        float xv[6] = { 1.2345f, -2.5f, 0.3333f, 3.75f, 1.0f / 7, -0.625f }, yl[8], yc[8];
+        gan_tensor *tx = gan_tensor_from_host(CTX, mix[i][0], 2, d23, xv);
+        gan_tensor *tw = gan_tensor_from_host(CTX, mix[i][1], 2, d43, v);
+        gan_tensor *tb = gan_tensor_from_host(CTX, mix[i][2], 1, d4, v + 8);
+        gan_tensor *yl_t = gan_linear(CTX, tx, tw, tb);
+        gan_tensor *yc_t = gan_add(CTX, gan_matmul(CTX, tx, tw, 0, 1), tb);
+        assert_ok();
+        ck_assert_int_eq(gan_tensor_dtype(yl_t), gan_tensor_dtype(yc_t));
+        ck_assert_int_eq(gan_tensor_to_host(CTX, yl_t, yl, 8), GAN_OK);
+        ck_assert_int_eq(gan_tensor_to_host(CTX, yc_t, yc, 8), GAN_OK);
+        /* Where the product is rounded apart from the sum (its dtype is narrower than
+         * the result's), the two agree exactly; otherwise within one rounding. */
+        int apart = gan_tensor_dtype(yl_t) == GAN_F32 && mix[i][0] == mix[i][1]
+                    && mix[i][0] != GAN_F32;
+        double u = gan_tensor_dtype(yl_t) == GAN_F32 ? 0x1p-23
+                   : gan_tensor_dtype(yl_t) == GAN_F16 ? 0x1p-10 : 0x1p-7;
+        for (int k = 0; k < 8; k++) {
+            if (apart)
+                ck_assert_msg(yl[k] == yc[k], "%zu[%d]: %.9g vs %.9g", i, k, (double)yl[k],
+                              (double)yc[k]);
+            else
+                ck_assert_msg(fabs(yl[k] - yc[k]) <= u * fabs(yc[k]) + 1e-6, "%zu[%d]: %.9g vs "
+                              "%.9g", i, k, (double)yl[k], (double)yc[k]);
+        }
+    }
+    gan_ctx_step_end(CTX);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ steps */
 
 START_TEST(test_step_end)
@@ -481,6 +557,7 @@ static Suite *tensor_suite(void)
     tcase_add_checked_fixture(tc, backend_fixture_setup, backend_fixture_teardown);
     tcase_add_loop_test(tc, test_broadcast, 0, (int)(sizeof bcases / sizeof bcases[0]));
     tcase_add_test(tc, test_result_dtype);
+    tcase_add_test(tc, test_linear_shapes_and_dtypes);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("steps");

@@ -38,7 +38,7 @@ struct gan_probe_row {
     /* A parameter's full name ("critic.fc0.weight"); for an op, its index among the
      * tape's non-cast nodes, its scope and its op without "gan_", with "bw." before the op
      * when a backward pass recorded the node (the penalty's inner gradient, which the
-     * outer backward differentiates again): "17 critic.fc1:matmul",
+     * outer backward differentiates again): "2 critic.fc1:linear",
      * "42 penalty.critic.fc0:bw.matmul", "60 add" at the top level. */
     char name[128];
     enum gan_dtype dtype;       /* the 16-bit pass's gradient's dtype */

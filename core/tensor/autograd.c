@@ -21,9 +21,17 @@ int ti_wants_grad(const gan_ctx *ctx, const gan_tensor *t)
 gan_status ti_record(gan_ctx *ctx, gan_tensor *out, const char *op, ti_backward_fn fn,
                      gan_tensor *in0, gan_tensor *in1, struct ti_node **node)
 {
+    return ti_record3(ctx, out, op, fn, in0, in1, NULL, node);
+}
+
+gan_status ti_record3(gan_ctx *ctx, gan_tensor *out, const char *op, ti_backward_fn fn,
+                      gan_tensor *in0, gan_tensor *in1, gan_tensor *in2,
+                      struct ti_node **node)
+{
     *node = NULL;
     int w0 = ti_wants_grad(ctx, in0), w1 = ti_wants_grad(ctx, in1);
-    if (!w0 && !w1)
+    int w2 = ti_wants_grad(ctx, in2);
+    if (!w0 && !w1 && !w2)
         return GAN_OK;
     if (ctx->n_nodes == ctx->cap_nodes) {
         size_t cap = ctx->cap_nodes ? 2 * ctx->cap_nodes : 256;
@@ -44,11 +52,13 @@ gan_status ti_record(gan_ctx *ctx, gan_tensor *out, const char *op, ti_backward_
     n->op = op;
     n->backward = fn;
     n->seq = ctx->n_nodes;
-    n->n_in = in1 ? 2 : 1;
+    n->n_in = in2 ? 3 : in1 ? 2 : 1;
     n->in[0] = in0;
     n->in[1] = in1;
+    n->in[2] = in2;
     n->needs[0] = w0;
     n->needs[1] = w1;
+    n->needs[2] = w2;
     n->out = out;
     n->scope = ctx->scope;
     n->policy_off = ctx->policy_off > 0;
@@ -203,7 +213,7 @@ static gan_status backward_pass(gan_ctx *ctx, size_t n_nodes, uint64_t epoch)
             needs[i] = node->needs[i];
             node->needs[i] = needs[i] && gradient_wanted(node->in[i], epoch);
         }
-        gan_tensor *gin[TI_NODE_MAX_IN] = { NULL, NULL };
+        gan_tensor *gin[TI_NODE_MAX_IN] = { NULL };
         /* The backward runs under the policy its forward ran under: in the node's scope
          * (an FP32 scope's gradient is FP32 too, wherever gan_grad was called from), and
          * suspended where the forward was. */
@@ -328,9 +338,12 @@ gan_status gan_ctx_tape_entry(gan_ctx *ctx, size_t index, struct gan_tape_entry 
     e.fp32_scope = n->scope && n->scope->fp32;
     e.policy_off = n->policy_off;
     e.from_backward = n->from_backward;
-    e.n_inputs = n->n_in;
+    /* inputs[] holds two: a third (gan_linear's bias) goes to input3, past the end of
+     * the older struct, so that a reader of n_inputs never indexes beyond inputs[]. */
+    e.n_inputs = n->n_in < 2 ? n->n_in : 2;
     e.inputs[0] = n->in[0];
     e.inputs[1] = n->n_in > 1 ? n->in[1] : NULL;
+    e.input3 = n->n_in > 2 ? n->in[2] : NULL;
     e.output = n->out;
     e.grad = n->out->grad_epoch == ctx->epoch && ctx->epoch ? n->out->grad : NULL;
     memcpy(entry, &e, entry_size < sizeof e ? entry_size : sizeof e);

@@ -329,11 +329,29 @@ static enum gan_dtype compute_dtype(const gan_ctx *ctx, enum ti_op_class cls,
     }
 }
 
+static int policy_is_off(const gan_ctx *ctx)
+{
+    return ctx->prec_mode == GAN_F32 || ctx->policy_off > 0;
+}
+
+enum gan_dtype ti_policy_dtype(const gan_ctx *ctx, enum ti_op_class cls, enum gan_dtype a,
+                               enum gan_dtype b)
+{
+    if (policy_is_off(ctx))   /* ti_result_dtype's rule, on dtypes */
+        return b == GAN_DTYPE_COUNT || a == b ? a : GAN_F32;
+    return compute_dtype(ctx, cls, a, b);
+}
+
+gan_tensor *ti_policy_cast(gan_ctx *ctx, gan_tensor *t, enum gan_dtype dtype)
+{
+    return policy_is_off(ctx) ? t : policy_input(ctx, t, dtype);
+}
+
 enum gan_dtype ti_policy_apply(gan_ctx *ctx, enum ti_op_class cls, gan_tensor **a,
                                gan_tensor **b)
 {
     gan_tensor *b0 = b ? *b : NULL;
-    if (ctx->prec_mode == GAN_F32 || ctx->policy_off > 0)
+    if (policy_is_off(ctx))
         return ti_result_dtype(*a, b0);
     enum gan_dtype dt = compute_dtype(ctx, cls, (*a)->dtype, b0 ? b0->dtype : GAN_DTYPE_COUNT);
     gan_tensor *a2 = policy_input(ctx, *a, dt);

@@ -58,7 +58,8 @@ struct gan_tensor {
 typedef gan_status (*ti_backward_fn)(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
                                      gan_tensor **gin);
 
-#define TI_NODE_MAX_IN 2
+/* Two for most ops; three for gan_linear (x, w and the bias). */
+#define TI_NODE_MAX_IN 3
 
 struct ti_node {
     const char *op;             /* "gan_tanh": names the op in messages */
@@ -116,6 +117,10 @@ gan_status ti_raw_cast(gan_ctx *ctx, const char *op, gan_buffer *x, enum gan_dty
 int ti_wants_grad(const gan_ctx *ctx, const gan_tensor *t);
 gan_status ti_record(gan_ctx *ctx, gan_tensor *out, const char *op, ti_backward_fn fn,
                      gan_tensor *in0, gan_tensor *in1, struct ti_node **node);
+/* ti_record with a third input in2 (NULL: none; in1 must then be given too). */
+gan_status ti_record3(gan_ctx *ctx, gan_tensor *out, const char *op, ti_backward_fn fn,
+                      gan_tensor *in0, gan_tensor *in1, gan_tensor *in2,
+                      struct ti_node **node);
 /* ------------------------------------------------------------------ precision policy
  * (precision.c; the rules are documented in tensor.h). */
 
@@ -155,6 +160,16 @@ enum gan_dtype ti_policy_apply(gan_ctx *ctx, enum ti_op_class cls, gan_tensor **
  * positive value to zero and change the mask. */
 enum gan_dtype ti_policy_apply_beside(gan_ctx *ctx, enum ti_op_class cls, gan_tensor **a,
                                       enum gan_dtype b_dtype);
+
+/* The two halves of ti_policy_apply, for an op made of two steps whose second input
+ * does not exist yet when the first runs (gan_linear's bias add after its product):
+ * ti_policy_dtype is the dtype ti_policy_apply would return for inputs of dtypes a and
+ * b (b: GAN_DTYPE_COUNT when there is none), and ti_policy_cast is the input
+ * ti_policy_apply would hand the op for t under that dtype (t itself when the policy is
+ * off or t has it already; NULL when the cast failed, recorded). */
+enum gan_dtype ti_policy_dtype(const gan_ctx *ctx, enum ti_op_class cls, enum gan_dtype a,
+                               enum gan_dtype b);
+gan_tensor *ti_policy_cast(gan_ctx *ctx, gan_tensor *t, enum gan_dtype dtype);
 /* The backward of a cast from F32 into 16 bit hands `g`, the 16-bit gradient of the
  * cast's output, to this: it is kept on the FP32 source (through reshapes, on the
  * tensor they were made from) for gan_tensor_grad16. */

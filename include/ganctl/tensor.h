@@ -125,6 +125,22 @@ GAN_API gan_tensor *gan_broadcast_to(gan_ctx *ctx, gan_tensor *a, int ndim, cons
 /* Matrix product of 2-D tensors, op(a)·op(b), op = transpose when trans_* is set. */
 GAN_API gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int trans_a,
                                int trans_b);
+/* An affine layer, torch.nn.functional.linear: x·wᵀ + b for x [batch, in], w [out, in]
+ * and b [out] (added to every row), or x·wᵀ when b is NULL; the result is [batch, out].
+ * It is gan_add(gan_matmul(x, w, 0, 1), b) in one op: the rows of b are written into
+ * the result and the product is accumulated onto them, so there is no separate pass
+ * over the result for the bias. The precision policy treats it as that composition: the
+ * product is a GEMM-class op, the bias add an element-wise one, so the result has the
+ * dtype the composition's sum would have (16 bit at O2, FP32 at O1 and in an FP32
+ * scope). Where that dtype is the product's and not FP16, the bias enters the GEMM's
+ * FP32 accumulator and the sum is rounded once, not the product and then the sum: a
+ * BF16 result can differ from the composition's by one rounding, and is the closer of
+ * the two to the exact value; an FP32 one in the last bits (none where the inner size
+ * fits one of the GEMM's blocks). Otherwise (FP16, whose documented experiments were
+ * measured on the composition; O1: a 16-bit product, an FP32 result) the product is
+ * rounded to 16 bit and then added, bit for bit as the composition does. Gradients: dx = g·w, dw = gᵀ·x, db = g summed over the rows, in the same ops,
+ * so that they can be differentiated again. Since ABI 1.3. */
+GAN_API gan_tensor *gan_linear(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, gan_tensor *b);
 
 GAN_API gan_tensor *gan_reshape(gan_ctx *ctx, gan_tensor *a, int ndim, const int64_t *dims);
 /* Along axis 0 (the batch). */
@@ -158,11 +174,13 @@ GAN_API gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
  * widest dtype of its inputs (F32 wins; F16 with BF16 gives F32), nothing is cast.
  * fp16 (GAN_F16) and bf16 (GAN_BF16) at one of two levels, with "16 bit" meaning the
  * mode's type:
- *   O1  GEMM-class ops (gan_matmul, gan_conv2d, gan_conv2d_transpose and the filter
- *       gradient of a convolution) compute in 16 bit: their inputs are cast to 16 bit,
- *       the backend accumulates in FP32 and rounds the result once to 16 bit.
- *       Every other governed op computes in FP32 (16-bit inputs are cast up, exactly).
- *   O2  GEMM-class ops as in O1. An element-wise op (gan_add … gan_step) and a sum or
+ *   O1  GEMM-class ops (gan_matmul, the product of gan_linear, gan_conv2d,
+ *       gan_conv2d_transpose and the filter gradient of a convolution) compute in 16
+ *       bit: their inputs are cast to 16 bit, the backend accumulates in FP32 and
+ *       rounds the result once to 16 bit. Every other governed op (gan_linear's bias
+ *       add too) computes in FP32 (16-bit inputs are cast up, exactly).
+ *   O2  GEMM-class ops as in O1. An element-wise op (gan_add … gan_step, and the bias
+ *       add of gan_linear) and a sum or
  *       mean over some axes computes in 16 bit when any of its inputs is 16 bit — from
  *       the first GEMM on, the activations are — and its FP32 inputs (parameters, data)
  *       are cast down: the result is 16 bit, rounded once from an FP32 computation, and
@@ -253,12 +271,15 @@ struct gan_tape_entry {
     int fp32_scope;             /* an FP32 pattern matches the scope (now) */
     int policy_off;             /* recorded with the policy suspended (gradient sums) */
     int from_backward;          /* recorded by a backward pass (gan_grad, create_graph) */
-    int n_inputs;               /* 1 or 2 */
+    int n_inputs;               /* 1 or 2: the entries of inputs[] in use */
     gan_tensor *inputs[2];
     gan_tensor *output;
     /* The gradient that reached `output` in the most recent gan_grad call, in the
      * output's dtype, or NULL when that call did not reach it. */
     gan_tensor *grad;
+    /* A third input, not counted in n_inputs: gan_linear's bias; NULL for every other
+     * op and for gan_linear without a bias. Since ABI 1.3. */
+    gan_tensor *input3;
 };
 GAN_API size_t gan_ctx_tape_length(const gan_ctx *ctx);
 /* Fills min(entry_size, sizeof *entry) bytes of *entry for node `index`

@@ -254,7 +254,7 @@ static gan_tensor *linear(gan_model *m, gan_ctx *ctx, int i, gan_tensor *h)
     snprintf(scope, sizeof scope, "fc%d", i);
     if (gan_ctx_scope_push(ctx, scope) != GAN_OK)
         return NULL;
-    h = gan_add(ctx, gan_matmul(ctx, h, m->layers[i].weight, 0, 1), m->layers[i].bias);
+    h = gan_linear(ctx, h, m->layers[i].weight, m->layers[i].bias);
     gan_ctx_scope_pop(ctx);
     return h;
 }
