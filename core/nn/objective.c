@@ -53,16 +53,19 @@ static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
     return gan_objective_forward(arg, GAN_NET_CRITIC, ctx, x);
 }
 
-/* The critic's scores of the real and the fake batch. Where the critic scores each
- * sample on its own, both batches go through it as one of 2B rows (half the products,
- * each twice as tall, and one gradient sum per weight instead of two); otherwise, or
- * when the batches' sample shapes differ, one forward each. */
+/* The critic's scores of the real and the fake batch. With critic.join_batches, where
+ * the critic scores each sample on its own, both batches go through it as one of 2B
+ * rows (half the products, each twice as tall, and one gradient sum per weight instead
+ * of two); otherwise, or when the batches' sample shapes differ, one forward each. The
+ * joined sums run in another order, so the run's numbers differ from a separate-batch
+ * run's in the last bits and then drift as any reordering does: hence not the default,
+ * which keeps every published figure reproducible. */
 static void critic_scores(const struct gan_objective *o, gan_ctx *ctx, gan_tensor *real,
                           gan_tensor *fake, gan_tensor **d_real, gan_tensor **d_fake)
 {
     const struct gan_model_ops *ops = &o->model[GAN_NET_CRITIC].module->model;
     gan_model *critic = o->model[GAN_NET_CRITIC].model;
-    int joined = ops->samples_independent && ops->samples_independent(critic) && real && fake &&
+    int joined = o->join_batches && ops->samples_independent && ops->samples_independent(critic) && real && fake &&
                  gan_tensor_ndim(real) >= 1 && gan_tensor_ndim(real) == gan_tensor_ndim(fake);
     for (int d = 1; joined && d < gan_tensor_ndim(real); d++)
         joined = gan_tensor_dim(real, d) == gan_tensor_dim(fake, d);
