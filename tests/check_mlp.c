@@ -109,6 +109,7 @@ START_TEST(test_descriptor)
     ck_assert_ptr_nonnull(mops->forward);
     ck_assert_ptr_nonnull(mops->destroy);
     ck_assert_ptr_nonnull(mops->describe);
+    ck_assert_ptr_nonnull(mops->samples_independent);
     /* The settings the configuration may set, with the toy defaults. */
     static const char *const want[][2] = {
         { "width", "512" }, { "depth", "3" }, { "activation", "\"relu\"" },
@@ -403,6 +404,42 @@ START_TEST(test_forward_is_differentiable)
 }
 END_TEST
 
+/* The promise samples_independent makes, on which the trainer scores the real and the
+ * fake batch as one: a batch of 2B rows gives each row the score it gets in its own
+ * batch of B, up to the order of the sums (the toy critic's 512-wide layers). */
+START_TEST(test_rows_scored_alone)
+{
+    int64_t two[1] = { 2 }, one[1] = { 1 };
+    struct gan_model_io io = io_of(1, two, 1, one);
+    const char *const settings[] = { "width=64", NULL };
+    struct inst m;
+    make(&m, GAN_MODEL_CRITIC, &io, settings);
+    ck_assert_msg(m.status == GAN_OK, "%s", m.th.last_error);
+    ck_assert_ptr_nonnull(mops->samples_independent);
+    ck_assert_int_eq(mops->samples_independent(m.model), 1);
+    uint64_t offset = 0;
+    ck_assert_int_eq(gan_net_init(m.net, 3, &offset), GAN_OK);
+    enum { B = 37 };
+    float x[2 * B * 2];
+    lcg_state = 777u;
+    for (size_t k = 0; k < sizeof x / sizeof x[0]; k++)
+        x[k] = lcg_uniform(-3.0f, 3.0f);
+    int64_t d2[2] = { 2 * B, 2 }, d1[2] = { B, 2 };
+    float joined[2 * B], alone[2 * B];
+    ck_assert_int_eq(gan_tensor_to_host(fx.ctx, mops->forward(m.model, fx.ctx,
+                         gan_tensor_from_host(fx.ctx, GAN_F32, 2, d2, x)), joined, 2 * B), GAN_OK);
+    for (int half = 0; half < 2; half++)
+        ck_assert_int_eq(gan_tensor_to_host(fx.ctx, mops->forward(m.model, fx.ctx,
+                             gan_tensor_from_host(fx.ctx, GAN_F32, 2, d1, x + half * B * 2)),
+                             alone + half * B, B), GAN_OK);
+    for (int r = 0; r < 2 * B; r++)
+        ck_assert_msg(fabsf(joined[r] - alone[r]) <= 1e-6f * (1.0f + fabsf(alone[r])),
+                      "row %d: %.9g in 2B rows, %.9g alone", r, joined[r], alone[r]);
+    gan_ctx_step_end(fx.ctx);
+    unmake(&m);
+}
+END_TEST
+
 START_TEST(test_forward_wrong_sample_size)
 {
     int64_t two[1] = { 2 }, one[1] = { 1 };
@@ -503,6 +540,7 @@ static Suite *mlp_suite(void)
     tcase_add_loop_test(tc, test_forward_matches_host, 0, N_FWD);
     tcase_add_test(tc, test_forward_is_differentiable);
     tcase_add_test(tc, test_forward_wrong_sample_size);
+    tcase_add_test(tc, test_rows_scored_alone);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("settings");

@@ -244,5 +244,26 @@ stop_with TERM "$work/term"
 check "SIGTERM exits 143" rc_is 143
 check "SIGTERM writes a checkpoint" test -s "$work/term/checkpoint.safetensors"
 
+# ------------------------------------------------------- critic.join_batches
+# The real and fake batches scored as one: the same numbers up to the order of the sums.
+run -s run.iterations=5 -s run.log_every=1 -s run.metrics_time=false -s run.dir="$work/sep"
+check "a run with separate critic batches exits 0" rc_is 0
+run -s run.iterations=5 -s run.log_every=1 -s run.metrics_time=false \
+    -s critic.join_batches=true -s run.dir="$work/joined"
+check "a run with joined critic batches exits 0" rc_is 0
+close_rows() {
+    # columns 3-8: the losses, the W estimate, the penalty and the gradient norms
+    awk -F, 'NR == FNR { for (i = 3; i <= 8; i++) a[FNR, i] = $i; next }
+             FNR > 1 { for (i = 3; i <= 8; i++) { d = $i - a[FNR, i]; if (d < 0) d = -d
+                       m = a[FNR, i] < 0 ? -a[FNR, i] : a[FNR, i]
+                       if (d > 1e-4 * (1 + m)) { print "row " FNR " column " i ": " $i " vs " a[FNR, i]; bad = 1 } }
+                       rows++ }
+             END { exit bad || rows < 5 }' "$1" "$2"
+}
+check "joined critic batches give the separate batches' numbers within 1e-4" \
+    close_rows "$work/sep/metrics.csv" "$work/joined/metrics.csv"
+check "the joined run's configuration records critic.join_batches" \
+    has "$work/joined/config.conf" "join_batches = true"
+
 echo "$checks checks, $failures failed"
 test "$failures" -eq 0

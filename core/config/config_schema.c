@@ -99,6 +99,7 @@ static const struct schema_key core_keys[] = {
     STR("generator.scaler.name", NULL, NULL, "the generator's own loss scaler, instead of scaler.name"),
     OPTIMIZER_KEYS("generator"),
     INT_RANGE("critic.iterations", "5", 1, 1000, "critic steps per generator step (n_critic)"),
+    BOOL("critic.join_batches", "false", "score the real and the fake batch as one batch of 2B rows where the critic model allows (faster; the sums run in another order)"),
     STR("critic.model.name", "\"mlp\"", NULL, "the critic's model plugin, model-NAME.so"),
     STR("critic.scaler.name", NULL, NULL, "the critic's own loss scaler, instead of scaler.name"),
     OPTIMIZER_KEYS("critic"),

@@ -53,6 +53,33 @@ static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
     return gan_objective_forward(arg, GAN_NET_CRITIC, ctx, x);
 }
 
+/* The critic's scores of the real and the fake batch. With critic.join_batches, where
+ * the critic scores each sample on its own, both batches go through it as one of 2B
+ * rows (half the products, each twice as tall, and one gradient sum per weight instead
+ * of two); otherwise, or when the batches' sample shapes differ, one forward each. The
+ * joined sums run in another order, so the run's numbers differ from a separate-batch
+ * run's in the last bits and then drift as any reordering does: hence not the default,
+ * which keeps every published figure reproducible. */
+static void critic_scores(const struct gan_objective *o, gan_ctx *ctx, gan_tensor *real,
+                          gan_tensor *fake, gan_tensor **d_real, gan_tensor **d_fake)
+{
+    const struct gan_model_ops *ops = &o->model[GAN_NET_CRITIC].module->model;
+    gan_model *critic = o->model[GAN_NET_CRITIC].model;
+    int joined = o->join_batches && ops->samples_independent && ops->samples_independent(critic) && real && fake &&
+                 gan_tensor_ndim(real) >= 1 && gan_tensor_ndim(real) == gan_tensor_ndim(fake);
+    for (int d = 1; joined && d < gan_tensor_ndim(real); d++)
+        joined = gan_tensor_dim(real, d) == gan_tensor_dim(fake, d);
+    if (!joined) {
+        *d_fake = critic_forward((void *)o, ctx, fake);
+        *d_real = critic_forward((void *)o, ctx, real);
+        return;
+    }
+    const int64_t n_real = gan_tensor_dim(real, 0), n_fake = gan_tensor_dim(fake, 0);
+    gan_tensor *both = critic_forward((void *)o, ctx, gan_concat0(ctx, real, fake));
+    *d_real = both ? gan_slice0(ctx, both, 0, n_real) : NULL;
+    *d_fake = both ? gan_slice0(ctx, both, n_real, n_real + n_fake) : NULL;
+}
+
 gan_tensor *gan_objective_build(const struct gan_objective *o, enum gan_loss_target target,
                                 gan_tensor *real, gan_tensor *fake, gan_tensor *alpha,
                                 uint64_t *loss_offset, struct gan_objective_sink *sink)
@@ -62,11 +89,12 @@ gan_tensor *gan_objective_build(const struct gan_objective *o, enum gan_loss_tar
     struct gan_loss_inputs in;
     memset(&in, 0, sizeof in);
     in.fake = fake;
-    in.d_fake = critic_forward((void *)o, ctx, fake);
     if (target == GAN_LOSS_CRITIC) {
         in.real = real;
-        in.d_real = critic_forward((void *)o, ctx, real);
         in.alpha = alpha;
+        critic_scores(o, ctx, real, fake, &in.d_real, &in.d_fake);
+    } else {
+        in.d_fake = critic_forward((void *)o, ctx, fake);
     }
     in.critic = critic_forward;
     in.critic_ctx = (void *)o;

@@ -243,6 +243,7 @@ static gan_status read_settings(gan_session *s, struct gan_error *err)
     set->batch = get_int(cfg, "data.batch_size");
     set->z_dim = get_int(cfg, "generator.z_dim");
     set->n_critic = get_int(cfg, "critic.iterations");
+    set->join_batches = gan_config_get_bool(cfg, "critic.join_batches", &set->join_batches) == GAN_OK && set->join_batches;
     const char *mode = "fp32", *level = "O2";
     gan_config_get_string(cfg, "precision.mode", &mode);
     gan_config_get_string(cfg, "precision.level", &level);
@@ -391,6 +392,7 @@ static void bind_objective(gan_session *s)
     }
     o->n_terms = s->n_loss;
     o->seed = s->set.seed;
+    o->join_batches = s->set.join_batches;
     o->inner_grad = gan_amp_on_inner_grad;
     o->inner_ctx = &s->inner;
 }

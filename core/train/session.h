@@ -49,6 +49,7 @@ struct gan_session_loss {
 struct gan_session_settings {
     uint64_t seed;                /* run.seed */
     int64_t batch, z_dim, n_critic;
+    int join_batches;             /* critic.join_batches */
     enum gan_dtype precision;     /* GAN_F32, GAN_F16 or GAN_BF16 */
     enum gan_precision_level level;
     int inner_outer_scale;        /* penalty.inner_scale = "outer" */

@@ -73,6 +73,13 @@ struct gan_model_ops {
     /* Optional: one line describing the architecture for the log
      * ("2 → 512 → 512 → 512 → 1, relu"). */
     const char *(*describe)(gan_model *model);
+
+    /* Optional (ABI 1.3): nonzero when each sample's output depends on that sample
+     * alone (no statistics across the batch, such as batch norm's). The core may then
+     * score the real and the fake batch as one batch of 2B rows, whose larger products
+     * run nearer the GEMM's peak; the scores are the same up to the order of the sums.
+     * Absent or zero: every batch gets its own forward. */
+    int (*samples_independent)(gan_model *model);
 };
 
 #ifdef __cplusplus

@@ -619,6 +619,14 @@ static const char *dcgan_describe(gan_model *m)
     return m->description;
 }
 
+/* Each sample is convolved and normalised on its own: the layer norm's statistics are
+ * one sample's C·H·W values, never the batch's. */
+static int dcgan_samples_independent(gan_model *m)
+{
+    (void)m;
+    return 1;
+}
+
 /* ------------------------------------------------------------------ descriptor */
 
 static const struct gan_model_ops dcgan_ops = {
@@ -627,6 +635,7 @@ static const struct gan_model_ops dcgan_ops = {
     .destroy = dcgan_destroy,
     .forward = dcgan_forward,
     .describe = dcgan_describe,
+    .samples_independent = dcgan_samples_independent,
 };
 
 static const struct gan_setting_spec dcgan_settings[] = {

@@ -291,6 +291,13 @@ static const char *mlp_describe(gan_model *m)
     return m->description;
 }
 
+/* Rows never meet: each sample goes through its own products and activations. */
+static int mlp_samples_independent(gan_model *m)
+{
+    (void)m;
+    return 1;
+}
+
 /* ------------------------------------------------------------------ descriptor */
 
 static const struct gan_model_ops mlp_ops = {
@@ -299,6 +306,7 @@ static const struct gan_model_ops mlp_ops = {
     .destroy = mlp_destroy,
     .forward = mlp_forward,
     .describe = mlp_describe,
+    .samples_independent = mlp_samples_independent,
 };
 
 static const struct gan_setting_spec mlp_settings[] = {
