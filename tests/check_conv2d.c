@@ -621,48 +621,44 @@ START_TEST(test_onednn_serves)
 }
 END_TEST
 
+/* The kernel tests on one kind of instance, as cases named `names` (the FP32 sweep,
+ * the adjoint identity, the 16-bit tests); returns the last, the 16-bit one. */
+static TCase *add_kernel_cases(Suite *s, const char *const names[3], void (*up)(void),
+                               void (*down)(void))
+{
+    TCase *tc = NULL;
+    for (int i = 0; i < 3; i++) {
+        tc = tcase_create(names[i]);
+        tcase_add_checked_fixture(tc, up, down);
+        if (i == 0)
+            tcase_add_loop_test(tc, test_f32_sweep, 0, 3 * NSHAPES);
+        else if (i == 1)
+            tcase_add_loop_test(tc, test_adjoint, 0, NSHAPES);
+        else {
+            tcase_add_loop_test(tc, test_16bit, 0, 6 * NSHAPES16);
+            tcase_add_test(tc, test_16bit_filter_accumulates_in_f32);
+        }
+        suite_add_tcase(s, tc);
+    }
+    return tc;
+}
+
 static Suite *conv2d_suite(void)
 {
     Suite *s = suite_create("conv2d");
 
-    TCase *tc = tcase_create("f32-sweep");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_loop_test(tc, test_f32_sweep, 0, 3 * NSHAPES);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("adjoint");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_loop_test(tc, test_adjoint, 0, NSHAPES);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("16-bit");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_loop_test(tc, test_16bit, 0, 6 * NSHAPES16);
-    tcase_add_test(tc, test_16bit_filter_accumulates_in_f32);
-    suite_add_tcase(s, tc);
-
+    static const char *const openblas[3] = { "f32-sweep", "adjoint", "16-bit" };
+    add_kernel_cases(s, openblas, setup, teardown);
 #ifdef GAN_HAVE_ONEDNN
     if (cpu_has_bf16_dot()) {
-        tc = tcase_create("f32-sweep-onednn");
-        tcase_add_checked_fixture(tc, setup_onednn, teardown_onednn);
-        tcase_add_loop_test(tc, test_f32_sweep, 0, 3 * NSHAPES);
-        suite_add_tcase(s, tc);
-
-        tc = tcase_create("adjoint-onednn");
-        tcase_add_checked_fixture(tc, setup_onednn, teardown_onednn);
-        tcase_add_loop_test(tc, test_adjoint, 0, NSHAPES);
-        suite_add_tcase(s, tc);
-
-        tc = tcase_create("16-bit-onednn");
-        tcase_add_checked_fixture(tc, setup_onednn, teardown_onednn);
-        tcase_add_loop_test(tc, test_16bit, 0, 6 * NSHAPES16);
-        tcase_add_test(tc, test_16bit_filter_accumulates_in_f32);
-        tcase_add_loop_test(tc, test_onednn_serves, 0, 3);
-        suite_add_tcase(s, tc);
+        static const char *const onednn[3] = { "f32-sweep-onednn", "adjoint-onednn",
+                                               "16-bit-onednn" };
+        TCase *served = add_kernel_cases(s, onednn, setup_onednn, teardown_onednn);
+        tcase_add_loop_test(served, test_onednn_serves, 0, 3);
     }
 #endif
 
-    tc = tcase_create("validation");
+    TCase *tc = tcase_create("validation");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_bad_descriptor, 0, NBAD);
     tcase_add_test(tc, test_bad_refs);

@@ -51,6 +51,26 @@ static gan_status binary_done(gan_ctx *ctx, const struct ti_node *node, gan_tens
     return ti_result(ctx, (!node->needs[0] || gin[0]) && (!node->needs[1] || gin[1]));
 }
 
+/* A new dtype-dt tensor of the broadcast shape holding a `bop` b, from one backend
+ * call; NULL with the reason recorded. */
+static gan_tensor *binary_result(gan_ctx *ctx, const char *op, enum gan_binary_op bop,
+                                 gan_tensor *a, gan_tensor *b, enum gan_dtype dt, int ndim,
+                                 const int64_t *dims)
+{
+    gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
+    if (!y)
+        return NULL;
+    struct gan_shape shape = ti_shape(ndim, dims);
+    struct gan_operand ao = ti_operand(a, ndim, dims), bo = ti_operand(b, ndim, dims);
+    struct gan_operand yo = ti_operand(y, ndim, dims);
+    gan_status st = ctx->ops.binary(ctx->be, bop, &shape, &ao, &bo, &yo);
+    if (st != GAN_OK) {
+        ti_backend_fail(ctx, op, "binary", st);
+        return NULL;
+    }
+    return y;
+}
+
 static gan_tensor *binary_forward(gan_ctx *ctx, const char *op, enum gan_binary_op bop,
                                   gan_tensor *a, gan_tensor *b, ti_backward_fn backward)
 {
@@ -63,17 +83,9 @@ static gan_tensor *binary_forward(gan_ctx *ctx, const char *op, enum gan_binary_
     enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &a, &b);
     if (dt == GAN_DTYPE_COUNT)
         return NULL;
-    gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
+    gan_tensor *y = binary_result(ctx, op, bop, a, b, dt, ndim, dims);
     if (!y)
         return NULL;
-    struct gan_shape shape = ti_shape(ndim, dims);
-    struct gan_operand ao = ti_operand(a, ndim, dims), bo = ti_operand(b, ndim, dims);
-    struct gan_operand yo = ti_operand(y, ndim, dims);
-    gan_status st = ctx->ops.binary(ctx->be, bop, &shape, &ao, &bo, &yo);
-    if (st != GAN_OK) {
-        ti_backend_fail(ctx, op, "binary", st);
-        return NULL;
-    }
     struct ti_node *node;
     if (ti_record(ctx, y, op, backward, a, b, &node) != GAN_OK)
         return NULL;
@@ -203,17 +215,9 @@ static gan_tensor *mask_positive(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
     enum gan_dtype dt = ti_policy_apply_beside(ctx, TI_CLASS_POINTWISE, &g, mask_dtype);
     if (dt == GAN_DTYPE_COUNT)
         return NULL;
-    gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
+    gan_tensor *y = binary_result(ctx, op, GAN_BINARY_MASK_POSITIVE, g, x, dt, ndim, dims);
     if (!y)
         return NULL;
-    struct gan_shape shape = ti_shape(ndim, dims);
-    struct gan_operand go = ti_operand(g, ndim, dims), xo = ti_operand(x, ndim, dims);
-    struct gan_operand yo = ti_operand(y, ndim, dims);
-    gan_status st = ctx->ops.binary(ctx->be, GAN_BINARY_MASK_POSITIVE, &shape, &go, &xo, &yo);
-    if (st != GAN_OK) {
-        ti_backend_fail(ctx, op, "binary", st);
-        return NULL;
-    }
     if (!ti_wants_grad(ctx, g))
         return y;
     /* x rides along as the second input so that the backward finds it, but it never
