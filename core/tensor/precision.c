@@ -367,9 +367,9 @@ enum gan_dtype ti_policy_apply(gan_ctx *ctx, enum ti_op_class cls, gan_tensor **
 enum gan_dtype ti_policy_apply_beside(gan_ctx *ctx, enum ti_op_class cls, gan_tensor **a,
                                       enum gan_dtype b_dtype)
 {
-    if (ctx->prec_mode == GAN_F32 || ctx->policy_off > 0)
-        return (*a)->dtype == b_dtype ? b_dtype : GAN_F32;   /* as ti_result_dtype */
-    enum gan_dtype dt = compute_dtype(ctx, cls, (*a)->dtype, b_dtype);
+    enum gan_dtype dt = ti_policy_dtype(ctx, cls, (*a)->dtype, b_dtype);
+    if (policy_is_off(ctx))
+        return dt;
     gan_tensor *a2 = policy_input(ctx, *a, dt);
     if (!a2)
         return GAN_DTYPE_COUNT;   /* gan_cast has recorded why */
