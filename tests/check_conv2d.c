@@ -27,6 +27,7 @@ static void teardown(void)
     be = NULL;
 }
 
+#ifdef GAN_HAVE_ONEDNN
 /* The same tests on oneDNN's convolutions (backend.gemm = "onednn"), where the build
  * has oneDNN and the CPU its BF16 dot products: the kernels under test are then
  * onednn_conv.c's, against the same double references. */
@@ -43,6 +44,7 @@ static void teardown_onednn(void)
     cpu_onednn_close(be);
     teardown();
 }
+#endif
 
 static const char *last_error(void)
 {
@@ -598,6 +600,7 @@ START_TEST(test_bad_refs)
 }
 END_TEST
 
+#ifdef GAN_HAVE_ONEDNN
 /* The oneDNN cases do reach oneDNN: each kind of call makes a primitive. */
 START_TEST(test_onednn_serves)
 {
@@ -620,6 +623,7 @@ START_TEST(test_onednn_serves)
     }
 }
 END_TEST
+#endif
 
 /* The kernel tests on one kind of instance, as cases named `names` (the FP32 sweep,
  * the adjoint identity, the 16-bit tests); returns the last, the 16-bit one. */
