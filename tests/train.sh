@@ -264,6 +264,21 @@ check "joined critic batches give the separate batches' numbers within 1e-4" \
     close_rows "$work/sep/metrics.csv" "$work/joined/metrics.csv"
 check "the joined run's configuration records critic.join_batches" \
     has "$work/joined/config.conf" "join_batches = true"
+# The per-op report of debug level 2 lists the critic's forward ops: once on 2B rows
+# (then split by slice0) when joined, once per batch of B rows when not.
+run --precision fp16 --debug-level 2 -s run.iterations=2 -s run.dir="$work/sep16"
+run --precision fp16 --debug-level 2 -s run.iterations=2 -s critic.join_batches=true \
+    -s run.dir="$work/joined16"
+first_layer() { # FOLDER: "count elements" of the critic's first-layer forward ops
+    awk -F, '$1 == 2 && $2 == "critic" && $3 == "op" && $4 ~ / critic\.fc0:linear$/ {
+                 n++; e = $7 } END { print n + 0, e + 0 }' "$1/grad_underflow.csv"
+}
+check "separate critic batches: two first-layer forwards of 32 rows" \
+    test "$(first_layer "$work/sep16")" = "2 512"
+check "joined critic batches: one first-layer forward of 64 rows" \
+    test "$(first_layer "$work/joined16")" = "1 1024"
+check "joined critic batches split the scores with slice0" \
+    grep -q ',critic,op,[0-9]* slice0,' "$work/joined16/grad_underflow.csv"
 
 echo "$checks checks, $failures failed"
 test "$failures" -eq 0
