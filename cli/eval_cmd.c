@@ -13,6 +13,7 @@
 #include "eval_cmd.h"
 #include "io/text_file.h"
 #include "run_args.h"
+#include "train/run_dir.h"
 
 static const char usage_text[] =
     "Usage: ganctl eval RUN_DIR|CHECKPOINT [OPTION]...\n"
@@ -32,30 +33,12 @@ static const char usage_text[] =
     "\n"
     "See EVALUATION in ganctl(1).\n";
 
-/* A number as summary.json writes one: null when not finite. */
-static json_t *number(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *toy_json(const struct gan_toy_quality *q)
-{
-    json_t *o = json_object();
-    if (q->has_modes) {
-        json_object_set_new(o, "modes_covered", json_integer(q->modes_covered));
-        json_object_set_new(o, "modes_total", json_integer((json_int_t)q->modes_total));
-        json_object_set_new(o, "high_quality_pct", number(q->high_quality_pct));
-    }
-    json_object_set_new(o, "sliced_w1", number(q->sliced_w1));
-    return o;
-}
-
 static json_t *image_json(const struct gan_image_quality *q, int has_frechet)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "sliced_w1_pixel", number(q->sliced_w1));
+    json_object_set_new(o, "sliced_w1_pixel", gan_run_json_number(q->sliced_w1));
     if (has_frechet)
-        json_object_set_new(o, "frechet", number(q->frechet));
+        json_object_set_new(o, "frechet", gan_run_json_number(q->frechet));
     return o;
 }
 
@@ -66,10 +49,10 @@ static gan_status write_json(const char *path, const gan_generator_run *g,
     json_object_set_new(o, "checkpoint", json_string(gan_generator_run_checkpoint(g)));
     json_object_set_new(o, "iteration", json_integer(gan_generator_run_iteration(g)));
     json_object_set_new(o, "samples", json_integer((json_int_t)q->samples));
-    json_object_set_new(o, "generated", q->is_image ? image_json(&q->image, q->has_frechet) : toy_json(&q->toy));
+    json_object_set_new(o, "generated", q->is_image ? image_json(&q->image, q->has_frechet) : gan_run_toy_quality_json(&q->toy));
     json_object_set_new(o, "real_vs_real_floor",
                         q->is_image ? image_json(&q->image_floor, q->has_frechet)
-                                    : toy_json(&q->toy_floor));
+                                    : gan_run_toy_quality_json(&q->toy_floor));
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(o);
     if (!text)

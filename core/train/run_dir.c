@@ -154,8 +154,7 @@ gan_status gan_run_write_text(const char *dir, const char *name, const char *tex
 
 /* ------------------------------------------------------------------ summary.json */
 
-/* A number, or null when it is not finite (JSON has no NaN). */
-static json_t *number(double x)
+json_t *gan_run_json_number(double x)
 {
     return isfinite(x) ? json_real(x) : json_null();
 }
@@ -199,7 +198,7 @@ static json_t *config_json(const gan_config *cfg)
         json_t *j = NULL;
         switch (v->type) {
         case GAN_CONFIG_INT: j = json_integer(v->i); break;
-        case GAN_CONFIG_FLOAT: j = number(v->f); break;
+        case GAN_CONFIG_FLOAT: j = gan_run_json_number(v->f); break;
         case GAN_CONFIG_BOOL: j = json_boolean(v->b); break;
         case GAN_CONFIG_STRING: j = json_string(v->s); break;
         case GAN_CONFIG_ARRAY:
@@ -216,7 +215,7 @@ static json_t *config_json(const gan_config *cfg)
     return root;
 }
 
-static json_t *quality_json(const struct gan_toy_quality *q)
+json_t *gan_run_toy_quality_json(const struct gan_toy_quality *q)
 {
     json_t *o = json_object();
     if (!o)
@@ -224,9 +223,9 @@ static json_t *quality_json(const struct gan_toy_quality *q)
     if (q->has_modes) {
         json_object_set_new(o, "modes_covered", json_integer(q->modes_covered));
         json_object_set_new(o, "modes_total", json_integer((json_int_t)q->modes_total));
-        json_object_set_new(o, "high_quality_pct", number(q->high_quality_pct));
+        json_object_set_new(o, "high_quality_pct", gan_run_json_number(q->high_quality_pct));
     }
-    json_object_set_new(o, "sliced_w1", number(q->sliced_w1));
+    json_object_set_new(o, "sliced_w1", gan_run_json_number(q->sliced_w1));
     return o;
 }
 
@@ -235,7 +234,7 @@ static json_t *named_json(const struct gan_named_value *v, size_t n)
 {
     json_t *o = json_object();
     for (size_t i = 0; o && v && i < n; i++)
-        json_object_set_new(o, v[i].name, number(v[i].value));
+        json_object_set_new(o, v[i].name, gan_run_json_number(v[i].value));
     return o;
 }
 
@@ -254,8 +253,8 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
     json_object_set_new(root, "data", string_or_null(s->data));
     json_object_set_new(root, "iterations", json_integer(s->iterations));
     json_object_set_new(root, "iterations_planned", json_integer(s->iterations_planned));
-    json_object_set_new(root, "wall_time_s", number(s->wall_time_s));
-    json_object_set_new(root, "iterations_per_s", number(s->iterations_per_s));
+    json_object_set_new(root, "wall_time_s", gan_run_json_number(s->wall_time_s));
+    json_object_set_new(root, "iterations_per_s", gan_run_json_number(s->iterations_per_s));
     json_object_set_new(root, "backend", string_or_null(s->backend));
     json_t *models = json_object();
     json_object_set_new(models, "generator", string_or_null(s->generator));
@@ -263,7 +262,7 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
     json_object_set_new(root, "models", models);
     json_t *final = json_object();
     for (size_t i = 0; final && i < s->final_count; i++)
-        json_object_set_new(final, s->final[i].name, number(s->final[i].value));
+        json_object_set_new(final, s->final[i].name, gan_run_json_number(s->final[i].value));
     json_object_set_new(root, "final", final);
     if (s->has_quality) {
         json_t *q = json_object();
@@ -274,8 +273,8 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
             json_object_set_new(q, "real_vs_real_floor",
                                 named_json(s->floor_values, s->quality_count));
         } else {
-            json_object_set_new(q, "generated", quality_json(&s->quality));
-            json_object_set_new(q, "real_vs_real_floor", quality_json(&s->floor));
+            json_object_set_new(q, "generated", gan_run_toy_quality_json(&s->quality));
+            json_object_set_new(q, "real_vs_real_floor", gan_run_toy_quality_json(&s->floor));
         }
         json_object_set_new(root, "quality", q);
     } else {
@@ -294,11 +293,11 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
         json_t *o = json_object();
         json_object_set_new(o, "network", string_or_null(d->network));
         json_object_set_new(o, "reason", string_or_null(d->reason));
-        json_object_set_new(o, "loss", number(d->loss));
+        json_object_set_new(o, "loss", gan_run_json_number(d->loss));
         json_object_set_new(o, "skipped", json_integer(d->skipped));
         json_object_set_new(o, "steps", json_integer(d->steps));
         json_object_set_new(o, "since_iteration", json_integer(d->since_iteration));
-        json_object_set_new(o, "loss_scale", number(d->scale));
+        json_object_set_new(o, "loss_scale", gan_run_json_number(d->scale));
         json_object_set_new(o, "message", string_or_null(d->message));
         json_object_set_new(root, "divergence", o);
     }

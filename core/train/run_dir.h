@@ -89,6 +89,17 @@ struct gan_run_summary {
     const struct gan_run_divergence *divergence;  /* status "diverged": why; else NULL */
 };
 
+/* jansson's json_t, by its struct tag, so that this header needs no jansson.h. */
+struct json_t;
+
+/* A number as summary.json writes it: null when it is not finite (JSON has no NaN). */
+struct json_t *gan_run_json_number(double x);
+
+/* A toy run's quality as summary.json writes it: modes (when the data set has them),
+ * the high-quality share and the sliced W1; NULL when out of memory. `ganctl eval
+ * --json` writes the same object. */
+struct json_t *gan_run_toy_quality_json(const struct gan_toy_quality *q);
+
 /* Writes summary.json (atomically) into `dir`. */
 gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *s,
                                  struct gan_error *err);
