@@ -63,10 +63,8 @@ static gan_tensor *critic_forward(void *arg, gan_ctx *ctx, gan_tensor *x)
 static void critic_scores(const struct gan_objective *o, gan_ctx *ctx, gan_tensor *real,
                           gan_tensor *fake, gan_tensor **d_real, gan_tensor **d_fake)
 {
-    const struct gan_model_ops *ops = &o->model[GAN_NET_CRITIC].module->model;
-    gan_model *critic = o->model[GAN_NET_CRITIC].model;
-    int joined = o->join_batches && ops->samples_independent && ops->samples_independent(critic) && real && fake &&
-                 gan_tensor_ndim(real) >= 1 && gan_tensor_ndim(real) == gan_tensor_ndim(fake);
+    int joined = o->join_batches && real && fake && gan_tensor_ndim(real) >= 1 &&
+                 gan_tensor_ndim(real) == gan_tensor_ndim(fake);
     for (int d = 1; joined && d < gan_tensor_ndim(real); d++)
         joined = gan_tensor_dim(real, d) == gan_tensor_dim(fake, d);
     if (!joined) {

@@ -34,7 +34,9 @@ struct gan_objective {
     } term[GAN_OBJECTIVE_MAX_TERMS];
     size_t n_terms;
     uint64_t seed;                      /* run.seed: the loss stream's */
-    int join_batches;                   /* critic.join_batches: see critic_scores */
+    /* critic.join_batches, where the critic's model declares its samples independent:
+     * see critic_scores */
+    int join_batches;
     int64_t iteration;
     double inner_scale;                 /* the penalty's inner seed (loss.h) */
     /* loss.h's inner_grad, or NULL when nobody measures inner gradients. */

@@ -392,7 +392,9 @@ static void bind_objective(gan_session *s)
     }
     o->n_terms = s->n_loss;
     o->seed = s->set.seed;
-    o->join_batches = s->set.join_batches;
+    const struct gan_model_ops *critic = &s->model[GAN_NET_CRITIC].module->model;
+    o->join_batches = s->set.join_batches && critic->samples_independent &&
+                      critic->samples_independent(s->model[GAN_NET_CRITIC].model);
     o->inner_grad = gan_amp_on_inner_grad;
     o->inner_ctx = &s->inner;
 }
