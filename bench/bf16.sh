@@ -26,10 +26,9 @@ options:
 EOF
 }
 
-die() {
-    echo "bf16.sh: $*" >&2
-    exit 2
-}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
 
 config=
 sets=()
@@ -41,20 +40,12 @@ out=
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
-    -c) [ $# -ge 2 ] || die "-c needs a file"; config=$2; shift 2 ;;
-    -s) [ $# -ge 2 ] || die "-s needs KEY=VALUE"; sets+=(-s "$2"); shift 2 ;;
-    -n) [ $# -ge 2 ] || die "-n needs a number"; iterations=$2; shift 2 ;;
-    -w) [ $# -ge 2 ] || die "-w needs a number"; warmup=$2; shift 2 ;;
-    -t) [ $# -ge 2 ] || die "-t needs a number"; threads=$2; shift 2 ;;
-    --gemm) [ $# -ge 2 ] || die "--gemm needs auto, openblas or onednn"; gemm=$2; shift 2 ;;
-    -o) [ $# -ge 2 ] || die "-o needs a folder"; out=$2; shift 2 ;;
-    -*) usage >&2; die "unknown option $1" ;;
+    -c | -s | -n | -w | -t | --gemm | -o) bench_option "$@"; shift "$bench_used" ;;
+    -*) bench_unknown "$1" ;;
     *) break ;;
     esac
 done
-[ $# -eq 2 ] || { usage >&2; die "give the ganctl program and its plugin path"; }
-ganctl=$1
-export GANCTL_PLUGIN_PATH=$2
+bench_operands "$@"
 unset GANCTL_CONFIG
 case $iterations in '' | *[!0-9]*) die "-n takes a whole number" ;; esac
 case $warmup in '' | *[!0-9]*) die "-w takes a whole number" ;; esac
@@ -62,23 +53,17 @@ case $threads in '' | *[!0-9]*) die "-t takes a whole number" ;; esac
 [ "$warmup" -lt "$((iterations - 1))" ] || die "-w must be below -n - 1"
 command -v "$ganctl" >/dev/null 2>&1 || die "$ganctl is not a program"
 [ -z "$config" ] || [ -r "$config" ] || die "cannot read the configuration $config"
-if [ -n "$out" ]; then
-    mkdir -p "$out" || die "cannot make $out"
-    work=$(cd "$out" && pwd)
-else
-    work=$(mktemp -d "${TMPDIR:-/tmp}/bf16-bench.XXXXXX") || die "cannot make a temporary folder"
-    trap 'rm -rf "$work"' EXIT
-fi
+bench_work bf16-bench
 run_args=("${sets[@]}" -s backend.threads="$threads")
 [ -z "$config" ] || run_args=(-c "$config" "${run_args[@]}")
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
+load_before=$(bench_load)
 # shellcheck source=bench/ganctl_rate.sh
-. "$(cd "$(dirname "$0")" && pwd)/ganctl_rate.sh"
+. "$here/ganctl_rate.sh"
 fp32=$(ganctl_rate fp32 -s backend.gemm="$gemm" --precision fp32)
 bf16=$(ganctl_rate bf16 -s backend.gemm="$gemm" --precision bf16 -s precision.level=O2)
 staged=$(ganctl_rate bf16-openblas -s backend.gemm=openblas --precision bf16 -s precision.level=O2)
-load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
+load_after=$(bench_load)
 
 what=$config
 [ -n "$what" ] || what="ganctl's defaults (the demo)"

@@ -3,7 +3,8 @@
 # run and the ratio of two rates, the same in both so that their figures compare.
 #
 # The sourcing script sets: ganctl (the program), run_args (its settings, an array),
-# iterations, warmup, work (a folder for the runs) and a function die.
+# iterations, warmup and work (a folder for the runs), and has sourced bench/bench_lib.sh
+# for die.
 
 # ganctl_rate NAME [settings...]: one run in $work/NAME; prints its iterations per second
 # over iterations warmup .. iterations - 1 from metrics.csv's time_s (the final

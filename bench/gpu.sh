@@ -30,12 +30,10 @@ Exit status: 0 every run finished, 1 a run failed, 2 usage, 3 BACKEND has no usa
 EOF
 }
 
-die() {
-    echo "gpu.sh: $*" >&2
-    exit 2
-}
-
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
+
 backend=cuda
 iterations=500
 warmup=50
@@ -45,27 +43,19 @@ image_conf=$here/../etc/fashion-mnist.conf
 no_torch=0
 python=
 out=
-extra=()
+sets=()
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
+    -n | -w | -t | -s | --no-torch | --python | -o) bench_option "$@"; shift "$bench_used" ;;
     -b) [ $# -ge 2 ] || die "-b needs a backend"; backend=$2; shift 2 ;;
-    -n) [ $# -ge 2 ] || die "-n needs a number"; iterations=$2; shift 2 ;;
-    -w) [ $# -ge 2 ] || die "-w needs a number"; warmup=$2; shift 2 ;;
     -p) [ $# -ge 2 ] || die "-p needs a list"; precisions=$2; shift 2 ;;
-    -t) [ $# -ge 2 ] || die "-t needs a number"; threads=$2; shift 2 ;;
-    -s) [ $# -ge 2 ] || die "-s needs KEY=VALUE"; extra+=(-s "$2"); shift 2 ;;
     --image-conf) [ $# -ge 2 ] || die "--image-conf needs a file"; image_conf=$2; shift 2 ;;
-    --no-torch) no_torch=1; shift ;;
-    --python) [ $# -ge 2 ] || die "--python needs a program"; python=$2; shift 2 ;;
-    -o) [ $# -ge 2 ] || die "-o needs a folder"; out=$2; shift 2 ;;
-    -*) usage >&2; die "unknown option $1" ;;
+    -*) bench_unknown "$1" ;;
     *) break ;;
     esac
 done
-[ $# -eq 2 ] || { usage >&2; die "give the ganctl program and its plugin path"; }
-ganctl=$1
-export GANCTL_PLUGIN_PATH=$2
+bench_operands "$@"
 GANCTL_CONFIG=/dev/null
 export GANCTL_CONFIG
 for n in "$iterations" "$warmup" "$threads"; do
@@ -77,17 +67,11 @@ iterations=$(( (iterations + warmup - 1) / warmup * warmup ))
 [ "$iterations" -gt "$warmup" ] || iterations=$((2 * warmup))
 command -v "$ganctl" >/dev/null 2>&1 || die "$ganctl is not a program; build ganctl first"
 
-if [ -n "$out" ]; then
-    mkdir -p "$out" || die "cannot make $out"
-    work=$(cd "$out" && pwd)
-else
-    work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-bench.XXXXXX") || die "cannot make a temporary folder"
-    trap 'rm -rf "$work"' EXIT
-fi
+bench_work gpu-bench
 
 bargs=(--backend "$backend")
 [ "$backend" != cpu ] || bargs+=(-s backend.threads="$threads")
-bargs+=("${extra[@]}")
+bargs+=("${sets[@]}")
 if ! "$ganctl" "${bargs[@]}" --version >"$work/version.txt" 2>"$work/version.err"; then
     echo "gpu.sh: backend $backend cannot be used: $(sed 's/^ganctl: //' "$work/version.err" | head -n 1)"
     exit 3
@@ -168,7 +152,6 @@ else
         # The toy's settings in force (ganctl's defaults, the demo), flattened to KEY=VALUE.
         "$ganctl" "${bargs[@]}" --print-config 2>/dev/null |
             awk -f "$here/flat_config.awk" >"$work/config.flat"
-        get() { awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$work/config.flat"; }
         targs=(--device "$device" --data "$(get data.name)" --batch "$(get data.batch_size)"
             --z-dim "$(get generator.z_dim)"
             --g-width "$(get generator.model.width)" --g-depth "$(get generator.model.depth)"

@@ -36,12 +36,10 @@ options:
 EOF
 }
 
-die() {
-    echo "images.sh: $*" >&2
-    exit 2
-}
-
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
+
 config=$here/../etc/fashion-mnist.conf
 sets=()
 iterations=30
@@ -55,23 +53,13 @@ out=
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
-    -c) [ $# -ge 2 ] || die "-c needs a file"; config=$2; shift 2 ;;
-    -s) [ $# -ge 2 ] || die "-s needs KEY=VALUE"; sets+=(-s "$2"); shift 2 ;;
-    -n) [ $# -ge 2 ] || die "-n needs a number"; iterations=$2; shift 2 ;;
-    -w) [ $# -ge 2 ] || die "-w needs a number"; warmup=$2; shift 2 ;;
-    -t) [ $# -ge 2 ] || die "-t needs a number"; threads=$2; shift 2 ;;
-    --gemm) [ $# -ge 2 ] || die "--gemm needs auto, openblas or onednn"; gemm=$2; shift 2 ;;
-    --python) [ $# -ge 2 ] || die "--python needs a program"; python=$2; shift 2 ;;
+    -c | -s | -n | -w | -t | --gemm | --python | --no-torch | -o) bench_option "$@"; shift "$bench_used" ;;
     --torch-bf16) torch_bf16=1; shift ;;
-    --no-torch) no_torch=1; shift ;;
-    -o) [ $# -ge 2 ] || die "-o needs a folder"; out=$2; shift 2 ;;
-    -*) usage >&2; die "unknown option $1" ;;
+    -*) bench_unknown "$1" ;;
     *) break ;;
     esac
 done
-[ $# -eq 2 ] || { usage >&2; die "give the ganctl program and its plugin path"; }
-ganctl=$1
-export GANCTL_PLUGIN_PATH=$2
+bench_operands "$@"
 unset GANCTL_CONFIG
 case $iterations in '' | *[!0-9]*) die "-n takes a whole number" ;; esac
 case $warmup in '' | *[!0-9]*) die "-w takes a whole number" ;; esac
@@ -81,19 +69,12 @@ case $threads in '' | *[!0-9]*) die "-t takes a whole number" ;; esac
 command -v "$ganctl" >/dev/null 2>&1 || die "$ganctl is not a program"
 [ -r "$config" ] || die "cannot read the configuration $config"
 
-if [ -n "$out" ]; then
-    mkdir -p "$out" || die "cannot make $out"
-    work=$(cd "$out" && pwd)
-else
-    work=$(mktemp -d "${TMPDIR:-/tmp}/images-bench.XXXXXX") || die "cannot make a temporary folder"
-    trap 'rm -rf "$work"' EXIT
-fi
+bench_work images-bench
 
 run_args=(-c "$config" "${sets[@]}" -s backend.threads="$threads")
 "$ganctl" "${run_args[@]}" --print-config >"$work/config.conf" 2>"$work/config.err" ||
     die "ganctl --print-config failed: $(cat "$work/config.err")"
 awk -f "$here/flat_config.awk" "$work/config.conf" >"$work/config.flat"
-get() { awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$work/config.flat"; }
 [ "$(get generator.model.name)" = dcgan ] && [ "$(get critic.model.name)" = dcgan ] ||
     die "both networks must be the dcgan model"
 [ "$(get data.name)" = fashion-mnist ] || die "the image benchmark trains fashion-mnist"
@@ -102,7 +83,7 @@ n_critic=$(get critic.iterations)
 width=$(get critic.model.width)
 depth=$(get critic.model.depth)
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
+load_before=$(bench_load)
 
 # shellcheck source=bench/ganctl_rate.sh
 . "$here/ganctl_rate.sh"
@@ -146,7 +127,7 @@ else
         fi
     fi
 fi
-load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
+load_after=$(bench_load)
 
 echo "image benchmark: $config${sets[*]:+ with ${sets[*]}}"
 echo "  dcgan width $width depth $depth, batch $batch, n_critic $n_critic; $iterations iterations, $warmup untimed, $threads thread(s)"

@@ -36,10 +36,9 @@ options:
 EOF
 }
 
-die() {
-    echo "toy.sh: $*" >&2
-    exit 2
-}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
 
 config=
 sets=()
@@ -53,22 +52,13 @@ out=
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
-    -c) [ $# -ge 2 ] || die "-c needs a file"; config=$2; shift 2 ;;
-    -s) [ $# -ge 2 ] || die "-s needs KEY=VALUE"; sets+=(-s "$2"); shift 2 ;;
-    -n) [ $# -ge 2 ] || die "-n needs a number"; iterations=$2; shift 2 ;;
-    -t) [ $# -ge 2 ] || die "-t needs a number"; threads=$2; shift 2 ;;
-    -w) [ $# -ge 2 ] || die "-w needs a number"; warmup=$2; shift 2 ;;
+    -c | -s | -n | -t | -w | --python | --no-torch | -o) bench_option "$@"; shift "$bench_used" ;;
     --sgemm) [ $# -ge 2 ] || die "--sgemm needs a path"; sgemm=$2; shift 2 ;;
-    --python) [ $# -ge 2 ] || die "--python needs a program"; python=$2; shift 2 ;;
-    --no-torch) no_torch=1; shift ;;
-    -o) [ $# -ge 2 ] || die "-o needs a folder"; out=$2; shift 2 ;;
-    -*) usage >&2; die "unknown option $1" ;;
+    -*) bench_unknown "$1" ;;
     *) break ;;
     esac
 done
-[ $# -eq 2 ] || { usage >&2; die "give the ganctl program and its plugin path"; }
-ganctl=$1
-export GANCTL_PLUGIN_PATH=$2
+bench_operands "$@"
 # Only the installed ganctl.conf (which holds the defaults), -c and -s decide the run.
 unset GANCTL_CONFIG
 
@@ -79,19 +69,13 @@ case $warmup in '' | *[!0-9]*) die "-w takes a whole number of iterations" ;; es
 [ "$warmup" -lt "$iterations" ] || die "-w must be below -n, so that PyTorch times something"
 command -v "$ganctl" >/dev/null 2>&1 || die "$ganctl is not a program; build ganctl first (make cli/ganctl in the build folder)"
 [ -z "$config" ] || [ -r "$config" ] || die "cannot read the configuration $config"
-here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "$sgemm" ]; then
     sgemm=$(cd "$(dirname "$(command -v "$ganctl")")" && pwd)/../bench/sgemm
 fi
 
-if [ -n "$out" ]; then
-    mkdir -p "$out" || die "cannot make $out"
-    work=$(cd "$out" && pwd)
-    rm -rf "$work/ganctl-run"
-else
-    work=$(mktemp -d "${TMPDIR:-/tmp}/toy-bench.XXXXXX") || die "cannot make a temporary folder"
-    trap 'rm -rf "$work"' EXIT
-fi
+bench_work toy-bench
+# A kept folder may hold an earlier run; none of its files may mix into this one.
+[ -z "$out" ] || rm -rf "$work/ganctl-run"
 
 cfg_args=()
 [ -z "$config" ] || cfg_args=(-c "$config")
@@ -102,7 +86,6 @@ run_args=("${cfg_args[@]}" "${sets[@]}" -s backend.threads="$threads")
 "$ganctl" "${run_args[@]}" --print-config >"$work/config.conf" 2>"$work/config.err" ||
     die "ganctl --print-config failed: $(cat "$work/config.err")"
 awk -f "$here/flat_config.awk" "$work/config.conf" >"$work/config.flat"
-get() { awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$work/config.flat"; }
 
 data=$(get data.name)
 batch=$(get data.batch_size)
@@ -166,7 +149,7 @@ read -r flop_critic flop_generator flop_iter < <(awk -v b="$batch" -v z="$z_dim"
     die "ganctl cannot create its cpu backend: $(cat "$work/version.txt")"
 backend_line=$(grep '^backend cpu' "$work/version.txt")
 kernel=$(sed -n 's/.* kernel \([A-Za-z0-9_]*\).*/\1/p' "$work/version.txt" | head -n 1)
-load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
+load_before=$(bench_load)
 
 sgemm_rate=
 if [ -x "$sgemm" ]; then
@@ -273,7 +256,7 @@ else
         fi
     fi
 fi
-load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
+load_after=$(bench_load)
 
 # ------------------------------------------------------------------ report
 f3() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
