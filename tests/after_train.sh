@@ -5,29 +5,15 @@
 # final metrics, and nothing in the folder written), ganctl plot and the run's curves.png,
 # and the refusals; for a toy run and, with the Debian data set, a Fashion-MNIST run.
 
-GANCTL=${GANCTL:-./cli/ganctl}
+. "$(dirname "$0")/test_lib.sh"
 srcdir=${srcdir:-.}
-failures=0
 
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
+test_begin after
 command -v python3 >/dev/null 2>&1 || { echo "skip: python3 reads the JSON and safetensors files"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-after.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-GANCTL_CONFIG=/dev/null
 XDG_CACHE_HOME=${GANCTL_TEST_CACHE:-$PWD/tests/image-train-cache}
-export GANCTL_CONFIG XDG_CACHE_HOME
-
-check() {
-    what=$1
-    shift
-    if "$@" >"$work/check.out" 2>&1; then
-        echo "ok: $what"
-    else
-        failures=$((failures + 1))
-        echo "FAIL: $what"
-        sed 's/^/  /' "$work/check.out"
-    fi
-}
+export XDG_CACHE_HOME
+# The checks run whole commands of their own: a failure shows what each printed.
+check_output=yes
 
 # The checks' Python: a PNG's size from its IHDR chunk, a safetensors file's tensors as
 # NAME=SHAPE words, and eval's JSON against summary.json's quality (equal values;
@@ -214,4 +200,4 @@ else
     echo "skip: the image part ($data is missing: Debian package dataset-fashion-mnist)"
 fi
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+test_end

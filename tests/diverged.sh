@@ -7,15 +7,8 @@
 # since the last evaluation, and run.diverged_skip_fraction moves the threshold; a
 # dynamic scaler's calibration skips are not held against it; healthy runs still exit 0.
 
-GANCTL=${GANCTL:-./cli/ganctl}
-failures=0
-checks=0
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-diverged.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
-GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
-export GANCTL_CONFIG
+. "$(dirname "$0")/test_lib.sh"
+test_begin diverged
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
       -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
@@ -27,23 +20,6 @@ run() {
     rc=$?
 }
 
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    echo "  exit status: $rc"
-    echo "  stdout: $(cat "$work/out")"
-    echo "  stderr: $(cat "$work/err")"
-}
-
-check() {
-    what=$1
-    shift
-    checks=$((checks + 1))
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
-
-rc_is() { test "$rc" -eq "$1"; }
-has() { grep -qF -- "$2" "$1"; }
 last_line_has() { tail -n 1 "$1" | grep -qF -- "$2"; }
 # The last row's value in column $2 of the table $1.
 last_value() {
@@ -110,5 +86,4 @@ check "a healthy FP16 run with the dynamic scaler exits 0" rc_is 0
 check "its log line shows each network's scale and skips" \
     sh -c 'grep -q "^ganctl: iter 10/20 .*  C 2^[0-9]* skip [0-9]*  G 2^[0-9]* skip [0-9]*" "$1"' _ "$work/err"
 
-echo "$checks checks, $failures failed"
-test "$failures" -eq 0
+test_end

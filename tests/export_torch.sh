@@ -5,33 +5,19 @@
 # of a Fashion-MNIST run), and the torch module maps the z of a `ganctl sample` to the
 # same samples. Skipped without /usr/bin/python3 and torch.
 
-GANCTL=${GANCTL:-./cli/ganctl}
+. "$(dirname "$0")/test_lib.sh"
 srcdir=${srcdir:-.}
 PYTHON=${GANCTL_TEST_TORCH_PYTHON:-/usr/bin/python3}
 page="$srcdir/man/ganctl.1.in"
-failures=0
 
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
+test_begin export
 "$PYTHON" -c 'import torch' 2>/dev/null ||
     { echo "skip: $PYTHON has no torch (Debian package python3-torch)"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-export.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-GANCTL_CONFIG=/dev/null
 XDG_CACHE_HOME=${GANCTL_TEST_CACHE:-$PWD/tests/image-train-cache}
-export GANCTL_CONFIG XDG_CACHE_HOME
-
-check() {
-    what=$1
-    shift
-    if "$@" >"$work/check.out" 2>&1; then
-        echo "ok: $what"
-        grep "max |torch" "$work/check.out" | sed 's/^/  /'
-    else
-        failures=$((failures + 1))
-        echo "FAIL: $what"
-        sed 's/^/  /' "$work/check.out"
-    fi
-}
+export XDG_CACHE_HOME
+# A failure shows what the check's commands printed; a pass, how far torch was from ganctl.
+check_output=yes
+check_passed() { grep "max |torch" "$work/check.out" | sed 's/^/  /'; }
 
 # The lines between `.\" BEGIN load_generator` and `.\" END load_generator`: the page
 # shows them verbatim (no escapes in them, which the check below makes sure of).
@@ -108,4 +94,4 @@ else
     echo "skip: the dcgan part ($data is missing: Debian package dataset-fashion-mnist)"
 fi
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+test_end

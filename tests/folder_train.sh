@@ -6,18 +6,12 @@
 # sample grids of the configured shape and pixel-only metrics, and resumes bit-identically;
 # 64 × 64 and 28 × 28 grey train too; an empty folder and a bad channel count are refused.
 
-GANCTL=${GANCTL:-./cli/ganctl}
+. "$(dirname "$0")/test_lib.sh"
 MAKE_FOLDER=${MAKE_FOLDER:-./tests/make-image-folder}
 srcdir=${srcdir:-.}
-failures=0
 
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
+test_begin folder
 test -x "$MAKE_FOLDER" || { echo "make-image-folder not built at $MAKE_FOLDER"; exit 99; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-folder.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-GANCTL_CONFIG=/dev/null
-export GANCTL_CONFIG
 
 "$MAKE_FOLDER" synthetic "$work/images" || { echo "cannot make the image folder"; exit 99; }
 
@@ -28,18 +22,6 @@ tiny="-c $srcdir/etc/folder.conf -s data.path=$work/images -s backend.threads=1
       -s critic.iterations=2 -s generator.optimizer.lr_decay=none
       -s critic.optimizer.lr_decay=none -s run.log_every=1 -s run.eval_every=10
       -s run.image_every=10 -s run.checkpoint_every=0 -s run.metrics_time=false"
-
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    echo "  stderr: $(cat "$work/err")"
-}
-
-check() {
-    what=$1
-    shift
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
 
 run() {
     # shellcheck disable=SC2086 # $tiny is a list of options
@@ -146,4 +128,4 @@ run -s run.iterations=2 -s run.dir="$work/d" -s data.channels=2
 check "data.channels = 2 is a configuration error (exit 2)" test "$rc" -eq 2
 check "data.channels = 2 says what to write" grep -q "set data.channels to 1 or 3" "$work/err"
 
-test "$failures" -eq 0
+test_end

@@ -3,22 +3,18 @@
 # image_train.sh — training on Fashion-MNIST with the dcgan pair, end to end on a tiny width:
 # the run folder's grids and image columns, a resume that continues bit-identically, FP16.
 
-GANCTL=${GANCTL:-./cli/ganctl}
+. "$(dirname "$0")/test_lib.sh"
 srcdir=${srcdir:-.}
-failures=0
 
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
+test_begin images
 data=/usr/share/datasets/fashion-mnist
 test -f "$data/train-images-idx3-ubyte.gz" || {
     echo "skip: $data is missing (Debian package dataset-fashion-mnist)"; exit 77; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-images.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-GANCTL_CONFIG=/dev/null
 # The Fréchet distance's classifier is trained on first use and cached: once per build
 # tree, not in the user's cache.
 XDG_CACHE_HOME=${GANCTL_TEST_CACHE:-$PWD/tests/image-train-cache}
-export GANCTL_CONFIG XDG_CACHE_HOME
+export XDG_CACHE_HOME
 
 # The shipped configuration at a width that trains in a fraction of a second per
 # iteration; a constant learning rate, so that a run stopped early and resumed follows
@@ -28,18 +24,6 @@ tiny="-c $srcdir/etc/fashion-mnist.conf -s backend.threads=1
       -s critic.iterations=2 -s generator.optimizer.lr_decay=none
       -s critic.optimizer.lr_decay=none -s run.log_every=1 -s run.eval_every=3
       -s run.image_every=3 -s run.checkpoint_every=0 -s run.metrics_time=false"
-
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    echo "  stderr: $(cat "$work/err")"
-}
-
-check() {
-    what=$1
-    shift
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
 
 run() {
     # shellcheck disable=SC2086 # $tiny is a list of options
@@ -105,4 +89,4 @@ for scaler in dynamic underflow-aware; do
     check "an fp16 run with the $scaler scaler writes final.png" test -s "$work/fp16-$scaler/final.png"
 done
 
-test "$failures" -eq 0
+test_end

@@ -17,8 +17,8 @@
 # 30 iterations; allowed 5e-2), while the scaler's decisions (scale, skips, overflow
 # kinds) must be the same.
 
-GANCTL=${GANCTL:-./cli/ganctl}
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
+. "$(dirname "$0")/test_lib.sh"
+test_begin mpi
 if [ -z "$GAN_MPIRUN" ]; then
     echo "SKIP: ganctl was built without MPI (configure --with-mpi)"
     exit 77
@@ -27,18 +27,12 @@ command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 compares the runs"; 
 here=$(cd "$(dirname "$0")" && pwd)
 compare="python3 $here/mpi_compare.py"
 
-GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
 # As CI runs it, as root; two ranks on however few cores.
 OMPI_ALLOW_RUN_AS_ROOT=1
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 OMPI_MCA_rmaps_base_oversubscribe=1
-export GANCTL_CONFIG OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
     OMPI_MCA_rmaps_base_oversubscribe
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-mpi.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-failures=0
-checks=0
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
       -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=256
@@ -60,22 +54,11 @@ one() {
     rc=$?
 }
 
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
+# Two ranks' logs are long: a failure shows their ends.
+fail_details() {
     echo "  stdout: $(tail -n 5 "$work/out")"
     echo "  stderr: $(tail -n 12 "$work/err")"
 }
-
-check() {
-    what=$1
-    shift
-    checks=$((checks + 1))
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
-
-rc_is() { test "$rc" -eq "$1"; }
-has() { grep -qF -- "$2" "$1"; }
 GANCTL_TEST_OVERFLOW=
 export GANCTL_TEST_OVERFLOW
 
@@ -274,5 +257,4 @@ check "a batch that 4 × 2 ranks do not divide is refused" test "$rc" -ne 0
 check "... with one line naming the setting" \
     test "$(grep -c '^ganctl: data.batch_size = 100 cannot be split over 2 ranks' "$work/err")" -eq 1
 
-echo "$checks checks, $failures failed"
-test "$failures" -eq 0
+test_end

@@ -5,17 +5,11 @@
 # describe line naming the path, FP32 products staying with OpenBLAS under "auto", and the
 # setting's errors. Skips (77) when the build has no oneDNN or the CPU no BF16 dot product.
 
-GANCTL=${GANCTL:-./cli/ganctl}
+. "$(dirname "$0")/test_lib.sh"
 srcdir=${srcdir:-.}
-failures=0
-checks=0
-
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-onednn.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-GANCTL_CONFIG=/dev/null
+test_begin onednn
 XDG_CACHE_HOME=${GANCTL_TEST_CACHE:-$PWD/tests/image-train-cache}
-export GANCTL_CONFIG XDG_CACHE_HOME
+export XDG_CACHE_HOME
 
 if ! "$GANCTL" --backend cpu -s backend.gemm=onednn --version >"$work/version" 2>&1; then
     if grep -q 'has no oneDNN\|neither AVX512-BF16 nor AMX-BF16' "$work/version"; then
@@ -26,20 +20,6 @@ if ! "$GANCTL" --backend cpu -s backend.gemm=onednn --version >"$work/version" 2
     exit 1
 fi
 
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    echo "  stderr: $(cat "$work/err")"
-}
-
-check() {
-    what=$1
-    shift
-    checks=$((checks + 1))
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
-
-has() { grep -qF -- "$2" "$1"; }
 rows() { test "$(($(wc -l <"$1") - 1))" -eq "$2"; }
 # no value of a row after the header is NaN or infinite (columns a row has no value for
 # are empty or "none"), and the losses are numbers
@@ -129,5 +109,4 @@ run --backend cpu -s backend.gemm=mkl --version
 check "gemm = mkl exits 2" test "$rc" -eq 2
 check "gemm = mkl says what to use" has "$work/err" 'gemm = "mkl" is not a library; use "auto", "openblas" or "onednn"'
 
-echo "$checks checks, $failures failed"
-test "$failures" -eq 0
+test_end

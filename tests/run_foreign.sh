@@ -7,8 +7,8 @@
 # resumed one may not change it.
 
 srcdir=${srcdir:-.}
-. "$(dirname "$0")/run_folder_lib.sh"
-run_folder_begin foreign
+. "$(dirname "$0")/test_lib.sh"
+test_begin foreign
 command -v cksum >/dev/null 2>&1 || { echo "skip: cksum is not installed"; exit 77; }
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
@@ -98,4 +98,4 @@ else
     echo "skip: a Fashion-MNIST checkpoint (the data set is not in /usr/share/datasets/fashion-mnist)"
 fi
 
-run_folder_end
+test_end

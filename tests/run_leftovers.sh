@@ -5,8 +5,8 @@
 # there, and only those: a file of another name stays. The names themselves are checked
 # by tests/check_run_guard (hidden, and recognised as leftovers).
 
-. "$(dirname "$0")/run_folder_lib.sh"
-run_folder_begin leftovers
+. "$(dirname "$0")/test_lib.sh"
+test_begin leftovers
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
       -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
@@ -94,4 +94,4 @@ check "the new run removed every leftover" absent $ours .lock
 # shellcheck disable=SC2086
 check "and kept every other file" present $theirs
 
-run_folder_end
+test_end

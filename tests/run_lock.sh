@@ -5,8 +5,8 @@
 # it, is refused with one line naming that pid and leaves the folder to it; once the
 # first has stopped, the folder is free again and holds no lock file.
 
-. "$(dirname "$0")/run_folder_lib.sh"
-run_folder_begin lock
+. "$(dirname "$0")/test_lib.sh"
+test_begin lock
 first=
 # The first process, if still training, goes with the scratch folder.
 trap 'test -n "$first" && kill -KILL "$first" 2>/dev/null; rm -rf "$work"' EXIT
@@ -64,4 +64,4 @@ second --resume "$dir" -s run.iterations=$((${stopped:-0} + 5))
 check "the folder is free again: a resume exits 0" test "$rc" -eq 0
 check "and leaves no lock file" test ! -e "$dir/.lock"
 
-run_folder_end
+test_end

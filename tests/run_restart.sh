@@ -6,8 +6,8 @@
 # makes; a new run into the folder is still refused, and a folder without any run is
 # still no run to resume.
 
-. "$(dirname "$0")/run_folder_lib.sh"
-run_folder_begin restart
+. "$(dirname "$0")/test_lib.sh"
+test_begin restart
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
       -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
@@ -61,4 +61,4 @@ check "--resume of a folder without a run exits 2 with one line" \
     sh -c 'test "$1" -eq 2 && test "$(wc -l <"$2")" -eq 1' _ "$rc" "$work/err"
 check "it says there is no checkpoint" has "$work/err" "no checkpoint there"
 
-run_folder_end
+test_end

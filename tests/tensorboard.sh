@@ -6,10 +6,8 @@
 # makes the reader drop what the first holds past the checkpoint; and no event file
 # without the setting. Skipped (77) without a python3 that can import tensorboard.
 
-GANCTL=${GANCTL:-./cli/ganctl}
+. "$(dirname "$0")/test_lib.sh"
 srcdir=${srcdir:-.}
-failures=0
-checks=0
 pid=
 
 python=
@@ -21,29 +19,13 @@ for candidate in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
 done
 [ -n "$python" ] || { echo "skip: no python3 here can import tensorboard (pip install tensorboard)"; exit 77; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-tensorboard.XXXXXX") || exit 99
+test_begin tensorboard
+# The run killed and resumed below may still be training when the test ends.
 trap 'test -n "$pid" && kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
-GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
-export GANCTL_CONFIG
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
       -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
       -s critic.iterations=2 -s run.log_every=5 -s run.eval_every=10 -s run.image_every=0"
-
-fail() {
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    echo "  stdout: $(cat "$work/out" 2>/dev/null)"
-    echo "  stderr: $(cat "$work/err" 2>/dev/null)"
-}
-
-check() {
-    what=$1
-    shift
-    checks=$((checks + 1))
-    if "$@"; then echo "ok: $what"; else fail "$what"; fi
-}
 
 events_match() {
     "$python" "$srcdir/tests/tensorboard_check.py" "$@" >"$work/out" 2>"$work/err"
@@ -90,5 +72,4 @@ cat "$work/out"
 check "without run.tensorboard no event file is written" \
     test "$(find "$work/c" -name 'events.out.tfevents.*' | wc -l)" -eq 0
 
-echo "$checks checks, $failures failed"
-test "$failures" -eq 0
+test_end

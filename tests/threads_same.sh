@@ -13,15 +13,8 @@
 # AVX-512 CPU it does not, and there the whole run, OpenBLAS on two threads too, is
 # compared as well.
 
-GANCTL=${GANCTL:-./cli/ganctl}
-failures=0
-checks=0
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-threads.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
-test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
-GANCTL_CONFIG=${GANCTL_CONFIG:-/dev/null}
-export GANCTL_CONFIG
+. "$(dirname "$0")/test_lib.sh"
+test_begin threads
 
 # 512 wide: weights of 262,144 elements, whose gradient statistics are split, and Adam
 # over each network's 265,000 parameters; the element-wise ops on the 131,072-element
@@ -124,5 +117,4 @@ rows=$(wc -l <"$work/fp32-t1/metrics.csv" 2>/dev/null || echo 0)
 if [ "$rows" -ge 9 ]; then echo "ok: metrics.csv has a row per iteration"; else
     echo "FAIL: metrics.csv has $rows lines, expected 9"; failures=$((failures + 1)); fi
 
-echo "$checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+test_end
