@@ -14,7 +14,7 @@
 
 #include <ganctl/ganctl.h>
 
-#include "train/checkpoint.h"
+#include "train/state/checkpoint.h"
 #include "cli.h"
 #include "ranks.h"
 #include "config/configuration.h"
@@ -25,9 +25,9 @@
 #include "base/log.h"
 #include "plugin/plugin_loader.h"
 #include "progress.h"
-#include "train/compute.h"
-#include "train/run_dir.h"
-#include "train/trainer.h"
+#include "train/state/compute.h"
+#include "train/run/run_dir.h"
+#include "train/loop/trainer.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2

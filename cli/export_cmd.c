@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* export_cmd.c — `ganctl export`: a run's generator as safetensors with the keys of the
- * torch.nn.Sequential of the same layers (core/train/generator_export.h). */
+ * torch.nn.Sequential of the same layers (core/train/after/generator_export.h). */
 #include "config.h"
 
 #include <stdio.h>
 
 #include "export_cmd.h"
 #include "run_args.h"
-#include "train/generator_export.h"
+#include "train/after/generator_export.h"
 
 static const char usage_text[] =
     "Usage: ganctl export RUN_DIR|CHECKPOINT --out FILE [OPTION]...\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* grads_cmd.c — the command line of `ganctl grads`: its options, its usage text; the
- * replay itself is core/train/grads.c. */
+ * replay itself is core/train/after/grads.c. */
 #include "config.h"
 
 #include <stdlib.h>

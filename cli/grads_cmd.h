@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* grads_cmd.h — the command line of `ganctl grads`: reading its options into
- * struct gan_grads_args (train/grads.h), and its usage text. */
+ * struct gan_grads_args (train/after/grads.h), and its usage text. */
 #ifndef GANCTL_CLI_GRADS_CMD_H
 #define GANCTL_CLI_GRADS_CMD_H
 
 #include "base/error.h"
-#include "train/grads.h"
+#include "train/after/grads.h"
 
 /* Reads the options that follow "grads" (argv[0] is "grads" itself). --checkpoint,
  * --batch and --out are required unless --help is given. Strings point into argv.

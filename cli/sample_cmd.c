@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* sample_cmd.c — `ganctl sample`: N samples of a run's generator for a seed, written as the
- * output path asks (core/train/sample_files.h); the critic is never run. */
+ * output path asks (core/train/after/sample_files.h); the critic is never run. */
 #include "config.h"
 
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include "run_args.h"
 #include "sample_cmd.h"
-#include "train/sample_files.h"
+#include "train/after/sample_files.h"
 
 static const char usage_text[] =
     "Usage: ganctl sample RUN_DIR|CHECKPOINT --out FILE [OPTION]...\n"

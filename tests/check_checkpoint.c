@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "train/checkpoint.h"
+#include "train/state/checkpoint.h"
 #include "config/configuration.h"
 #include "plugin/plugin_loader.h"
-#include "train/run_dir.h"
+#include "train/run/run_dir.h"
 #include "io/safetensors.h"
-#include "train/trainer.h"
+#include "train/loop/trainer.h"
 #include "scratch.h"
 
 /* ------------------------------------------------------------------ helpers */

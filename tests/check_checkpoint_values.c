@@ -15,9 +15,9 @@
 #include "config/configuration.h"
 #include "io/safetensors.h"
 #include "plugin/plugin_loader.h"
-#include "train/checkpoint.h"
-#include "train/run_dir.h"
-#include "train/trainer.h"
+#include "train/state/checkpoint.h"
+#include "train/run/run_dir.h"
+#include "train/loop/trainer.h"
 #include "scratch.h"
 
 /* ------------------------------------------------------------------ a run to damage */

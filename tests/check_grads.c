@@ -14,7 +14,7 @@
 #include "../cli/grads_cmd.h"
 #include "plugin/plugin_loader.h"
 #include "io/safetensors.h"
-#include "train/trainer.h"
+#include "train/loop/trainer.h"
 #include "scratch.h"
 
 /* ------------------------------------------------------------------ scratch folder */

@@ -12,9 +12,9 @@
 
 #include "config/configuration.h"
 #include "plugin/plugin_loader.h"
-#include "train/checkpoint.h"
-#include "train/grads.h"
-#include "train/trainer.h"
+#include "train/state/checkpoint.h"
+#include "train/after/grads.h"
+#include "train/loop/trainer.h"
 #include "scratch.h"
 
 #define FASHION_MNIST "/usr/share/datasets/fashion-mnist"

@@ -22,8 +22,8 @@
 #include "io/safetensors.h"
 #include "io/text_file.h"
 #include "scratch.h"
-#include "train/run_dir.h"
-#include "train/run_guard.h"
+#include "train/run/run_dir.h"
+#include "train/run/run_guard.h"
 
 static void setup(void)
 {

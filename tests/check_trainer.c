@@ -16,9 +16,9 @@
 
 #include "config/configuration.h"
 #include "plugin/plugin_loader.h"
-#include "train/run_dir.h"
+#include "train/run/run_dir.h"
 #include "tensor/tensor_core.h"
-#include "train/trainer.h"
+#include "train/loop/trainer.h"
 #include "scratch.h"
 
 /* ------------------------------------------------------------------ helpers */

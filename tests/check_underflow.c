@@ -16,8 +16,8 @@
 #include "../cli/grads_cmd.h"
 #include "nn/net.h"
 #include "plugin/plugin_loader.h"
-#include "train/run_dir.h"
-#include "train/trainer.h"
+#include "train/run/run_dir.h"
+#include "train/loop/trainer.h"
 #include "amp/underflow_probe.h"
 #include "scratch.h"
 

@@ -3,7 +3,7 @@
  * folders, checkpoints and dumps. */
 #include "config.h"
 #include "scratch.h"
-#include "train/run_dir.h"
+#include "train/run/run_dir.h"
 
 #include <check.h>
 #include <stdio.h>

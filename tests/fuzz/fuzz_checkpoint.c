@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_checkpoint.c — the checkpoint loader (core/train/checkpoint.c) on arbitrary
+/* fuzz_checkpoint.c — the checkpoint loader (core/train/state/checkpoint.c) on arbitrary
  * files, into two tiny networks built once per process (fuzz_nets.c): the critic is
  * loaded with its loss scaling, the generator without, as a run with one scaled
  * network would. gan_checkpoint_load reads only from a path, so each input goes

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "tensor/tensor_core.h"
-#include "train/compute.h"
+#include "train/state/compute.h"
 #include "fuzz_nets.h"
 #include "fuzz.h"
 

@@ -10,7 +10,7 @@
 #include "nn/net.h"
 #include "nn/optimizer.h"
 #include "plugin/plugin_loader.h"
-#include "train/checkpoint.h"
+#include "train/state/checkpoint.h"
 
 struct fuzz_nets {
     gan_config *cfg;

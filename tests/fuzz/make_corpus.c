@@ -19,7 +19,7 @@
 #include <zlib.h>
 
 #include "io/safetensors.h"
-#include "train/streams.h"
+#include "train/state/streams.h"
 #include "fuzz_nets.h"
 #include "fuzz.h"
 

@@ -17,7 +17,7 @@
 
 #include "base/strings.h"
 #include "io/text_file.h"
-#include "train/run_dir.h"
+#include "train/run/run_dir.h"
 
 char *gan_run_path(const char *dir, const char *name)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "nn/optimizer.h"
-#include "train/divergence.h"
+#include "train/loop/divergence.h"
 
 void gan_divergence_begin(struct gan_divergence_watch *w, const gan_session *s,
                           int64_t iteration)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "io/image_grid.h"
-#include "train/image_run.h"
+#include "train/state/image_run.h"
 
 struct gan_image_run {
     gan_image_set *train, *test;

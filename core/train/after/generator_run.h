@@ -13,8 +13,8 @@
 #include "eval/image_metrics.h"
 #include "eval/toy_metrics.h"
 #include "plugin/plugin_loader.h"
-#include "train/saved_config.h"
-#include "train/session.h"
+#include "train/state/saved_config.h"
+#include "train/state/session.h"
 
 /* Where `ganctl sample` reads z: the Philox stream of its --seed at this block offset,
  * a stream no training draw uses, so a sample never repeats a training batch's z. */

@@ -14,12 +14,12 @@
 #include "eval/image_metrics.h"
 #include "eval/toy_metrics.h"
 #include "io/tensorboard.h"
-#include "train/divergence.h"
-#include "train/image_run.h"
-#include "train/run_dir.h"
-#include "train/run_guard.h"
-#include "train/session.h"
-#include "train/trainer.h"
+#include "train/loop/divergence.h"
+#include "train/state/image_run.h"
+#include "train/run/run_dir.h"
+#include "train/run/run_guard.h"
+#include "train/state/session.h"
+#include "train/loop/trainer.h"
 
 #define GAN_TRAINER_MAX_METRICS GAN_OBJECTIVE_MAX_REPORTED
 

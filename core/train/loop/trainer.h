@@ -14,9 +14,9 @@
 #include "base/log.h"
 #include "nn/net.h"
 #include "plugin/plugin_loader.h"
-#include "train/run_dir.h"
+#include "train/run/run_dir.h"
 #include "eval/toy_metrics.h"
-#include "train/streams.h"
+#include "train/state/streams.h"
 
 /* Samples each evaluation generates and compares with as many held-out real points
  * (the toy metrics' 2,500, toy_metrics.h). */

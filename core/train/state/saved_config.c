@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/checkpoint.h"
-#include "train/saved_config.h"
+#include "train/state/checkpoint.h"
+#include "train/state/saved_config.h"
 
 /* Whether the command line may change `assignment`'s key: where the run computes and
  * what it logs, never what it computes. */

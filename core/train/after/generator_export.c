@@ -11,7 +11,7 @@
 #include <jansson.h>
 
 #include "io/safetensors.h"
-#include "train/generator_export.h"
+#include "train/after/generator_export.h"
 
 /* One parameter of the net under its Sequential key. */
 struct export_tensor {

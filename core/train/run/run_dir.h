@@ -13,7 +13,7 @@
 #include "eval/toy_metrics.h"
 #include "io/metrics_csv.h"
 #include "io/text_file.h"
-#include "train/run_guard.h"
+#include "train/run/run_guard.h"
 
 /* File names inside a run folder. */
 #define GAN_RUN_CONFIG "config.conf"

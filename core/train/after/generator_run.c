@@ -11,12 +11,12 @@
 
 #include "base/strings.h"
 #include "tensor/tensor_core.h"
-#include "train/checkpoint.h"
-#include "train/generator_run.h"
-#include "train/image_run.h"
-#include "train/run_dir.h"
-#include "train/streams.h"
-#include "train/trainer.h"
+#include "train/state/checkpoint.h"
+#include "train/after/generator_run.h"
+#include "train/state/image_run.h"
+#include "train/run/run_dir.h"
+#include "train/state/streams.h"
+#include "train/loop/trainer.h"
 
 struct gan_generator_run {
     gan_config *cfg;

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "amp/underflow_probe.h"
-#include "train/image_run.h"
-#include "train/run_dir.h"
-#include "train/run_guard.h"
+#include "train/state/image_run.h"
+#include "train/run/run_dir.h"
+#include "train/run/run_guard.h"
 
 /* ------------------------------------------------------------------ the lock */
 

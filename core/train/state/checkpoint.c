@@ -14,10 +14,10 @@
 #include <ganctl/version.h>
 
 #include "base/strings.h"
-#include "train/checkpoint.h"
+#include "train/state/checkpoint.h"
 #include "io/safetensors.h"
 #include "tensor/tensor_core.h"
-#include "train/streams.h"
+#include "train/state/streams.h"
 
 /* The moments' names in the file, in the order of gan_optimizer's `which`. */
 static const char *const moment_names[2] = { "exp_avg", "exp_avg_sq" };

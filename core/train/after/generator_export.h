@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "train/generator_run.h"
+#include "train/after/generator_run.h"
 
 /* The file holds every generator parameter as F32 under the key torch.nn.Sequential
  * gives it ("0.weight", "2.bias", ...) and, as metadata:

@@ -11,10 +11,10 @@
 
 #include "data/image_data.h"
 #include "tensor/tensor_core.h"
-#include "train/compute.h"
-#include "train/image_run.h"
-#include "train/session.h"
-#include "train/streams.h"
+#include "train/state/compute.h"
+#include "train/state/image_run.h"
+#include "train/state/session.h"
+#include "train/state/streams.h"
 
 /* ------------------------------------------------------------------ the plugins */
 

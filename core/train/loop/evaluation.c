@@ -10,7 +10,7 @@
 
 #include "io/toy_plot.h"
 #include "tensor/tensor_core.h"
-#include "train/trainer_internal.h"
+#include "train/loop/trainer_internal.h"
 
 /* ------------------------------------------------------------------ set-up */
 

@@ -24,7 +24,7 @@
 #include "nn/objective.h"
 #include "nn/optimizer.h"
 #include "plugin/plugin_loader.h"
-#include "train/checkpoint.h"
+#include "train/state/checkpoint.h"
 
 #define GAN_SESSION_MAX_TERMS GAN_OBJECTIVE_MAX_TERMS
 

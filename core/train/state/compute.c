@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "tensor/tensor_core.h"
-#include "train/compute.h"
+#include "train/state/compute.h"
 
 gan_status gan_open_configured(const gan_loader *loader, gan_config *cfg,
                                enum gan_plugin_kind kind, const char *name, const char *group,

@@ -12,7 +12,7 @@
 #include "base/strings.h"
 #include "tensor/tensor_core.h"
 #include "io/curves.h"
-#include "train/trainer_internal.h"
+#include "train/loop/trainer_internal.h"
 
 /* ------------------------------------------------------------------ columns */
 

@@ -13,7 +13,7 @@
 
 #include "base/strings.h"
 #include "tensor/tensor_core.h"
-#include "train/trainer_internal.h"
+#include "train/loop/trainer_internal.h"
 
 static double now_s(void)
 {

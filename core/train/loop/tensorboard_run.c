@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "train/trainer_internal.h"
+#include "train/loop/trainer_internal.h"
 
 static double unix_time_s(void)
 {

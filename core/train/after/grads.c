@@ -13,10 +13,10 @@
 #include "data/image_data.h"
 #include "io/safetensors.h"
 #include "tensor/tensor_core.h"
-#include "train/checkpoint.h"
-#include "train/grads.h"
-#include "train/run_dir.h"
-#include "train/session.h"
+#include "train/state/checkpoint.h"
+#include "train/after/grads.h"
+#include "train/run/run_dir.h"
+#include "train/state/session.h"
 
 /* ------------------------------------------------------------------ the instance
  * A session (session.h) made from the checkpoint's configuration, as the trainer makes

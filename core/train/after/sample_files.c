@@ -14,7 +14,7 @@
 #include "io/safetensors.h"
 #include "io/text_file.h"
 #include "io/toy_plot.h"
-#include "train/sample_files.h"
+#include "train/after/sample_files.h"
 
 static int ends_with(const char *s, const char *tail)
 {

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "train/generator_run.h"
+#include "train/after/generator_run.h"
 
 #define GAN_SAMPLES_FORMAT "ganctl-samples"
 #define GAN_SAMPLES_VERSION "1"

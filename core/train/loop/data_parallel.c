@@ -36,7 +36,7 @@
 
 #include "base/strings.h"
 #include "tensor/tensor_core.h"
-#include "train/trainer_internal.h"
+#include "train/loop/trainer_internal.h"
 
 void gan_trainer_dp_attach(gan_trainer *t, gan_comm *comm)
 {

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "tensor/tensor_core.h"
-#include "train/trainer_internal.h"
+#include "train/loop/trainer_internal.h"
 
 /* The objective of network t->shadow.net again, with the precision set to FP32 (by
  * gan_probe_shadow), on the step's inputs. The critic's: the same real batch and the
