@@ -414,24 +414,24 @@ gan_status gan_trainer_dp_check_weights(gan_trainer *t, struct gan_error *err)
 gan_status gan_trainer_dp_real(gan_trainer *t, gan_tensor **real, struct gan_error *err)
 {
     gan_session *s = t->s;
-    gan_status st = t->images ? gan_image_run_batch(t->images, (size_t)s->set.batch, t->real_batch, err)
-                              : gan_toy_sample(t->sampler, (size_t)s->set.batch, t->real_batch, err);
+    gan_status st = t->batch.images ? gan_image_run_batch(t->batch.images, (size_t)s->set.batch, t->batch.real_batch, err)
+                              : gan_toy_sample(t->batch.sampler, (size_t)s->set.batch, t->batch.real_batch, err);
     if (st != GAN_OK)
         return st;
     int64_t dims[4];
     int ndim = gan_session_batch_dims(s, t->dp.rows, dims);
     *real = gan_tensor_from_host(s->ctx, GAN_F32, ndim, dims,
-                                 t->real_batch + t->dp.first_row * s->set.sample_size);
+                                 t->batch.real_batch + t->dp.first_row * s->set.sample_size);
     return GAN_OK;
 }
 
 gan_tensor *gan_trainer_dp_draw_z(gan_trainer *t)
 {
     gan_session *s = t->s;
-    uint64_t base = t->z_offset;
+    uint64_t base = t->batch.z_offset;
     uint64_t mine = base + (uint64_t)(t->dp.first_row * s->set.z_dim) / 4;
     gan_tensor *z = gan_session_draw_z(s, t->dp.rows, &mine);
-    t->z_offset = base + (uint64_t)(s->set.batch * s->set.z_dim + 3) / 4;
+    t->batch.z_offset = base + (uint64_t)(s->set.batch * s->set.z_dim + 3) / 4;
     return z;
 }
 
@@ -439,13 +439,13 @@ gan_tensor *gan_trainer_dp_objective(gan_trainer *t, enum gan_loss_target target
                                      gan_tensor *real, gan_tensor *fake,
                                      struct gan_objective_sink *sink)
 {
-    uint64_t base = t->loss_offset, skip = (uint64_t)t->dp.first_row / 4;
+    uint64_t base = t->batch.loss_offset, skip = (uint64_t)t->dp.first_row / 4;
     uint64_t mine = base + skip;
     gan_tensor *loss = gan_session_objective(t->s, target, t->iteration, scale, real, fake, NULL,
                                              &mine, sink);
     /* The terms drew per sample: one process's draw for the whole batch is N times
      * one rank's. */
-    t->loss_offset = base + (mine - base - skip) * (uint64_t)t->dp.size;
+    t->batch.loss_offset = base + (mine - base - skip) * (uint64_t)t->dp.size;
     return loss;
 }
 
@@ -457,15 +457,15 @@ gan_status gan_trainer_dp_reduce_values(gan_trainer *t, enum gan_net_role role,
     if (t->dp.size == 1)
         return GAN_OK;
     double v[1 + GAN_TRAINER_MAX_METRICS];
-    size_t n = 1 + t->n_metrics[role];
-    v[0] = t->latest.loss[role];
-    memcpy(v + 1, t->latest.metric[role], t->n_metrics[role] * sizeof *v);
+    size_t n = 1 + t->metrics.n_metrics[role];
+    v[0] = t->metrics.latest.loss[role];
+    memcpy(v + 1, t->metrics.latest.metric[role], t->metrics.n_metrics[role] * sizeof *v);
     gan_status st = all_reduce(t, v, n, GAN_COMM_F64, GAN_COMM_SUM, err);
     if (st != GAN_OK)
         return st;
-    t->latest.loss[role] = v[0] / t->dp.size;
-    for (size_t k = 0; k < t->n_metrics[role]; k++)
-        t->latest.metric[role][k] = v[1 + k] / t->dp.size;
+    t->metrics.latest.loss[role] = v[0] / t->dp.size;
+    for (size_t k = 0; k < t->metrics.n_metrics[role]; k++)
+        t->metrics.latest.metric[role][k] = v[1 + k] / t->dp.size;
     return GAN_OK;
 }
 

@@ -27,22 +27,22 @@ static gan_status open_folder(gan_trainer *t, const char *dir, struct gan_error 
         gan_image_run_folder_spec(t->cfg, dir, (unsigned)t->s->set.sample_dims[0],
                                   (unsigned)t->s->set.sample_dims[1]);
     struct gan_image_folder_report report;
-    gan_status st = gan_image_run_new_folder(&spec, t->s->set.seed, t->log, &t->images, &report,
+    gan_status st = gan_image_run_new_folder(&spec, t->s->set.seed, t->log, &t->batch.images, &report,
                                              err);
     if (st != GAN_OK)
         return st;
     /* Refused here, before the run folder is made, rather than by the first batch. */
-    size_t train = gan_image_run_train_images(t->images);
+    size_t train = gan_image_run_train_images(t->batch.images);
     if ((size_t)t->s->set.batch > train)
         return gan_error_set(err, GAN_ERR_CONFIG, "image folder %s: %zu training images (%zu of %zu read, %zu held out), fewer than data.batch_size = %lld: set data.batch_size to %zu or less, or add images",
                              dir, train, report.files - report.skipped, report.files,
-                             gan_image_run_held_out(t->images), (long long)t->s->set.batch, train);
+                             gan_image_run_held_out(t->batch.images), (long long)t->s->set.batch, train);
     if (report.skipped)
         gan_log_write(t->log, GAN_LOG_WARN, "image folder %s: skipped %zu of %zu image files that could not be read; the first: %s",
                       dir, report.skipped, report.files, report.first_skipped);
     gan_log_write(t->log, GAN_LOG_INFO, "image folder %s: %zu images of %u x %u x %u, %zu held out; image quality: sliced W1 of %zu images against held-out ones (no Frechet distance: its classifier knows only fashion-mnist)",
                   dir, report.files - report.skipped, spec.channels, spec.size, spec.size,
-                  gan_image_run_held_out(t->images), gan_image_run_eval_samples(t->images));
+                  gan_image_run_held_out(t->batch.images), gan_image_run_eval_samples(t->batch.images));
     return GAN_OK;
 }
 
@@ -57,28 +57,28 @@ static gan_status set_up_images(gan_trainer *t, struct gan_error *err)
     if (t->s->set.is_folder) {
         st = open_folder(t, dir, err);
     } else {
-        st = gan_image_run_new(dir, classifier, t->s->set.seed, t->s->ctx, &t->images, err);
+        st = gan_image_run_new(dir, classifier, t->s->set.seed, t->s->ctx, &t->batch.images, err);
         if (st == GAN_OK)
             gan_log_write(t->log, GAN_LOG_INFO, "image quality: %u images against the test split; Frechet distance in the features of %s",
-                          GAN_IMAGE_EVAL_SAMPLES, gan_image_run_classifier(t->images));
+                          GAN_IMAGE_EVAL_SAMPLES, gan_image_run_classifier(t->batch.images));
     }
     if (st != GAN_OK)
         return st;
-    const size_t n_eval = gan_image_run_eval_samples(t->images);
+    const size_t n_eval = gan_image_run_eval_samples(t->batch.images);
     const size_t d = (size_t)t->s->set.sample_size;
     size_t trial = t->s->set.batch < (int64_t)n_eval ? (size_t)t->s->set.batch : n_eval;
-    t->n_eval_real = trial > GAN_IMAGE_GRID_COUNT ? trial : GAN_IMAGE_GRID_COUNT;
-    t->eval_real = malloc(t->n_eval_real * d * sizeof *t->eval_real);
-    t->eval_fake = malloc(n_eval * d * sizeof *t->eval_fake);
-    t->real_batch = malloc((size_t)t->s->set.batch * d * sizeof *t->real_batch);
-    if (!t->eval_real || !t->eval_fake || !t->real_batch)
+    t->eval.n_eval_real = trial > GAN_IMAGE_GRID_COUNT ? trial : GAN_IMAGE_GRID_COUNT;
+    t->eval.eval_real = malloc(t->eval.n_eval_real * d * sizeof *t->eval.eval_real);
+    t->eval.eval_fake = malloc(n_eval * d * sizeof *t->eval.eval_fake);
+    t->batch.real_batch = malloc((size_t)t->s->set.batch * d * sizeof *t->batch.real_batch);
+    if (!t->eval.eval_real || !t->eval.eval_fake || !t->batch.real_batch)
         return gan_trainer_nomem(err);
-    if ((st = gan_image_run_test_images(t->images, t->n_eval_real, t->eval_real, err)) != GAN_OK)
+    if ((st = gan_image_run_test_images(t->batch.images, t->eval.n_eval_real, t->eval.eval_real, err)) != GAN_OK)
         return st;
-    t->image_quality.sliced_w1 = t->image_quality.frechet = NAN;
-    t->image_floor = gan_image_run_floor(t->images);
-    t->floor_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->image_floor.sliced_w1 };
-    t->floor_values[1] = (struct gan_named_value){ "frechet", t->image_floor.frechet };
+    t->eval.image_quality.sliced_w1 = t->eval.image_quality.frechet = NAN;
+    t->eval.image_floor = gan_image_run_floor(t->batch.images);
+    t->eval.floor_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->eval.image_floor.sliced_w1 };
+    t->eval.floor_values[1] = (struct gan_named_value){ "frechet", t->eval.image_floor.frechet };
     return GAN_OK;
 }
 
@@ -86,22 +86,22 @@ gan_status gan_trainer_set_up_eval(gan_trainer *t, struct gan_error *err)
 {
     if (t->s->set.is_image)
         return set_up_images(t, err);
-    t->n_eval_real = GAN_EVAL_SAMPLES;
-    gan_toy_modes(t->s->set.kind, &t->modes);
-    t->eval_real = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval_real);
-    t->eval_fake = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval_fake);
-    t->real_batch = malloc((size_t)t->s->set.batch * 2 * sizeof *t->real_batch);
-    if (!t->eval_real || !t->eval_fake || !t->real_batch)
+    t->eval.n_eval_real = GAN_EVAL_SAMPLES;
+    gan_toy_modes(t->s->set.kind, &t->eval.modes);
+    t->eval.eval_real = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval.eval_real);
+    t->eval.eval_fake = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval.eval_fake);
+    t->batch.real_batch = malloc((size_t)t->s->set.batch * 2 * sizeof *t->batch.real_batch);
+    if (!t->eval.eval_real || !t->eval.eval_fake || !t->batch.real_batch)
         return gan_trainer_nomem(err);
     gan_toy_sampler *held_out;
     gan_status st = gan_toy_sampler_new(t->s->set.kind, t->s->set.seed, GAN_STREAM_EVAL_REAL, &held_out, err);
     if (st != GAN_OK)
         return st;
-    st = gan_toy_sample(held_out, GAN_EVAL_SAMPLES, t->eval_real, err);
+    st = gan_toy_sample(held_out, GAN_EVAL_SAMPLES, t->eval.eval_real, err);
     gan_toy_sampler_free(held_out);
     if (st == GAN_OK)
         st = gan_toy_quality_floor(t->s->set.kind, t->s->set.seed, GAN_STREAM_FLOOR, GAN_EVAL_SAMPLES,
-                                   &t->floor, err);
+                                   &t->eval.floor, err);
     if (st != GAN_OK)
         return st;
     int64_t dims[2] = { GAN_EVAL_SAMPLES, t->s->set.z_dim };
@@ -112,21 +112,21 @@ gan_status gan_trainer_set_up_eval(gan_trainer *t, struct gan_error *err)
         gan_tensor_free(z);
         return gan_session_ctx_fail(t->s, err, "drawing the evaluation's z");
     }
-    t->eval_z = z;
+    t->eval.eval_z = z;
     gan_ctx_step_end(t->s->ctx);
     return GAN_OK;
 }
 
 /* ------------------------------------------------------------------ evaluation */
 
-/* The generator's samples for the fixed evaluation z, into t->eval_fake. */
+/* The generator's samples for the fixed evaluation z, into t->eval.eval_fake. */
 static gan_status generate_eval(gan_trainer *t, struct gan_error *err)
 {
     gan_ctx *ctx = t->s->ctx;
     gan_ctx_no_grad_push(ctx);
-    gan_tensor *fake = gan_session_forward(t->s, GAN_NET_GENERATOR, t->eval_z);
+    gan_tensor *fake = gan_session_forward(t->s, GAN_NET_GENERATOR, t->eval.eval_z);
     gan_ctx_no_grad_pop(ctx);
-    if (!fake || gan_tensor_to_host(ctx, fake, t->eval_fake, 2 * GAN_EVAL_SAMPLES) != GAN_OK)
+    if (!fake || gan_tensor_to_host(ctx, fake, t->eval.eval_fake, 2 * GAN_EVAL_SAMPLES) != GAN_OK)
         return gan_session_ctx_fail(t->s, err, "evaluation");
     gan_ctx_step_end(ctx);
     return GAN_OK;
@@ -159,16 +159,16 @@ static gan_status generate_images(gan_trainer *t, size_t n, uint64_t offset, flo
  * scored against the test split. */
 static gan_status evaluate_images(gan_trainer *t, struct gan_error *err)
 {
-    const size_t n = gan_image_run_eval_samples(t->images);
-    gan_status st = generate_images(t, n, GAN_STREAM_EVAL_Z, t->eval_fake, err);
+    const size_t n = gan_image_run_eval_samples(t->batch.images);
+    gan_status st = generate_images(t, n, GAN_STREAM_EVAL_Z, t->eval.eval_fake, err);
     if (st == GAN_OK)
-        st = gan_image_run_eval(t->images, t->eval_fake, n, &t->image_quality, err);
+        st = gan_image_run_eval(t->batch.images, t->eval.eval_fake, n, &t->eval.image_quality, err);
     if (st != GAN_OK)
         return st;
-    t->quality_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->image_quality.sliced_w1 };
-    t->quality_values[1] = (struct gan_named_value){ "frechet", t->image_quality.frechet };
-    t->has_quality = 1;
-    t->quality_iteration = t->iteration;
+    t->eval.quality_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->eval.image_quality.sliced_w1 };
+    t->eval.quality_values[1] = (struct gan_named_value){ "frechet", t->eval.image_quality.frechet };
+    t->eval.has_quality = 1;
+    t->eval.quality_iteration = t->iteration;
     return GAN_OK;
 }
 
@@ -177,18 +177,18 @@ gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
     /* Data parallel: the ranks' weights are the same; rank 0 evaluates for all. */
     if (!gan_trainer_dp_leader(t))
         return GAN_OK;
-    if (t->has_quality && t->quality_iteration == t->iteration)
+    if (t->eval.has_quality && t->eval.quality_iteration == t->iteration)
         return GAN_OK;
-    if (t->images)
+    if (t->batch.images)
         return evaluate_images(t, err);
     gan_status st = generate_eval(t, err);
     if (st == GAN_OK)
-        st = gan_toy_quality(t->s->set.kind, t->eval_fake, GAN_EVAL_SAMPLES, t->eval_real,
-                             GAN_EVAL_SAMPLES, &t->quality, err);
+        st = gan_toy_quality(t->s->set.kind, t->eval.eval_fake, GAN_EVAL_SAMPLES, t->eval.eval_real,
+                             GAN_EVAL_SAMPLES, &t->eval.quality, err);
     if (st != GAN_OK)
         return st;
-    t->has_quality = 1;
-    t->quality_iteration = t->iteration;
+    t->eval.has_quality = 1;
+    t->eval.quality_iteration = t->iteration;
     return GAN_OK;
 }
 
@@ -240,24 +240,24 @@ static gan_status image_picture(gan_trainer *t, const char *name, struct gan_err
     char title[200];
     int used = snprintf(title, sizeof title, "%s iteration %lld", t->s->set.data_name,
                         (long long)t->iteration);
-    if (t->has_quality && t->quality_iteration == t->iteration && used > 0) {
-        if (gan_image_run_has_frechet(t->images))
+    if (t->eval.has_quality && t->eval.quality_iteration == t->iteration && used > 0) {
+        if (gan_image_run_has_frechet(t->batch.images))
             snprintf(title + used, sizeof title - (size_t)used, ", sliced W1 %.4g, Frechet %.4g",
-                     t->image_quality.sliced_w1, t->image_quality.frechet);
+                     t->eval.image_quality.sliced_w1, t->eval.image_quality.frechet);
         else
             snprintf(title + used, sizeof title - (size_t)used, ", sliced W1 %.4g",
-                     t->image_quality.sliced_w1);
+                     t->eval.image_quality.sliced_w1);
     }
-    char *path = st == GAN_OK ? gan_run_path(t->run_dir, name) : NULL;
+    char *path = st == GAN_OK ? gan_run_path(t->folder.run_dir, name) : NULL;
     if (st == GAN_OK)
         st = path ? gan_image_run_write_grid_sized(path, images, GAN_IMAGE_GRID_COUNT,
-                                                   gan_image_run_channels(t->images),
-                                                   gan_image_run_side(t->images), title, err)
+                                                   gan_image_run_channels(t->batch.images),
+                                                   gan_image_run_side(t->batch.images), title, err)
                   : gan_trainer_nomem(err);
     free(path);
     free(images);
     if (st == GAN_OK)
-        t->image_iteration = t->iteration;
+        t->folder.image_iteration = t->iteration;
     return st;
 }
 
@@ -266,7 +266,7 @@ gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_erro
 {
     if (!gan_trainer_dp_leader(t))
         return GAN_OK;
-    if (t->images)
+    if (t->batch.images)
         return image_picture(t, name, err);
     float *field = malloc((size_t)GAN_PLOT_GRID * GAN_PLOT_GRID * sizeof *field);
     if (!field)
@@ -281,13 +281,13 @@ gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_erro
     for (int sep = 2; sep >= 1; sep--) {
         const char *gap = sep == 2 ? "  " : " ";
         int used = snprintf(title, sizeof title, "iter %lld", (long long)t->iteration);
-        if (t->quality.has_modes && used > 0 && (size_t)used < sizeof title)
+        if (t->eval.quality.has_modes && used > 0 && (size_t)used < sizeof title)
             used += snprintf(title + used, sizeof title - (size_t)used, "%smodes %ld/%zu%shq %.1f%%",
-                             gap, t->quality.modes_covered, t->quality.modes_total, gap,
-                             t->quality.high_quality_pct);
+                             gap, t->eval.quality.modes_covered, t->eval.quality.modes_total, gap,
+                             t->eval.quality.high_quality_pct);
         if (used > 0 && (size_t)used < sizeof title)
             used += snprintf(title + used, sizeof title - (size_t)used, "%ssW1 %.3f", gap,
-                             t->quality.sliced_w1);
+                             t->eval.quality.sliced_w1);
         if (used <= 42)
             break;
     }
@@ -296,18 +296,18 @@ gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_erro
         memset(&plot, 0, sizeof plot);
         plot.field = field;
         plot.grid = GAN_PLOT_GRID;
-        plot.real = t->eval_real;
+        plot.real = t->eval.eval_real;
         plot.n_real = GAN_PLOT_POINTS;
-        plot.fake = t->eval_fake;
+        plot.fake = t->eval.eval_fake;
         plot.n_fake = GAN_PLOT_POINTS;
         plot.title = title;
-        char *path = gan_run_path(t->run_dir, name);
+        char *path = gan_run_path(t->folder.run_dir, name);
         st = path ? gan_toy_plot_write(path, &plot, err) : gan_trainer_nomem(err);
         free(path);
     }
     free(field);
     if (st == GAN_OK)
-        t->image_iteration = t->iteration;
+        t->folder.image_iteration = t->iteration;
     return st;
 }
 

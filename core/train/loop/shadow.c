@@ -68,7 +68,7 @@ void gan_trainer_shadow_step(gan_trainer *t, enum gan_net_role role, gan_tensor 
     sh->real = real;
     sh->fake = fake;
     sh->z = z;
-    sh->loss_offset = t->loss_offset;
+    sh->loss_offset = t->batch.loss_offset;
     struct gan_amp_net *a = &t->s->amp[role];
     if (sh->due && sh->probe[role])
         a->hook = (struct gan_amp_hook){ compare, t };
@@ -101,7 +101,7 @@ gan_status gan_trainer_write_underflow(gan_trainer *t, struct gan_error *err)
  * continued by a resumed run that had it). Level 2 in FP32 has nothing to compare. */
 gan_status gan_trainer_set_up_probes(gan_trainer *t, int64_t resume_after, struct gan_error *err)
 {
-    if (t->debug_level < 2)
+    if (t->set.debug_level < 2)
         return GAN_OK;
     if (t->s->set.precision == GAN_F32) {
         gan_log_write(t->log, GAN_LOG_INFO,
@@ -111,7 +111,7 @@ gan_status gan_trainer_set_up_probes(gan_trainer *t, int64_t resume_after, struc
     for (int i = 0; i < GAN_NET_ROLES; i++)
         if (gan_probe_new(&t->shadow.probe[i]) != GAN_OK)
             return gan_trainer_nomem(err);
-    char *path = gan_run_path(t->run_dir, GAN_RUN_GRAD_UNDERFLOW);
+    char *path = gan_run_path(t->folder.run_dir, GAN_RUN_GRAD_UNDERFLOW);
     if (!path)
         return gan_trainer_nomem(err);
     gan_status st = gan_metrics_csv_open(path, gan_probe_csv_columns, GAN_PROBE_CSV_COLUMNS,

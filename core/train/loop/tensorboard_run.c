@@ -25,14 +25,14 @@ gan_status gan_trainer_open_events(gan_trainer *t, int64_t resume_after, struct 
     if (!wanted)
         return GAN_OK;
     double now = unix_time_s();
-    gan_status st = gan_tb_writer_open(t->run_dir, now, &t->events_file, err);
+    gan_status st = gan_tb_writer_open(t->folder.run_dir, now, &t->metrics.events_file, err);
     /* A resumed run writes the rows after its checkpoint again: the restart mark makes
      * TensorBoard drop what earlier files hold from there on, as metrics.csv does. */
     if (st == GAN_OK && resume_after >= 0)
-        st = gan_tb_write_session_start(t->events_file, now, resume_after + 1, err);
+        st = gan_tb_write_session_start(t->metrics.events_file, now, resume_after + 1, err);
     if (st == GAN_OK)
         gan_log_write(t->log, GAN_LOG_DEBUG, "TensorBoard events: %s",
-                      gan_tb_writer_path(t->events_file));
+                      gan_tb_writer_path(t->metrics.events_file));
     return st;
 }
 
@@ -48,20 +48,20 @@ static float overflow_code(const char *word)
 gan_status gan_trainer_events_row(gan_trainer *t, const struct gan_cell *cells, size_t count,
                                   struct gan_error *err)
 {
-    if (!t->events_file)
+    if (!t->metrics.events_file)
         return GAN_OK;
     struct gan_tb_scalar values[3 * GAN_TRAINER_MAX_METRICS + 24];
     size_t n = 0;
     /* The first column is the iteration: the events' step. */
-    for (size_t i = 1; i < count && i < t->n_columns && n < sizeof values / sizeof values[0]; i++) {
+    for (size_t i = 1; i < count && i < t->metrics.n_columns && n < sizeof values / sizeof values[0]; i++) {
         const struct gan_cell *c = &cells[i];
         if (c->kind == GAN_CELL_EMPTY)
             continue;
         float v = c->kind == GAN_CELL_INT ? (float)c->i
                 : c->kind == GAN_CELL_FLOAT ? (float)c->f : overflow_code(c->s);
-        values[n++] = (struct gan_tb_scalar){ t->columns[i], v };
+        values[n++] = (struct gan_tb_scalar){ t->metrics.columns[i], v };
     }
-    return gan_tb_write_scalars(t->events_file, unix_time_s(), t->iteration, values, n, err);
+    return gan_tb_write_scalars(t->metrics.events_file, unix_time_s(), t->iteration, values, n, err);
 }
 
 /* The bytes of the file at `path` (malloc'd). */
@@ -103,9 +103,9 @@ static gan_status read_file(const char *path, unsigned char **out, size_t *len,
 
 gan_status gan_trainer_events_final_image(gan_trainer *t, struct gan_error *err)
 {
-    if (!t->events_file || t->image_iteration != t->iteration)
+    if (!t->metrics.events_file || t->folder.image_iteration != t->iteration)
         return GAN_OK;
-    char *path = gan_run_path(t->run_dir, GAN_RUN_FINAL_IMAGE);
+    char *path = gan_run_path(t->folder.run_dir, GAN_RUN_FINAL_IMAGE);
     if (!path)
         return gan_trainer_nomem(err);
     unsigned char *png = NULL;
@@ -117,7 +117,7 @@ gan_status gan_trainer_events_final_image(gan_trainer *t, struct gan_error *err)
         st = gan_error_set(err, GAN_ERR_FORMAT, "%s: not a PNG file, so TensorBoard cannot show it",
                            path);
     if (st == GAN_OK)
-        st = gan_tb_write_image(t->events_file, unix_time_s(), t->iteration, &image, err);
+        st = gan_tb_write_image(t->metrics.events_file, unix_time_s(), t->iteration, &image, err);
     free(png);
     free(path);
     return st;
@@ -125,5 +125,5 @@ gan_status gan_trainer_events_final_image(gan_trainer *t, struct gan_error *err)
 
 gan_status gan_trainer_events_sync(gan_trainer *t, struct gan_error *err)
 {
-    return gan_tb_writer_sync(t->events_file, err);
+    return gan_tb_writer_sync(t->metrics.events_file, err);
 }

@@ -51,22 +51,22 @@ static long long get_int(const gan_config *cfg, const char *key)
 static void read_settings(gan_trainer *t)
 {
     const gan_config *cfg = t->cfg;
-    t->iterations = get_int(cfg, "run.iterations");
-    t->log_every = get_int(cfg, "run.log_every");
-    t->eval_every = get_int(cfg, "run.eval_every");
-    t->image_every = get_int(cfg, "run.image_every");
-    t->checkpoint_every = get_int(cfg, "run.checkpoint_every");
-    gan_config_get_bool(cfg, "run.metrics_time", &t->metrics_time);
+    t->set.iterations = get_int(cfg, "run.iterations");
+    t->set.log_every = get_int(cfg, "run.log_every");
+    t->set.eval_every = get_int(cfg, "run.eval_every");
+    t->set.image_every = get_int(cfg, "run.image_every");
+    t->set.checkpoint_every = get_int(cfg, "run.checkpoint_every");
+    gan_config_get_bool(cfg, "run.metrics_time", &t->set.metrics_time);
     for (int i = 0; i < GAN_NET_ROLES; i++) {
         char key[64];
         const char *decay = "none";
         snprintf(key, sizeof key, "%s.optimizer.lr_decay", gan_net_role_names[i]);
         gan_config_get_string(cfg, key, &decay);
-        t->lr_decay[i] = strcmp(decay, "linear") == 0;
+        t->set.lr_decay[i] = strcmp(decay, "linear") == 0;
     }
-    t->debug_level = get_int(cfg, "run.debug_level");
-    t->diverged_skip_fraction = 0.5;
-    gan_config_get_float(cfg, "run.diverged_skip_fraction", &t->diverged_skip_fraction);
+    t->set.debug_level = get_int(cfg, "run.debug_level");
+    t->set.diverged_skip_fraction = 0.5;
+    gan_config_get_float(cfg, "run.diverged_skip_fraction", &t->set.diverged_skip_fraction);
 }
 
 /* ------------------------------------------------------------------ one step */
@@ -88,12 +88,12 @@ static gan_status scalar_value(gan_trainer *t, gan_tensor *v, double *out)
 static gan_status read_values(gan_trainer *t, enum gan_net_role role, gan_tensor *loss,
                               const struct gan_objective_sink *sink)
 {
-    gan_status st = scalar_value(t, loss, &t->latest.loss[role]);
-    char **names = role == GAN_NET_CRITIC ? t->metric_names[GAN_NET_CRITIC] : t->generator_reported;
-    for (size_t k = 0; st == GAN_OK && k < t->n_metrics[role]; k++) {
-        t->latest.metric[role][k] = NAN;
+    gan_status st = scalar_value(t, loss, &t->metrics.latest.loss[role]);
+    char **names = role == GAN_NET_CRITIC ? t->metrics.metric_names[GAN_NET_CRITIC] : t->metrics.generator_reported;
+    for (size_t k = 0; st == GAN_OK && k < t->metrics.n_metrics[role]; k++) {
+        t->metrics.latest.metric[role][k] = NAN;
         gan_tensor *v = gan_objective_reported(sink, names[k]);
-        st = v ? scalar_value(t, v, &t->latest.metric[role][k]) : GAN_OK;
+        st = v ? scalar_value(t, v, &t->metrics.latest.metric[role][k]) : GAN_OK;
     }
     return st;
 }
@@ -169,7 +169,7 @@ static gan_status critic_step(gan_trainer *t, int64_t index, struct gan_error *e
         return st;
 
     if (gan_amp_scaled_backward(amp, s->ctx, s->net[GAN_NET_CRITIC], loss,
-                                t->latest.loss[GAN_NET_CRITIC], &s->inner) != GAN_OK)
+                                t->metrics.latest.loss[GAN_NET_CRITIC], &s->inner) != GAN_OK)
         return gan_session_ctx_fail(s, err, "critic step");
     if ((st = gan_trainer_dp_reduce_grads(t, GAN_NET_CRITIC, index, err)) != GAN_OK)
         return st;
@@ -182,7 +182,7 @@ static gan_status critic_step(gan_trainer *t, int64_t index, struct gan_error *e
 
     if ((st = update(t, GAN_NET_CRITIC, &verdict, err)) != GAN_OK)
         return st;
-    t->latest.norm[GAN_NET_CRITIC] = amp->grad_norm;
+    t->metrics.latest.norm[GAN_NET_CRITIC] = amp->grad_norm;
     gan_ctx_step_end(s->ctx);
     return GAN_OK;
 }
@@ -210,7 +210,7 @@ static gan_status generator_step(gan_trainer *t, struct gan_error *err)
         return st;
 
     if (gan_amp_scaled_backward(amp, s->ctx, s->net[GAN_NET_GENERATOR], loss,
-                                t->latest.loss[GAN_NET_GENERATOR], &s->inner) != GAN_OK)
+                                t->metrics.latest.loss[GAN_NET_GENERATOR], &s->inner) != GAN_OK)
         return gan_session_ctx_fail(s, err, "generator step");
     if ((st = gan_trainer_dp_reduce_grads(t, GAN_NET_GENERATOR, -1, err)) != GAN_OK)
         return st;
@@ -224,7 +224,7 @@ static gan_status generator_step(gan_trainer *t, struct gan_error *err)
 
     if ((st = update(t, GAN_NET_GENERATOR, &verdict, err)) != GAN_OK)
         return st;
-    t->latest.norm[GAN_NET_GENERATOR] = amp->grad_norm;
+    t->metrics.latest.norm[GAN_NET_GENERATOR] = amp->grad_norm;
     gan_ctx_step_end(s->ctx);
     return GAN_OK;
 }
@@ -278,11 +278,11 @@ static gan_status check_shape(gan_trainer *t, gan_tensor *x, int ndim, const int
 static gan_status trial_step(gan_trainer *t, struct gan_error *err)
 {
     gan_ctx *ctx = t->s->ctx;
-    int64_t n = t->s->set.batch < (int64_t)t->n_eval_real ? t->s->set.batch : (int64_t)t->n_eval_real;
+    int64_t n = t->s->set.batch < (int64_t)t->eval.n_eval_real ? t->s->set.batch : (int64_t)t->eval.n_eval_real;
     int64_t dims[4], score[2] = { n, 1 };
     int ndim = gan_session_batch_dims(t->s, n, dims);
     uint64_t z_offset = GAN_STREAM_PROBE, loss_offset = GAN_STREAM_PROBE + (UINT64_C(1) << 40);
-    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, ndim, dims, t->eval_real);
+    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, ndim, dims, t->eval.eval_real);
     gan_tensor *z = gan_session_draw_z(t->s, n, &z_offset);
     gan_tensor *fake = gan_session_forward(t->s, GAN_NET_GENERATOR, z);
     if (!real || !fake)
@@ -313,23 +313,23 @@ static gan_status trial_step(gan_trainer *t, struct gan_error *err)
                                      sink.names[i]);
             if (which == 0) {
                 snprintf(name, sizeof name, "%s", sink.names[i]);
-                if (!(t->metric_names[GAN_NET_CRITIC][t->n_metrics[GAN_NET_CRITIC]] = gan_strdup(name)))
+                if (!(t->metrics.metric_names[GAN_NET_CRITIC][t->metrics.n_metrics[GAN_NET_CRITIC]] = gan_strdup(name)))
                     return gan_trainer_nomem(err);
-                t->n_metrics[GAN_NET_CRITIC]++;
+                t->metrics.n_metrics[GAN_NET_CRITIC]++;
             } else {
                 /* A name the critic's terms report already gets the network's prefix. */
                 snprintf(name, sizeof name, "%s%s",
-                         has_name(t->metric_names[GAN_NET_CRITIC], t->n_metrics[GAN_NET_CRITIC], sink.names[i]) ? "generator_" : "",
+                         has_name(t->metrics.metric_names[GAN_NET_CRITIC], t->metrics.n_metrics[GAN_NET_CRITIC], sink.names[i]) ? "generator_" : "",
                          sink.names[i]);
-                t->metric_names[GAN_NET_GENERATOR][t->n_metrics[GAN_NET_GENERATOR]] = gan_strdup(name);
-                t->generator_reported[t->n_metrics[GAN_NET_GENERATOR]] = gan_strdup(sink.names[i]);
-                if (!t->metric_names[GAN_NET_GENERATOR][t->n_metrics[GAN_NET_GENERATOR]] ||
-                    !t->generator_reported[t->n_metrics[GAN_NET_GENERATOR]]) {
-                    free(t->metric_names[GAN_NET_GENERATOR][t->n_metrics[GAN_NET_GENERATOR]]);
-                    free(t->generator_reported[t->n_metrics[GAN_NET_GENERATOR]]);
+                t->metrics.metric_names[GAN_NET_GENERATOR][t->metrics.n_metrics[GAN_NET_GENERATOR]] = gan_strdup(name);
+                t->metrics.generator_reported[t->metrics.n_metrics[GAN_NET_GENERATOR]] = gan_strdup(sink.names[i]);
+                if (!t->metrics.metric_names[GAN_NET_GENERATOR][t->metrics.n_metrics[GAN_NET_GENERATOR]] ||
+                    !t->metrics.generator_reported[t->metrics.n_metrics[GAN_NET_GENERATOR]]) {
+                    free(t->metrics.metric_names[GAN_NET_GENERATOR][t->metrics.n_metrics[GAN_NET_GENERATOR]]);
+                    free(t->metrics.generator_reported[t->metrics.n_metrics[GAN_NET_GENERATOR]]);
                     return gan_trainer_nomem(err);
                 }
-                t->n_metrics[GAN_NET_GENERATOR]++;
+                t->metrics.n_metrics[GAN_NET_GENERATOR]++;
             }
         }
     }
@@ -350,12 +350,12 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     t->log = setup->log;
     t->stop = setup->stop;
     t->events = setup->events;
-    t->checkpoint_iteration = -1;
-    t->image_iteration = -1;
-    t->latest.loss[GAN_NET_CRITIC] = t->latest.loss[GAN_NET_GENERATOR] = NAN;
-    t->latest.norm[GAN_NET_CRITIC] = t->latest.norm[GAN_NET_GENERATOR] = NAN;
+    t->folder.checkpoint_iteration = -1;
+    t->folder.image_iteration = -1;
+    t->metrics.latest.loss[GAN_NET_CRITIC] = t->metrics.latest.loss[GAN_NET_GENERATOR] = NAN;
+    t->metrics.latest.norm[GAN_NET_CRITIC] = t->metrics.latest.norm[GAN_NET_GENERATOR] = NAN;
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
-    t->restart = setup->resume_dir && setup->restart;
+    t->folder.restart = setup->resume_dir && setup->restart;
     gan_trainer_dp_attach(t, setup->comm);
 
     /* The run folder's refusals come first: they need nothing built. */
@@ -366,10 +366,10 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
         read_settings(t);
     if (st == GAN_OK)
         st = gan_trainer_dp_set_up(t, err);
-    t->z_offset = GAN_STREAM_Z;
-    t->loss_offset = GAN_STREAM_LOSS;
+    t->batch.z_offset = GAN_STREAM_Z;
+    t->batch.loss_offset = GAN_STREAM_LOSS;
     if (st == GAN_OK && !t->s->set.is_image)
-        st = gan_toy_sampler_new(t->s->set.kind, t->s->set.seed, GAN_STREAM_DATA, &t->sampler, err);
+        st = gan_toy_sampler_new(t->s->set.kind, t->s->set.seed, GAN_STREAM_DATA, &t->batch.sampler, err);
     if (st == GAN_OK)
         st = gan_trainer_set_up_eval(t, err);
     if (st == GAN_OK)
@@ -410,34 +410,34 @@ void gan_trainer_free(gan_trainer *t)
 {
     if (!t)
         return;
-    gan_metrics_csv_close(t->metrics, NULL);
-    gan_metrics_csv_close(t->grad_csv, NULL);
-    gan_tb_writer_close(t->events_file, NULL);
+    gan_metrics_csv_close(t->metrics.csv, NULL);
+    gan_metrics_csv_close(t->metrics.grad_csv, NULL);
+    gan_tb_writer_close(t->metrics.events_file, NULL);
     gan_trainer_shadow_free(t);
     if (t->s)
-        gan_tensor_free(t->eval_z);
+        gan_tensor_free(t->eval.eval_z);
     /* The metrics' classifier runs on the backend: it goes first. */
-    gan_image_run_free(t->images);
+    gan_image_run_free(t->batch.images);
     gan_session_free(t->s);
-    gan_toy_sampler_free(t->sampler);
+    gan_toy_sampler_free(t->batch.sampler);
     gan_trainer_dp_free(t);
-    for (size_t i = 0; i < t->n_metrics[GAN_NET_CRITIC]; i++)
-        free(t->metric_names[GAN_NET_CRITIC][i]);
-    for (size_t i = 0; i < t->n_metrics[GAN_NET_GENERATOR]; i++) {
-        free(t->metric_names[GAN_NET_GENERATOR][i]);
-        free(t->generator_reported[i]);
+    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_CRITIC]; i++)
+        free(t->metrics.metric_names[GAN_NET_CRITIC][i]);
+    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_GENERATOR]; i++) {
+        free(t->metrics.metric_names[GAN_NET_GENERATOR][i]);
+        free(t->metrics.generator_reported[i]);
     }
-    for (size_t i = 0; i < t->n_columns; i++)
-        free(t->columns[i]);
-    free(t->columns);
-    free(t->eval_real);
-    free(t->eval_fake);
-    free(t->real_batch);
-    free(t->run_dir);
-    free(t->checkpoint_path);
-    free(t->config_text);
+    for (size_t i = 0; i < t->metrics.n_columns; i++)
+        free(t->metrics.columns[i]);
+    free(t->metrics.columns);
+    free(t->eval.eval_real);
+    free(t->eval.eval_fake);
+    free(t->batch.real_batch);
+    free(t->folder.run_dir);
+    free(t->folder.checkpoint_path);
+    free(t->folder.config_text);
     /* Last: until here the process may still write into the folder. */
-    gan_run_lock_release(t->lock);
+    gan_run_lock_release(t->folder.lock);
     free(t);
 }
 
@@ -452,8 +452,8 @@ static int due(int64_t iteration, int64_t every)
  * pictured iteration, and the last. */
 static int row_at(const gan_trainer *t, int64_t it)
 {
-    return due(it, t->log_every) || due(it, t->eval_every) || due(it, t->image_every) ||
-           it == t->iterations;
+    return due(it, t->set.log_every) || due(it, t->set.eval_every) || due(it, t->set.image_every) ||
+           it == t->set.iterations;
 }
 
 static void report_progress(gan_trainer *t, int final)
@@ -469,21 +469,21 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
                          struct gan_error *err)
 {
     gan_status st = GAN_OK;
-    int complete = t->iteration >= t->iterations;
+    int complete = t->iteration >= t->set.iterations;
     if (!interrupted && complete) {
         st = gan_trainer_evaluate(t, err);
         if (st == GAN_OK)
             st = gan_trainer_picture(t, GAN_RUN_FINAL_IMAGE, err);
         if (st == GAN_OK)
             st = gan_trainer_events_final_image(t, err);
-        gan_divergence_judge(&t->divergence_watch, t->s, t->cfg, t->latest.loss,
-                             t->diverged_skip_fraction, t->iteration, &t->divergence);
+        gan_divergence_judge(&t->divergence_watch, t->s, t->cfg, t->metrics.latest.loss,
+                             t->set.diverged_skip_fraction, t->iteration, &t->divergence);
     }
     /* A run stopped by a signal is often one its user wants to look at. */
     if (st == GAN_OK && interrupted)
         st = gan_trainer_draw_curves(t, err);
     int diverged = t->divergence.reason != GAN_DIVERGED_NOT;
-    if (st == GAN_OK && t->checkpoint_iteration != t->iteration)
+    if (st == GAN_OK && t->folder.checkpoint_iteration != t->iteration)
         st = gan_trainer_save_checkpoint(t, err);
     if (st == GAN_OK)
         st = gan_trainer_write_summary(t, interrupted ? "interrupted"
@@ -493,23 +493,23 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
     memset(r, 0, sizeof *r);
     r->interrupted = interrupted;
     r->iterations = t->iteration;
-    r->planned = t->iterations;
+    r->planned = t->set.iterations;
     r->session_s = gan_trainer_session_s(t);
     r->wall_time_s = t->elapsed_before + r->session_s;
     int64_t done = t->iteration - t->start_iteration;
     r->it_per_s = done > 0 && r->session_s > 0 ? (double)done / r->session_s : 0.0;
-    r->run_dir = t->run_dir;
+    r->run_dir = t->folder.run_dir;
     r->data = t->s->set.data_name;
-    r->has_quality = t->has_quality;
-    r->quality_iteration = t->quality_iteration;
-    r->quality = t->quality;
-    r->floor = t->floor;
+    r->has_quality = t->eval.has_quality;
+    r->quality_iteration = t->eval.quality_iteration;
+    r->quality = t->eval.quality;
+    r->floor = t->eval.floor;
     r->quality_samples = GAN_EVAL_SAMPLES;
-    if (t->images) {
-        r->quality_samples = gan_image_run_eval_samples(t->images);
-        r->quality_values = t->quality_values;
-        r->floor_values = t->floor_values;
-        r->quality_count = gan_image_run_has_frechet(t->images) ? 2 : 1;
+    if (t->batch.images) {
+        r->quality_samples = gan_image_run_eval_samples(t->batch.images);
+        r->quality_values = t->eval.quality_values;
+        r->floor_values = t->eval.floor_values;
+        r->quality_count = gan_image_run_has_frechet(t->batch.images) ? 2 : 1;
     }
     r->diverged = diverged;
     r->divergence = diverged ? t->divergence.message : NULL;
@@ -524,7 +524,7 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
     gan_divergence_begin(&t->divergence_watch, t->s, t->iteration);
     gan_status st = GAN_OK;
     int interrupted = 0;
-    while (t->iteration < t->iterations) {
+    while (t->iteration < t->set.iterations) {
         if (gan_trainer_dp_stop(t)) {
             interrupted = 1;
             break;
@@ -532,8 +532,8 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
         /* The learning rates of this iteration: linear decay (the WGAN-GP code's
          * schedule for CIFAR-10) goes from lr at iteration 0 to 0 at run.iterations. */
         for (int i = 0; i < GAN_NET_ROLES; i++)
-            gan_optimizer_set_lr_scale(t->s->opt[i], t->lr_decay[i]
-                ? 1.0 - (double)t->iteration / (double)t->iterations : 1.0);
+            gan_optimizer_set_lr_scale(t->s->opt[i], t->set.lr_decay[i]
+                ? 1.0 - (double)t->iteration / (double)t->set.iterations : 1.0);
         /* The paper's toy code: the generator first (not on the very first iteration), then
          * n_critic critic steps, each on a fresh real batch. */
         /* Debug level 2 compares each network's last step before a metrics row. */
@@ -548,9 +548,9 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
         }
         t->shadow.due = 0;
         t->iteration++;
-        int final = t->iteration == t->iterations;
-        int eval = due(t->iteration, t->eval_every) || final;
-        int image = due(t->iteration, t->image_every);
+        int final = t->iteration == t->set.iterations;
+        int eval = due(t->iteration, t->set.eval_every) || final;
+        int image = due(t->iteration, t->set.image_every);
         if (eval && (st = gan_trainer_evaluate(t, err)) != GAN_OK)
             return st;
         /* The divergence verdict judges the interval since the last evaluation. */
@@ -565,12 +565,12 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
         int logged = row_at(t, t->iteration);
         if (logged && (st = gan_trainer_write_row(t, err)) != GAN_OK)
             return st;
-        if (due(t->iteration, t->checkpoint_every) && (st = gan_trainer_save_checkpoint(t, err)) != GAN_OK)
+        if (due(t->iteration, t->set.checkpoint_every) && (st = gan_trainer_save_checkpoint(t, err)) != GAN_OK)
             return st;
         if (logged && !final)
             report_progress(t, 0);
     }
-    if (t->stop && *t->stop && t->iteration < t->iterations)
+    if (t->stop && *t->stop && t->iteration < t->set.iterations)
         interrupted = 1;
     return finish(t, interrupted, result, err);
 }
@@ -584,7 +584,7 @@ gan_ctx *gan_trainer_ctx(const gan_trainer *t)
 
 int gan_trainer_resumed(const gan_trainer *t)
 {
-    return t->resumed;
+    return t->folder.resumed;
 }
 
 gan_net *gan_trainer_net(const gan_trainer *t, enum gan_model_role role)
@@ -595,7 +595,7 @@ gan_net *gan_trainer_net(const gan_trainer *t, enum gan_model_role role)
 
 const char *gan_trainer_run_dir(const gan_trainer *t)
 {
-    return t->run_dir;
+    return t->folder.run_dir;
 }
 
 int64_t gan_trainer_iteration(const gan_trainer *t)
@@ -610,10 +610,10 @@ const char *gan_trainer_backend_description(const gan_trainer *t)
 
 size_t gan_trainer_column_count(const gan_trainer *t)
 {
-    return t->n_columns;
+    return t->metrics.n_columns;
 }
 
 const char *gan_trainer_column(const gan_trainer *t, size_t index)
 {
-    return index < t->n_columns ? t->columns[index] : NULL;
+    return index < t->metrics.n_columns ? t->metrics.columns[index] : NULL;
 }

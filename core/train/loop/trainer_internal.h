@@ -59,29 +59,29 @@ struct gan_trainer_dp {
     int trained;                  /* an iteration began: the collectives' time is worth a line */
 };
 
-struct gan_trainer {
-    gan_session *s;               /* everything a step is made of */
-    gan_config *cfg;
-    const struct gan_log *log;
-    volatile sig_atomic_t *stop;
-    struct gan_train_events events;
-
-    /* Settings of the run (the step's are in s->set). */
+/* The run's own settings (the step's are in the session's set). */
+struct gan_run_settings {
     int64_t iterations;
     int64_t log_every, eval_every, image_every, checkpoint_every;
     int metrics_time;
     int lr_decay[GAN_NET_ROLES];  /* linear decay of each network's learning rate */
     long long debug_level;
+    double diverged_skip_fraction;
+};
 
-    /* State: what a checkpoint holds besides the session's. */
-    int64_t iteration;
-    uint64_t z_offset, loss_offset;
+/* Where a step's inputs come from: the real samples (the toy's sampler, or an image
+ * run's data) and the positions of the z and loss-term streams, which a checkpoint
+ * holds. */
+struct gan_batch {
     gan_toy_sampler *sampler;
-    double elapsed_before;        /* training time of earlier sessions */
+    /* Image runs (image_run.h): the data, metrics and grids; NULL for the toys. */
+    gan_image_run *images;
+    float *real_batch;            /* batch × sample_size */
+    uint64_t z_offset, loss_offset;
+};
 
-    struct gan_trainer_shadow shadow;
-
-    /* Evaluation. */
+/* The evaluation sets and the last quality measured on them. */
+struct gan_trainer_eval {
     gan_tensor *eval_z;           /* [GAN_EVAL_SAMPLES, z_dim], persistent */
     float *eval_real;             /* GAN_EVAL_SAMPLES × 2 */
     float *eval_fake;
@@ -89,47 +89,65 @@ struct gan_trainer {
     struct gan_toy_quality floor, quality;
     int has_quality;
     int64_t quality_iteration;
-    /* Image runs (image_run.h): the data, metrics and grids; NULL for the toys. Their
-     * quality is image_quality, also as named values for the progress line and the
-     * summary; eval_real then holds the first test images (the trial step, real.png). */
-    gan_image_run *images;
+    /* An image run's quality is image_quality, also as named values for the progress
+     * line and the summary; eval_real then holds the first test images (the trial step,
+     * real.png). */
     struct gan_image_quality image_quality, image_floor;
     struct gan_named_value quality_values[2], floor_values[2];
     size_t n_eval_real;
+};
 
-    /* Metrics: the values each network's terms report, by their column names (a
-     * generator's value the critic also reports gets the prefix "generator_") and, for
-     * the generator, as the terms name them. */
+/* Where the rows go: the values each network's terms report, by their column names (a
+ * generator's value the critic also reports gets the prefix "generator_") and, for the
+ * generator, as the terms name them; metrics.csv, grad_stats.csv at debug level 1 and
+ * run.tensorboard's event file (NULL without it). */
+struct gan_metrics_sink {
     char *metric_names[GAN_NET_ROLES][GAN_TRAINER_MAX_METRICS];
     char *generator_reported[GAN_TRAINER_MAX_METRICS];
     size_t n_metrics[GAN_NET_ROLES];
     char **columns;
     size_t n_columns;
     struct gan_trainer_latest latest;
-    float *real_batch;            /* batch × sample_size */
+    gan_metrics_csv *csv;
+    gan_metrics_csv *grad_csv;
+    gan_tb_writer *events_file;
+};
 
-    /* Outputs. */
+/* The run folder and what the run has written to it. */
+struct gan_run_folder {
     char *run_dir;
     gan_run_lock *lock;           /* the run folder's, held from its set-up to the end */
     int restart;                  /* resuming a folder without a checkpoint: from 0 */
     int resumed;                  /* continuing from the folder's checkpoint */
     char *checkpoint_path;
     char *config_text;            /* for checkpoints */
-    gan_metrics_csv *metrics;
-    gan_metrics_csv *grad_csv;    /* grad_stats.csv at debug level 1 */
     int64_t checkpoint_iteration; /* of the last checkpoint written; -1 none */
     int64_t image_iteration;
+};
 
-    struct gan_trainer_dp dp;
+struct gan_trainer {
+    gan_session *s;               /* everything a step is made of */
+    gan_config *cfg;
+    const struct gan_log *log;
+    volatile sig_atomic_t *stop;
+    struct gan_train_events events;
+    struct gan_run_settings set;
 
+    /* State: what a checkpoint holds besides the session's and the batch's. */
+    int64_t iteration;
+    double elapsed_before;        /* training time of earlier sessions */
     /* Timing of this session. */
     struct timespec t0;
     int64_t start_iteration;
 
-    /* run.tensorboard's event file (NULL without it), and the divergence verdict:
-     * run.diverged_skip_fraction, where the interval it judges began, its result. */
-    gan_tb_writer *events_file;
-    double diverged_skip_fraction;
+    struct gan_batch batch;
+    struct gan_trainer_shadow shadow;
+    struct gan_trainer_eval eval;
+    struct gan_metrics_sink metrics;
+    struct gan_run_folder folder;
+    struct gan_trainer_dp dp;
+
+    /* The divergence verdict: where the interval it judges began, its result. */
     struct gan_divergence_watch divergence_watch;
     struct gan_divergence divergence;
 };
