@@ -333,7 +333,7 @@ gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct 
     s.data = t->s->set.data_name;
     s.run_dir = t->folder.run_dir;
     s.run_id = NULL;
-    s.ranks = t->dp.size;
+    s.ranks = gan_trainer_ranks(t);
     gan_config_get_string(t->cfg, GAN_RUN_ID_KEY, &s.run_id);
     s.iterations = t->iteration;
     s.iterations_planned = t->set.iterations;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* trainer.c — the WGAN-GP run loop over a session: the paper's n_critic critic steps per
- * generator step, each step batch, objective, scaled backward, verdict and update; the
- * trainer's set-up and its queries. Evaluation, outputs and debug level 2 live beside it
- * (evaluation.c, outputs.c, shadow.c). */
+ * generator step (each step in step.c); the trainer's set-up and its queries. Evaluation,
+ * outputs and debug level 2 live beside it (evaluation.c, outputs.c, shadow.c). */
 #include "config.h"
 
 #include <math.h>
@@ -67,166 +66,6 @@ static void read_settings(gan_trainer *t)
     t->set.debug_level = get_int(cfg, "run.debug_level");
     t->set.diverged_skip_fraction = 0.5;
     gan_config_get_float(cfg, "run.diverged_skip_fraction", &t->set.diverged_skip_fraction);
-}
-
-/* ------------------------------------------------------------------ one step */
-
-/* One value of a single-element tensor. */
-static gan_status scalar_value(gan_trainer *t, gan_tensor *v, double *out)
-{
-    float f;
-    if (gan_tensor_numel(v) != 1)
-        return ti_fail(t->s->ctx, GAN_ERR_INVALID, "a reported value has %lld elements; it must have one",
-                       (long long)gan_tensor_numel(v));
-    gan_status st = gan_tensor_to_host(t->s->ctx, v, &f, 1);
-    *out = f;
-    return st;
-}
-
-/* The objective's value and the values its terms reported, as the metrics keep them: in
- * the order of `names` (the terms' names), NaN where a name was not reported this time. */
-static gan_status read_values(gan_trainer *t, enum gan_net_role role, gan_tensor *loss,
-                              const struct gan_objective_sink *sink)
-{
-    gan_status st = scalar_value(t, loss, &t->metrics.latest.loss[role]);
-    char **names = role == GAN_NET_CRITIC ? t->metrics.metric_names[GAN_NET_CRITIC] : t->metrics.generator_reported;
-    for (size_t k = 0; st == GAN_OK && k < t->metrics.n_metrics[role]; k++) {
-        t->metrics.latest.metric[role][k] = NAN;
-        gan_tensor *v = gan_objective_reported(sink, names[k]);
-        st = v ? scalar_value(t, v, &t->metrics.latest.metric[role][k]) : GAN_OK;
-    }
-    return st;
-}
-
-/* A critic step's batch: fresh real samples, and fake ones from fresh z, the generator
- * not differentiated. */
-static gan_status critic_batch(gan_trainer *t, gan_tensor **real, gan_tensor **z,
-                               gan_tensor **fake, struct gan_error *err)
-{
-    gan_session *s = t->s;
-    /* This rank's rows of the batch (data_parallel.c): all of it in one process. */
-    gan_status st = gan_trainer_dp_real(t, real, err);
-    if (st != GAN_OK)
-        return st;
-    gan_ctx_no_grad_push(s->ctx);
-    *z = gan_trainer_dp_draw_z(t);
-    *fake = gan_session_forward(s, GAN_NET_GENERATOR, *z);
-    gan_ctx_no_grad_pop(s->ctx);
-    return GAN_OK;
-}
-
-/* The update of network `role` from the FP32 gradient its scaled backward left in the
- * net's arena, unless the verdict skipped the step (then nothing changes). */
-static gan_status update(gan_trainer *t, enum gan_net_role role,
-                         const struct gan_scaler_decision *verdict, struct gan_error *err)
-{
-    struct gan_optimizer_report rep;
-    if (verdict->skip)
-        return GAN_OK;
-    if (gan_optimizer_step_measured(t->s->opt[role], t->s->amp[role].grad_norm, &rep) != GAN_OK)
-        return gan_session_ctx_fail(t->s, err, role == GAN_NET_CRITIC ? "critic step" : "generator step");
-    return GAN_OK;
-}
-
-/* gan_train_events.step, when set: the step between its verdict and its update. */
-static void show_step(gan_trainer *t, enum gan_net_role role, int64_t critic_step,
-                      const struct gan_scaler_decision *verdict, gan_tensor *real, gan_tensor *z)
-{
-    if (!t->events.step)
-        return;
-    struct gan_train_step v = {
-        .role = gan_net_role_model(role), .iteration = t->iteration, .critic_step = critic_step,
-        .applied = !verdict->skip, .ctx = t->s->ctx, .net = t->s->net[role], .real = real, .z = z,
-    };
-    t->events.step(t->events.ctx, &v);
-}
-
-/* This network's step number for the scaler's messages: every backward so far. */
-static int64_t step_number(const gan_trainer *t, enum gan_net_role role)
-{
-    return gan_optimizer_steps(t->s->opt[role]) + t->s->amp[role].skipped;
-}
-
-/* One critic step: batch, objective, scaled backward, verdict, update. */
-static gan_status critic_step(gan_trainer *t, int64_t index, struct gan_error *err)
-{
-    gan_session *s = t->s;
-    struct gan_amp_net *amp = &s->amp[GAN_NET_CRITIC];
-    gan_tensor *real = NULL, *z = NULL, *fake = NULL;
-    gan_status st = critic_batch(t, &real, &z, &fake, err);
-    if (st != GAN_OK)
-        return st;
-
-    amp->scale_used = gan_amp_scale(amp);
-    gan_trainer_shadow_step(t, GAN_NET_CRITIC, real, fake, NULL);
-    struct gan_objective_sink sink = { .count = 0 };
-    gan_tensor *loss = real && fake ? gan_trainer_dp_objective(t, GAN_LOSS_CRITIC, amp->scale_used,
-                                                               real, fake, &sink)
-                                    : NULL;
-    if (!loss || gan_ctx_status(s->ctx) != GAN_OK || read_values(t, GAN_NET_CRITIC, loss, &sink) != GAN_OK)
-        return gan_session_ctx_fail(s, err, "critic step");
-    if ((st = gan_trainer_dp_reduce_values(t, GAN_NET_CRITIC, err)) != GAN_OK)
-        return st;
-
-    if (gan_amp_scaled_backward(amp, s->ctx, s->net[GAN_NET_CRITIC], loss,
-                                t->metrics.latest.loss[GAN_NET_CRITIC], &s->inner) != GAN_OK)
-        return gan_session_ctx_fail(s, err, "critic step");
-    if ((st = gan_trainer_dp_reduce_grads(t, GAN_NET_CRITIC, index, err)) != GAN_OK)
-        return st;
-
-    struct gan_scaler_decision verdict;
-    if ((st = gan_amp_verdict(amp, step_number(t, GAN_NET_CRITIC), &verdict, err)) != GAN_OK)
-        return st;
-    show_step(t, GAN_NET_CRITIC, index, &verdict, real, z);
-    gan_divergence_count(&t->divergence_watch, GAN_NET_CRITIC, verdict.skip);
-
-    if ((st = update(t, GAN_NET_CRITIC, &verdict, err)) != GAN_OK)
-        return st;
-    t->metrics.latest.norm[GAN_NET_CRITIC] = amp->grad_norm;
-    gan_ctx_step_end(s->ctx);
-    return GAN_OK;
-}
-
-/* One generator step: fresh z, the generator's objective through the critic, its scaled
- * backward with respect to the generator only, verdict, update. */
-static gan_status generator_step(gan_trainer *t, struct gan_error *err)
-{
-    gan_session *s = t->s;
-    struct gan_amp_net *amp = &s->amp[GAN_NET_GENERATOR];
-    gan_tensor *z = gan_trainer_dp_draw_z(t);
-    gan_tensor *fake = gan_session_forward(s, GAN_NET_GENERATOR, z);
-
-    amp->scale_used = gan_amp_scale(amp);
-    gan_trainer_shadow_step(t, GAN_NET_GENERATOR, NULL, NULL, z);
-    struct gan_objective_sink sink = { .count = 0 };
-    gan_tensor *loss = fake ? gan_trainer_dp_objective(t, GAN_LOSS_GENERATOR, amp->scale_used,
-                                                       NULL, fake, &sink)
-                            : NULL;
-    if (!loss || gan_ctx_status(s->ctx) != GAN_OK ||
-        read_values(t, GAN_NET_GENERATOR, loss, &sink) != GAN_OK)
-        return gan_session_ctx_fail(s, err, "generator step");
-    gan_status st = gan_trainer_dp_reduce_values(t, GAN_NET_GENERATOR, err);
-    if (st != GAN_OK)
-        return st;
-
-    if (gan_amp_scaled_backward(amp, s->ctx, s->net[GAN_NET_GENERATOR], loss,
-                                t->metrics.latest.loss[GAN_NET_GENERATOR], &s->inner) != GAN_OK)
-        return gan_session_ctx_fail(s, err, "generator step");
-    if ((st = gan_trainer_dp_reduce_grads(t, GAN_NET_GENERATOR, -1, err)) != GAN_OK)
-        return st;
-
-    struct gan_scaler_decision verdict;
-    st = gan_amp_verdict(amp, step_number(t, GAN_NET_GENERATOR), &verdict, err);
-    if (st != GAN_OK)
-        return st;
-    show_step(t, GAN_NET_GENERATOR, -1, &verdict, NULL, z);
-    gan_divergence_count(&t->divergence_watch, GAN_NET_GENERATOR, verdict.skip);
-
-    if ((st = update(t, GAN_NET_GENERATOR, &verdict, err)) != GAN_OK)
-        return st;
-    t->metrics.latest.norm[GAN_NET_GENERATOR] = amp->grad_norm;
-    gan_ctx_step_end(s->ctx);
-    return GAN_OK;
 }
 
 /* ------------------------------------------------------------------ the trial step */
@@ -356,20 +195,19 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     t->metrics.latest.norm[GAN_NET_CRITIC] = t->metrics.latest.norm[GAN_NET_GENERATOR] = NAN;
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
     t->folder.restart = setup->resume_dir && setup->restart;
-    gan_trainer_dp_attach(t, setup->comm);
-
-    /* The run folder's refusals come first: they need nothing built. */
-    gan_status st = gan_trainer_claim_run_dir(t, setup->resume_dir, err);
+    /* Data parallel first: the run folder's set-up asks whether this rank leads. */
+    gan_status st = gan_dp_open(setup->comm, t->log, &t->dp, err);
+    /* The run folder's refusals come next: they need nothing built. */
+    if (st == GAN_OK)
+        st = gan_trainer_claim_run_dir(t, setup->resume_dir, err);
     if (st == GAN_OK)
         st = gan_session_open(t->cfg, setup->loader, t->log, &t->s, err);
     if (st == GAN_OK)
         read_settings(t);
+    if (st == GAN_OK && t->dp)
+        st = gan_dp_set_up(t->dp, t->s, t->cfg, err);
     if (st == GAN_OK)
-        st = gan_trainer_dp_set_up(t, err);
-    t->batch.z_offset = GAN_STREAM_Z;
-    t->batch.loss_offset = GAN_STREAM_LOSS;
-    if (st == GAN_OK && !t->s->set.is_image)
-        st = gan_toy_sampler_new(t->s->set.kind, t->s->set.seed, GAN_STREAM_DATA, &t->batch.sampler, err);
+        st = gan_batch_open(&t->batch, t->s, err);
     if (st == GAN_OK)
         st = gan_trainer_set_up_eval(t, err);
     if (st == GAN_OK)
@@ -416,11 +254,10 @@ void gan_trainer_free(gan_trainer *t)
     gan_trainer_shadow_free(t);
     if (t->s)
         gan_tensor_free(t->eval.eval_z);
-    /* The metrics' classifier runs on the backend: it goes first. */
-    gan_image_run_free(t->batch.images);
+    /* The metrics' classifier runs on the backend: the batch's image run goes first. */
+    gan_batch_free(&t->batch);
+    gan_dp_free(t->dp, t->s ? gan_trainer_session_s(t) : 0.0);
     gan_session_free(t->s);
-    gan_toy_sampler_free(t->batch.sampler);
-    gan_trainer_dp_free(t);
     for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_CRITIC]; i++)
         free(t->metrics.metric_names[GAN_NET_CRITIC][i]);
     for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_GENERATOR]; i++) {
@@ -432,7 +269,6 @@ void gan_trainer_free(gan_trainer *t)
     free(t->metrics.columns);
     free(t->eval.eval_real);
     free(t->eval.eval_fake);
-    free(t->batch.real_batch);
     free(t->folder.run_dir);
     free(t->folder.checkpoint_path);
     free(t->folder.config_text);
@@ -525,7 +361,8 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
     gan_status st = GAN_OK;
     int interrupted = 0;
     while (t->iteration < t->set.iterations) {
-        if (gan_trainer_dp_stop(t)) {
+        int stop_here = t->stop && *t->stop;
+        if (t->dp ? gan_dp_stop(t->dp, stop_here) : stop_here) {
             interrupted = 1;
             break;
         }
@@ -539,11 +376,11 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
         /* Debug level 2 compares each network's last step before a metrics row. */
         int probe = t->shadow.probe[GAN_NET_GENERATOR] && row_at(t, t->iteration + 1);
         t->shadow.due = probe;
-        if (t->iteration > 0 && (st = generator_step(t, err)) != GAN_OK)
+        if (t->iteration > 0 && (st = gan_trainer_generator_step(t, err)) != GAN_OK)
             return st;
         for (int64_t c = 0; c < t->s->set.n_critic; c++) {
             t->shadow.due = probe && c == t->s->set.n_critic - 1;
-            if ((st = critic_step(t, c, err)) != GAN_OK)
+            if ((st = gan_trainer_critic_step(t, c, err)) != GAN_OK)
                 return st;
         }
         t->shadow.due = 0;
@@ -576,6 +413,26 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
 }
 
 /* ------------------------------------------------------------------ queries */
+
+int gan_trainer_dp_leader(const gan_trainer *t)
+{
+    return gan_dp_rank(t->dp) == 0;
+}
+
+gan_status gan_trainer_dp_check_weights(gan_trainer *t, struct gan_error *err)
+{
+    return t->dp ? gan_dp_check_weights(t->dp, t->s, t->iteration, err) : GAN_OK;
+}
+
+int gan_trainer_ranks(const gan_trainer *t)
+{
+    return gan_dp_size(t->dp);
+}
+
+int gan_trainer_rank(const gan_trainer *t)
+{
+    return gan_dp_rank(t->dp);
+}
 
 gan_ctx *gan_trainer_ctx(const gan_trainer *t)
 {

@@ -14,6 +14,8 @@
 #include "eval/image_metrics.h"
 #include "eval/toy_metrics.h"
 #include "io/tensorboard.h"
+#include "train/loop/batch.h"
+#include "train/loop/data_parallel.h"
 #include "train/loop/divergence.h"
 #include "train/state/image_run.h"
 #include "train/run/run_dir.h"
@@ -43,21 +45,7 @@ struct gan_trainer_shadow {
     gan_metrics_csv *csv;         /* grad_underflow.csv */
 };
 
-/* Data parallelism (data_parallel.c): this rank's place in the run and its rows of the
- * global batch. */
-struct gan_trainer_dp {
-    gan_comm *comm;               /* borrowed; the single-process engine by default */
-    gan_comm *grad_comm;          /* the gradients' engine: comm, or a device engine owned here */
-    int rank, size;
-    int64_t first_row, rows;
-    float *grads;                 /* a host copy of a gradient arena, for the all-reduce */
-    size_t grads_count;
-    int overflow_rank;            /* the test hook's (GANCTL_TEST_OVERFLOW); -1 none */
-    int64_t overflow_iteration;
-    double comm_s;                /* time in the collectives, this session */
-    int64_t collectives;
-    int trained;                  /* an iteration began: the collectives' time is worth a line */
-};
+
 
 /* The run's own settings (the step's are in the session's set). */
 struct gan_run_settings {
@@ -67,17 +55,6 @@ struct gan_run_settings {
     int lr_decay[GAN_NET_ROLES];  /* linear decay of each network's learning rate */
     long long debug_level;
     double diverged_skip_fraction;
-};
-
-/* Where a step's inputs come from: the real samples (the toy's sampler, or an image
- * run's data) and the positions of the z and loss-term streams, which a checkpoint
- * holds. */
-struct gan_batch {
-    gan_toy_sampler *sampler;
-    /* Image runs (image_run.h): the data, metrics and grids; NULL for the toys. */
-    gan_image_run *images;
-    float *real_batch;            /* batch × sample_size */
-    uint64_t z_offset, loss_offset;
 };
 
 /* The evaluation sets and the last quality measured on them. */
@@ -145,7 +122,7 @@ struct gan_trainer {
     struct gan_trainer_eval eval;
     struct gan_metrics_sink metrics;
     struct gan_run_folder folder;
-    struct gan_trainer_dp dp;
+    gan_data_parallel *dp;        /* NULL with one rank: the steps never enter it */
 
     /* The divergence verdict: where the interval it judges began, its result. */
     struct gan_divergence_watch divergence_watch;
@@ -187,31 +164,16 @@ gan_status gan_trainer_events_row(gan_trainer *t, const struct gan_cell *cells, 
 gan_status gan_trainer_events_final_image(gan_trainer *t, struct gan_error *err);
 gan_status gan_trainer_events_sync(gan_trainer *t, struct gan_error *err);
 
-/* data_parallel.c: N ranks × B/N rows as one process × B rows (see there). attach comes
- * first (the run folder's set-up asks whether this rank leads); set_up after the session
- * is open. With one rank each is the single-process step. */
-void gan_trainer_dp_attach(gan_trainer *t, gan_comm *comm);
-int gan_trainer_dp_leader(const gan_trainer *t);   /* rank 0: the one that writes */
-gan_status gan_trainer_dp_set_up(gan_trainer *t, struct gan_error *err);
+/* trainer.c: data parallel as the trainer sees it. Rank 0 (the leader, and the one
+ * process without data parallel) writes the run folder; the parameters are checked
+ * bit-identical over the ranks at start-up and at each checkpoint. */
+int gan_trainer_dp_leader(const gan_trainer *t);
 gan_status gan_trainer_dp_check_weights(gan_trainer *t, struct gan_error *err);
-/* This rank's rows of a critic step's real batch, and of z; the objective with this
- * rank's rows of the loss terms' draws. Each advances its stream as one process would. */
-gan_status gan_trainer_dp_real(gan_trainer *t, gan_tensor **real, struct gan_error *err);
-gan_tensor *gan_trainer_dp_draw_z(gan_trainer *t);
-gan_tensor *gan_trainer_dp_objective(gan_trainer *t, enum gan_loss_target target, double scale,
-                                     gan_tensor *real, gan_tensor *fake,
-                                     struct gan_objective_sink *sink);
-/* The step's values (objective, reported terms) averaged over the ranks: before the
- * scaled backward, which then sees the global objective's value. */
-gan_status gan_trainer_dp_reduce_values(gan_trainer *t, enum gan_net_role role,
-                                        struct gan_error *err);
-/* Between the scaled backward and the verdict: the scaler's statistics reduced over the
- * ranks and the FP32 gradient averaged. critic_step is -1 for the generator. */
-gan_status gan_trainer_dp_reduce_grads(gan_trainer *t, enum gan_net_role role,
-                                       int64_t critic_step, struct gan_error *err);
-/* Whether to stop now: setup.stop on any rank. */
-int gan_trainer_dp_stop(gan_trainer *t);
-void gan_trainer_dp_free(gan_trainer *t);
+
+/* step.c: one step of each network: batch, objective, scaled backward, verdict, update.
+ * critic_step counts the critic steps of the iteration from 0. */
+gan_status gan_trainer_critic_step(gan_trainer *t, int64_t critic_step, struct gan_error *err);
+gan_status gan_trainer_generator_step(gan_trainer *t, struct gan_error *err);
 
 /* shadow.c: debug level 2. */
 gan_status gan_trainer_set_up_probes(gan_trainer *t, int64_t resume_after, struct gan_error *err);
