@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* plot_cmd.c — `ganctl plot`: a run's curves.png drawn again from its metrics.csv
- * (core/io/curves.h); nothing but the picture is written. */
+ * (core/io/plot/curves.h); nothing but the picture is written. */
 #include "config.h"
 
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "io/curves.h"
+#include "io/plot/curves.h"
 #include "plot_cmd.h"
 #include "run_args.h"
 #include "train/run/run_dir.h"

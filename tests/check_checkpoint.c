@@ -15,7 +15,7 @@
 #include "config/configuration.h"
 #include "plugin/plugin_loader.h"
 #include "train/run/run_dir.h"
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "train/loop/trainer.h"
 #include "scratch.h"
 

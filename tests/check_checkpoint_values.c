@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "config/configuration.h"
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "plugin/plugin_loader.h"
 #include "train/state/checkpoint.h"
 #include "train/run/run_dir.h"

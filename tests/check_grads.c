@@ -13,7 +13,7 @@
 #include "config/configuration.h"
 #include "../cli/grads_cmd.h"
 #include "plugin/plugin_loader.h"
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "train/loop/trainer.h"
 #include "scratch.h"
 

@@ -16,8 +16,8 @@
 #include "data/image_folder.h"
 #include "data/image_resize.h"
 #include "image_files.h"
-#include "io/jpeg_read.h"
-#include "io/png_read.h"
+#include "io/image/jpeg_read.h"
+#include "io/image/png_read.h"
 #include "scratch.h"
 
 static void setup(void)

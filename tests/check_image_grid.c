@@ -18,7 +18,7 @@
 #include <check.h>
 
 #include "data/image_data.h"
-#include "io/image_grid.h"
+#include "io/image/image_grid.h"
 
 #ifndef GAN_TEST_GRID_DIR
 #error "GAN_TEST_GRID_DIR must name the folder where the Fashion-MNIST sheet is left"

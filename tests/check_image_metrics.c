@@ -15,7 +15,7 @@
 #include "eval/classifier.h"
 #include "eval/image_metrics.h"
 #include "eval/linalg.h"
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 
 /* ------------------------------------------------------------------ helpers */
 

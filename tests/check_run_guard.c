@@ -18,8 +18,8 @@
 #endif
 
 #include "config/configuration.h"
-#include "io/png_write.h"
-#include "io/safetensors.h"
+#include "io/image/png_write.h"
+#include "io/safetensors/safetensors.h"
 #include "io/text_file.h"
 #include "scratch.h"
 #include "train/run/run_dir.h"

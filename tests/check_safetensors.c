@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 
 #define LABEL "run/ckpt.safetensors"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 
 #define LABEL "fuzz.safetensors"
 

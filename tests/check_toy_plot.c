@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/toy_plot.h"
+#include "io/plot/toy_plot.h"
 
 static char dir[256];
 

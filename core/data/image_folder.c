@@ -16,8 +16,8 @@
 #include "base/strings.h"
 #include "data/image_folder.h"
 #include "data/image_resize.h"
-#include "io/jpeg_read.h"
-#include "io/png_read.h"
+#include "io/image/jpeg_read.h"
+#include "io/image/png_read.h"
 
 /* What messages and the sets call themselves. */
 static const char set_label[] = "image folder";

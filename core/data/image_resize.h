@@ -8,7 +8,7 @@
 #include <ganctl/status.h>
 
 #include "base/error.h"
-#include "io/decoded_image.h"
+#include "io/image/decoded_image.h"
 
 /* The centre square of a width × height image: side = min(width, height), its top-left
  * corner at ((width − side) / 2, (height − side) / 2), rounded down, so an odd surplus

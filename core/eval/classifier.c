@@ -12,7 +12,7 @@
 #include "eval/classifier.h"
 #include "nn/net.h"
 #include "nn/optimizer.h"
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "tensor/tensor_core.h"
 
 #define LAYERS 3

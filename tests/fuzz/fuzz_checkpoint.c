@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "fuzz_nets.h"
 #include "fuzz.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_safetensors.c — the safetensors reader (core/io/safetensors_read.c) on arbitrary
+/* fuzz_safetensors.c — the safetensors reader (core/io/safetensors/safetensors_read.c) on arbitrary
  * bytes, through gan_st_parse, the in-memory entry point that gan_st_open calls once it
  * has read a file. A refusal must be one line naming the source with a format status;
  * an acceptance must be what safetensors.h describes: tensors that tile the data
@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "fuzz.h"
 
 #define LABEL "input.safetensors"

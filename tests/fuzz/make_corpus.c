@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "train/state/streams.h"
 #include "fuzz_nets.h"
 #include "fuzz.h"

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "train/after/generator_export.h"
 
 /* One parameter of the net under its Sequential key. */

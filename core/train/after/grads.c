@@ -11,7 +11,7 @@
 
 #include "base/strings.h"
 #include "data/image_data.h"
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "tensor/tensor_core.h"
 #include "train/state/checkpoint.h"
 #include "train/after/grads.h"

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "io/image_grid.h"
-#include "io/safetensors.h"
+#include "io/image/image_grid.h"
+#include "io/safetensors/safetensors.h"
 #include "io/text_file.h"
-#include "io/toy_plot.h"
+#include "io/plot/toy_plot.h"
 #include "train/after/sample_files.h"
 
 static int ends_with(const char *s, const char *tail)

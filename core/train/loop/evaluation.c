@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/toy_plot.h"
+#include "io/plot/toy_plot.h"
 #include "tensor/tensor_core.h"
 #include "train/loop/trainer_internal.h"
 

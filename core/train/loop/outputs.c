@@ -11,7 +11,7 @@
 
 #include "base/strings.h"
 #include "tensor/tensor_core.h"
-#include "io/curves.h"
+#include "io/plot/curves.h"
 #include "train/loop/trainer_internal.h"
 
 /* ------------------------------------------------------------------ columns */
@@ -157,7 +157,7 @@ static gan_status write_grad_stats(gan_trainer *t, struct gan_error *err)
     return GAN_OK;
 }
 
-/* curves.png from the rows written so far (io/curves.h). */
+/* curves.png from the rows written so far (io/plot/curves.h). */
 gan_status gan_trainer_draw_curves(gan_trainer *t, struct gan_error *err)
 {
     if (!gan_trainer_dp_leader(t))

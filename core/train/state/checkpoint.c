@@ -15,7 +15,7 @@
 
 #include "base/strings.h"
 #include "train/state/checkpoint.h"
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 #include "tensor/tensor_core.h"
 #include "train/state/streams.h"
 

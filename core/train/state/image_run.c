@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/image_grid.h"
+#include "io/image/image_grid.h"
 #include "train/state/image_run.h"
 
 struct gan_image_run {

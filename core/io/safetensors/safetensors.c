@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/safetensors_private.h"
+#include "io/safetensors/safetensors_private.h"
 
 /* ----------------------------------------------------------------- common */
 

@@ -7,7 +7,7 @@
 #include <ganctl/status.h>
 
 #include "base/error.h"
-#include "io/decoded_image.h"
+#include "io/image/decoded_image.h"
 
 /* The first 8 bytes of every PNG file. */
 #define GAN_PNG_SIGNATURE_SIZE 8

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/png_write.h"
+#include "io/image/png_write.h"
 
 struct png_failure {
     char message[200];

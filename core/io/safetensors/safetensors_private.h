@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io/safetensors.h"
+#include "io/safetensors/safetensors.h"
 
 /* One metadata entry; both strings owned. */
 struct st_meta {

@@ -12,7 +12,7 @@
 
 #include <png.h>
 
-#include "io/png_read.h"
+#include "io/image/png_read.h"
 
 int gan_png_signature(const unsigned char *head, size_t n)
 {

@@ -12,7 +12,7 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
-#include "io/jpeg_read.h"
+#include "io/image/jpeg_read.h"
 
 int gan_jpeg_signature(const unsigned char *head, size_t n)
 {

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/curves.h"
-#include "io/png_write.h"
+#include "io/plot/curves.h"
+#include "io/image/png_write.h"
 #include "io/text_file.h"
 
 /* ------------------------------------------------------------------ the table */

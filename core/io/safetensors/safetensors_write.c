@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "base/strings.h"
-#include "io/safetensors_private.h"
+#include "io/safetensors/safetensors_private.h"
 
 /* ----------------------------------------------------------------- writer */
 

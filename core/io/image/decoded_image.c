@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/decoded_image.h"
+#include "io/image/decoded_image.h"
 
 void gan_decoded_image_clear(struct gan_decoded_image *img)
 {

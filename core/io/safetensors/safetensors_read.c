@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "base/strings.h"
-#include "io/safetensors_private.h"
+#include "io/safetensors/safetensors_private.h"
 
 /* ----------------------------------------------------------------- reader */
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/png_write.h"
-#include "io/toy_plot.h"
+#include "io/image/png_write.h"
+#include "io/plot/toy_plot.h"
 
 /* ------------------------------------------------------------------ the canvas */
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/image_grid.h"
-#include "io/png_write.h"
+#include "io/image/image_grid.h"
+#include "io/image/png_write.h"
 
 /* ------------------------------------------------------------------ checking */
 

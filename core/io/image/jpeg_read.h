@@ -8,7 +8,7 @@
 #include <ganctl/status.h>
 
 #include "base/error.h"
-#include "io/decoded_image.h"
+#include "io/image/decoded_image.h"
 
 /* Whether `head` (n bytes from the start of a file) begins like a JPEG file: the start
  * of image marker FF D8 and the first byte of the next marker, FF. */
