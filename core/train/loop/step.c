@@ -158,9 +158,10 @@ static gan_status step(gan_trainer *t, enum gan_net_role role, int64_t critic_st
         return st;
     amp->scale_used = gan_amp_scale(amp);
     if (role == GAN_NET_CRITIC)
-        gan_trainer_shadow_step(t, role, in.real, in.fake, NULL);
+        gan_shadow_step(&t->shadow, s, role, t->iteration, t->batch.loss_offset, in.real, in.fake,
+                        NULL);
     else
-        gan_trainer_shadow_step(t, role, NULL, NULL, in.z);
+        gan_shadow_step(&t->shadow, s, role, t->iteration, t->batch.loss_offset, NULL, NULL, in.z);
     gan_tensor *loss;
     if ((st = objective(t, role, &in, &loss, err)) != GAN_OK)
         return st;

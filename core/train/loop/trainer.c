@@ -251,7 +251,7 @@ void gan_trainer_free(gan_trainer *t)
     gan_metrics_csv_close(t->metrics.csv, NULL);
     gan_metrics_csv_close(t->metrics.grad_csv, NULL);
     gan_tb_writer_close(t->metrics.events_file, NULL);
-    gan_trainer_shadow_free(t);
+    gan_shadow_free(&t->shadow);
     if (t->s)
         gan_tensor_free(t->eval.eval_z);
     /* The metrics' classifier runs on the backend: the batch's image run goes first. */
@@ -413,6 +413,17 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
 }
 
 /* ------------------------------------------------------------------ queries */
+
+gan_status gan_trainer_set_up_probes(gan_trainer *t, int64_t resume_after, struct gan_error *err)
+{
+    return gan_shadow_open(&t->shadow, t->s, t->set.debug_level, t->folder.run_dir, resume_after,
+                           t->log, err);
+}
+
+gan_status gan_trainer_write_underflow(gan_trainer *t, struct gan_error *err)
+{
+    return gan_shadow_write(&t->shadow, t->iteration, t->log, err);
+}
 
 int gan_trainer_dp_leader(const gan_trainer *t)
 {

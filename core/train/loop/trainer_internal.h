@@ -17,6 +17,7 @@
 #include "train/loop/batch.h"
 #include "train/loop/data_parallel.h"
 #include "train/loop/divergence.h"
+#include "train/loop/shadow.h"
 #include "train/state/image_run.h"
 #include "train/run/run_dir.h"
 #include "train/run/run_guard.h"
@@ -31,21 +32,6 @@ struct gan_trainer_latest {
     double norm[GAN_NET_ROLES];
     double metric[GAN_NET_ROLES][GAN_TRAINER_MAX_METRICS];
 };
-
-/* Debug level 2 in 16-bit precision: each network's FP32 shadow of its last backward
- * before a metrics row, and what that step's objective was built from, for the shadow to
- * build it again: the real and fake batches (critic), z (generator), the loss stream's
- * offset before the step. */
-struct gan_trainer_shadow {
-    gan_probe *probe[GAN_NET_ROLES];
-    int due;                      /* this step is the last before a row: compare it */
-    enum gan_net_role net;
-    gan_tensor *real, *fake, *z;
-    uint64_t loss_offset;
-    gan_metrics_csv *csv;         /* grad_underflow.csv */
-};
-
-
 
 /* The run's own settings (the step's are in the session's set). */
 struct gan_run_settings {
@@ -118,7 +104,7 @@ struct gan_trainer {
     int64_t start_iteration;
 
     struct gan_batch batch;
-    struct gan_trainer_shadow shadow;
+    struct gan_shadow shadow;
     struct gan_trainer_eval eval;
     struct gan_metrics_sink metrics;
     struct gan_run_folder folder;
@@ -175,14 +161,8 @@ gan_status gan_trainer_dp_check_weights(gan_trainer *t, struct gan_error *err);
 gan_status gan_trainer_critic_step(gan_trainer *t, int64_t critic_step, struct gan_error *err);
 gan_status gan_trainer_generator_step(gan_trainer *t, struct gan_error *err);
 
-/* shadow.c: debug level 2. */
+/* trainer.c: debug level 2 (shadow.h) over the trainer's run folder and iteration. */
 gan_status gan_trainer_set_up_probes(gan_trainer *t, int64_t resume_after, struct gan_error *err);
-/* Records what the step of `role` builds its objective from, and attaches the shadow's
- * comparison to that network's scaled backward when the step is due for one (detaches
- * it otherwise). */
-void gan_trainer_shadow_step(gan_trainer *t, enum gan_net_role role, gan_tensor *real,
-                             gan_tensor *fake, gan_tensor *z);
 gan_status gan_trainer_write_underflow(gan_trainer *t, struct gan_error *err);
-void gan_trainer_shadow_free(gan_trainer *t);
 
 #endif
