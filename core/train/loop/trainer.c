@@ -47,25 +47,24 @@ static long long get_int(const gan_config *cfg, const char *key)
 }
 
 /* The run's own settings; the step's are the session's. */
-static void read_settings(gan_trainer *t)
+static void read_settings(struct gan_run_settings *set, const gan_config *cfg)
 {
-    const gan_config *cfg = t->cfg;
-    t->set.iterations = get_int(cfg, "run.iterations");
-    t->set.log_every = get_int(cfg, "run.log_every");
-    t->set.eval_every = get_int(cfg, "run.eval_every");
-    t->set.image_every = get_int(cfg, "run.image_every");
-    t->set.checkpoint_every = get_int(cfg, "run.checkpoint_every");
-    gan_config_get_bool(cfg, "run.metrics_time", &t->set.metrics_time);
+    set->iterations = get_int(cfg, "run.iterations");
+    set->log_every = get_int(cfg, "run.log_every");
+    set->eval_every = get_int(cfg, "run.eval_every");
+    set->image_every = get_int(cfg, "run.image_every");
+    set->checkpoint_every = get_int(cfg, "run.checkpoint_every");
+    gan_config_get_bool(cfg, "run.metrics_time", &set->metrics_time);
     for (int i = 0; i < GAN_NET_ROLES; i++) {
         char key[64];
         const char *decay = "none";
         snprintf(key, sizeof key, "%s.optimizer.lr_decay", gan_net_role_names[i]);
         gan_config_get_string(cfg, key, &decay);
-        t->set.lr_decay[i] = strcmp(decay, "linear") == 0;
+        set->lr_decay[i] = strcmp(decay, "linear") == 0;
     }
-    t->set.debug_level = get_int(cfg, "run.debug_level");
-    t->set.diverged_skip_fraction = 0.5;
-    gan_config_get_float(cfg, "run.diverged_skip_fraction", &t->set.diverged_skip_fraction);
+    set->debug_level = get_int(cfg, "run.debug_level");
+    set->diverged_skip_fraction = 0.5;
+    gan_config_get_float(cfg, "run.diverged_skip_fraction", &set->diverged_skip_fraction);
 }
 
 /* ------------------------------------------------------------------ the trial step */
@@ -91,7 +90,7 @@ static int has_name(char **names, size_t n, const char *name)
 }
 
 /* x must have the shape `want` (ndim dimensions, the batch first). */
-static gan_status check_shape(gan_trainer *t, gan_tensor *x, int ndim, const int64_t *want,
+static gan_status check_shape(const gan_session *s, gan_tensor *x, int ndim, const int64_t *want,
                               const char *what, struct gan_error *err)
 {
     int same = gan_tensor_ndim(x) == ndim;
@@ -106,43 +105,45 @@ static gan_status check_shape(gan_trainer *t, gan_tensor *x, int ndim, const int
         dims[d] = gan_tensor_dim(x, d);
     return gan_error_set(err, GAN_ERR_INVALID,
                          "model \"%s\" (%s) gave the %s an output of shape %s for a batch of %lld; it must be %s: fix the model",
-                         t->s->model[mi].module->plugin.name, t->s->model[mi].module->path, what,
+                         s->model[mi].module->plugin.name, s->model[mi].module->path, what,
                          ti_dims_str(shape, sizeof shape, gan_tensor_ndim(x), dims),
                          (long long)want[0], ti_dims_str(expected, sizeof expected, ndim, want));
 }
 
-/* Runs both objectives once on a small batch with scratch streams, changing nothing:
- * it checks that the models and terms work together and learns the names of the
- * values the terms report, which become metrics.csv's columns. */
-static gan_status trial_step(gan_trainer *t, struct gan_error *err)
+/* Runs both objectives once on a small batch of real samples (up to n_real of them) with
+ * scratch streams, changing nothing: it checks that the models and terms work together
+ * and learns the names of the values the terms report, which become metrics.csv's
+ * columns. */
+static gan_status trial_step(gan_session *s, struct gan_metrics_sink *m, const float *samples,
+                             int64_t n_real, int64_t iteration, struct gan_error *err)
 {
-    gan_ctx *ctx = t->s->ctx;
-    int64_t n = t->s->set.batch < (int64_t)t->eval.n_eval_real ? t->s->set.batch : (int64_t)t->eval.n_eval_real;
+    gan_ctx *ctx = s->ctx;
+    int64_t n = s->set.batch < n_real ? s->set.batch : n_real;
     int64_t dims[4], score[2] = { n, 1 };
-    int ndim = gan_session_batch_dims(t->s, n, dims);
+    int ndim = gan_session_batch_dims(s, n, dims);
     uint64_t z_offset = GAN_STREAM_PROBE, loss_offset = GAN_STREAM_PROBE + (UINT64_C(1) << 40);
-    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, ndim, dims, t->eval.eval_real);
-    gan_tensor *z = gan_session_draw_z(t->s, n, &z_offset);
-    gan_tensor *fake = gan_session_forward(t->s, GAN_NET_GENERATOR, z);
+    gan_tensor *real = gan_tensor_from_host(ctx, GAN_F32, ndim, dims, samples);
+    gan_tensor *z = gan_session_draw_z(s, n, &z_offset);
+    gan_tensor *fake = gan_session_forward(s, GAN_NET_GENERATOR, z);
     if (!real || !fake)
-        return gan_session_ctx_fail(t->s, err, "trying the generator");
-    gan_status st = check_shape(t, fake, ndim, dims, "generator", err);
+        return gan_session_ctx_fail(s, err, "trying the generator");
+    gan_status st = check_shape(s, fake, ndim, dims, "generator", err);
     if (st != GAN_OK)
         return st;
-    gan_tensor *d = gan_session_forward(t->s, GAN_NET_CRITIC, real);
+    gan_tensor *d = gan_session_forward(s, GAN_NET_CRITIC, real);
     if (!d)
-        return gan_session_ctx_fail(t->s, err, "trying the critic");
-    if ((st = check_shape(t, d, 2, score, "critic", err)) != GAN_OK)
+        return gan_session_ctx_fail(s, err, "trying the critic");
+    if ((st = check_shape(s, d, 2, score, "critic", err)) != GAN_OK)
         return st;
     for (int which = 0; which < 2; which++) {
         struct gan_objective_sink sink = { .count = 0 };
         enum gan_loss_target target = which ? GAN_LOSS_GENERATOR : GAN_LOSS_CRITIC;
         /* The terms run as in training, unscaled. */
-        gan_tensor *loss = gan_session_objective(t->s, target, t->iteration, 1.0,
+        gan_tensor *loss = gan_session_objective(s, target, iteration, 1.0,
                                                  which ? NULL : real, fake, NULL, &loss_offset,
                                                  &sink);
         if (!loss)
-            return gan_session_ctx_fail(t->s, err, which ? "trying the generator's objective"
+            return gan_session_ctx_fail(s, err, which ? "trying the generator's objective"
                                           : "trying the critic's objective");
         for (size_t i = 0; i < sink.count; i++) {
             char name[160];
@@ -152,23 +153,23 @@ static gan_status trial_step(gan_trainer *t, struct gan_error *err)
                                      sink.names[i]);
             if (which == 0) {
                 snprintf(name, sizeof name, "%s", sink.names[i]);
-                if (!(t->metrics.metric_names[GAN_NET_CRITIC][t->metrics.n_metrics[GAN_NET_CRITIC]] = gan_strdup(name)))
+                if (!(m->metric_names[GAN_NET_CRITIC][m->n_metrics[GAN_NET_CRITIC]] = gan_strdup(name)))
                     return gan_trainer_nomem(err);
-                t->metrics.n_metrics[GAN_NET_CRITIC]++;
+                m->n_metrics[GAN_NET_CRITIC]++;
             } else {
                 /* A name the critic's terms report already gets the network's prefix. */
                 snprintf(name, sizeof name, "%s%s",
-                         has_name(t->metrics.metric_names[GAN_NET_CRITIC], t->metrics.n_metrics[GAN_NET_CRITIC], sink.names[i]) ? "generator_" : "",
+                         has_name(m->metric_names[GAN_NET_CRITIC], m->n_metrics[GAN_NET_CRITIC], sink.names[i]) ? "generator_" : "",
                          sink.names[i]);
-                t->metrics.metric_names[GAN_NET_GENERATOR][t->metrics.n_metrics[GAN_NET_GENERATOR]] = gan_strdup(name);
-                t->metrics.generator_reported[t->metrics.n_metrics[GAN_NET_GENERATOR]] = gan_strdup(sink.names[i]);
-                if (!t->metrics.metric_names[GAN_NET_GENERATOR][t->metrics.n_metrics[GAN_NET_GENERATOR]] ||
-                    !t->metrics.generator_reported[t->metrics.n_metrics[GAN_NET_GENERATOR]]) {
-                    free(t->metrics.metric_names[GAN_NET_GENERATOR][t->metrics.n_metrics[GAN_NET_GENERATOR]]);
-                    free(t->metrics.generator_reported[t->metrics.n_metrics[GAN_NET_GENERATOR]]);
+                m->metric_names[GAN_NET_GENERATOR][m->n_metrics[GAN_NET_GENERATOR]] = gan_strdup(name);
+                m->generator_reported[m->n_metrics[GAN_NET_GENERATOR]] = gan_strdup(sink.names[i]);
+                if (!m->metric_names[GAN_NET_GENERATOR][m->n_metrics[GAN_NET_GENERATOR]] ||
+                    !m->generator_reported[m->n_metrics[GAN_NET_GENERATOR]]) {
+                    free(m->metric_names[GAN_NET_GENERATOR][m->n_metrics[GAN_NET_GENERATOR]]);
+                    free(m->generator_reported[m->n_metrics[GAN_NET_GENERATOR]]);
                     return gan_trainer_nomem(err);
                 }
-                t->metrics.n_metrics[GAN_NET_GENERATOR]++;
+                m->n_metrics[GAN_NET_GENERATOR]++;
             }
         }
     }
@@ -203,7 +204,7 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     if (st == GAN_OK)
         st = gan_session_open(t->cfg, setup->loader, t->log, &t->s, err);
     if (st == GAN_OK)
-        read_settings(t);
+        read_settings(&t->set, t->cfg);
     if (st == GAN_OK && t->dp)
         st = gan_dp_set_up(t->dp, t->s, t->cfg, err);
     if (st == GAN_OK)
@@ -213,7 +214,8 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     if (st == GAN_OK)
         st = gan_session_set_precision(t->s, err);
     if (st == GAN_OK)
-        st = trial_step(t, err);
+        st = trial_step(t->s, &t->metrics, t->eval.eval_real, (int64_t)t->eval.n_eval_real,
+                        t->iteration, err);
     if (st == GAN_OK)
         st = gan_trainer_make_columns(t, err);
     if (st == GAN_OK)
