@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* outputs.c — what a run writes: metrics.csv's columns and rows, grad_stats.csv, the run
- * folder with config.conf, checkpoints, the progress report and summary.json. */
+/* outputs.c — what the loop hands the metrics sink (run/metrics.h), a few lines a
+ * function; and the run folder with config.conf and checkpoints. */
 #include "config.h"
 
 #include <math.h>
@@ -9,220 +9,61 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/strings.h"
-#include "tensor/tensor_core.h"
-#include "io/curves.h"
 #include "train/loop/trainer_internal.h"
 
-/* ------------------------------------------------------------------ columns */
+/* Where the run stands now. */
+static struct gan_run_clock clock_now(const gan_trainer *t)
+{
+    return (struct gan_run_clock){
+        .iteration = t->iteration, .planned = t->set.iterations,
+        .start_iteration = t->start_iteration, .session_s = gan_trainer_session_s(t),
+        .elapsed_before = t->elapsed_before,
+    };
+}
 
-/* Each network's loss-scaling columns (critic first, as the other columns). */
-static const char *const scaling_columns[GAN_NET_ROLES][4] = {
-    { "generator_scale", "generator_skipped", "generator_overflow", "generator_underflow_frac" },
-    { "critic_scale", "critic_skipped", "critic_overflow", "critic_underflow_frac" },
-};
+/* The evaluation part's last quality, as the sink shows it. */
+static struct gan_run_quality quality_now(const gan_trainer *t)
+{
+    struct gan_run_quality q = {
+        .has = t->eval.has_quality, .iteration = t->eval.quality_iteration,
+        .samples = GAN_EVAL_SAMPLES, .toy = t->eval.quality, .toy_floor = t->eval.floor,
+    };
+    if (t->batch.images) {
+        q.samples = gan_image_run_eval_samples(t->batch.images);
+        q.values = t->eval.quality_values;
+        q.floor_values = t->eval.floor_values;
+        q.count = gan_image_run_has_frechet(t->batch.images) ? 2 : 1;
+    }
+    return q;
+}
 
-/* metrics.csv's columns: fixed ones around the reported values. */
 gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err)
 {
-    const char *names[3 * GAN_TRAINER_MAX_METRICS + 24];
-    size_t n = 0;
-    names[n++] = "iteration";
-    if (t->set.metrics_time)
-        names[n++] = "time_s";
-    names[n++] = "critic_loss";
-    names[n++] = "generator_loss";
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_CRITIC]; i++)
-        names[n++] = t->metrics.metric_names[GAN_NET_CRITIC][i];
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_GENERATOR]; i++)
-        names[n++] = t->metrics.metric_names[GAN_NET_GENERATOR][i];
-    names[n++] = "critic_grad_norm";
-    names[n++] = "generator_grad_norm";
-    for (int i = GAN_NET_CRITIC; i >= 0; i--)
-        for (int k = 0; k < 4; k++)
-            names[n++] = scaling_columns[i][k];
-    names[n++] = "critic_true_underflow";
-    names[n++] = "generator_true_underflow";
-    if (t->s->set.is_image) {
-        names[n++] = "sliced_w1_pixel";
-        /* An image folder's metrics have no Fréchet distance (image_run.h): no column. */
-        if (gan_image_run_has_frechet(t->batch.images))
-            names[n++] = "frechet";
-    } else {
-        if (t->eval.modes.count) {
-            names[n++] = "modes_covered";
-            names[n++] = "high_quality_pct";
-        }
-        names[n++] = "sliced_w1";
-    }
-    t->metrics.columns = calloc(n, sizeof *t->metrics.columns);
-    if (!t->metrics.columns)
-        return gan_trainer_nomem(err);
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(names[i], names[j]) == 0)
-                return gan_error_set(err, GAN_ERR_INVALID,
-                                     "a loss term reports a value named \"%s\", which ganctl's metrics already have: rename it in the plugin",
-                                     names[i]);
-        if (!(t->metrics.columns[i] = gan_strdup(names[i])))
-            return gan_trainer_nomem(err);
-        t->metrics.n_columns = i + 1;
-    }
-    return GAN_OK;
+    struct gan_metrics_layout layout = {
+        .time = t->set.metrics_time, .image = t->s->set.is_image,
+        .frechet = t->batch.images && gan_image_run_has_frechet(t->batch.images),
+        .modes = t->eval.modes.count != 0,
+    };
+    return gan_metrics_make_columns(&t->metrics, &layout, err);
 }
 
-/* ------------------------------------------------------------------ rows */
-
-static struct gan_cell cell_int(int present, long long v)
-{
-    return (struct gan_cell){ present ? GAN_CELL_INT : GAN_CELL_EMPTY, v, 0.0, NULL };
-}
-
-static struct gan_cell cell_float(int present, double v)
-{
-    return (struct gan_cell){ present ? GAN_CELL_FLOAT : GAN_CELL_EMPTY, 0, v, NULL };
-}
-
-static struct gan_cell cell_text(const char *s)
-{
-    return (struct gan_cell){ GAN_CELL_TEXT, 0, 0.0, s };
-}
-
-/* The overflow cell: the kinds of overflow a network's steps had since the last row. */
-static const char *overflow_cell(unsigned overflows)
-{
-    switch (overflows & (GAN_AMP_OVERFLOW_GRADIENT | GAN_AMP_OVERFLOW_FORWARD)) {
-    case GAN_AMP_OVERFLOW_GRADIENT: return "gradient";
-    case GAN_AMP_OVERFLOW_FORWARD: return "forward";
-    case GAN_AMP_OVERFLOW_GRADIENT | GAN_AMP_OVERFLOW_FORWARD: return "both";
-    default: return "none";
-    }
-}
-
-/* grad_stats.csv's columns: one row per gradient tensor of each network's last update
- * before a metrics row. */
-static const char *const grad_columns[] = {
-    "iteration", "network", "tensor", "role", "dtype", "scale", "elements", "zero_frac",
-    "subnormal_frac", "nonfinite", "absmax", "min_nonzero", "norm",
-};
-#define GRAD_COLUMNS (sizeof grad_columns / sizeof grad_columns[0])
-
-/* Debug level 1: each network's last update, tensor by tensor, as grad_stats.csv rows
- * and as a table in the log. The statistics are those the scaler was given: counts of
- * the stored (scaled) values, magnitudes of the unscaled ones. */
-static gan_status write_grad_stats(gan_trainer *t, struct gan_error *err)
-{
-    gan_log_write(t->log, GAN_LOG_INFO,
-                  "gradients at iteration %lld (each network's last step; zero%% and subn%% of the stored values, magnitudes unscaled):",
-                  (long long)t->iteration);
-    gan_log_write(t->log, GAN_LOG_INFO, "  %-28s %-4s %11s %9s %7s %7s %7s %10s %10s", "tensor",
-                  "type", "scale", "elements", "zero%", "subn%", "nonfin", "absmax", "norm");
-    for (int i = GAN_NET_CRITIC; i >= 0; i--) {
-        const struct gan_amp_net *sg = &t->s->amp[i];
-        if (sg->n_entries == 0)
-            gan_log_write(t->log, GAN_LOG_INFO, "  %s: no gradients yet, or its last objective was not finite",
-                          gan_net_role_names[i]);
-        for (size_t k = 0; k < sg->n_entries; k++) {
-            const struct gan_scaler_tensor *e = &sg->entries[k];
-            const struct gan_grad_stats *g = &e->stats;
-            double n = g->elements ? (double)g->elements : 1.0;
-            double zero = (double)g->zeros / n, sub = (double)g->subnormal / n;
-            double norm = sqrt(g->sum_squares);
-            const char *dtype = gan_dtype_name(e->dtype);
-            const char *role = e->role == GAN_SCALER_INNER_GRAD ? "inner" : "param";
-            gan_log_write(t->log, GAN_LOG_INFO, "  %-28s %-4s %11.5g %9llu %7.3f %7.3f %7llu %10.3e %10.3e",
-                          e->name, dtype, sg->scale_used, (unsigned long long)g->elements,
-                          100.0 * zero, 100.0 * sub, (unsigned long long)g->nonfinite, g->absmax,
-                          norm);
-            struct gan_cell cells[GRAD_COLUMNS];
-            size_t c = 0;
-            cells[c++] = cell_int(1, t->iteration);
-            cells[c++] = cell_text(gan_net_role_names[i]);
-            cells[c++] = cell_text(e->name);
-            cells[c++] = cell_text(role);
-            cells[c++] = cell_text(dtype);
-            cells[c++] = cell_float(1, sg->scale_used);
-            cells[c++] = cell_int(1, (long long)g->elements);
-            cells[c++] = cell_float(1, zero);
-            cells[c++] = cell_float(1, sub);
-            cells[c++] = cell_int(1, (long long)g->nonfinite);
-            cells[c++] = cell_float(1, g->absmax);
-            cells[c++] = cell_float(1, g->min_nonzero);
-            cells[c++] = cell_float(1, norm);
-            gan_status st = gan_metrics_csv_row(t->metrics.grad_csv, cells, c, err);
-            if (st != GAN_OK)
-                return st;
-        }
-    }
-    return GAN_OK;
-}
-
-/* curves.png from the rows written so far (io/curves.h). */
-gan_status gan_trainer_draw_curves(gan_trainer *t, struct gan_error *err)
-{
-    if (!gan_trainer_dp_leader(t))
-        return GAN_OK;
-    char *csv = gan_run_path(t->folder.run_dir, GAN_RUN_METRICS);
-    char *png = gan_run_path(t->folder.run_dir, GAN_RUN_CURVES);
-    gan_status st = csv && png ? gan_curves_draw(csv, png, t->folder.run_dir, err) : gan_trainer_nomem(err);
-    free(csv);
-    free(png);
-    return st;
-}
+/* ------------------------------------------------------------------ rows, checkpoints */
 
 gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
 {
     /* Data parallel: rank 0 writes the run folder (data_parallel.c). */
     if (!gan_trainer_dp_leader(t))
         return GAN_OK;
-    struct gan_cell cells[3 * GAN_TRAINER_MAX_METRICS + 24];
-    size_t n = 0;
-    int evaluated = t->eval.has_quality && t->eval.quality_iteration == t->iteration;
-    int generator_ran = t->iteration > 1;
-    cells[n++] = cell_int(1, t->iteration);
-    if (t->set.metrics_time)
-        cells[n++] = cell_float(1, t->elapsed_before + gan_trainer_session_s(t));
-    cells[n++] = cell_float(1, t->metrics.latest.loss[GAN_NET_CRITIC]);
-    cells[n++] = cell_float(generator_ran, t->metrics.latest.loss[GAN_NET_GENERATOR]);
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_CRITIC]; i++)
-        cells[n++] = cell_float(1, t->metrics.latest.metric[GAN_NET_CRITIC][i]);
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_GENERATOR]; i++)
-        cells[n++] = cell_float(generator_ran, t->metrics.latest.metric[GAN_NET_GENERATOR][i]);
-    cells[n++] = cell_float(1, t->metrics.latest.norm[GAN_NET_CRITIC]);
-    cells[n++] = cell_float(generator_ran, t->metrics.latest.norm[GAN_NET_GENERATOR]);
-    for (int i = GAN_NET_CRITIC; i >= 0; i--) {
-        struct gan_amp_net *sg = &t->s->amp[i];
-        int ran = i == 1 || generator_ran;
-        cells[n++] = cell_float(1, gan_amp_scale(sg));
-        cells[n++] = cell_int(1, sg->skipped);
-        cells[n++] = ran ? cell_text(overflow_cell(sg->overflows)) : cell_int(0, 0);
-        cells[n++] = cell_float(ran, sg->underflow_frac);
-    }
-    /* Debug level 2: filled where a network's last step was compared with its shadow. */
-    for (int i = GAN_NET_CRITIC; i >= 0; i--) {
-        double frac = gan_probe_param_fraction(t->shadow.probe[i]);
-        cells[n++] = cell_float(!isnan(frac), frac);
-    }
-    if (t->s->set.is_image) {
-        cells[n++] = cell_float(evaluated, t->eval.image_quality.sliced_w1);
-        if (gan_image_run_has_frechet(t->batch.images))
-            cells[n++] = cell_float(evaluated, t->eval.image_quality.frechet);
-    } else {
-        if (t->eval.modes.count) {
-            cells[n++] = cell_int(evaluated, t->eval.quality.modes_covered);
-            cells[n++] = cell_float(evaluated, t->eval.quality.high_quality_pct);
-        }
-        cells[n++] = cell_float(evaluated, t->eval.quality.sliced_w1);
-    }
-    gan_status st = gan_metrics_csv_row(t->metrics.csv, cells, n, err);
-    if (st == GAN_OK)
-        st = gan_trainer_events_row(t, cells, n, err);
-    if (st == GAN_OK && (evaluated || t->iteration == t->set.iterations))
-        st = gan_trainer_draw_curves(t, err);
-    if (st == GAN_OK && t->metrics.grad_csv)
-        st = write_grad_stats(t, err);
+    struct gan_run_clock c = clock_now(t);
+    struct gan_run_quality q = quality_now(t);
+    double true_underflow[GAN_NET_ROLES];
+    for (int i = 0; i < GAN_NET_ROLES; i++)
+        true_underflow[i] = gan_probe_param_fraction(t->shadow.probe[i]);
+    gan_status st = gan_metrics_write_row(&t->metrics, t->folder.run_dir, &c, t->s->amp,
+                                          true_underflow, &q, t->log, err);
     if (st == GAN_OK && t->shadow.csv)
         st = gan_trainer_write_underflow(t, err);
+    /* The next row counts from here. */
     for (int i = 0; i < GAN_NET_ROLES; i++)
         if (t->shadow.probe[i])
             gan_probe_clear(t->shadow.probe[i]);
@@ -234,9 +75,9 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
 gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err)
 {
     /* Every rank checks that the replicas are the same; rank 0 writes them. */
-    gan_status dp = gan_trainer_dp_check_weights(t, err);
-    if (dp != GAN_OK)
-        return dp;
+    gan_status st = gan_trainer_dp_check_weights(t, err);
+    if (st != GAN_OK)
+        return st;
     if (!gan_trainer_dp_leader(t)) {
         t->folder.checkpoint_iteration = t->iteration;
         return GAN_OK;
@@ -254,10 +95,9 @@ gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err)
         gan_toy_sampler_get_state(t->batch.sampler, &state.data);
     }
     state.elapsed_s = t->elapsed_before + gan_trainer_session_s(t);
+    /* The rows the checkpoint follows are on disk before it. */
     state.config_text = t->folder.config_text;
-    gan_status st = gan_metrics_csv_sync(t->metrics.csv, err);
-    if (st == GAN_OK)
-        st = gan_trainer_events_sync(t, err);
+    st = gan_metrics_sync(&t->metrics, err);
     if (st == GAN_OK)
         st = gan_session_save_checkpoint(t->s, t->folder.checkpoint_path, &state, err);
     if (st == GAN_OK) {
@@ -268,106 +108,31 @@ gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err)
     return st;
 }
 
+gan_status gan_trainer_draw_curves(gan_trainer *t, struct gan_error *err)
+{
+    return gan_trainer_dp_leader(t) ? gan_metrics_draw_curves(t->folder.run_dir, err) : GAN_OK;
+}
+
 void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p)
 {
-    memset(p, 0, sizeof *p);
-    p->iteration = t->iteration;
-    p->total = t->set.iterations;
-    p->elapsed_s = gan_trainer_session_s(t);
-    int64_t done = t->iteration - t->start_iteration;
-    p->it_per_s = done > 0 && p->elapsed_s > 0 ? (double)done / p->elapsed_s : 0.0;
-    p->critic_loss = t->iteration > 0 ? t->metrics.latest.loss[GAN_NET_CRITIC] : NAN;
-    p->generator_loss = t->iteration > 1 ? t->metrics.latest.loss[GAN_NET_GENERATOR] : NAN;
-    p->w_distance = NAN;
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_CRITIC]; i++)
-        if (strcmp(t->metrics.metric_names[GAN_NET_CRITIC][i], "w_distance") == 0)
-            p->w_distance = t->metrics.latest.metric[GAN_NET_CRITIC][i];
-    p->has_quality = t->eval.has_quality;
-    p->evaluated = t->eval.has_quality && t->eval.quality_iteration == t->iteration;
-    p->quality_iteration = t->eval.quality_iteration;
-    p->quality = t->eval.quality;
-    if (t->batch.images) {
-        p->quality_values = t->eval.quality_values;
-        p->quality_count = gan_image_run_has_frechet(t->batch.images) ? 2 : 1;
-    }
-    for (int i = 0; i < GAN_NET_ROLES; i++) {
-        const struct gan_amp_net *a = &t->s->amp[i];
-        if (a->module && a->module->plugin.name && strcmp(a->module->plugin.name, "none") != 0)
-            p->scaled = 1;
-    }
-    p->critic_scale = gan_amp_scale(&t->s->amp[GAN_NET_CRITIC]);
-    p->generator_scale = gan_amp_scale(&t->s->amp[GAN_NET_GENERATOR]);
-    p->critic_skipped = t->s->amp[GAN_NET_CRITIC].skipped;
-    p->generator_skipped = t->s->amp[GAN_NET_GENERATOR].skipped;
+    struct gan_run_clock c = clock_now(t);
+    struct gan_run_quality q = quality_now(t);
+    gan_metrics_fill_progress(&t->metrics, &c, t->s->amp, &q, p);
 }
 
 gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct gan_error *err)
 {
     if (!gan_trainer_dp_leader(t))
         return GAN_OK;
-    struct gan_named_value final[8 + 2 * GAN_TRAINER_MAX_METRICS];
-    size_t n = 0;
-    final[n++] = (struct gan_named_value){ "critic_loss", t->metrics.latest.loss[GAN_NET_CRITIC] };
-    final[n++] = (struct gan_named_value){ "generator_loss", t->metrics.latest.loss[GAN_NET_GENERATOR] };
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_CRITIC]; i++)
-        final[n++] = (struct gan_named_value){ t->metrics.metric_names[GAN_NET_CRITIC][i], t->metrics.latest.metric[GAN_NET_CRITIC][i] };
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_GENERATOR]; i++)
-        final[n++] = (struct gan_named_value){ t->metrics.metric_names[GAN_NET_GENERATOR][i], t->metrics.latest.metric[GAN_NET_GENERATOR][i] };
-    final[n++] = (struct gan_named_value){ "critic_grad_norm", t->metrics.latest.norm[GAN_NET_CRITIC] };
-    final[n++] = (struct gan_named_value){ "generator_grad_norm", t->metrics.latest.norm[GAN_NET_GENERATOR] };
-    for (int i = GAN_NET_CRITIC; i >= 0; i--) {
-        const struct gan_amp_net *sg = &t->s->amp[i];
-        final[n++] = (struct gan_named_value){ scaling_columns[i][0],
-                                               gan_amp_scale(sg) };
-        final[n++] = (struct gan_named_value){ scaling_columns[i][1], (double)sg->skipped };
-    }
-    double session = gan_trainer_session_s(t);
-    int64_t done = t->iteration - t->start_iteration;
-    struct gan_run_summary s;
-    memset(&s, 0, sizeof s);
-    s.status = status;
-    s.version = gan_version();
-    s.backend = gan_backend_instance_describe(t->s->backend);
-    s.generator = t->s->model[GAN_NET_GENERATOR].description;
-    s.critic = t->s->model[GAN_NET_CRITIC].description;
-    s.data = t->s->set.data_name;
-    s.run_dir = t->folder.run_dir;
-    s.run_id = NULL;
-    s.ranks = t->dp.size;
-    gan_config_get_string(t->cfg, GAN_RUN_ID_KEY, &s.run_id);
-    s.iterations = t->iteration;
-    s.iterations_planned = t->set.iterations;
-    s.wall_time_s = t->elapsed_before + session;
-    s.iterations_per_s = done > 0 && session > 0 ? (double)done / session : NAN;
-    s.final = final;
-    s.final_count = t->iteration > 0 ? n : 0;
-    s.has_quality = t->eval.has_quality;
-    s.quality_iteration = t->eval.quality_iteration;
-    s.quality_samples = GAN_EVAL_SAMPLES;
-    s.quality = t->eval.quality;
-    s.floor = t->eval.floor;
-    if (t->batch.images) {
-        s.quality_samples = gan_image_run_eval_samples(t->batch.images);
-        s.quality_values = t->eval.quality_values;
-        s.floor_values = t->eval.floor_values;
-        s.quality_count = gan_image_run_has_frechet(t->batch.images) ? 2 : 1;
-    }
-    s.checkpoint = t->folder.checkpoint_iteration >= 0 ? GAN_RUN_CHECKPOINT : NULL;
-    s.final_image = t->folder.image_iteration == t->set.iterations ? GAN_RUN_FINAL_IMAGE : NULL;
-    s.config = t->cfg;
-    if (t->metrics.events_file) {
-        const char *path = gan_tb_writer_path(t->metrics.events_file);
-        const char *slash = strrchr(path, '/');
-        s.events_file = slash ? slash + 1 : path;
-    }
     const struct gan_divergence *d = &t->divergence;
     struct gan_run_divergence why = {
         gan_net_role_names[d->net], gan_divergence_reason_name(d->reason), d->message,
         d->skipped, d->steps, d->since_iteration, d->loss, d->scale,
     };
-    if (d->reason != GAN_DIVERGED_NOT)
-        s.divergence = &why;
-    return gan_run_summary_write(t->folder.run_dir, &s, err);
+    struct gan_run_outcome o = { status, t->dp.size, d->reason != GAN_DIVERGED_NOT ? &why : NULL };
+    struct gan_run_clock c = clock_now(t);
+    struct gan_run_quality q = quality_now(t);
+    return gan_metrics_write_summary(&t->metrics, &t->folder, t->s, t->cfg, &c, &q, &o, err);
 }
 
 /* ------------------------------------------------------------------ the run folder */
@@ -574,33 +339,6 @@ static gan_status write_config_file(gan_trainer *t, struct gan_error *err)
     return st;
 }
 
-/* A table a resumed run continues, checked as gan_metrics_csv_open will take it. A
- * table the run did not write before (a debug level raised on resume) is new then. */
-static gan_status check_table(const gan_trainer *t, const char *name, const char *const *columns,
-                              size_t count, int64_t resume_after, int must_exist,
-                              struct gan_error *err)
-{
-    char *path = gan_run_path(t->folder.run_dir, name);
-    if (!path)
-        return gan_trainer_nomem(err);
-    gan_status st = must_exist || access(path, F_OK) == 0
-        ? gan_metrics_csv_check(path, columns, count, resume_after, err) : GAN_OK;
-    free(path);
-    return st;
-}
-
-static gan_status check_tables(const gan_trainer *t, int64_t resume_after, struct gan_error *err)
-{
-    gan_status st = check_table(t, GAN_RUN_METRICS, (const char *const *)t->metrics.columns,
-                                t->metrics.n_columns, resume_after, 1, err);
-    if (st == GAN_OK && t->set.debug_level >= 1)
-        st = check_table(t, GAN_RUN_GRAD_STATS, grad_columns, GRAD_COLUMNS, resume_after, 0, err);
-    if (st == GAN_OK && t->set.debug_level >= 2 && t->s->set.precision != GAN_F32)
-        st = check_table(t, GAN_RUN_GRAD_UNDERFLOW, gan_probe_csv_columns, GAN_PROBE_CSV_COLUMNS,
-                         resume_after, 0, err);
-    return st;
-}
-
 /* A new run's folder and files; or a resumed run's, with its checkpoint loaded; or a
  * restarted run's, written again from iteration 0. Every check comes before the first
  * change to the folder, so that a refused run leaves it as it was. */
@@ -617,7 +355,10 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
         return st;
     if (t->folder.resumed && (st = resume_checkpoint(t, &resume_after, err)) != GAN_OK)
         return st;
-    if (t->folder.resumed && (st = check_tables(t, resume_after, err)) != GAN_OK)
+    if (t->folder.resumed &&
+        (st = gan_metrics_check_tables(&t->metrics, t->folder.run_dir, t->set.debug_level >= 1,
+                                       t->set.debug_level >= 2 && t->s->set.precision != GAN_F32,
+                                       resume_after, err)) != GAN_OK)
         return st;
     /* Checked and locked: from here on the folder changes. */
     gan_run_remove_leftovers(t->folder.run_dir, t->log);
@@ -642,22 +383,11 @@ gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
         if (st != GAN_OK)
             return st;
     }
-    char *path = gan_run_path(t->folder.run_dir, GAN_RUN_METRICS);
-    if (!path)
-        return gan_trainer_nomem(err);
-    st = gan_metrics_csv_open(path, (const char *const *)t->metrics.columns, t->metrics.n_columns, resume_after,
-                              &t->metrics.csv, err);
-    free(path);
-    if (st == GAN_OK)
-        st = gan_trainer_open_events(t, resume_after, err);
+    int tensorboard = 0;
+    gan_config_get_bool(t->cfg, "run.tensorboard", &tensorboard);
+    st = gan_metrics_open(&t->metrics, t->folder.run_dir, tensorboard, t->set.debug_level >= 1,
+                          resume_after, t->log, err);
     if (st != GAN_OK || t->set.debug_level < 1)
         return st;
-    /* A resumed run may have started without the debug level: then the file is new. */
-    if (!(path = gan_run_path(t->folder.run_dir, GAN_RUN_GRAD_STATS)))
-        return gan_trainer_nomem(err);
-    st = gan_metrics_csv_open(path, grad_columns, GRAD_COLUMNS,
-                              resume_after >= 0 && access(path, F_OK) == 0 ? resume_after : -1,
-                              &t->metrics.grad_csv, err);
-    free(path);
-    return st == GAN_OK ? gan_trainer_set_up_probes(t, resume_after, err) : st;
+    return gan_trainer_set_up_probes(t, resume_after, err);
 }

@@ -410,9 +410,7 @@ void gan_trainer_free(gan_trainer *t)
 {
     if (!t)
         return;
-    gan_metrics_csv_close(t->metrics.csv, NULL);
-    gan_metrics_csv_close(t->metrics.grad_csv, NULL);
-    gan_tb_writer_close(t->metrics.events_file, NULL);
+    gan_metrics_free(&t->metrics);
     gan_trainer_shadow_free(t);
     if (t->s)
         gan_tensor_free(t->eval.eval_z);
@@ -421,15 +419,6 @@ void gan_trainer_free(gan_trainer *t)
     gan_session_free(t->s);
     gan_toy_sampler_free(t->batch.sampler);
     gan_trainer_dp_free(t);
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_CRITIC]; i++)
-        free(t->metrics.metric_names[GAN_NET_CRITIC][i]);
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_GENERATOR]; i++) {
-        free(t->metrics.metric_names[GAN_NET_GENERATOR][i]);
-        free(t->metrics.generator_reported[i]);
-    }
-    for (size_t i = 0; i < t->metrics.n_columns; i++)
-        free(t->metrics.columns[i]);
-    free(t->metrics.columns);
     free(t->eval.eval_real);
     free(t->eval.eval_fake);
     free(t->batch.real_batch);
@@ -475,7 +464,7 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
         if (st == GAN_OK)
             st = gan_trainer_picture(t, GAN_RUN_FINAL_IMAGE, err);
         if (st == GAN_OK)
-            st = gan_trainer_events_final_image(t, err);
+            st = gan_metrics_events_final_image(&t->metrics, &t->folder, t->iteration, err);
         gan_divergence_judge(&t->divergence_watch, t->s, t->cfg, t->metrics.latest.loss,
                              t->set.diverged_skip_fraction, t->iteration, &t->divergence);
     }
