@@ -378,8 +378,20 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
         st = trial_step(t, err);
     if (st == GAN_OK)
         st = gan_trainer_make_columns(t, err);
+    /* The run folder (outputs.c), every check before its first change. */
+    int64_t resume_after = -1;
     if (st == GAN_OK)
-        st = gan_trainer_set_up_run_dir(t, setup->resume_dir, err);
+        st = gan_trainer_create_run_dir(t, err);
+    if (st == GAN_OK)
+        st = gan_trainer_resume(t, &resume_after, err);
+    if (st == GAN_OK)
+        st = gan_trainer_check_tables(t, resume_after, err);
+    if (st == GAN_OK)
+        st = gan_trainer_write_run_config(t, err);
+    if (st == GAN_OK)
+        st = gan_trainer_write_real_grid(t, err);
+    if (st == GAN_OK)
+        st = gan_trainer_open_tables(t, resume_after, err);
     if (st == GAN_OK)
         st = gan_trainer_dp_check_weights(t, err);
     if (st != GAN_OK) {
@@ -422,11 +434,8 @@ void gan_trainer_free(gan_trainer *t)
     free(t->eval.eval_real);
     free(t->eval.eval_fake);
     free(t->batch.real_batch);
-    free(t->folder.run_dir);
-    free(t->folder.checkpoint_path);
-    free(t->folder.config_text);
     /* Last: until here the process may still write into the folder. */
-    gan_run_lock_release(t->folder.lock);
+    gan_run_folder_free(&t->folder);
     free(t);
 }
 

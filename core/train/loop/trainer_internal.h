@@ -134,13 +134,22 @@ gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_erro
  * that writes returns at once on a rank other than 0 (data_parallel.c). */
 gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err);
 /* Before the session is built: a new run's configuration must hold no run.id; a resumed
- * run's folder is locked, and its checkpoint checked against the folder's config.conf. */
+ * run's folder is named and, on rank 0, locked, and its checkpoint checked against the
+ * folder's config.conf. */
 gan_status gan_trainer_claim_run_dir(gan_trainer *t, const char *resume_dir,
                                      struct gan_error *err);
-/* A new run's folder and files; or a resumed run's, with its checkpoint loaded; or a
- * restarted run's, written again from iteration 0. */
-gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
-                                      struct gan_error *err);
+/* The run folder's set-up, in this order, every check before the first change to the
+ * folder, so that a refused run leaves it as it was: a new run's folder made; a resumed
+ * run's checkpoint loaded (every rank; resume_after is its iteration, -1 otherwise) and
+ * the tables it continues checked; the folder's first changes (leftovers removed, a new
+ * run named, config.conf); real.png; the tables opened. */
+gan_status gan_trainer_create_run_dir(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_resume(gan_trainer *t, int64_t *resume_after, struct gan_error *err);
+gan_status gan_trainer_check_tables(gan_trainer *t, int64_t resume_after,
+                                    struct gan_error *err);
+gan_status gan_trainer_write_run_config(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_write_real_grid(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_open_tables(gan_trainer *t, int64_t resume_after, struct gan_error *err);
 gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err);
 gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err);
 /* curves.png from the rows metrics.csv holds so far. */
