@@ -218,8 +218,20 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
                         t->iteration, err);
     if (st == GAN_OK)
         st = gan_trainer_make_columns(t, err);
+    /* The run folder (outputs.c), every check before its first change. */
+    int64_t resume_after = -1;
     if (st == GAN_OK)
-        st = gan_trainer_set_up_run_dir(t, setup->resume_dir, err);
+        st = gan_trainer_create_run_dir(t, err);
+    if (st == GAN_OK)
+        st = gan_trainer_resume(t, &resume_after, err);
+    if (st == GAN_OK)
+        st = gan_trainer_check_tables(t, resume_after, err);
+    if (st == GAN_OK)
+        st = gan_trainer_write_run_config(t, err);
+    if (st == GAN_OK)
+        st = gan_trainer_write_real_grid(t, err);
+    if (st == GAN_OK)
+        st = gan_trainer_open_tables(t, resume_after, err);
     if (st == GAN_OK)
         st = gan_trainer_dp_check_weights(t, err);
     if (st != GAN_OK) {
@@ -250,9 +262,7 @@ void gan_trainer_free(gan_trainer *t)
 {
     if (!t)
         return;
-    gan_metrics_csv_close(t->metrics.csv, NULL);
-    gan_metrics_csv_close(t->metrics.grad_csv, NULL);
-    gan_tb_writer_close(t->metrics.events_file, NULL);
+    gan_metrics_free(&t->metrics);
     gan_shadow_free(&t->shadow);
     if (t->s)
         gan_tensor_free(t->eval.eval_z);
@@ -260,22 +270,10 @@ void gan_trainer_free(gan_trainer *t)
     gan_batch_free(&t->batch);
     gan_dp_free(t->dp, t->s ? gan_trainer_session_s(t) : 0.0);
     gan_session_free(t->s);
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_CRITIC]; i++)
-        free(t->metrics.metric_names[GAN_NET_CRITIC][i]);
-    for (size_t i = 0; i < t->metrics.n_metrics[GAN_NET_GENERATOR]; i++) {
-        free(t->metrics.metric_names[GAN_NET_GENERATOR][i]);
-        free(t->metrics.generator_reported[i]);
-    }
-    for (size_t i = 0; i < t->metrics.n_columns; i++)
-        free(t->metrics.columns[i]);
-    free(t->metrics.columns);
     free(t->eval.eval_real);
     free(t->eval.eval_fake);
-    free(t->folder.run_dir);
-    free(t->folder.checkpoint_path);
-    free(t->folder.config_text);
     /* Last: until here the process may still write into the folder. */
-    gan_run_lock_release(t->folder.lock);
+    gan_run_folder_free(&t->folder);
     free(t);
 }
 
@@ -313,7 +311,7 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
         if (st == GAN_OK)
             st = gan_trainer_picture(t, GAN_RUN_FINAL_IMAGE, err);
         if (st == GAN_OK)
-            st = gan_trainer_events_final_image(t, err);
+            st = gan_metrics_events_final_image(&t->metrics, &t->folder, t->iteration, err);
         gan_divergence_judge(&t->divergence_watch, t->s, t->cfg, t->metrics.latest.loss,
                              t->set.diverged_skip_fraction, t->iteration, &t->divergence);
     }

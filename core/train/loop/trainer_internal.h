@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* trainer_internal.h — the trainer's state, shared by the files that make it up: the run
- * loop (trainer.c), evaluation (evaluation.c), outputs (outputs.c) and the FP32 shadow
- * of debug level 2 (shadow.c). Nothing outside core/train/ includes it. */
+ * loop (trainer.c), evaluation (evaluation.c), what it hands the run folder and the
+ * metrics sink (outputs.c) and the FP32 shadow of debug level 2 (shadow.c). The metrics
+ * sink and the run folder are run/'s parts (run/metrics.h, run/folder.h). Nothing outside
+ * core/train/loop/ includes it. */
 #ifndef GANCTL_TRAIN_TRAINER_INTERNAL_H
 #define GANCTL_TRAIN_TRAINER_INTERNAL_H
 
@@ -19,19 +21,13 @@
 #include "train/loop/divergence.h"
 #include "train/loop/shadow.h"
 #include "train/state/image_run.h"
+#include "train/run/folder.h"
+#include "train/run/metrics.h"
 #include "train/run/run_dir.h"
 #include "train/run/run_guard.h"
 #include "train/state/session.h"
 #include "train/loop/trainer.h"
 
-#define GAN_TRAINER_MAX_METRICS GAN_OBJECTIVE_MAX_REPORTED
-
-/* The last known value of everything a metrics row holds. */
-struct gan_trainer_latest {
-    double loss[GAN_NET_ROLES];
-    double norm[GAN_NET_ROLES];
-    double metric[GAN_NET_ROLES][GAN_TRAINER_MAX_METRICS];
-};
 
 /* The run's own settings (the step's are in the session's set). */
 struct gan_run_settings {
@@ -58,34 +54,6 @@ struct gan_trainer_eval {
     struct gan_image_quality image_quality, image_floor;
     struct gan_named_value quality_values[2], floor_values[2];
     size_t n_eval_real;
-};
-
-/* Where the rows go: the values each network's terms report, by their column names (a
- * generator's value the critic also reports gets the prefix "generator_") and, for the
- * generator, as the terms name them; metrics.csv, grad_stats.csv at debug level 1 and
- * run.tensorboard's event file (NULL without it). */
-struct gan_metrics_sink {
-    char *metric_names[GAN_NET_ROLES][GAN_TRAINER_MAX_METRICS];
-    char *generator_reported[GAN_TRAINER_MAX_METRICS];
-    size_t n_metrics[GAN_NET_ROLES];
-    char **columns;
-    size_t n_columns;
-    struct gan_trainer_latest latest;
-    gan_metrics_csv *csv;
-    gan_metrics_csv *grad_csv;
-    gan_tb_writer *events_file;
-};
-
-/* The run folder and what the run has written to it. */
-struct gan_run_folder {
-    char *run_dir;
-    gan_run_lock *lock;           /* the run folder's, held from its set-up to the end */
-    int restart;                  /* resuming a folder without a checkpoint: from 0 */
-    int resumed;                  /* continuing from the folder's checkpoint */
-    char *checkpoint_path;
-    char *config_text;            /* for checkpoints */
-    int64_t checkpoint_iteration; /* of the last checkpoint written; -1 none */
-    int64_t image_iteration;
 };
 
 struct gan_trainer {
@@ -125,30 +93,33 @@ gan_status gan_trainer_set_up_eval(gan_trainer *t, struct gan_error *err);
 gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err);
 gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_error *err);
 
-/* outputs.c: metrics.csv's columns, the run folder and its files, rows, checkpoints,
- * progress and the summary. */
+/* outputs.c: the glue between the trainer and run/'s parts, each function a few lines
+ * that hand the metrics sink and the run folder what they need of the other parts. Each
+ * that writes returns at once on a rank other than 0 (data_parallel.c). */
 gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err);
 /* Before the session is built: a new run's configuration must hold no run.id; a resumed
- * run's folder is locked, and its checkpoint checked against the folder's config.conf. */
+ * run's folder is named and, on rank 0, locked, and its checkpoint checked against the
+ * folder's config.conf. */
 gan_status gan_trainer_claim_run_dir(gan_trainer *t, const char *resume_dir,
                                      struct gan_error *err);
-gan_status gan_trainer_set_up_run_dir(gan_trainer *t, const char *resume_dir,
-                                      struct gan_error *err);
+/* The run folder's set-up, in this order, every check before the first change to the
+ * folder, so that a refused run leaves it as it was: a new run's folder made; a resumed
+ * run's checkpoint loaded (every rank; resume_after is its iteration, -1 otherwise) and
+ * the tables it continues checked; the folder's first changes (leftovers removed, a new
+ * run named, config.conf); real.png; the tables opened. */
+gan_status gan_trainer_create_run_dir(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_resume(gan_trainer *t, int64_t *resume_after, struct gan_error *err);
+gan_status gan_trainer_check_tables(gan_trainer *t, int64_t resume_after,
+                                    struct gan_error *err);
+gan_status gan_trainer_write_run_config(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_write_real_grid(gan_trainer *t, struct gan_error *err);
+gan_status gan_trainer_open_tables(gan_trainer *t, int64_t resume_after, struct gan_error *err);
 gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err);
 gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err);
-/* curves.png from the rows metrics.csv holds so far; rank 0 only. */
+/* curves.png from the rows metrics.csv holds so far. */
 gan_status gan_trainer_draw_curves(gan_trainer *t, struct gan_error *err);
 void gan_trainer_fill_progress(const gan_trainer *t, struct gan_progress *p);
 gan_status gan_trainer_write_summary(gan_trainer *t, const char *status, struct gan_error *err);
-
-/* tensorboard_run.c: run.tensorboard. The file is opened with the run folder's tables
- * (resume_after ≥ 0 for a resumed run), gets each metrics row's cells and, at the end,
- * final.png; it is synced with each checkpoint. */
-gan_status gan_trainer_open_events(gan_trainer *t, int64_t resume_after, struct gan_error *err);
-gan_status gan_trainer_events_row(gan_trainer *t, const struct gan_cell *cells, size_t count,
-                                  struct gan_error *err);
-gan_status gan_trainer_events_final_image(gan_trainer *t, struct gan_error *err);
-gan_status gan_trainer_events_sync(gan_trainer *t, struct gan_error *err);
 
 /* trainer.c: data parallel as the trainer sees it. Rank 0 (the leader, and the one
  * process without data parallel) writes the run folder; the parameters are checked

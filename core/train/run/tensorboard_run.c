@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* tensorboard_run.c — run.tensorboard: each metrics.csv row also as scalars of a
- * TensorBoard event file in the run folder, and the final picture as an image. */
+/* tensorboard_run.c — run.tensorboard: each metrics.csv row also as scalars of the metrics
+ * sink's TensorBoard event file in the run folder, and the final picture as an image. */
 #include "config.h"
 
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "train/loop/trainer_internal.h"
+#include "train/run/metrics.h"
 
 static double unix_time_s(void)
 {
@@ -18,21 +18,19 @@ static double unix_time_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-gan_status gan_trainer_open_events(gan_trainer *t, int64_t resume_after, struct gan_error *err)
+gan_status gan_metrics_open_events(struct gan_metrics_sink *m, const char *run_dir,
+                                   int64_t resume_after, const struct gan_log *log,
+                                   struct gan_error *err)
 {
-    int wanted = 0;
-    gan_config_get_bool(t->cfg, "run.tensorboard", &wanted);
-    if (!wanted)
-        return GAN_OK;
     double now = unix_time_s();
-    gan_status st = gan_tb_writer_open(t->folder.run_dir, now, &t->metrics.events_file, err);
+    gan_status st = gan_tb_writer_open(run_dir, now, &m->events_file, err);
     /* A resumed run writes the rows after its checkpoint again: the restart mark makes
      * TensorBoard drop what earlier files hold from there on, as metrics.csv does. */
     if (st == GAN_OK && resume_after >= 0)
-        st = gan_tb_write_session_start(t->metrics.events_file, now, resume_after + 1, err);
+        st = gan_tb_write_session_start(m->events_file, now, resume_after + 1, err);
     if (st == GAN_OK)
-        gan_log_write(t->log, GAN_LOG_DEBUG, "TensorBoard events: %s",
-                      gan_tb_writer_path(t->metrics.events_file));
+        gan_log_write(log, GAN_LOG_DEBUG, "TensorBoard events: %s",
+                      gan_tb_writer_path(m->events_file));
     return st;
 }
 
@@ -45,23 +43,24 @@ static float overflow_code(const char *word)
          : strcmp(word, "both") == 0 ? 3.0f : 0.0f;
 }
 
-gan_status gan_trainer_events_row(gan_trainer *t, const struct gan_cell *cells, size_t count,
+gan_status gan_metrics_events_row(struct gan_metrics_sink *m, int64_t iteration,
+                                  const struct gan_cell *cells, size_t count,
                                   struct gan_error *err)
 {
-    if (!t->metrics.events_file)
+    if (!m->events_file)
         return GAN_OK;
     struct gan_tb_scalar values[3 * GAN_TRAINER_MAX_METRICS + 24];
     size_t n = 0;
     /* The first column is the iteration: the events' step. */
-    for (size_t i = 1; i < count && i < t->metrics.n_columns && n < sizeof values / sizeof values[0]; i++) {
+    for (size_t i = 1; i < count && i < m->n_columns && n < sizeof values / sizeof values[0]; i++) {
         const struct gan_cell *c = &cells[i];
         if (c->kind == GAN_CELL_EMPTY)
             continue;
         float v = c->kind == GAN_CELL_INT ? (float)c->i
                 : c->kind == GAN_CELL_FLOAT ? (float)c->f : overflow_code(c->s);
-        values[n++] = (struct gan_tb_scalar){ t->metrics.columns[i], v };
+        values[n++] = (struct gan_tb_scalar){ m->columns[i], v };
     }
-    return gan_tb_write_scalars(t->metrics.events_file, unix_time_s(), t->iteration, values, n, err);
+    return gan_tb_write_scalars(m->events_file, unix_time_s(), iteration, values, n, err);
 }
 
 /* The bytes of the file at `path` (malloc'd). */
@@ -79,7 +78,7 @@ static gan_status read_file(const char *path, unsigned char **out, size_t *len,
         if (*len == cap) {
             unsigned char *grown = realloc(*out, cap ? 2 * cap : 65536);
             if (!grown) {
-                st = gan_trainer_nomem(err);
+                st = gan_error_nomem(err, "setting up training");
                 break;
             }
             *out = grown;
@@ -101,13 +100,15 @@ static gan_status read_file(const char *path, unsigned char **out, size_t *len,
     return st;
 }
 
-gan_status gan_trainer_events_final_image(gan_trainer *t, struct gan_error *err)
+gan_status gan_metrics_events_final_image(struct gan_metrics_sink *m,
+                                          const struct gan_run_folder *f, int64_t iteration,
+                                          struct gan_error *err)
 {
-    if (!t->metrics.events_file || t->folder.image_iteration != t->iteration)
+    if (!m->events_file || f->image_iteration != iteration)
         return GAN_OK;
-    char *path = gan_run_path(t->folder.run_dir, GAN_RUN_FINAL_IMAGE);
+    char *path = gan_run_path(f->run_dir, GAN_RUN_FINAL_IMAGE);
     if (!path)
-        return gan_trainer_nomem(err);
+        return gan_error_nomem(err, "setting up training");
     unsigned char *png = NULL;
     size_t len = 0;
     gan_status st = read_file(path, &png, &len, err);
@@ -117,13 +118,8 @@ gan_status gan_trainer_events_final_image(gan_trainer *t, struct gan_error *err)
         st = gan_error_set(err, GAN_ERR_FORMAT, "%s: not a PNG file, so TensorBoard cannot show it",
                            path);
     if (st == GAN_OK)
-        st = gan_tb_write_image(t->metrics.events_file, unix_time_s(), t->iteration, &image, err);
+        st = gan_tb_write_image(m->events_file, unix_time_s(), iteration, &image, err);
     free(png);
     free(path);
     return st;
-}
-
-gan_status gan_trainer_events_sync(gan_trainer *t, struct gan_error *err)
-{
-    return gan_tb_writer_sync(t->metrics.events_file, err);
 }
