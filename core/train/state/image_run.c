@@ -185,6 +185,11 @@ struct gan_image_quality gan_image_run_floor(const gan_image_run *r)
     return gan_image_metrics_floor(r->metrics);
 }
 
+gan_image_metrics *gan_image_run_metrics(gan_image_run *r)
+{
+    return r->metrics;
+}
+
 gan_status gan_image_run_write_grid(const char *path, const float *images, size_t count,
                                     const char *title, struct gan_error *err)
 {
