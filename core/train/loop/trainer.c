@@ -414,8 +414,7 @@ void gan_trainer_free(gan_trainer *t)
     gan_metrics_csv_close(t->metrics.grad_csv, NULL);
     gan_tb_writer_close(t->metrics.events_file, NULL);
     gan_trainer_shadow_free(t);
-    if (t->s)
-        gan_tensor_free(t->eval.eval_z);
+    gan_evaluator_free(t->eval.evaluator);
     /* The metrics' classifier runs on the backend: it goes first. */
     gan_image_run_free(t->batch.images);
     gan_session_free(t->s);
@@ -430,8 +429,7 @@ void gan_trainer_free(gan_trainer *t)
     for (size_t i = 0; i < t->metrics.n_columns; i++)
         free(t->metrics.columns[i]);
     free(t->metrics.columns);
-    free(t->eval.eval_real);
-    free(t->eval.eval_fake);
+    free(t->eval.real_images);
     free(t->batch.real_batch);
     free(t->folder.run_dir);
     free(t->folder.checkpoint_path);
