@@ -43,7 +43,7 @@ static json_t *image_json(const struct gan_image_quality *q, int has_frechet)
 }
 
 static gan_status write_json(const char *path, const gan_generator_run *g,
-                             const struct gan_generator_quality *q, struct gan_error *err)
+                             const struct gan_eval_quality *q, struct gan_error *err)
 {
     json_t *o = json_object();
     json_object_set_new(o, "checkpoint", json_string(gan_generator_run_checkpoint(g)));
@@ -70,7 +70,7 @@ static gan_status write_json(const char *path, const gan_generator_run *g,
     return st;
 }
 
-static void print_quality(const gan_generator_run *g, const struct gan_generator_quality *q)
+static void print_quality(const gan_generator_run *g, const struct gan_eval_quality *q)
 {
     const gan_session *s = gan_generator_run_session(g);
     printf("quality at iteration %lld (%s, %zu generated vs %zu %s):",
@@ -100,7 +100,7 @@ int gan_eval_command(int argc, char **argv)
     struct gan_run_args args;
     gan_loader *loader = NULL;
     gan_generator_run *g = NULL;
-    struct gan_generator_quality q;
+    struct gan_eval_quality q;
     int rc = 0;
     if (gan_run_args_parse("eval", GAN_RUN_OPT_SAMPLES | GAN_RUN_OPT_JSON | GAN_RUN_OPT_BACKEND, 0,
                            argc, argv, &args, &err) != GAN_OK)

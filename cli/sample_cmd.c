@@ -57,7 +57,7 @@ int gan_sample_command(int argc, char **argv)
         if (st == GAN_OK)
             st = gan_sample_kind_of(args.out, s->set.is_image, &kind, &err);
         if (st == GAN_OK)
-            st = gan_generator_run_generate(g, n, seed, GAN_SAMPLE_Z_STREAM, GAN_SAMPLE_CHUNK,
+            st = gan_generator_run_generate(g, n, seed, GAN_SAMPLE_Z_STREAM, GAN_EVAL_CHUNK,
                                             samples, z, &err);
         if (st == GAN_OK)
             st = gan_samples_write(g, args.out, kind, samples, z, n, seed, &err);

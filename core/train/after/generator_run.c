@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* generator_run.c — a run's generator opened from its folder or checkpoint: the session of
- * its saved configuration with the checkpoint loaded, its samples and its quality. */
+ * its saved configuration with the checkpoint loaded, its samples and its quality (the
+ * trainer's evaluator, run_eval.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -15,8 +16,7 @@
 #include "train/after/generator_run.h"
 #include "train/state/image_run.h"
 #include "train/run/run_dir.h"
-#include "train/state/streams.h"
-#include "train/loop/trainer.h"
+#include "train/state/run_eval.h"
 
 struct gan_generator_run {
     gan_config *cfg;
@@ -171,80 +171,22 @@ gan_status gan_generator_run_generate(gan_generator_run *g, size_t n, uint64_t s
                                       uint64_t offset, size_t chunk, float *samples,
                                       float *z_out, struct gan_error *err)
 {
-    gan_ctx *ctx = g->s->ctx;
-    size_t d = (size_t)g->s->set.sample_size, zd = (size_t)g->s->set.z_dim;
-    if (chunk == 0)
-        chunk = n ? n : 1;
-    for (size_t at = 0; at < n; at += chunk) {
-        size_t m = n - at < chunk ? n - at : chunk;
-        int64_t dims[2] = { (int64_t)m, (int64_t)zd };
-        gan_ctx_no_grad_push(ctx);
-        gan_tensor *z = gan_tensor_normal(ctx, GAN_F32, 2, dims, seed, offset, 0.0f, 1.0f);
-        gan_tensor *fake = z ? gan_session_forward(g->s, GAN_NET_GENERATOR, z) : NULL;
-        gan_ctx_no_grad_pop(ctx);
-        offset += (uint64_t)(m * zd + 3) / 4;
-        if (!fake || gan_tensor_to_host(ctx, fake, samples + at * d, m * d) != GAN_OK ||
-            (z_out && gan_tensor_to_host(ctx, z, z_out + at * zd, m * zd) != GAN_OK))
-            return gan_session_ctx_fail(g->s, err, "generating samples");
-        gan_ctx_step_end(ctx);
-    }
-    return GAN_OK;
+    struct gan_eval_generator gen = gan_run_eval_generator(g->s);
+    return gan_eval_generate(&gen, n, seed, offset, chunk, samples, z_out, err);
 }
 
-/* The toys: the trainer's held-out points, floor and evaluation z (evaluation.c), with
- * the whole evaluation in one forward pass as the trainer runs it. */
-static gan_status eval_toy(gan_generator_run *g, size_t n, struct gan_generator_quality *q,
-                           struct gan_error *err)
-{
-    const struct gan_session_settings *set = &g->s->set;
-    float *real = malloc(n * 2 * sizeof *real), *fake = malloc(n * 2 * sizeof *fake);
-    gan_toy_sampler *held_out = NULL;
-    gan_status st = real && fake ? GAN_OK : gan_error_nomem(err, "the evaluation");
-    if (st == GAN_OK)
-        st = gan_toy_sampler_new(set->kind, set->seed, GAN_STREAM_EVAL_REAL, &held_out, err);
-    if (st == GAN_OK)
-        st = gan_toy_sample(held_out, n, real, err);
-    if (st == GAN_OK)
-        st = gan_toy_quality_floor(set->kind, set->seed, GAN_STREAM_FLOOR, n, &q->toy_floor, err);
-    if (st == GAN_OK)
-        st = gan_generator_run_generate(g, n, set->seed, GAN_STREAM_EVAL_Z, n, fake, NULL, err);
-    if (st == GAN_OK)
-        st = gan_toy_quality(set->kind, fake, n, real, n, &q->toy, err);
-    gan_toy_sampler_free(held_out);
-    free(real);
-    free(fake);
-    return st;
-}
-
-/* Images: the trainer's evaluation z, drawn and run as many at a time as it does. */
-static gan_status eval_images(gan_generator_run *g, size_t n, struct gan_generator_quality *q,
-                              struct gan_error *err)
-{
-    if (!g->images)
-        return gan_error_set(err, GAN_ERR_INVALID,
-                             "%s: the image metrics were not opened with the run", g->checkpoint);
-    float *fake = malloc(n * (size_t)g->s->set.sample_size * sizeof *fake);
-    gan_status st = fake ? GAN_OK : gan_error_nomem(err, "the evaluation");
-    if (st == GAN_OK)
-        st = gan_generator_run_generate(g, n, g->s->set.seed, GAN_STREAM_EVAL_Z, GAN_SAMPLE_CHUNK,
-                                        fake, NULL, err);
-    if (st == GAN_OK)
-        st = gan_image_run_eval(g->images, fake, n, &q->image, err);
-    if (st == GAN_OK)
-        q->image_floor = gan_image_run_floor(g->images);
-    free(fake);
-    return st;
-}
-
-gan_status gan_generator_run_eval(gan_generator_run *g, size_t n, struct gan_generator_quality *q,
+gan_status gan_generator_run_eval(gan_generator_run *g, size_t n, struct gan_eval_quality *q,
                                   struct gan_error *err)
 {
     memset(q, 0, sizeof *q);
-    q->is_image = g->s->set.is_image;
-    q->has_frechet = q->is_image && g->images && gan_image_run_has_frechet(g->images);
-    if (n == 0)
-        n = !q->is_image ? GAN_EVAL_SAMPLES
-            : g->images ? gan_image_run_eval_samples(g->images) : GAN_IMAGE_EVAL_SAMPLES;
-    q->samples = n;
-    return q->is_image ? eval_images(g, n, q, err) : eval_toy(g, n, q, err);
+    if (g->s->set.is_image && !g->images)
+        return gan_error_set(err, GAN_ERR_INVALID,
+                             "%s: the image metrics were not opened with the run", g->checkpoint);
+    /* The trainer's evaluator at n: its z, held-out data and floors. */
+    gan_evaluator *e;
+    gan_status st = gan_run_evaluator_new(g->s, g->images, n, &e, err);
+    if (st == GAN_OK)
+        st = gan_evaluator_run(e, q, err);
+    gan_evaluator_free(e);
+    return st;
 }

@@ -10,8 +10,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
-#include "eval/image_metrics.h"
-#include "eval/toy_metrics.h"
+#include "eval/evaluator.h"
 #include "plugin/plugin_loader.h"
 #include "train/state/saved_config.h"
 #include "train/state/session.h"
@@ -19,8 +18,6 @@
 /* Where `ganctl sample` reads z: the Philox stream of its --seed at this block offset,
  * a stream no training draw uses, so a sample never repeats a training batch's z. */
 #define GAN_SAMPLE_Z_STREAM (UINT64_C(9) << 56)
-/* Generated samples per forward pass when sampling: a training batch's order of size. */
-#define GAN_SAMPLE_CHUNK 250u
 
 /* One --set KEY=VALUE or --backend NAME, in command-line order. Only backend.* and
  * log.level may be set: anything else would describe another generator than the
@@ -54,26 +51,19 @@ const char *gan_generator_run_config_text(const gan_generator_run *g);
 
 /* n samples (n × sample_size floats, the generator's outputs as it computes them) for
  * the z of Philox stream `seed` from block `offset` on, drawn and run `chunk` at a time
- * (each draw of m × Z normals takes ceil(m·Z / 4) blocks). With z_out, the z used too
+ * (gan_eval_generate; GAN_EVAL_CHUNK is the trainer's). With z_out, the z used too
  * (n × Z floats). The same arguments give the same numbers on a backend. */
 gan_status gan_generator_run_generate(gan_generator_run *g, size_t n, uint64_t seed,
                                       uint64_t offset, size_t chunk, float *samples,
                                       float *z_out, struct gan_error *err);
 
-/* The run's quality metrics as the trainer's final evaluation computes them, on n
- * generated samples (0: the trainer's own count, GAN_EVAL_SAMPLES for the toys and
+/* The run's quality metrics by the trainer's evaluator (run_eval.h), on n generated
+ * samples (0: the trainer's own count, GAN_EVAL_SAMPLES for the toys and
  * GAN_IMAGE_EVAL_SAMPLES for images) from the trainer's evaluation z, against as many
  * held-out real samples, with the real-vs-real floors at that n. With the trainer's n
  * the numbers are those of the run's summary.json for a checkpoint written at the end
- * of the run. */
-struct gan_generator_quality {
-    int is_image;
-    int has_frechet;      /* images of Fashion-MNIST: an image folder's have none */
-    size_t samples;
-    struct gan_toy_quality toy, toy_floor;          /* the toys' */
-    struct gan_image_quality image, image_floor;    /* images' */
-};
-gan_status gan_generator_run_eval(gan_generator_run *g, size_t n, struct gan_generator_quality *q,
+ * of the run. An image run needs its metrics opened (gan_generator_run_open). */
+gan_status gan_generator_run_eval(gan_generator_run *g, size_t n, struct gan_eval_quality *q,
                                   struct gan_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* evaluation.c — the trainer's view of quality: the held-out sets and their floors, the
- * evaluation at an iteration (toy metrics or image metrics), and its pictures. */
+/* evaluation.c — the trainer's view of quality: its evaluator (run_eval.h) set up with the
+ * run's data, the evaluation at an iteration, and the pictures. */
 #include "config.h"
 
 #include <math.h>
@@ -11,6 +11,7 @@
 #include "io/plot/toy_plot.h"
 #include "tensor/tensor_core.h"
 #include "train/loop/trainer_internal.h"
+#include "train/state/run_eval.h"
 
 /* ------------------------------------------------------------------ set-up */
 
@@ -46,9 +47,9 @@ static gan_status open_folder(gan_trainer *t, const char *dir, struct gan_error 
     return GAN_OK;
 }
 
-/* An image run's data, metrics and floors, and its buffers; eval_real holds the first
+/* An image run's data and metrics, and its real images: real_images holds the first
  * test images, as many as the trial step and the real grid use. */
-static gan_status set_up_images(gan_trainer *t, struct gan_error *err)
+static gan_status open_images(gan_trainer *t, struct gan_error *err)
 {
     const char *dir = "", *classifier = "";
     gan_config_get_string(t->cfg, GAN_IMAGE_DATA_SETTING, &dir);
@@ -65,112 +66,45 @@ static gan_status set_up_images(gan_trainer *t, struct gan_error *err)
     if (st != GAN_OK)
         return st;
     const size_t n_eval = gan_image_run_eval_samples(t->batch.images);
-    const size_t d = (size_t)t->s->set.sample_size;
     size_t trial = t->s->set.batch < (int64_t)n_eval ? (size_t)t->s->set.batch : n_eval;
     t->eval.n_eval_real = trial > GAN_IMAGE_GRID_COUNT ? trial : GAN_IMAGE_GRID_COUNT;
-    t->eval.eval_real = malloc(t->eval.n_eval_real * d * sizeof *t->eval.eval_real);
-    t->eval.eval_fake = malloc(n_eval * d * sizeof *t->eval.eval_fake);
-    t->batch.real_batch = malloc((size_t)t->s->set.batch * d * sizeof *t->batch.real_batch);
-    if (!t->eval.eval_real || !t->eval.eval_fake || !t->batch.real_batch)
+    t->eval.real_images = malloc(t->eval.n_eval_real * (size_t)t->s->set.sample_size
+                                 * sizeof *t->eval.real_images);
+    if (!t->eval.real_images)
         return gan_trainer_nomem(err);
-    if ((st = gan_image_run_test_images(t->batch.images, t->eval.n_eval_real, t->eval.eval_real, err)) != GAN_OK)
-        return st;
-    t->eval.image_quality.sliced_w1 = t->eval.image_quality.frechet = NAN;
-    t->eval.image_floor = gan_image_run_floor(t->batch.images);
-    t->eval.floor_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->eval.image_floor.sliced_w1 };
-    t->eval.floor_values[1] = (struct gan_named_value){ "frechet", t->eval.image_floor.frechet };
-    return GAN_OK;
+    t->eval.eval_real = t->eval.real_images;
+    return gan_image_run_test_images(t->batch.images, t->eval.n_eval_real, t->eval.real_images,
+                                     err);
 }
 
 gan_status gan_trainer_set_up_eval(gan_trainer *t, struct gan_error *err)
 {
-    if (t->s->set.is_image)
-        return set_up_images(t, err);
-    t->eval.n_eval_real = GAN_EVAL_SAMPLES;
-    gan_toy_modes(t->s->set.kind, &t->eval.modes);
-    t->eval.eval_real = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval.eval_real);
-    t->eval.eval_fake = malloc(GAN_EVAL_SAMPLES * 2 * sizeof *t->eval.eval_fake);
-    t->batch.real_batch = malloc((size_t)t->s->set.batch * 2 * sizeof *t->batch.real_batch);
-    if (!t->eval.eval_real || !t->eval.eval_fake || !t->batch.real_batch)
-        return gan_trainer_nomem(err);
-    gan_toy_sampler *held_out;
-    gan_status st = gan_toy_sampler_new(t->s->set.kind, t->s->set.seed, GAN_STREAM_EVAL_REAL, &held_out, err);
-    if (st != GAN_OK)
-        return st;
-    st = gan_toy_sample(held_out, GAN_EVAL_SAMPLES, t->eval.eval_real, err);
-    gan_toy_sampler_free(held_out);
+    gan_status st = t->s->set.is_image ? open_images(t, err) : GAN_OK;
     if (st == GAN_OK)
-        st = gan_toy_quality_floor(t->s->set.kind, t->s->set.seed, GAN_STREAM_FLOOR, GAN_EVAL_SAMPLES,
-                                   &t->eval.floor, err);
+        st = gan_run_evaluator_new(t->s, t->batch.images, 0, &t->eval.evaluator, err);
     if (st != GAN_OK)
         return st;
-    int64_t dims[2] = { GAN_EVAL_SAMPLES, t->s->set.z_dim };
-    gan_tensor *z = gan_tensor_new_persistent(t->s->ctx, GAN_F32, 2, dims);
-    gan_tensor *drawn = gan_tensor_normal(t->s->ctx, GAN_F32, 2, dims, t->s->set.seed, GAN_STREAM_EVAL_Z,
-                                          0.0f, 1.0f);
-    if (!z || !drawn || gan_tensor_copy(t->s->ctx, z, drawn) != GAN_OK) {
-        gan_tensor_free(z);
-        return gan_session_ctx_fail(t->s, err, "drawing the evaluation's z");
+    t->batch.real_batch = malloc((size_t)t->s->set.batch * (size_t)t->s->set.sample_size
+                                 * sizeof *t->batch.real_batch);
+    if (!t->batch.real_batch)
+        return gan_trainer_nomem(err);
+    struct gan_eval_quality floors;
+    gan_evaluator_floors(t->eval.evaluator, &floors);
+    if (t->s->set.is_image) {
+        t->eval.image_quality.sliced_w1 = t->eval.image_quality.frechet = NAN;
+        t->eval.image_floor = floors.image_floor;
+        t->eval.floor_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->eval.image_floor.sliced_w1 };
+        t->eval.floor_values[1] = (struct gan_named_value){ "frechet", t->eval.image_floor.frechet };
+    } else {
+        t->eval.eval_real = gan_evaluator_real(t->eval.evaluator);
+        t->eval.n_eval_real = gan_evaluator_samples(t->eval.evaluator);
+        t->eval.modes = *gan_evaluator_modes(t->eval.evaluator);
+        t->eval.floor = floors.toy_floor;
     }
-    t->eval.eval_z = z;
-    gan_ctx_step_end(t->s->ctx);
     return GAN_OK;
 }
 
 /* ------------------------------------------------------------------ evaluation */
-
-/* The generator's samples for the fixed evaluation z, into t->eval.eval_fake. */
-static gan_status generate_eval(gan_trainer *t, struct gan_error *err)
-{
-    gan_ctx *ctx = t->s->ctx;
-    gan_ctx_no_grad_push(ctx);
-    gan_tensor *fake = gan_session_forward(t->s, GAN_NET_GENERATOR, t->eval.eval_z);
-    gan_ctx_no_grad_pop(ctx);
-    if (!fake || gan_tensor_to_host(ctx, fake, t->eval.eval_fake, 2 * GAN_EVAL_SAMPLES) != GAN_OK)
-        return gan_session_ctx_fail(t->s, err, "evaluation");
-    gan_ctx_step_end(ctx);
-    return GAN_OK;
-}
-
-/* n generated images into `out` (n × sample_size) from the z of the stream at `offset`,
- * in chunks that keep the step's buffers near a training batch's size. The same offset
- * gives the same z every time: an evaluation's or a grid's z is fixed for the run, and
- * a resumed run draws it alike. */
-static gan_status generate_images(gan_trainer *t, size_t n, uint64_t offset, float *out,
-                                  struct gan_error *err)
-{
-    gan_ctx *ctx = t->s->ctx;
-    const size_t chunk = 250;
-    for (size_t at = 0; at < n; at += chunk) {
-        size_t m = n - at < chunk ? n - at : chunk;
-        gan_ctx_no_grad_push(ctx);
-        gan_tensor *z = gan_session_draw_z(t->s, (int64_t)m, &offset);
-        gan_tensor *fake = gan_session_forward(t->s, GAN_NET_GENERATOR, z);
-        gan_ctx_no_grad_pop(ctx);
-        if (!fake || gan_tensor_to_host(ctx, fake, out + at * (size_t)t->s->set.sample_size,
-                                        m * (size_t)t->s->set.sample_size) != GAN_OK)
-            return gan_session_ctx_fail(t->s, err, "generating images");
-        gan_ctx_step_end(ctx);
-    }
-    return GAN_OK;
-}
-
-/* An image run's evaluation: GAN_IMAGE_EVAL_SAMPLES images from the fixed evaluation z,
- * scored against the test split. */
-static gan_status evaluate_images(gan_trainer *t, struct gan_error *err)
-{
-    const size_t n = gan_image_run_eval_samples(t->batch.images);
-    gan_status st = generate_images(t, n, GAN_STREAM_EVAL_Z, t->eval.eval_fake, err);
-    if (st == GAN_OK)
-        st = gan_image_run_eval(t->batch.images, t->eval.eval_fake, n, &t->eval.image_quality, err);
-    if (st != GAN_OK)
-        return st;
-    t->eval.quality_values[0] = (struct gan_named_value){ "sliced_w1_pixel", t->eval.image_quality.sliced_w1 };
-    t->eval.quality_values[1] = (struct gan_named_value){ "frechet", t->eval.image_quality.frechet };
-    t->eval.has_quality = 1;
-    t->eval.quality_iteration = t->iteration;
-    return GAN_OK;
-}
 
 gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
 {
@@ -179,14 +113,17 @@ gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
         return GAN_OK;
     if (t->eval.has_quality && t->eval.quality_iteration == t->iteration)
         return GAN_OK;
-    if (t->batch.images)
-        return evaluate_images(t, err);
-    gan_status st = generate_eval(t, err);
-    if (st == GAN_OK)
-        st = gan_toy_quality(t->s->set.kind, t->eval.eval_fake, GAN_EVAL_SAMPLES, t->eval.eval_real,
-                             GAN_EVAL_SAMPLES, &t->eval.quality, err);
+    struct gan_eval_quality q;
+    gan_status st = gan_evaluator_run(t->eval.evaluator, &q, err);
     if (st != GAN_OK)
         return st;
+    if (q.is_image) {
+        t->eval.image_quality = q.image;
+        t->eval.quality_values[0] = (struct gan_named_value){ "sliced_w1_pixel", q.image.sliced_w1 };
+        t->eval.quality_values[1] = (struct gan_named_value){ "frechet", q.image.frechet };
+    } else {
+        t->eval.quality = q.toy;
+    }
     t->eval.has_quality = 1;
     t->eval.quality_iteration = t->iteration;
     return GAN_OK;
@@ -236,7 +173,11 @@ static gan_status image_picture(gan_trainer *t, const char *name, struct gan_err
                            * sizeof *images);
     if (!images)
         return gan_trainer_nomem(err);
-    gan_status st = generate_images(t, GAN_IMAGE_GRID_COUNT, GAN_STREAM_GRID_Z, images, err);
+    /* The grid's z is fixed for the run, apart from the evaluation's; a resumed run
+     * draws it alike. */
+    gan_status st = gan_eval_generate(gan_evaluator_generator(t->eval.evaluator),
+                                      GAN_IMAGE_GRID_COUNT, t->s->set.seed, GAN_STREAM_GRID_Z,
+                                      GAN_EVAL_CHUNK, images, NULL, err);
     char title[200];
     int used = snprintf(title, sizeof title, "%s iteration %lld", t->s->set.data_name,
                         (long long)t->iteration);
@@ -298,7 +239,7 @@ gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_erro
         plot.grid = GAN_PLOT_GRID;
         plot.real = t->eval.eval_real;
         plot.n_real = GAN_PLOT_POINTS;
-        plot.fake = t->eval.eval_fake;
+        plot.fake = gan_evaluator_fake(t->eval.evaluator);
         plot.n_fake = GAN_PLOT_POINTS;
         plot.title = title;
         char *path = gan_run_path(t->folder.run_dir, name);

@@ -264,14 +264,12 @@ void gan_trainer_free(gan_trainer *t)
         return;
     gan_metrics_free(&t->metrics);
     gan_shadow_free(&t->shadow);
-    if (t->s)
-        gan_tensor_free(t->eval.eval_z);
+    gan_evaluator_free(t->eval.evaluator);
     /* The metrics' classifier runs on the backend: the batch's image run goes first. */
     gan_batch_free(&t->batch);
     gan_dp_free(t->dp, t->s ? gan_trainer_session_s(t) : 0.0);
     gan_session_free(t->s);
-    free(t->eval.eval_real);
-    free(t->eval.eval_fake);
+    free(t->eval.real_images);
     /* Last: until here the process may still write into the folder. */
     gan_run_folder_free(&t->folder);
     free(t);

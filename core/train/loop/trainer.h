@@ -15,12 +15,10 @@
 #include "nn/net.h"
 #include "plugin/plugin_loader.h"
 #include "train/run/run_dir.h"
+#include "eval/evaluator.h"
 #include "eval/toy_metrics.h"
 #include "train/state/streams.h"
 
-/* Samples each evaluation generates and compares with as many held-out real points
- * (the toy metrics' 2,500, toy_metrics.h). */
-#define GAN_EVAL_SAMPLES 2500u
 /* The critic's value field of a picture: a GAN_PLOT_GRID² lattice over [−3, 3]². */
 #define GAN_PLOT_GRID 100u
 /* Points of each kind a picture shows. */

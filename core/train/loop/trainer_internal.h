@@ -13,6 +13,7 @@
 
 #include "amp/underflow_probe.h"
 #include "comm/comm.h"
+#include "eval/evaluator.h"
 #include "eval/image_metrics.h"
 #include "eval/toy_metrics.h"
 #include "io/tensorboard.h"
@@ -39,21 +40,23 @@ struct gan_run_settings {
     double diverged_skip_fraction;
 };
 
-/* The evaluation sets and the last quality measured on them. */
+/* The evaluation (eval/evaluator.h: the held-out sets, their floors, the fixed z) and
+ * the last quality measured with it. */
 struct gan_trainer_eval {
-    gan_tensor *eval_z;           /* [GAN_EVAL_SAMPLES, z_dim], persistent */
-    float *eval_real;             /* GAN_EVAL_SAMPLES × 2 */
-    float *eval_fake;
+    gan_evaluator *evaluator;
+    /* The real samples of the set-up's trial step and the pictures, n_eval_real of them:
+     * the evaluator's held-out points for the toys, real_images for an image run. */
+    const float *eval_real;
+    size_t n_eval_real;
+    float *real_images;           /* an image run's first test images (real.png) */
     struct gan_toy_modes modes;
     struct gan_toy_quality floor, quality;
     int has_quality;
     int64_t quality_iteration;
     /* An image run's quality is image_quality, also as named values for the progress
-     * line and the summary; eval_real then holds the first test images (the trial step,
-     * real.png). */
+     * line and the summary. */
     struct gan_image_quality image_quality, image_floor;
     struct gan_named_value quality_values[2], floor_values[2];
-    size_t n_eval_real;
 };
 
 struct gan_trainer {

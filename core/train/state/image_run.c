@@ -174,15 +174,9 @@ gan_status gan_image_run_test_images(const gan_image_run *r, size_t n, float *im
     return st;
 }
 
-gan_status gan_image_run_eval(gan_image_run *r, const float *fake, size_t n,
-                              struct gan_image_quality *out, struct gan_error *err)
+gan_image_metrics *gan_image_run_metrics(gan_image_run *r)
 {
-    return gan_image_metrics_eval(r->metrics, fake, n, out, err);
-}
-
-struct gan_image_quality gan_image_run_floor(const gan_image_run *r)
-{
-    return gan_image_metrics_floor(r->metrics);
+    return r->metrics;
 }
 
 gan_status gan_image_run_write_grid(const char *path, const float *images, size_t count,

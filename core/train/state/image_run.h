@@ -81,10 +81,9 @@ gan_status gan_image_run_seek(gan_image_run *r, struct gan_image_position pos,
 gan_status gan_image_run_test_images(const gan_image_run *r, size_t n, float *images,
                                      struct gan_error *err);
 
-/* Scores `fake` (n × sample size) against the test split; and the floors. */
-gan_status gan_image_run_eval(gan_image_run *r, const float *fake, size_t n,
-                              struct gan_image_quality *out, struct gan_error *err);
-struct gan_image_quality gan_image_run_floor(const gan_image_run *r);
+/* The metrics that score generated images against the test split, with their floors,
+ * for an evaluator (eval/evaluator.h); owned by the run. */
+gan_image_metrics *gan_image_run_metrics(gan_image_run *r);
 
 /* An 8 × 8 grid PNG of `images` (count ≤ GAN_IMAGE_GRID_COUNT of them, NCHW with one
  * channel of 28 × 28: Fashion-MNIST's) at `path`, with `title` in the file (may be NULL). */
