@@ -629,6 +629,12 @@ static int dcgan_samples_independent(gan_model *m)
 
 /* ------------------------------------------------------------------ descriptor */
 
+/* Convolutions forward and back; a transposed convolution's forward is the
+ * convolution's backward over the data, its backward the other two. */
+static const char *const dcgan_backend_slots[] = {
+    "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter", NULL
+};
+
 static const struct gan_model_ops dcgan_ops = {
     .struct_size = sizeof(struct gan_model_ops),
     .create = dcgan_create,
@@ -636,6 +642,7 @@ static const struct gan_model_ops dcgan_ops = {
     .forward = dcgan_forward,
     .describe = dcgan_describe,
     .samples_independent = dcgan_samples_independent,
+    .backend_slots = dcgan_backend_slots,
 };
 
 static const struct gan_setting_spec dcgan_settings[] = {
