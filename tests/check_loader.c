@@ -567,6 +567,67 @@ START_TEST(search_order)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ slots */
+
+#define NOCONV GAN_TEST_PLUGIN_DIR "/noconv/.libs"
+
+/* backend.h's list names every slot in the table's order, and says which are required. */
+START_TEST(backend_slot_names)
+{
+    ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_CREATE), "create");
+    ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_GEMM), "gemm");
+    ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_SYNCHRONIZE), "synchronize");
+    ck_assert_ptr_null(gan_backend_slot_name(GAN_BACKEND_SLOT_COUNT));
+    enum gan_backend_slot slot;
+    ck_assert(gan_backend_slot_parse("conv2d_backward_filter", &slot));
+    ck_assert_int_eq(slot, GAN_BACKEND_SLOT_CONV2D_BACKWARD_FILTER);
+    ck_assert(!gan_backend_slot_parse("conv3d_forward", &slot));
+    ck_assert(!gan_backend_slot_parse(NULL, &slot));
+}
+END_TEST
+
+/* A backend without the optional convolutions loads; it supports every required slot
+ * and synchronize (the core's default), not the convolutions, and a model that lists
+ * them is refused with one line naming the slot, the backend and the model. */
+START_TEST(backend_supports)
+{
+    struct gan_module *noconv = NULL, *good = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_msg(gan_module_open(NOCONV "/backend-noconv.so", GAN_PLUGIN_BACKEND, "noconv",
+                                  &noconv, &err) == GAN_OK, "%s", err.message);
+    ck_assert_int_eq(gan_module_open(PLUGINS "/backend-good.so", GAN_PLUGIN_BACKEND, "good",
+                                     &good, &err), GAN_OK);
+    ck_assert(gan_backend_supports(noconv, GAN_BACKEND_SLOT_GEMM));
+    ck_assert(gan_backend_supports(noconv, GAN_BACKEND_SLOT_SYNCHRONIZE));
+    ck_assert(!gan_backend_supports(noconv, GAN_BACKEND_SLOT_CONV2D_FORWARD));
+    ck_assert(!gan_backend_supports(noconv, GAN_BACKEND_SLOT_CONV2D_BACKWARD_DATA));
+    ck_assert(!gan_backend_supports(noconv, GAN_BACKEND_SLOT_CONV2D_BACKWARD_FILTER));
+    ck_assert(!gan_backend_supports(noconv, GAN_BACKEND_SLOT_COUNT));
+    ck_assert(gan_backend_supports(good, GAN_BACKEND_SLOT_CONV2D_FORWARD));
+
+    static const char *const convolves[] = { "gemm", "conv2d_forward", NULL };
+    static const char *const unknown[] = { "conv3d_forward", NULL };
+    struct gan_module model;
+    memset(&model, 0, sizeof model);
+    model.path = "/m/model-conv.so";
+    model.plugin.name = "conv";
+    ck_assert_int_eq(gan_backend_check_model(noconv, &model, "critic", &err), GAN_OK);
+    model.model.backend_slots = convolves;
+    ck_assert_int_eq(gan_backend_check_model(good, &model, "critic", &err), GAN_OK);
+    ck_assert_int_eq(gan_backend_check_model(noconv, &model, "critic", &err), GAN_ERR_UNSUPPORTED);
+    ck_assert_str_eq(err.message, "backend \"noconv\" (" NOCONV "/backend-noconv.so) has no "
+                                  "conv2d_forward, which the critic's model \"conv\" needs: choose "
+                                  "a backend that has it (ganctl --list-plugins) or another model");
+    model.model.backend_slots = unknown;
+    ck_assert_int_eq(gan_backend_check_model(good, &model, "generator", &err), GAN_ERR_INVALID);
+    assert_contains(err.message, "the generator's model \"conv\" (/m/model-conv.so) lists "
+                                 "\"conv3d_forward\" in its backend_slots");
+    gan_module_close(noconv);
+    gan_module_close(good);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ devices */
 
 START_TEST(no_device_reason_carried)
@@ -720,6 +781,8 @@ static Suite *loader_suite(void)
                         (int)(sizeof broken_cases / sizeof broken_cases[0]));
     tcase_add_test(broken, text_file_is_not_a_module);
     tcase_add_test(broken, no_device_reason_carried);
+    tcase_add_test(broken, backend_slot_names);
+    tcase_add_test(broken, backend_supports);
     suite_add_tcase(s, broken);
 
     TCase *search = tcase_create("search path");

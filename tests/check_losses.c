@@ -86,7 +86,7 @@ static gan_status term_make(struct term *t, const struct module *m, const char *
     memset(t, 0, sizeof *t);
     for (int i = 0; settings && settings[i] && i < 5; i++)
         t->settings[i] = settings[i];
-    test_host_init(&t->th, t->settings);
+    test_host_init_declared(&t->th, t->settings, m->plugin->settings);
     t->ops = lops(m);
     return t->ops->create(&t->th.host, &t->loss);
 }
@@ -1167,7 +1167,7 @@ START_TEST(test_wgan_gp_with_mlp_module)
     const struct gan_model_ops *mo = mlp_mod.plugin->ops;
     const char *const ms_settings[] = { "width=8", "depth=2", "activation=tanh", NULL };
     struct test_host mh;
-    test_host_init(&mh, ms_settings);
+    test_host_init_declared(&mh, ms_settings, mlp_mod.plugin->settings);
     struct gan_model_io io;
     memset(&io, 0, sizeof io);
     io.in_ndim = io.out_ndim = 1;

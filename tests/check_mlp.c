@@ -77,7 +77,7 @@ static void make(struct inst *in, enum gan_model_role role, const struct gan_mod
     memset(in, 0, sizeof *in);
     for (int i = 0; settings && settings[i] && i < 7; i++)
         in->settings[i] = settings[i];
-    test_host_init(&in->th, in->settings);
+    test_host_init_declared(&in->th, in->settings, plugin->settings);
     ck_assert_int_eq(gan_net_new(fx.ctx, role == GAN_MODEL_CRITIC ? "critic" : "generator",
                                  &in->net), GAN_OK);
     gan_net_set_host(in->net, &in->th.host);

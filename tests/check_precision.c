@@ -1522,8 +1522,8 @@ START_TEST(test_penalty_module_in_fp32_scope)
     const char *const ms[] = { "width=8", "depth=2", "activation=tanh", "init=torch", NULL };
     const char *const ls[] = { "lambda=10", NULL };
     struct test_host mh, lh;
-    test_host_init(&mh, ms);
-    test_host_init(&lh, ls);
+    test_host_init_declared(&mh, ms, mlp_mod.plugin->settings);
+    test_host_init_declared(&lh, ls, gp_mod.plugin->settings);
     struct gan_model_io io;
     memset(&io, 0, sizeof io);
     io.in_ndim = io.out_ndim = 1;

@@ -70,7 +70,7 @@ static gan_status rig_try(struct rig *r, struct module m, const char *const *set
 {
     memset(r, 0, sizeof *r);
     r->m = m;
-    test_host_init(&r->th, settings);
+    test_host_init_declared(&r->th, settings, m.d->settings);
     r->sc = (gan_scaler *)r;   /* create must overwrite it on every path */
     gan_status st = m.ops->create(&r->th.host, &r->sc);
     if (st != GAN_OK)
@@ -359,7 +359,8 @@ START_TEST(test_descriptor)
 END_TEST
 
 /* The declared defaults are what the scaler uses when nothing is set: creating it with
- * each default written out gives the same description as creating it bare. */
+ * each default written out gives the same description as creating it bare, where the
+ * host answers with the settings table's defaults (the scalers keep no copy of their own). */
 START_TEST(test_declared_defaults)
 {
     const char *name = all_scalers[_i];

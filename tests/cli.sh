@@ -62,7 +62,7 @@ run -h
 check "-h is --help" rc_is 0
 run --version
 check "--version exits 0" rc_is 0
-check "--version names the version and ABI" stdout_has "ganctl 0.1.0 (plugin ABI 1.3)"
+check "--version names the version and ABI" stdout_has "ganctl 0.1.0 (plugin ABI 1.4)"
 check "--version alone prints one line" test "$(wc -l <"$work/out")" -eq 1
 
 # usage errors: exit 2, one line
@@ -96,10 +96,21 @@ cp "$TEST_PLUGINS/.libs/backend-abimajor.so" "$work/plugins/" || exit 99
 run --plugin-dir "$work/plugins" --backend abimajor
 check "a wrong-ABI module exits 1 with one line" one_error 1
 check "a wrong-ABI module names file, reason and fix" \
-    stderr_has "ganctl: $work/plugins/backend-abimajor.so: built for plugin ABI 2.0, this ganctl has ABI 1.3: rebuild the plugin against these headers"
+    stderr_has "ganctl: $work/plugins/backend-abimajor.so: built for plugin ABI 2.0, this ganctl has ABI 1.4: rebuild the plugin against these headers"
 run --plugin-dir "$work/plugins" --list-plugins
 check "--list-plugins still works with a broken module" rc_is 0
 check "--list-plugins shows the broken module's error" stdout_has "error:    $work/plugins/backend-abimajor.so: built for plugin ABI 2.0"
+
+# a backend without the optional convolutions: it loads, and a run whose model
+# convolves is refused at its start with one line naming the slot, backend and model
+run --plugin-dir "$TEST_PLUGINS/noconv/.libs" --backend noconv --version
+check "a backend without convolutions loads" rc_is 0
+run --plugin-dir "$TEST_PLUGINS/noconv/.libs" --backend noconv -s generator.model.name=dcgan \
+    -s run.dir="$work/noconv-run"
+check "a dcgan run on a backend without convolutions exits 1 with one line" one_error 1
+check "the line names the slot, the backend and the model" \
+    stderr_has "ganctl: backend \"noconv\" ($TEST_PLUGINS/noconv/.libs/backend-noconv.so) has no conv2d_forward, which the generator's model \"dcgan\" needs"
+check "and nothing was started" test ! -e "$work/noconv-run"
 
 # --plugin-dir comes before GANCTL_PLUGIN_PATH
 cp "$TEST_PLUGINS/order1/.libs/backend-order.so" "$work/plugins/" || exit 99

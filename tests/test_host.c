@@ -53,6 +53,20 @@ static const char *th_find(struct test_host *th, const char *key)
     for (const char *const *s = th->settings; s && *s; s++)
         if (strncmp(*s, key, len) == 0 && (*s)[len] == '=')
             return *s + len + 1;
+    /* Each string default in a buffer of its own: a plugin may hold several at once. */
+    size_t at = 0;
+    for (const struct gan_setting_spec *d = th->specs; d && d->name; d++, at++) {
+        if (strcmp(d->name, key) != 0 || !d->default_value)
+            continue;
+        const char *v = d->default_value;
+        size_t n = strlen(v);
+        if (d->type != GAN_SETTING_STRING || n < 2 || v[0] != '"' || v[n - 1] != '"')
+            return v;
+        if (at >= sizeof th->unquoted / sizeof th->unquoted[0])
+            return NULL;
+        snprintf(th->unquoted[at], sizeof th->unquoted[at], "%.*s", (int)(n - 2), v + 1);
+        return th->unquoted[at];
+    }
     return NULL;
 }
 
@@ -116,4 +130,11 @@ void test_host_init(struct test_host *th, const char *const *settings)
     th->host.get_bool = th_get_bool;
     th->host.get_string = th_get_string;
     th->quiet = getenv("GANCTL_TEST_VERBOSE") == NULL;
+}
+
+void test_host_init_declared(struct test_host *th, const char *const *settings,
+                             const struct gan_setting_spec *specs)
+{
+    test_host_init(th, settings);
+    th->specs = specs;
 }

@@ -108,43 +108,54 @@ enum gan_plugin_kind gan_plugin_kind_parse(const char *word)
 
 /* ------------------------------------------------------------------ one module */
 
-/* A slot of an ops table: its name and where it is. */
+/* A slot of an ops table: its name, where it is, and whether a module must fill it. */
 struct slot {
     const char *name;
     size_t offset;
+    enum gan_slot_requirement requirement;
 };
 
-/* The slots each kind of plugin must fill; every other slot is optional. */
-static const struct slot backend_required[] = {
-#define SLOT(s) { #s, offsetof(struct gan_backend_ops, s) }
-    SLOT(create), SLOT(destroy), SLOT(describe),
-    SLOT(buffer_alloc), SLOT(buffer_free), SLOT(upload), SLOT(download), SLOT(copy),
-    SLOT(gemm), SLOT(unary), SLOT(binary), SLOT(reduce),
-    SLOT(conv2d_forward), SLOT(conv2d_backward_data), SLOT(conv2d_backward_filter),
-    SLOT(cast), SLOT(rng_bits), SLOT(rng_uniform), SLOT(rng_normal),
-    SLOT(adam), SLOT(grad_stats),
+/* A backend's slots: backend.h's list, the one place that says which are required. */
+static const struct slot backend_slots[] = {
+#define SLOT(s, id, requirement) { #s, offsetof(struct gan_backend_ops, s), requirement },
+    GAN_BACKEND_SLOTS(SLOT)
 #undef SLOT
 };
 
+/* The list is the table: each slot at its number's place after the first, in order,
+ * and nothing in the table that the list lacks. A slot added to one and not the other
+ * stops the build here rather than going unchecked. */
+#define FIRST_SLOT offsetof(struct gan_backend_ops, create)
+#define SLOT_IN_ORDER(s, id, requirement) \
+    _Static_assert(offsetof(struct gan_backend_ops, s) == \
+                   FIRST_SLOT + GAN_BACKEND_SLOT_##id * sizeof(void (*)(void)), \
+                   "GAN_BACKEND_SLOTS lists " #s " out of struct gan_backend_ops's order");
+GAN_BACKEND_SLOTS(SLOT_IN_ORDER)
+#undef SLOT_IN_ORDER
+_Static_assert(sizeof(struct gan_backend_ops) ==
+               FIRST_SLOT + GAN_BACKEND_SLOT_COUNT * sizeof(void (*)(void)),
+               "a slot of struct gan_backend_ops is missing from GAN_BACKEND_SLOTS");
+#undef FIRST_SLOT
+
 /* A model without destroy keeps nothing to free; without describe it is logged by name. */
 static const struct slot model_required[] = {
-    { "create", offsetof(struct gan_model_ops, create) },
-    { "forward", offsetof(struct gan_model_ops, forward) },
+    { "create", offsetof(struct gan_model_ops, create), GAN_SLOT_REQUIRED },
+    { "forward", offsetof(struct gan_model_ops, forward), GAN_SLOT_REQUIRED },
 };
 
 /* A loss term without destroy keeps nothing to free. */
 static const struct slot loss_required[] = {
-    { "create", offsetof(struct gan_loss_ops, create) },
-    { "targets", offsetof(struct gan_loss_ops, targets) },
-    { "term", offsetof(struct gan_loss_ops, term) },
+    { "create", offsetof(struct gan_loss_ops, create), GAN_SLOT_REQUIRED },
+    { "targets", offsetof(struct gan_loss_ops, targets), GAN_SLOT_REQUIRED },
+    { "term", offsetof(struct gan_loss_ops, term), GAN_SLOT_REQUIRED },
 };
 
 /* A scaler without destroy keeps nothing to free; without describe it is logged by name;
  * without save_state and load_state it keeps no state (gan_scaler_save_state). */
 static const struct slot scaler_required[] = {
-    { "create", offsetof(struct gan_scaler_ops, create) },
-    { "scale", offsetof(struct gan_scaler_ops, scale) },
-    { "update", offsetof(struct gan_scaler_ops, update) },
+    { "create", offsetof(struct gan_scaler_ops, create), GAN_SLOT_REQUIRED },
+    { "scale", offsetof(struct gan_scaler_ops, scale), GAN_SLOT_REQUIRED },
+    { "update", offsetof(struct gan_scaler_ops, update), GAN_SLOT_REQUIRED },
 };
 
 /* A synchronous backend has no queued work to wait for. */
@@ -163,9 +174,9 @@ static int slot_filled(const void *ops, size_t offset)
 
 /* The host's copy of a plugin's ops table (`dst`, `size` bytes, whose first member is
  * the table's struct_size): at most the plugin's struct_size bytes are read, the rest
- * stays zero, and every required slot must be filled. `what` names the table. */
+ * stays zero, and every required slot of `slots` must be filled. `what` names the table. */
 static gan_status copy_ops(struct gan_module *m, void *dst, size_t size,
-                           const struct slot *required, size_t n_required, const char *what,
+                           const struct slot *slots, size_t n_slots, const char *what,
                            struct gan_error *err)
 {
     const void *ops = m->plugin.ops;
@@ -181,11 +192,11 @@ static gan_status copy_ops(struct gan_module *m, void *dst, size_t size,
                              m->path, what, declared);
     memset(dst, 0, size);
     memcpy(dst, ops, declared < size ? declared : size);
-    for (size_t i = 0; i < n_required; i++)
-        if (!slot_filled(dst, required[i].offset))
+    for (size_t i = 0; i < n_slots; i++)
+        if (slots[i].requirement == GAN_SLOT_REQUIRED && !slot_filled(dst, slots[i].offset))
             return gan_error_set(err, GAN_ERR_ABI,
                                  "%s: required slot %s missing from its %s ops table: implement it, or rebuild the plugin against these headers",
-                                 m->path, required[i].name, what);
+                                 m->path, slots[i].name, what);
     /* Every table starts with its size: the host's copy is its own size. */
     memcpy(dst, &size, sizeof size);
     m->plugin.ops = dst;
@@ -200,8 +211,8 @@ static gan_status copy_kind_ops(struct gan_module *m, struct gan_error *err)
     gan_status st;
     switch (m->plugin.kind) {
     case GAN_PLUGIN_BACKEND:
-        st = copy_ops(m, &m->backend, sizeof m->backend, backend_required,
-                      COUNT_OF(backend_required), "backend", err);
+        st = copy_ops(m, &m->backend, sizeof m->backend, backend_slots,
+                      COUNT_OF(backend_slots), "backend", err);
         if (st == GAN_OK && !m->backend.synchronize)
             m->backend.synchronize = default_synchronize;
         return st;
@@ -228,6 +239,54 @@ static gan_status copy_kind_ops(struct gan_module *m, struct gan_error *err)
                                  "%s: the scaler name \"%s\" is longer than a scaler state holds (%d bytes): shorten it",
                                  m->path, m->plugin.name, GAN_SCALER_NAME_MAX - 1);
         return st;
+    }
+    return GAN_OK;
+}
+
+/* ------------------------------------------------------------------ backend slots */
+
+const char *gan_backend_slot_name(enum gan_backend_slot slot)
+{
+    return (unsigned)slot < COUNT_OF(backend_slots) ? backend_slots[slot].name : NULL;
+}
+
+int gan_backend_slot_parse(const char *name, enum gan_backend_slot *out)
+{
+    for (size_t i = 0; name && i < COUNT_OF(backend_slots); i++)
+        if (strcmp(backend_slots[i].name, name) == 0) {
+            *out = (enum gan_backend_slot)i;
+            return 1;
+        }
+    return 0;
+}
+
+int gan_backend_supports(const struct gan_module *backend, enum gan_backend_slot slot)
+{
+    if ((unsigned)slot >= COUNT_OF(backend_slots))
+        return 0;
+    /* A loaded module has every required slot (copy_ops checked); the host's copy also
+     * holds the defaults the core supplies, so an optional slot counts when filled. */
+    return backend_slots[slot].requirement == GAN_SLOT_REQUIRED ||
+           slot_filled(&backend->backend, backend_slots[slot].offset);
+}
+
+gan_status gan_backend_check_model(const struct gan_module *backend,
+                                   const struct gan_module *model, const char *net,
+                                   struct gan_error *err)
+{
+    const char *const *names = model->model.backend_slots;
+    for (size_t i = 0; names && names[i]; i++) {
+        enum gan_backend_slot slot;
+        if (!gan_backend_slot_parse(names[i], &slot))
+            return gan_error_set(err, GAN_ERR_INVALID,
+                                 "the %s's model \"%s\" (%s) lists \"%.64s\" in its backend_slots, which is no backend slot of plugin ABI %d.%d: fix the model",
+                                 net, model->plugin.name, model->path, names[i], GAN_ABI_MAJOR,
+                                 GAN_ABI_MINOR);
+        if (!gan_backend_supports(backend, slot))
+            return gan_error_set(err, GAN_ERR_UNSUPPORTED,
+                                 "backend \"%s\" (%s) has no %s, which the %s's model \"%s\" needs: choose a backend that has it (ganctl --list-plugins) or another model",
+                                 backend->plugin.name, backend->path, names[i], net,
+                                 model->plugin.name);
     }
     return GAN_OK;
 }

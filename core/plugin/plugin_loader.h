@@ -32,7 +32,8 @@ struct gan_module {
     struct gan_plugin plugin;
     /* The copy of the kind's table (the others stay zero): slots beyond the plugin's
      * struct_size are zero, and struct_size is the host's. Backends' optional slots the
-     * plugin left NULL get the core's defaults (synchronize: nothing to wait for). */
+     * plugin left NULL get the core's defaults where it has one (synchronize: nothing
+     * to wait for); GAN_BACKEND_SLOTS (backend.h) says which slots are required. */
     struct gan_backend_ops backend;
     struct gan_model_ops model;       /* required: create, forward */
     struct gan_loss_ops loss;         /* required: create, targets, term */
@@ -61,6 +62,24 @@ gan_status gan_scaler_save_state(const struct gan_module *module, gan_scaler *sc
                                  struct gan_scaler_state *out);
 gan_status gan_scaler_load_state(const struct gan_module *module, gan_scaler *sc,
                                  const struct gan_host *host, const struct gan_scaler_state *in);
+
+/* Backend slots by name: "gemm" for GAN_BACKEND_SLOT_GEMM (NULL for a number this
+ * build does not know), and back (0 when `name` names no slot). */
+const char *gan_backend_slot_name(enum gan_backend_slot slot);
+int gan_backend_slot_parse(const char *name, enum gan_backend_slot *out);
+
+/* Whether a loaded backend module supports `slot`: a required slot always (the loader
+ * refused the module otherwise), an optional one when the module filled it or the core
+ * supplies a default (synchronize). */
+int gan_backend_supports(const struct gan_module *backend, enum gan_backend_slot slot);
+
+/* Refuses a run whose model (network `net`, "generator" or "critic") lists in its
+ * backend_slots a slot that `backend` does not support: GAN_ERR_UNSUPPORTED with one
+ * line naming the slot, the backend and the model; GAN_ERR_INVALID for a name that is
+ * no backend slot. Needs only the modules, so it runs before anything is created. */
+gan_status gan_backend_check_model(const struct gan_module *backend,
+                                   const struct gan_module *model, const char *net,
+                                   struct gan_error *err);
 
 /* A backend instance with its host services. */
 struct gan_backend_instance {

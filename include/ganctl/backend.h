@@ -162,11 +162,11 @@ struct gan_backend_ops {
     /* Creates an instance. `host` outlives it. When no usable device exists, returns
      * GAN_ERR_DEVICE with a one-line reason given through host->fail. Required. */
     gan_status (*create)(const struct gan_host *host, gan_backend **out);
-    void (*destroy)(gan_backend *be);
+    void (*destroy)(gan_backend *be);                                  /* required */
     /* One line saying what runs: device, library, kernel, threads. Required. */
     const char *(*describe)(gan_backend *be);
 
-    /* Memory. A new buffer's contents are undefined. */
+    /* Memory. A new buffer's contents are undefined. Required, all five. */
     gan_status (*buffer_alloc)(gan_backend *be, size_t bytes, gan_buffer **out);
     void (*buffer_free)(gan_backend *be, gan_buffer *buf);
     gan_status (*upload)(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
@@ -176,6 +176,7 @@ struct gan_backend_ops {
     gan_status (*copy)(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                        gan_buffer *src, size_t src_byte_offset, size_t bytes);
 
+    /* The element-wise, product and reduction kernels. Required, all four. */
     gan_status (*gemm)(gan_backend *be, const struct gan_gemm *g);
     gan_status (*unary)(gan_backend *be, enum gan_unary_op op, float alpha,
                         const struct gan_shape *shape, const struct gan_operand *x,
@@ -190,7 +191,10 @@ struct gan_backend_ops {
                          uint32_t axes, const struct gan_operand *y);
 
     /* y = conv(x, w) + beta·y;  dx = conv_transpose(dy, w) + beta·dx;
-     * dw = corr(x, dy) + beta·dw.  beta is 0 (overwrite) or 1 (accumulate). */
+     * dw = corr(x, dy) + beta·dw.  beta is 0 (overwrite) or 1 (accumulate).
+     * Optional, all three (ABI 1.4; required before): a backend for fully connected
+     * models may leave them NULL, and a run whose model lists them in its
+     * backend_slots (model.h) is then refused when it starts. */
     gan_status (*conv2d_forward)(gan_backend *be, const struct gan_conv2d *c,
                                  const struct gan_ref *x, const struct gan_ref *w,
                                  float beta, const struct gan_ref *y);
@@ -202,12 +206,12 @@ struct gan_backend_ops {
                                          float beta, const struct gan_ref *dw);
 
     /* y = x converted to y's dtype (round to nearest even), n elements. When `counts`
-     * is not NULL the call waits for the result and fills it. */
+     * is not NULL the call waits for the result and fills it. Required. */
     gan_status (*cast)(gan_backend *be, size_t n, const struct gan_ref *x,
                        const struct gan_ref *y, struct gan_cast_counts *counts);
 
     /* Random numbers; see the Philox comment above. y is F32 (F16/BF16 allowed for
-     * uniform and normal: rounded once) and U32 for bits. */
+     * uniform and normal: rounded once) and U32 for bits. Required, all three. */
     gan_status (*rng_bits)(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
                            const struct gan_ref *y);
     gan_status (*rng_uniform)(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
@@ -215,6 +219,7 @@ struct gan_backend_ops {
     gan_status (*rng_normal)(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
                              float mean, float std, const struct gan_ref *y);
 
+    /* Required. */
     gan_status (*adam)(gan_backend *be, const struct gan_adam *p, size_t n,
                        const struct gan_ref *param, const struct gan_ref *grad,
                        const struct gan_ref *m, const struct gan_ref *v,
@@ -222,7 +227,7 @@ struct gan_backend_ops {
 
     /* Statistics of n elements of x (any float type) seen through inv_scale; when
      * `unscaled.buf` is not NULL also writes x · inv_scale there (the fused unscale).
-     * Waits for the result. */
+     * Waits for the result. Required. */
     gan_status (*grad_stats)(gan_backend *be, size_t n, const struct gan_ref *x,
                              float inv_scale, const struct gan_ref *unscaled,
                              struct gan_grad_stats *stats);
@@ -230,6 +235,52 @@ struct gan_backend_ops {
     /* Optional: waits until all queued work is done. NULL: the backend is synchronous. */
     gan_status (*synchronize)(gan_backend *be);
 };
+
+/* Every slot of struct gan_backend_ops after struct_size, in the table's order, each
+ * with whether a backend must fill it: X(slot, ID, GAN_SLOT_REQUIRED or
+ * GAN_SLOT_OPTIONAL). This list, not the comments above, is what the host holds a
+ * module to: its loader refuses a module that leaves a required slot NULL, and it
+ * answers whether a backend supports a slot from it (a required slot always, an
+ * optional one when filled). ID names the slot in enum gan_backend_slot. A minor
+ * version appends slots to the table and to this list together, or turns a required
+ * slot optional; a slot never moves. */
+#define GAN_BACKEND_SLOTS(X) \
+    X(create, CREATE, GAN_SLOT_REQUIRED) \
+    X(destroy, DESTROY, GAN_SLOT_REQUIRED) \
+    X(describe, DESCRIBE, GAN_SLOT_REQUIRED) \
+    X(buffer_alloc, BUFFER_ALLOC, GAN_SLOT_REQUIRED) \
+    X(buffer_free, BUFFER_FREE, GAN_SLOT_REQUIRED) \
+    X(upload, UPLOAD, GAN_SLOT_REQUIRED) \
+    X(download, DOWNLOAD, GAN_SLOT_REQUIRED) \
+    X(copy, COPY, GAN_SLOT_REQUIRED) \
+    X(gemm, GEMM, GAN_SLOT_REQUIRED) \
+    X(unary, UNARY, GAN_SLOT_REQUIRED) \
+    X(binary, BINARY, GAN_SLOT_REQUIRED) \
+    X(reduce, REDUCE, GAN_SLOT_REQUIRED) \
+    X(conv2d_forward, CONV2D_FORWARD, GAN_SLOT_OPTIONAL) \
+    X(conv2d_backward_data, CONV2D_BACKWARD_DATA, GAN_SLOT_OPTIONAL) \
+    X(conv2d_backward_filter, CONV2D_BACKWARD_FILTER, GAN_SLOT_OPTIONAL) \
+    X(cast, CAST, GAN_SLOT_REQUIRED) \
+    X(rng_bits, RNG_BITS, GAN_SLOT_REQUIRED) \
+    X(rng_uniform, RNG_UNIFORM, GAN_SLOT_REQUIRED) \
+    X(rng_normal, RNG_NORMAL, GAN_SLOT_REQUIRED) \
+    X(adam, ADAM, GAN_SLOT_REQUIRED) \
+    X(grad_stats, GRAD_STATS, GAN_SLOT_REQUIRED) \
+    X(synchronize, SYNCHRONIZE, GAN_SLOT_OPTIONAL)
+
+/* Whether a module must fill a slot of its ops table. */
+enum gan_slot_requirement {
+    GAN_SLOT_OPTIONAL = 0,        /* may be NULL: the core does without it, or has a default */
+    GAN_SLOT_REQUIRED = 1         /* a module that leaves it NULL is refused when loaded */
+};
+
+/* The backend's slots by number, in table order: GAN_BACKEND_SLOT_GEMM and the rest. */
+#define GAN_BACKEND_SLOT_ENUMERATOR_(slot, id, requirement) GAN_BACKEND_SLOT_##id,
+enum gan_backend_slot {
+    GAN_BACKEND_SLOTS(GAN_BACKEND_SLOT_ENUMERATOR_)
+    GAN_BACKEND_SLOT_COUNT        /* of these headers; a newer minor may have more */
+};
+#undef GAN_BACKEND_SLOT_ENUMERATOR_
 
 #ifdef __cplusplus
 }

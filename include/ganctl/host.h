@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdarg.h>
+#include <ganctl/api.h>
 #include <ganctl/status.h>
 
 #ifdef __cplusplus
@@ -43,12 +44,12 @@ struct gan_host {
 
     /* A message for the user at a level; the host decides where it goes. */
     void (*log)(void *ctx, enum gan_log_level level, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+        GAN_PRINTF_LIKE(3, 4);
 
     /* Records the message that explains the status the plugin is about to return.
      * Returns `status` so that a plugin can write `return host->fail(host->ctx, GAN_ERR_X, ...)`. */
     gan_status (*fail)(void *ctx, gan_status status, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+        GAN_PRINTF_LIKE(3, 4);
 
     /* Host memory. Plugins may use malloc directly; these exist so the host can count. */
     void *(*alloc)(void *ctx, size_t bytes);

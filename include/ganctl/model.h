@@ -80,6 +80,15 @@ struct gan_model_ops {
      * run nearer the GEMM's peak; the scores are the same up to the order of the sums.
      * Absent or zero: every batch gets its own forward. */
     int (*samples_independent)(gan_model *model);
+
+    /* Optional (ABI 1.4): the optional backend slots (backend.h, GAN_BACKEND_SLOTS)
+     * that this model's forward and its backward reach, by name ("conv2d_forward"),
+     * ended by NULL; the required ones go without saying. The core refuses a run whose
+     * backend lacks one of them when the run starts, before it creates anything, with
+     * one line naming the slot, the backend and the model. Absent or NULL: the model
+     * needs only the required slots, and an op that reaches a missing slot fails when
+     * it is called. A list, not a function, so that it is read without an instance. */
+    const char *const *backend_slots;
 };
 
 #ifdef __cplusplus

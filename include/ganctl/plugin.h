@@ -50,7 +50,7 @@ struct gan_plugin {
 #define GAN_PLUGIN_SYMBOL "ganctl_plugin_descriptor"
 typedef const struct gan_plugin *(*gan_plugin_descriptor_fn)(void);
 
-#if defined(__GNUC__)
+#if defined(__GNUC__) || defined(__clang__)
 #define GAN_PLUGIN_EXPORT __attribute__((visibility("default")))
 #else
 #define GAN_PLUGIN_EXPORT

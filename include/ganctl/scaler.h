@@ -186,7 +186,11 @@ struct gan_scaler_ops {
 
     /* Reads and checks its settings through `host` (which outlives the instance). A
      * setting out of range is GAN_ERR_CONFIG with a message through host->fail that
-     * names the setting, the value and what would be accepted. Required. */
+     * names the setting, the value and what would be accepted. Required.
+     * The instance keeps `host`: it is how every later call (update() above all) logs
+     * and reports failures. The core gives an instance one host for its whole life, the
+     * one passed here, so the host reaches update() without a slot of its own; that has
+     * been so since ABI 1.0, and modules of every 1.x minor may rely on it. */
     gan_status (*create)(const struct gan_host *host, gan_scaler **out);
     /* Optional: NULL when the instance holds nothing to free. */
     void (*destroy)(gan_scaler *sc);
@@ -197,7 +201,9 @@ struct gan_scaler_ops {
     /* One backward's verdict: fills `out` (see struct gan_scaler_decision) and advances
      * the state. On failure nothing changes, `out` is left as it was, and the message
      * goes through host->fail (GAN_ERR_INVALID for a malformed input; a rule that stops
-     * training, such as DeepSpeed's at its minimum scale, GAN_ERR_NUMERIC). Required. */
+     * training, such as DeepSpeed's at its minimum scale, GAN_ERR_NUMERIC). It may log
+     * why it decided (at GAN_LOG_DEBUG for each step's reasons) through the host kept
+     * from create(). Required. */
     gan_status (*update)(gan_scaler *sc, const struct gan_scaler_input *in,
                          struct gan_scaler_decision *out);
 

@@ -37,7 +37,7 @@ GAN_API void gan_ctx_clear_error(gan_ctx *ctx);
  * the caller of the op chain sees its reason; keeps an earlier failure. Returns
  * `status`. */
 GAN_API gan_status gan_ctx_fail(gan_ctx *ctx, gan_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    GAN_PRINTF_LIKE(3, 4);
 
 /* ------------------------------------------------------------------ steps */
 /* Frees every step tensor and the tape. Persistent tensors keep their values;

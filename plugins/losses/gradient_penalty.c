@@ -26,8 +26,8 @@
  * (sqrt(eps) − target)², (1e-6 − target)² by default, instead of target²), and for a
  * norm n it adds about eps/(2n): with the default below FP32's resolution of n² once
  * n ≳ 0.01, i.e. the value is bit-identical there. The sum of squares is taken to FP32
- * before eps is added, since FP16 would round 1e-12 to zero and bring the NaN back. */
-#define GP_NORM_EPS 1e-12
+ * before eps is added, since FP16 would round 1e-12 to zero and bring the NaN back.
+ * The default, 1e-12, is the settings table's (gp_settings). */
 
 struct gan_loss {
     const struct gan_host *host;
@@ -41,18 +41,24 @@ struct gan_loss {
 
 /* ------------------------------------------------------------------ settings */
 
-static gan_status read_float(const struct gan_host *host, const char *key, double fallback,
-                             double *value)
+/* A declared setting's value. The settings table below holds each default, and the
+ * host answers an unset key with it (host.h), so there is no second copy here: a host
+ * that answers NOT_FOUND breaks that contract, and creation fails saying so. */
+static gan_status read_result(const struct gan_host *host, const char *key, gan_status st,
+                              const char *what)
 {
-    gan_status st = host->get_float(host->ctx, key, value);
-    if (st == GAN_ERR_NOT_FOUND) {
-        *value = fallback;
-        return GAN_OK;
-    }
+    if (st == GAN_ERR_NOT_FOUND)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: the host gave no "
+                          "value for the setting %s, whose default the term declares", key);
     if (st != GAN_OK)
         return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: the setting %s "
-                          "is not a number", key);
+                          "is not %s", key, what);
     return GAN_OK;
+}
+
+static gan_status read_float(const struct gan_host *host, const char *key, double *value)
+{
+    return read_result(host, key, host->get_float(host->ctx, key, value), "a number");
 }
 
 static gan_status gp_create(const struct gan_host *host, gan_loss **out)
@@ -60,18 +66,20 @@ static gan_status gp_create(const struct gan_host *host, gan_loss **out)
     *out = NULL;
     double lambda, target, inner_scale, eps;
     int one_sided = 0;
+    const char *reduction = NULL;
     gan_status st;
-    if ((st = read_float(host, "lambda", 10.0, &lambda)) != GAN_OK
-        || (st = read_float(host, "target", 1.0, &target)) != GAN_OK
-        || (st = read_float(host, "inner_scale", 1.0, &inner_scale)) != GAN_OK
-        || (st = read_float(host, "eps", GP_NORM_EPS, &eps)) != GAN_OK)
+    if ((st = read_float(host, "lambda", &lambda)) != GAN_OK
+        || (st = read_float(host, "target", &target)) != GAN_OK
+        || (st = read_float(host, "inner_scale", &inner_scale)) != GAN_OK
+        || (st = read_float(host, "eps", &eps)) != GAN_OK
+        || (st = read_result(host, "one_sided", host->get_bool(host->ctx, "one_sided", &one_sided),
+                             "a boolean; write true or false")) != GAN_OK
+        || (st = read_result(host, "reduction",
+                             host->get_string(host->ctx, "reduction", &reduction),
+                             "a string; write \"mean\" or \"sum\"")) != GAN_OK)
         return st;
-    st = host->get_bool(host->ctx, "one_sided", &one_sided);
-    if (st == GAN_ERR_NOT_FOUND)
-        one_sided = 0;
-    else if (st != GAN_OK)
-        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: the setting "
-                          "one_sided is not a boolean; write true or false");
+    if (!reduction)
+        return read_result(host, "reduction", GAN_ERR_INVALID, "a string; write \"mean\" or \"sum\"");
     if (!isfinite(lambda) || lambda < 0.0 || lambda > 1e30)
         return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: lambda = %g; "
                           "the penalty weight must be finite and 0 or more (10 in the paper, "
@@ -90,13 +98,6 @@ static gan_status gp_create(const struct gan_host *host, gan_loss **out)
                           "guard added under the norm's square root must be a finite number, "
                           "0 or more (1e-12 keeps a zero gradient's derivative finite; 0 is "
                           "the paper's plain norm, NaN there)", eps);
-    const char *reduction = "mean";
-    st = host->get_string(host->ctx, "reduction", &reduction);
-    if (st != GAN_OK && st != GAN_ERR_NOT_FOUND)
-        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: the setting "
-                          "reduction is not a string; write \"mean\" or \"sum\"");
-    if (st == GAN_ERR_NOT_FOUND || !reduction)
-        reduction = "mean";
     if (strcmp(reduction, "mean") != 0 && strcmp(reduction, "sum") != 0)
         return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: reduction = "
                           "\"%s\"; write \"mean\" (the paper's mean over the batch) or "

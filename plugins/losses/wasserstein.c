@@ -17,13 +17,16 @@ struct gan_loss {
 static gan_status ws_create(const struct gan_host *host, gan_loss **out)
 {
     *out = NULL;
-    const char *reduction = "mean";
+    /* The default is the settings table's (ws_settings), which the host answers an unset
+     * key with (host.h): no second copy here. */
+    const char *reduction = NULL;
     gan_status st = host->get_string(host->ctx, "reduction", &reduction);
-    if (st != GAN_OK && st != GAN_ERR_NOT_FOUND)
+    if (st == GAN_ERR_NOT_FOUND)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss wasserstein: the host gave no value "
+                          "for the setting reduction, whose default the term declares");
+    if (st != GAN_OK || !reduction)
         return host->fail(host->ctx, GAN_ERR_CONFIG, "loss wasserstein: the setting reduction "
                           "is not a string; write \"mean\" or \"sum\"");
-    if (st == GAN_ERR_NOT_FOUND || !reduction)
-        reduction = "mean";
     if (strcmp(reduction, "mean") != 0 && strcmp(reduction, "sum") != 0)
         return host->fail(host->ctx, GAN_ERR_CONFIG, "loss wasserstein: reduction = \"%s\"; "
                           "write \"mean\" (the paper's means over the batch) or \"sum\" "

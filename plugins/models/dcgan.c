@@ -101,46 +101,38 @@ struct gan_model {
 
 /* ------------------------------------------------------------------ settings */
 
-static gan_status read_int(const struct gan_host *host, const char *key, long long fallback,
-                           long long *value)
+/* A declared setting's value. The settings table below holds each default, and the
+ * host answers an unset key with it (host.h), so there is no second copy here: a host
+ * that answers NOT_FOUND breaks that contract, and creation fails saying so. */
+static gan_status read_result(const struct gan_host *host, const char *key, gan_status st,
+                              const char *what)
 {
-    gan_status st = host->get_int(host->ctx, key, value);
-    if (st == GAN_ERR_NOT_FOUND) {
-        *value = fallback;
-        return GAN_OK;
-    }
+    if (st == GAN_ERR_NOT_FOUND)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "model dcgan: the host gave no value "
+                          "for the setting %s, whose default the model declares", key);
     if (st != GAN_OK)
-        return host->fail(host->ctx, GAN_ERR_CONFIG, "model dcgan: the setting %s is not an "
-                          "integer; write a whole number", key);
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "model dcgan: the setting %s is not %s",
+                          key, what);
     return GAN_OK;
 }
 
-static gan_status read_float(const struct gan_host *host, const char *key, double fallback,
-                             double *value)
+static gan_status read_int(const struct gan_host *host, const char *key, long long *value)
 {
-    gan_status st = host->get_float(host->ctx, key, value);
-    if (st == GAN_ERR_NOT_FOUND) {
-        *value = fallback;
-        return GAN_OK;
-    }
-    if (st != GAN_OK)
-        return host->fail(host->ctx, GAN_ERR_CONFIG, "model dcgan: the setting %s is not a "
-                          "number", key);
-    return GAN_OK;
+    return read_result(host, key, host->get_int(host->ctx, key, value),
+                       "an integer; write a whole number");
 }
 
-static gan_status read_string(const struct gan_host *host, const char *key,
-                              const char *fallback, const char **value)
+static gan_status read_float(const struct gan_host *host, const char *key, double *value)
+{
+    return read_result(host, key, host->get_float(host->ctx, key, value), "a number");
+}
+
+static gan_status read_string(const struct gan_host *host, const char *key, const char **value)
 {
     gan_status st = host->get_string(host->ctx, key, value);
-    if (st == GAN_ERR_NOT_FOUND) {
-        *value = fallback;
-        return GAN_OK;
-    }
-    if (st != GAN_OK || !*value)
-        return host->fail(host->ctx, GAN_ERR_CONFIG, "model dcgan: the setting %s is not a "
-                          "string; write it in double quotes", key);
-    return GAN_OK;
+    if (st == GAN_OK && !*value)
+        st = GAN_ERR_INVALID;
+    return read_result(host, key, st, "a string; write it in double quotes");
 }
 
 /* ------------------------------------------------------------------ shapes */
@@ -299,12 +291,12 @@ static gan_status dcgan_create(const struct gan_host *host, enum gan_model_role 
     double slope;
     const char *norm, *output, *init;
     gan_status st;
-    if ((st = read_int(host, "width", 64, &width)) != GAN_OK
-        || (st = read_int(host, "depth", 3, &depth)) != GAN_OK
-        || (st = read_string(host, "norm", "none", &norm)) != GAN_OK
-        || (st = read_float(host, "leaky_slope", 0.2, &slope)) != GAN_OK
-        || (st = read_string(host, "output", "tanh", &output)) != GAN_OK
-        || (st = read_string(host, "init", "he", &init)) != GAN_OK)
+    if ((st = read_int(host, "width", &width)) != GAN_OK
+        || (st = read_int(host, "depth", &depth)) != GAN_OK
+        || (st = read_string(host, "norm", &norm)) != GAN_OK
+        || (st = read_float(host, "leaky_slope", &slope)) != GAN_OK
+        || (st = read_string(host, "output", &output)) != GAN_OK
+        || (st = read_string(host, "init", &init)) != GAN_OK)
         return st;
 
     if (role != GAN_MODEL_GENERATOR && role != GAN_MODEL_CRITIC)
@@ -629,6 +621,12 @@ static int dcgan_samples_independent(gan_model *m)
 
 /* ------------------------------------------------------------------ descriptor */
 
+/* Convolutions forward and back; a transposed convolution's forward is the
+ * convolution's backward over the data, its backward the other two. */
+static const char *const dcgan_backend_slots[] = {
+    "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter", NULL
+};
+
 static const struct gan_model_ops dcgan_ops = {
     .struct_size = sizeof(struct gan_model_ops),
     .create = dcgan_create,
@@ -636,6 +634,7 @@ static const struct gan_model_ops dcgan_ops = {
     .forward = dcgan_forward,
     .describe = dcgan_describe,
     .samples_independent = dcgan_samples_independent,
+    .backend_slots = dcgan_backend_slots,
 };
 
 static const struct gan_setting_spec dcgan_settings[] = {

@@ -87,8 +87,10 @@ static gan_status read_settings(gan_scaler *sc)
     struct dyn_config *c = &sc->cfg;
     gan_status st;
 
-    const char *preset = "none";
-    if ((st = scaler_read_string(host, who, "preset", &preset, NULL)) != GAN_OK)
+    /* Defaults of the settings that declare one are the settings table's (DYN_SETTINGS
+     * and the underflow-aware ones), given by the host: no second copy here. */
+    const char *preset;
+    if ((st = scaler_get_string(host, who, "preset", &preset)) != GAN_OK)
         return st;
     c->preset = NULL;
     for (size_t i = 0; i < PRESET_COUNT; i++)
@@ -121,8 +123,8 @@ static gan_status read_settings(gan_scaler *sc)
         (st = scaler_read_bool(host, who, "fail_at_min", &c->fail_at_min, NULL)) != GAN_OK)
         return st;
 
-    const char *forward = c->underflow_aware ? "hold" : "backoff";
-    if ((st = scaler_read_string(host, who, "forward_overflow", &forward, NULL)) != GAN_OK)
+    const char *forward;
+    if ((st = scaler_get_string(host, who, "forward_overflow", &forward)) != GAN_OK)
         return st;
     if (strcmp(forward, "hold") == 0)
         c->forward_hold = 1;
@@ -163,13 +165,9 @@ static gan_status read_settings(gan_scaler *sc)
 
     if (!c->underflow_aware)
         return GAN_OK;
-    c->norm_threshold = 1e-6;
-    c->underflow_threshold = 0.5;
-    c->headroom = 16;
-    if ((st = scaler_read_float(host, who, "norm_threshold", &c->norm_threshold, NULL)) != GAN_OK ||
-        (st = scaler_read_float(host, who, "underflow_threshold", &c->underflow_threshold,
-                                NULL)) != GAN_OK ||
-        (st = scaler_read_float(host, who, "headroom", &c->headroom, NULL)) != GAN_OK)
+    if ((st = scaler_get_float(host, who, "norm_threshold", &c->norm_threshold)) != GAN_OK ||
+        (st = scaler_get_float(host, who, "underflow_threshold", &c->underflow_threshold)) != GAN_OK ||
+        (st = scaler_get_float(host, who, "headroom", &c->headroom)) != GAN_OK)
         return st;
     if (!isfinite(c->norm_threshold) || c->norm_threshold < 0)
         return bad(sc, "norm_threshold", c->norm_threshold,

@@ -67,6 +67,37 @@ gan_status scaler_read_string(const struct gan_host *host, const char *who, cons
     return read_result(host, who, key, st, "a string", "a quoted string", set);
 }
 
+/* A setting with a declared default: the host answers an unset key with that default
+ * (host.h), so NOT_FOUND here means a host that breaks the contract. */
+static gan_status declared(const struct gan_host *host, const char *who, const char *key,
+                           gan_status st, int set)
+{
+    if (st == GAN_OK && !set)
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "scaler %s: the host gave no value for the setting \"%s\", whose "
+                          "default the scaler declares", who, key);
+    return st;
+}
+
+gan_status scaler_get_float(const struct gan_host *host, const char *who, const char *key,
+                            double *value)
+{
+    int set = 0;
+    gan_status st = scaler_read_float(host, who, key, value, &set);
+    return declared(host, who, key, st, set);
+}
+
+gan_status scaler_get_string(const struct gan_host *host, const char *who, const char *key,
+                             const char **value)
+{
+    int set = 0;
+    gan_status st = scaler_read_string(host, who, key, value, &set);
+    if (st == GAN_OK && set && !*value)
+        return host->fail(host->ctx, GAN_ERR_CONFIG, "scaler %s: setting \"%s\" has no text",
+                          who, key);
+    return declared(host, who, key, st, set);
+}
+
 gan_status scaler_check_scale(const struct gan_host *host, const char *who, const char *key,
                               double *value, int positive)
 {

@@ -11,8 +11,9 @@
 /* FP16's largest finite value. */
 #define SCALER_F16_MAX 65504.0
 
-/* Settings. Each reader leaves *value alone and returns GAN_OK when the key is unset
- * (NOT_FOUND), so the caller's default stays; `*set` (may be NULL) says whether it was
+/* Settings without a declared default (the dynamic rule's, whose preset supplies it).
+ * Each reader leaves *value alone and returns GAN_OK when the key is unset
+ * (NOT_FOUND), so the caller's preset value stays; `*set` (may be NULL) says whether it was
  * set. Any other failure is reported through host->fail naming `who` and the key. */
 gan_status scaler_read_float(const struct gan_host *host, const char *who, const char *key,
                              double *value, int *set);
@@ -22,6 +23,14 @@ gan_status scaler_read_bool(const struct gan_host *host, const char *who, const 
                             int *value, int *set);
 gan_status scaler_read_string(const struct gan_host *host, const char *who, const char *key,
                               const char **value, int *set);
+
+/* A setting that declares a default in the module's settings table, which is its only
+ * copy: the host answers an unset key with it, so these fail (through host->fail) when
+ * the host gives no value, as well as for a value of the wrong type. */
+gan_status scaler_get_float(const struct gan_host *host, const char *who, const char *key,
+                            double *value);
+gan_status scaler_get_string(const struct gan_host *host, const char *who, const char *key,
+                             const char **value);
 
 /* A scale setting: finite, ≥ lowest (and > 0 when positive is set), at most FP32's
  * largest value; rounded to the nearest FP32 number, since that is what the core uses. */

@@ -12,8 +12,8 @@
 static gan_status static_create(const struct gan_host *host, gan_scaler **out)
 {
     *out = NULL;
-    double scale = 1024.0;
-    gan_status st = scaler_read_float(host, "static", "scale", &scale, NULL);
+    double scale;
+    gan_status st = scaler_get_float(host, "static", "scale", &scale);
     if (st == GAN_OK)
         st = scaler_check_scale(host, "static", "scale", &scale, 1);
     if (st != GAN_OK)

@@ -144,6 +144,8 @@ static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader
             return gan_error_set(err, GAN_ERR_INTERNAL, "%s has no value", key);
         if ((st = gan_open_configured(loader, cfg, GAN_PLUGIN_MODEL, name, group, &s->model_module[i], err)) != GAN_OK)
             return st;
+        if ((st = gan_backend_check_model(s->backend_module, s->model_module[i], gan_net_role_names[i], err)) != GAN_OK)
+            return st;
     }
     const char *const *terms;
     size_t n;
