@@ -19,7 +19,7 @@
 #include "option_value.h"
 #include "plugin/plugin_loader.h"
 #include "tensor/tensor_core.h"
-#include "train/state/compute.h"
+#include "train/state/state.h"
 
 /* Part of the program, not the library: it prints. */
 

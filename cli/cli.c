@@ -14,7 +14,7 @@
 
 #include <ganctl/ganctl.h>
 
-#include "train/state/checkpoint.h"
+#include "train/state/state.h"
 #include "cli.h"
 #include "ranks.h"
 #include "config/configuration.h"
@@ -25,8 +25,7 @@
 #include "base/log.h"
 #include "plugin/plugin_loader.h"
 #include "progress.h"
-#include "train/state/compute.h"
-#include "train/run/run_dir.h"
+#include "train/run/run.h"
 #include "train/loop/trainer.h"
 
 #define EXIT_RUNTIME 1

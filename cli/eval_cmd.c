@@ -13,7 +13,7 @@
 #include "eval_cmd.h"
 #include "io/text_file.h"
 #include "run_args.h"
-#include "train/run/run_dir.h"
+#include "train/run/run.h"
 
 static const char usage_text[] =
     "Usage: ganctl eval RUN_DIR|CHECKPOINT [OPTION]...\n"

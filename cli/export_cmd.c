@@ -7,7 +7,7 @@
 
 #include "export_cmd.h"
 #include "run_args.h"
-#include "train/after/generator_export.h"
+#include "train/after/after.h"
 
 static const char usage_text[] =
     "Usage: ganctl export RUN_DIR|CHECKPOINT --out FILE [OPTION]...\n"

@@ -5,7 +5,7 @@
 #define GANCTL_CLI_GRADS_CMD_H
 
 #include "base/error.h"
-#include "train/after/grads.h"
+#include "train/after/after.h"
 
 /* Reads the options that follow "grads" (argv[0] is "grads" itself). --checkpoint,
  * --batch and --out are required unless --help is given. Strings point into argv.

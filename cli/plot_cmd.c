@@ -11,7 +11,7 @@
 #include "io/plot/curves.h"
 #include "plot_cmd.h"
 #include "run_args.h"
-#include "train/run/run_dir.h"
+#include "train/run/run.h"
 
 static const char usage_text[] =
     "Usage: ganctl plot RUN_DIR|METRICS_CSV [--out FILE]\n"

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "train/run/run_dir.h"
+#include "train/run/run.h"
 
 /* The terminal's width when none can be learnt. */
 #define GAN_PROGRESS_DEFAULT_WIDTH 80u

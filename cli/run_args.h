@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "plugin/plugin_loader.h"
-#include "train/after/generator_run.h"
+#include "train/after/after.h"
 
 /* The options a command takes besides -h and the run (a mask). */
 enum {

@@ -8,7 +8,7 @@
 
 #include "run_args.h"
 #include "sample_cmd.h"
-#include "train/after/sample_files.h"
+#include "train/after/after.h"
 
 static const char usage_text[] =
     "Usage: ganctl sample RUN_DIR|CHECKPOINT --out FILE [OPTION]...\n"

@@ -12,11 +12,9 @@
 
 #include "base/strings.h"
 #include "tensor/tensor_core.h"
-#include "train/state/checkpoint.h"
+#include "train/state/state.h"
 #include "train/after/generator_run.h"
-#include "train/state/image_run.h"
-#include "train/run/run_dir.h"
-#include "train/state/run_eval.h"
+#include "train/run/run.h"
 
 struct gan_generator_run {
     gan_config *cfg;

@@ -12,8 +12,7 @@
 #include "base/log.h"
 #include "eval/evaluator.h"
 #include "plugin/plugin_loader.h"
-#include "train/state/saved_config.h"
-#include "train/state/session.h"
+#include "train/state/state.h"
 
 /* Where `ganctl sample` reads z: the Philox stream of its --seed at this block offset,
  * a stream no training draw uses, so a sample never repeats a training batch's z. */

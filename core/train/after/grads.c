@@ -13,10 +13,9 @@
 #include "data/image_data.h"
 #include "io/safetensors/safetensors.h"
 #include "tensor/tensor_core.h"
-#include "train/state/checkpoint.h"
+#include "train/state/state.h"
 #include "train/after/grads.h"
-#include "train/run/run_dir.h"
-#include "train/state/session.h"
+#include "train/run/run.h"
 
 /* ------------------------------------------------------------------ the instance
  * A session (session.h) made from the checkpoint's configuration, as the trainer makes

@@ -12,7 +12,7 @@
 #include "base/log.h"
 #include "plugin/plugin_loader.h"
 #include "amp/underflow_probe.h"
-#include "train/state/saved_config.h"
+#include "train/state/state.h"
 
 /* What the dump is for: checking ganctl's numbers against another implementation, and
  * looking at one bad step. Everything is computed as a training step computes it —

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "train/loop/batch.h"
-#include "train/state/streams.h"
+#include "train/state/state.h"
 
 gan_status gan_batch_open(struct gan_batch *b, const gan_session *s, struct gan_error *err)
 {

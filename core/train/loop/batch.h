@@ -8,8 +8,7 @@
 
 #include "base/error.h"
 #include "data/toy_data.h"
-#include "train/state/image_run.h"
-#include "train/state/session.h"
+#include "train/state/state.h"
 
 /* Where a step's inputs come from. The stream positions are what a checkpoint holds of
  * it, with the sampler's or the image run's own position. */

@@ -11,7 +11,7 @@
 #include "comm/comm.h"
 #include "config/configuration.h"
 #include "train/loop/batch.h"
-#include "train/state/session.h"
+#include "train/state/state.h"
 
 typedef struct gan_data_parallel gan_data_parallel;
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "nn/net_role.h"
-#include "train/state/session.h"
+#include "train/state/state.h"
 
 /* Each network's steps in the interval being judged. A dynamic scaler that starts above
  * the range its gradients fit skips its first steps by design while it halves down (the

@@ -11,7 +11,7 @@
 #include "io/plot/toy_plot.h"
 #include "tensor/tensor_core.h"
 #include "train/loop/trainer_internal.h"
-#include "train/state/run_eval.h"
+#include "train/state/state.h"
 
 /* ------------------------------------------------------------------ set-up */
 

@@ -9,7 +9,7 @@
 
 #include "tensor/tensor_core.h"
 #include "train/loop/shadow.h"
-#include "train/run/run_dir.h"
+#include "train/run/run.h"
 
 /* The objective of network sh->net again, with the precision set to FP32 (by
  * gan_probe_shadow), on the step's inputs. The critic's: the same real batch and the

@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "io/metrics_csv.h"
-#include "train/state/session.h"
+#include "train/state/state.h"
 
 /* The probes, and what the step being compared built its objective from: the real and
  * fake batches (critic), z (generator), the loss stream's offset before the step. */

@@ -14,10 +14,10 @@
 #include "base/log.h"
 #include "nn/net.h"
 #include "plugin/plugin_loader.h"
-#include "train/run/run_dir.h"
+#include "train/run/run.h"
 #include "eval/evaluator.h"
 #include "eval/toy_metrics.h"
-#include "train/state/streams.h"
+#include "train/state/state.h"
 
 /* The critic's value field of a picture: a GAN_PLOT_GRID² lattice over [−3, 3]². */
 #define GAN_PLOT_GRID 100u

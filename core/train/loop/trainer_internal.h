@@ -21,12 +21,8 @@
 #include "train/loop/data_parallel.h"
 #include "train/loop/divergence.h"
 #include "train/loop/shadow.h"
-#include "train/state/image_run.h"
-#include "train/run/folder.h"
-#include "train/run/metrics.h"
-#include "train/run/run_dir.h"
-#include "train/run/run_guard.h"
-#include "train/state/session.h"
+#include "train/state/state.h"
+#include "train/run/run.h"
 #include "train/loop/trainer.h"
 
 

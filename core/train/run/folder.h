@@ -12,9 +12,7 @@
 #include "config/configuration.h"
 #include "train/run/run_dir.h"
 #include "train/run/run_guard.h"
-#include "train/state/checkpoint.h"
-#include "train/state/image_run.h"
-#include "train/state/session.h"
+#include "train/state/state.h"
 
 /* The run folder and what the run has written to it. */
 struct gan_run_folder {

@@ -17,7 +17,7 @@
 #include "nn/objective.h"
 #include "train/run/folder.h"
 #include "train/run/run_dir.h"
-#include "train/state/session.h"
+#include "train/state/state.h"
 
 #define GAN_TRAINER_MAX_METRICS GAN_OBJECTIVE_MAX_REPORTED
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "amp/underflow_probe.h"
-#include "train/state/image_run.h"
+#include "train/state/state.h"
 #include "train/run/run_dir.h"
 #include "train/run/run_guard.h"
 
