@@ -175,13 +175,6 @@ gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
 gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g);
 
 /* elementwise.c */
-/* Checks a kernel's iteration shape (ndim 0…GAN_MAX_DIMS, sizes ≥ 0) and, when
- * `count` is not NULL, returns its element count; then that an operand walked over it
- * has a float dtype and stays inside its buffer. `fn` and `name` go into the message. */
-gan_status cpu_check_shape(gan_backend *be, const char *fn, const struct gan_shape *shape,
-                           int64_t *count);
-gan_status cpu_check_operand(gan_backend *be, const char *fn, const char *name,
-                             const struct gan_shape *shape, const struct gan_operand *op);
 gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                      const struct gan_shape *shape, const struct gan_operand *x,
                      const struct gan_operand *y);
