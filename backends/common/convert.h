@@ -35,8 +35,8 @@ GAN_HD static inline uint16_t gan_f32_to_f16(float f)
     uint32_t shift = 126u - (ax >> 23);
     uint32_t r = mant >> shift;
     uint32_t rem = mant & ((1u << shift) - 1u);
-    uint32_t half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (r & 1u)))
+    uint32_t midway = 1u << (shift - 1u);
+    if (rem > midway || (rem == midway && (r & 1u)))
         r++;
     return (uint16_t)(sign | r);
 }

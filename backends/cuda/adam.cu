@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cuda_backend.h"
-#include "convert.cuh"
+#include "../common/convert.h"
 
 /* The CPU backend's order of operations (backends/cpu/adam.c), which is torch's
  * single-tensor path: the bias corrections in double on the host, then per element
@@ -22,7 +22,7 @@ struct adam_args {
     float *p, *m, *v;
     const unsigned char *g;
     unsigned char *copy;              /* the 16-bit (or FP32) working copy, or NULL */
-    int gt, ct;
+    enum gan_dtype gt, ct;
     int64_t n;
     float step_size, bc2_sqrt, b1, b2, one_b1, one_b2, eps, wd, gs;
 };
@@ -32,7 +32,7 @@ __global__ void adam_kernel(adam_args a)
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
         float p = a.p[i];
-        float gi = dev_load(a.g, a.gt, i) * a.gs + a.wd * p;
+        float gi = gan_load(a.g, a.gt, i) * a.gs + a.wd * p;
         float mi = a.b1 * a.m[i] + a.one_b1 * gi;
         float vi = a.b2 * a.v[i] + a.one_b2 * gi * gi;
         float denom = sqrtf(vi) / a.bc2_sqrt + a.eps;
@@ -41,7 +41,7 @@ __global__ void adam_kernel(adam_args a)
         p -= a.step_size * (mi / denom);
         a.p[i] = p;
         if (a.copy)
-            dev_store(a.copy, a.ct, i, p);
+            gan_store(a.copy, a.ct, i, p);
     }
 }
 
@@ -85,16 +85,16 @@ gan_status cuda_adam(gan_backend *be, const struct gan_adam *p, size_t n,
 {
     gan_status st = check_hyper(be, p);
     if (st == GAN_OK)
-        st = cuda_check_ref(be, "adam", "param", param, n, GAN_F32);
+        st = gan_check_ref(be->host, "adam", "param", param, n, GAN_F32);
     if (st == GAN_OK)
-        st = cuda_check_ref(be, "adam", "grad", grad, n, CUDA_ANY_FLOAT);
+        st = gan_check_ref(be->host, "adam", "grad", grad, n, GAN_ANY_FLOAT);
     if (st == GAN_OK)
-        st = cuda_check_ref(be, "adam", "m", m, n, GAN_F32);
+        st = gan_check_ref(be->host, "adam", "m", m, n, GAN_F32);
     if (st == GAN_OK)
-        st = cuda_check_ref(be, "adam", "v", v, n, GAN_F32);
+        st = gan_check_ref(be->host, "adam", "v", v, n, GAN_F32);
     int copy = param_copy && param_copy->buf;
     if (st == GAN_OK && copy)
-        st = cuda_check_ref(be, "adam", "param_copy", param_copy, n, CUDA_ANY_FLOAT);
+        st = gan_check_ref(be->host, "adam", "param_copy", param_copy, n, GAN_ANY_FLOAT);
     if (st != GAN_OK || n == 0)
         return st;
 
@@ -106,9 +106,9 @@ gan_status cuda_adam(gan_backend *be, const struct gan_adam *p, size_t n,
     a.m = (float *)cuda_ref_ptr(m);
     a.v = (float *)cuda_ref_ptr(v);
     a.g = cuda_ref_ptr(grad);
-    a.gt = (int)grad->dtype;
+    a.gt = grad->dtype;
     a.copy = copy ? cuda_ref_ptr(param_copy) : NULL;
-    a.ct = copy ? (int)param_copy->dtype : (int)GAN_F32;
+    a.ct = copy ? param_copy->dtype : GAN_F32;
     a.n = (int64_t)n;
     a.step_size = (float)((double)p->lr / bc1);
     a.bc2_sqrt = (float)sqrt(bc2);
