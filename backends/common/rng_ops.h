@@ -9,7 +9,9 @@
  * is why it stays a public header rather than living here. */
 #include <math.h>
 #include <stdint.h>
+#include <ganctl/status.h>
 #include <ganctl/dtype.h>
+#include <ganctl/host.h>
 #include <ganctl/philox.h>
 
 #include "hostdev.h"
@@ -87,6 +89,27 @@ GAN_HD static inline uint32_t gan_uniform_bits(enum gan_dtype dtype, double d, f
     uint32_t in = gan_step_toward(dtype, b, v, v >= high ? low : high);
     float inside = gan_bits_value(dtype, in);
     return (inside > low && inside < high) ? in : b;
+}
+
+/* The parameters of rng_uniform and rng_normal, checked on the host. */
+static inline gan_status gan_rng_check_uniform(const struct gan_host *host, float low,
+                                               float high)
+{
+    if (!isfinite(low) || !isfinite(high) || low > high)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "rng_uniform: the interval [%g, %g) is not valid; low and high "
+                          "must be finite with low <= high", (double)low, (double)high);
+    return GAN_OK;
+}
+
+static inline gan_status gan_rng_check_normal(const struct gan_host *host, float mean,
+                                              float std)
+{
+    if (!isfinite(mean) || !isfinite(std) || std < 0.0f)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "rng_normal: mean %g and std %g are not valid; both must be "
+                          "finite and std >= 0", (double)mean, (double)std);
+    return GAN_OK;
 }
 
 #endif

@@ -180,4 +180,37 @@ static inline gan_status gan_iter_plan(const struct gan_host *host, const char *
     return GAN_OK;
 }
 
+/* The plan of a unary kernel (operands x, y) or a binary one (a, b, y): `op` in range,
+ * then gan_iter_plan with the op's name from `op_names` in the messages. `kernel`
+ * names the entry point for an op out of range. */
+static inline gan_status gan_unary_plan(const struct gan_host *host, const char *kernel,
+                                        const char *const *op_names, enum gan_unary_op op,
+                                        const struct gan_shape *shape,
+                                        const struct gan_operand *const ops[2],
+                                        struct gan_iter *it)
+{
+    static const char *const names[2] = { "x", "y" };
+    it->count = 0; /* nothing to do, whatever fails */
+    if ((unsigned)op >= GAN_UNARY_OP_COUNT)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "%s: op %d is not a gan_unary_op (0 to %d)", kernel, (int)op,
+                          GAN_UNARY_OP_COUNT - 1);
+    return gan_iter_plan(host, op_names[op], shape, 2, ops, names, it);
+}
+
+static inline gan_status gan_binary_plan(const struct gan_host *host, const char *kernel,
+                                         const char *const *op_names, enum gan_binary_op op,
+                                         const struct gan_shape *shape,
+                                         const struct gan_operand *const ops[3],
+                                         struct gan_iter *it)
+{
+    static const char *const names[3] = { "a", "b", "y" };
+    it->count = 0; /* nothing to do, whatever fails */
+    if ((unsigned)op >= GAN_BINARY_OP_COUNT)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "%s: op %d is not a gan_binary_op (0 to %d)", kernel, (int)op,
+                          GAN_BINARY_OP_COUNT - 1);
+    return gan_iter_plan(host, op_names[op], shape, 3, ops, names, it);
+}
+
 #endif

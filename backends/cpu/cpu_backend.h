@@ -253,13 +253,10 @@ gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
 
 /* adam_avx512.c: adam.c's update of n contiguous elements on AVX-512, the same bits as
  * its scalar loop; grad is of type grad_dtype, copy (when not NULL) gets the new
- * parameters rounded to copy_dtype. adam.c calls it when the instance's level is that
- * one. */
-struct cpu_adam_consts {
-    float grad_scale, weight_decay, beta1, one_minus_beta1, beta2, one_minus_beta2;
-    float bc2_sqrt, eps, step_size;
-};
-void cpu_vec_adam(const struct cpu_adam_consts *k, float *param, float *m, float *v,
+ * parameters rounded to copy_dtype, k the step's constants (backends/common/adam_ops.h).
+ * adam.c calls it when the instance's level is that one. */
+struct gan_adam_consts;
+void cpu_vec_adam(const struct gan_adam_consts *k, float *param, float *m, float *v,
                   const void *grad, enum gan_dtype grad_dtype, void *copy,
                   enum gan_dtype copy_dtype, int64_t n);
 

@@ -387,34 +387,22 @@ gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                      const struct gan_shape *shape, const struct gan_operand *x,
                      const struct gan_operand *y)
 {
-    if ((unsigned)op >= GAN_UNARY_OP_COUNT)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "cpu_unary: op %d is not a gan_unary_op (0 to %d)",
-                              (int)op, GAN_UNARY_OP_COUNT - 1);
     const struct gan_operand *ops[2] = { x, y };
-    static const char *const names[2] = { "x", "y" };
     struct gan_iter it;
-    gan_status st = gan_iter_plan(be->host, unary_names[op], shape, 2, ops, names, &it);
-    if (st != GAN_OK || it.count == 0)
-        return st;
-    elementwise_walk(be, 1, (int)op, alpha, &it, 1, ops);
-    return GAN_OK;
+    gan_status st = gan_unary_plan(be->host, "cpu_unary", unary_names, op, shape, ops, &it);
+    if (st == GAN_OK && it.count > 0)
+        elementwise_walk(be, 1, (int)op, alpha, &it, 1, ops);
+    return st;
 }
 
 gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
                       const struct gan_operand *a, const struct gan_operand *b,
                       const struct gan_operand *y)
 {
-    if ((unsigned)op >= GAN_BINARY_OP_COUNT)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "cpu_binary: op %d is not a gan_binary_op (0 to %d)",
-                              (int)op, GAN_BINARY_OP_COUNT - 1);
     const struct gan_operand *ops[3] = { a, b, y };
-    static const char *const names[3] = { "a", "b", "y" };
     struct gan_iter it;
-    gan_status st = gan_iter_plan(be->host, binary_names[op], shape, 3, ops, names, &it);
-    if (st != GAN_OK || it.count == 0)
-        return st;
-    elementwise_walk(be, 0, (int)op, 0.0f, &it, 2, ops);
-    return GAN_OK;
+    gan_status st = gan_binary_plan(be->host, "cpu_binary", binary_names, op, shape, ops, &it);
+    if (st == GAN_OK && it.count > 0)
+        elementwise_walk(be, 0, (int)op, 0.0f, &it, 2, ops);
+    return st;
 }

@@ -58,12 +58,10 @@ gan_status cpu_rng_uniform(gan_backend *be, size_t n, uint64_t seed, uint64_t of
                            float low, float high, const struct gan_ref *y)
 {
     gan_status st = check_output(be, "rng_uniform", n, y, 1);
+    if (st == GAN_OK)
+        st = gan_rng_check_uniform(be->host, low, high);
     if (st != GAN_OK)
         return st;
-    if (!isfinite(low) || !isfinite(high) || low > high)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "rng_uniform: the interval [%g, %g) is not valid; low and high "
-                              "must be finite with low <= high", (double)low, (double)high);
     unsigned char *out = cpu_ref_ptr(y);
     double lo = low, width = (double)high - (double)low;
     for (size_t i = 0; i < n; i += 4) {
@@ -82,12 +80,10 @@ gan_status cpu_rng_normal(gan_backend *be, size_t n, uint64_t seed, uint64_t off
                           float mean, float std, const struct gan_ref *y)
 {
     gan_status st = check_output(be, "rng_normal", n, y, 1);
+    if (st == GAN_OK)
+        st = gan_rng_check_normal(be->host, mean, std);
     if (st != GAN_OK)
         return st;
-    if (!isfinite(mean) || !isfinite(std) || std < 0.0f)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "rng_normal: mean %g and std %g are not valid; both must be "
-                              "finite and std >= 0", (double)mean, (double)std);
     unsigned char *out = cpu_ref_ptr(y);
     for (size_t i = 0; i < n; i += 4) {
         uint32_t w[4];

@@ -121,14 +121,9 @@ gan_status cuda_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                       const struct gan_shape *shape, const struct gan_operand *x,
                       const struct gan_operand *y)
 {
-    if ((unsigned)op >= GAN_UNARY_OP_COUNT)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "unary: op %d is not a gan_unary_op (0 to %d)", (int)op,
-                              GAN_UNARY_OP_COUNT - 1);
     const struct gan_operand *ops[2] = { x, y };
-    static const char *const names[2] = { "x", "y" };
     struct gan_iter it;
-    gan_status st = gan_iter_plan(be->host, unary_names[op], shape, 2, ops, names, &it);
+    gan_status st = gan_unary_plan(be->host, "unary", unary_names, op, shape, ops, &it);
     if (st != GAN_OK || it.count == 0)
         return st;
     return ew_launch(be, unary_names[op], 2, (int)op, alpha, &it, ops);
@@ -138,14 +133,9 @@ gan_status cuda_binary(gan_backend *be, enum gan_binary_op op, const struct gan_
                        const struct gan_operand *a, const struct gan_operand *b,
                        const struct gan_operand *y)
 {
-    if ((unsigned)op >= GAN_BINARY_OP_COUNT)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "binary: op %d is not a gan_binary_op (0 to %d)", (int)op,
-                              GAN_BINARY_OP_COUNT - 1);
     const struct gan_operand *ops[3] = { a, b, y };
-    static const char *const names[3] = { "a", "b", "y" };
     struct gan_iter it;
-    gan_status st = gan_iter_plan(be->host, binary_names[op], shape, 3, ops, names, &it);
+    gan_status st = gan_binary_plan(be->host, "binary", binary_names, op, shape, ops, &it);
     if (st != GAN_OK || it.count == 0)
         return st;
     return ew_launch(be, binary_names[op], 3, (int)op, 0.0f, &it, ops);

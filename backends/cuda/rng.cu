@@ -102,12 +102,10 @@ gan_status cuda_rng_uniform(gan_backend *be, size_t n, uint64_t seed, uint64_t o
                             float low, float high, const struct gan_ref *y)
 {
     gan_status st = gan_check_ref(be->host, "rng_uniform", "the output", y, n, GAN_ANY_FLOAT);
+    if (st == GAN_OK)
+        st = gan_rng_check_uniform(be->host, low, high);
     if (st != GAN_OK)
         return st;
-    if (!isfinite(low) || !isfinite(high) || low > high)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "rng_uniform: the interval [%g, %g) is not valid; low and high "
-                              "must be finite with low <= high", (double)low, (double)high);
     rng_args a = rng_start(RNG_UNIFORM, n, seed, offset);
     a.a = (double)low;
     a.b = (double)high - (double)low;
@@ -120,12 +118,10 @@ gan_status cuda_rng_normal(gan_backend *be, size_t n, uint64_t seed, uint64_t of
                            float mean, float std, const struct gan_ref *y)
 {
     gan_status st = gan_check_ref(be->host, "rng_normal", "the output", y, n, GAN_ANY_FLOAT);
+    if (st == GAN_OK)
+        st = gan_rng_check_normal(be->host, mean, std);
     if (st != GAN_OK)
         return st;
-    if (!isfinite(mean) || !isfinite(std) || std < 0.0f)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "rng_normal: mean %g and std %g are not valid; both must be "
-                              "finite and std >= 0", (double)mean, (double)std);
     rng_args a = rng_start(RNG_NORMAL, n, seed, offset);
     a.a = (double)mean;
     a.b = (double)std;
