@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # plugin_includes.sh — no source under plugins/ or backends/ includes a header of the core:
-# a module sees <ganctl/…>, the system's headers, config.h and the files of its own folder.
+# a module sees <ganctl/…>, the system's headers, config.h and the files of its own folder
+# (a backend also backends/common/).
 #
 # A quoted include must name config.h, a file in the includer's own folder, or a
-# header of include/ganctl/ ("ganctl/tensor.h"). An angle-bracket include must not
+# header of include/ganctl/ ("ganctl/tensor.h"); a backend may also include what the
+# backends share, "../common/NAME.h" (backends/common/). An angle-bracket include must not
 # name a file of the source tree outside include/ganctl/ either: the build's include
 # path reaches core/ (for the core's own sources), so <tensor/tensor_core.h> would
 # compile as well as "tensor/tensor_core.h" does.
@@ -47,7 +49,9 @@ FNR == 1 {
         ok = 0
     else if (quoted)
         ok = name == "config.h" || (name !~ /\// && exists(dir "/" name)) \
-             || (name ~ /^ganctl\/[^\/]+$/ && exists(srcdir "/include/" name))
+             || (name ~ /^ganctl\/[^\/]+$/ && exists(srcdir "/include/" name)) \
+             || (rel ~ /^backends\// && name ~ /^\.\.\/common\/[^\/]+$/ \
+                 && exists(dir "/" name))
     else
         ok = name == "config.h" || name ~ /^ganctl\// \
              || !(exists(srcdir "/core/" name) || exists(srcdir "/" name))

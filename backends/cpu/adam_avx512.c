@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cpu_backend.h"
+#include "../common/adam_ops.h"
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 /* GCC may fuse a multiply and an add written as intrinsics (they are vector
@@ -20,7 +21,7 @@
 #include "avx512_lanes.h"
 
 AVX512_LANES_TARGET
-void cpu_vec_adam(const struct cpu_adam_consts *k, float *param, float *m, float *v,
+void cpu_vec_adam(const struct gan_adam_consts *k, float *param, float *m, float *v,
                   const void *grad, enum gan_dtype grad_dtype, void *copy,
                   enum gan_dtype copy_dtype, int64_t n)
 {
@@ -53,7 +54,7 @@ void cpu_vec_adam(const struct cpu_adam_consts *k, float *param, float *m, float
 
 #else
 
-void cpu_vec_adam(const struct cpu_adam_consts *k, float *param, float *m, float *v,
+void cpu_vec_adam(const struct gan_adam_consts *k, float *param, float *m, float *v,
                   const void *grad, enum gan_dtype grad_dtype, void *copy,
                   enum gan_dtype copy_dtype, int64_t n)
 {

@@ -15,6 +15,8 @@
 
 #include "cpu_backend.h"
 #include "convert.h"
+#include "../common/cast_ops.h"
+#include "../common/ref_checks.h"
 
 /* ---------------------------------------------------------------- F32 ↔ F16 */
 
@@ -251,36 +253,22 @@ void cpu_convert(enum cpu_isa isa, const void *x, enum gan_dtype xt, void *y,
     }
 }
 
-/* Classes of a stored float, from its bits (so that no FPU flush-to-zero mode can
- * hide a subnormal). */
-enum fclass { FC_ZERO, FC_SUBNORMAL, FC_NORMAL, FC_INF, FC_NAN };
-
-static inline enum fclass classify(uint32_t exp, uint32_t exp_max, uint32_t mant)
-{
-    if (exp == 0)
-        return mant ? FC_SUBNORMAL : FC_ZERO;
-    if (exp == exp_max)
-        return mant ? FC_NAN : FC_INF;
-    return FC_NORMAL;
-}
-
-static inline enum fclass class_f32(const void *p, size_t i)
+/* The class of element i of a float array, from its bits (backends/common/cast_ops.h). */
+static inline enum gan_fclass class_f32(const void *p, size_t i)
 {
     uint32_t b;
     memcpy(&b, (const unsigned char *)p + 4 * i, 4);
-    return classify((b >> 23) & 0xffu, 0xffu, b & 0x7fffffu);
+    return gan_fclass_f32(b);
 }
 
-static inline enum fclass class_f16(const void *p, size_t i)
+static inline enum gan_fclass class_f16(const void *p, size_t i)
 {
-    uint16_t b = ((const uint16_t *)p)[i];
-    return classify((b >> 10) & 0x1fu, 0x1fu, b & 0x3ffu);
+    return gan_fclass_f16(((const uint16_t *)p)[i]);
 }
 
-static inline enum fclass class_bf16(const void *p, size_t i)
+static inline enum gan_fclass class_bf16(const void *p, size_t i)
 {
-    uint16_t b = ((const uint16_t *)p)[i];
-    return classify((b >> 7) & 0xffu, 0xffu, b & 0x7fu);
+    return gan_fclass_bf16(((const uint16_t *)p)[i]);
 }
 
 /* The counting pass, one instance per pair of types so the class tests inline. It
@@ -290,18 +278,13 @@ static inline enum fclass class_bf16(const void *p, size_t i)
 #define DEFINE_COUNT(NAME, XCLASS, YCLASS)                                              \
     static void NAME(const void *x, const void *y, size_t n, struct gan_cast_counts *c) \
     {                                                                                   \
-        uint64_t overflow = 0, underflow = 0, subnormal = 0, nonfinite = 0;             \
-        for (size_t i = 0; i < n; i++) {                                                \
-            enum fclass cx = XCLASS(x, i), cy = YCLASS(y, i);                           \
-            nonfinite += cx >= FC_INF;                                                  \
-            overflow += cx < FC_INF && cy == FC_INF;                                    \
-            underflow += (cx == FC_SUBNORMAL || cx == FC_NORMAL) && cy == FC_ZERO;      \
-            subnormal += cy == FC_SUBNORMAL;                                            \
-        }                                                                               \
-        c->overflow = overflow;                                                         \
-        c->underflow = underflow;                                                       \
-        c->subnormal = subnormal;                                                       \
-        c->nonfinite = nonfinite;                                                       \
+        struct gan_cast_tally t = { 0, 0, 0, 0 };                                       \
+        for (size_t i = 0; i < n; i++)                                                  \
+            gan_cast_tally_float(&t, XCLASS(x, i), YCLASS(y, i));                       \
+        c->overflow = t.overflow;                                                       \
+        c->underflow = t.underflow;                                                     \
+        c->subnormal = t.subnormal;                                                     \
+        c->nonfinite = t.nonfinite;                                                     \
     }
 
 DEFINE_COUNT(count_f32_f32, class_f32, class_f32)
@@ -325,119 +308,19 @@ static const count_fn float_counts[3][3] = {
 
 /* ---------------------------------------------------------------- integers */
 
-/* u as FP32 rounded to odd: truncated to 24 significant bits, with the last bit set
- * when anything was cut off. Rounding that to F16 or BF16 (nearest even) then gives
- * the correctly rounded result, which going through FP32 with nearest-even twice
- * would not: 2^24 + 2^16 + 1 would become 2^24 in BF16 instead of 2^24 + 2^17. */
-static float u32_to_f32_odd(uint32_t u)
-{
-    if (u < (1u << 24))
-        return (float)u;
-    int shift = 8 - __builtin_clz(u); /* significant bits beyond 24 */
-    uint32_t t = (u >> shift) << shift;
-    if (t != u)
-        t |= 1u << shift;
-    return (float)t; /* exact: t has at most 24 significant bits */
-}
-
-static float int_to_float(int64_t v, enum gan_dtype yt)
-{
-    if (yt == GAN_F32)
-        return (float)v; /* one rounding, to nearest even */
-    uint32_t mag = v < 0 ? (uint32_t)(-v) : (uint32_t)v;
-    float f = u32_to_f32_odd(mag);
-    return v < 0 ? -f : f;
-}
-
-static int64_t load_int(const unsigned char *p, enum gan_dtype t, size_t i)
-{
-    if (t == GAN_I32)
-        return ((const int32_t *)(const void *)p)[i];
-    return ((const uint32_t *)(const void *)p)[i];
-}
-
-/* Conversions with an integer on either side, counting as they go. For an integer
- * output, values outside its range saturate and count as overflow, inf saturates and
- * NaN becomes 0 (both count as non-finite input), and a non-zero value that rounds to
- * 0 counts as underflow. */
+/* Conversions with an integer on either side, element by element, counting as they go. */
 static void int_convert(const unsigned char *xp, enum gan_dtype xt, unsigned char *yp,
                         enum gan_dtype yt, size_t n, struct gan_cast_counts *c)
 {
-    const int64_t lo = yt == GAN_I32 ? INT32_MIN : 0;
-    const int64_t hi = yt == GAN_I32 ? INT32_MAX : (int64_t)UINT32_MAX;
-    for (size_t i = 0; i < n; i++) {
-        if (cpu_is_float(yt)) {
-            /* integer → float: |v| < 2^32 never underflows or becomes subnormal */
-            float f = int_to_float(load_int(xp, xt, i), yt);
-            cpu_store(yp, yt, (int64_t)i, f);
-            if (isinf(cpu_load(yp, yt, (int64_t)i)))
-                c->overflow++;
-            continue;
-        }
-        int64_t v;
-        if (cpu_is_float(xt)) {
-            float f = cpu_load(xp, xt, (int64_t)i);
-            if (isnan(f)) {
-                c->nonfinite++;
-                v = 0;
-            } else if (isinf(f)) {
-                c->nonfinite++;
-                v = f > 0 ? hi : lo;
-            } else {
-                /* nearbyint: the FPU's rounding mode, nearest even unless a caller
-                 * changed it; values this large are already integers. */
-                double r = fabs(f) < 0x1p62f ? nearbyint((double)f) : (double)f;
-                if (r < (double)lo || r > (double)hi) {
-                    c->overflow++;
-                    v = r < (double)lo ? lo : hi;
-                } else {
-                    v = (int64_t)r;
-                    if (v == 0 && f != 0.0f)
-                        c->underflow++;
-                }
-            }
-        } else {
-            v = load_int(xp, xt, i);
-            if (v < lo || v > hi) {
-                c->overflow++;
-                v = v < lo ? lo : hi;
-            }
-        }
-        if (yt == GAN_I32)
-            ((int32_t *)(void *)yp)[i] = (int32_t)v;
-        else
-            ((uint32_t *)(void *)yp)[i] = (uint32_t)v;
-    }
+    struct gan_cast_tally t = { 0, 0, 0, 0 };
+    for (size_t i = 0; i < n; i++)
+        gan_cast_int_element(xp, xt, yp, yt, (int64_t)i, &t);
+    c->overflow += t.overflow;
+    c->underflow += t.underflow;
+    c->nonfinite += t.nonfinite;
 }
 
 /* ---------------------------------------------------------------- the kernel */
-
-static gan_status check_ref(gan_backend *be, const char *which, const struct gan_ref *r,
-                            size_t n)
-{
-    const struct gan_host *host = be->host;
-    if (!r)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "cast: %s is NULL; pass a gan_ref", which);
-    size_t esz = gan_dtype_size(r->dtype);
-    if (!esz)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "cast: %s has dtype %d, which is not a gan_dtype", which,
-                          (int)r->dtype);
-    if (!n)
-        return GAN_OK;
-    if (!r->buf)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "cast: %s has no buffer for %zu elements; pass a buffer from "
-                          "buffer_alloc", which, n);
-    size_t have = r->buf->bytes / esz;
-    if (r->offset > have || n > have - r->offset)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "cast: %s needs %zu %s elements from element offset %zu, but its "
-                          "buffer holds %zu; fix the count or offset, or allocate a larger "
-                          "buffer", which, n, gan_dtype_name(r->dtype), r->offset, have);
-    return GAN_OK;
-}
 
 /* A float cast split across the instance's threads by ranges: the conversion is per
  * element and the counts are integers, summed after, so any split gives the same result. */
@@ -483,9 +366,7 @@ void cpu_convert_threads(gan_backend *be, const void *x, enum gan_dtype xt, void
 gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
                     const struct gan_ref *y, struct gan_cast_counts *counts)
 {
-    gan_status st = check_ref(be, "x", x, n);
-    if (st == GAN_OK)
-        st = check_ref(be, "y", y, n);
+    gan_status st = gan_check_cast_refs(be->host, n, x, y);
     if (st != GAN_OK)
         return st;
 
@@ -497,15 +378,10 @@ gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
     }
 
     unsigned char *xp = cpu_ref_ptr(x), *yp = cpu_ref_ptr(y);
-    size_t xbytes = n * gan_dtype_size(x->dtype), ybytes = n * gan_dtype_size(y->dtype);
+    if ((st = gan_check_cast_overlap(be->host, n, x, xp, y, yp)) != GAN_OK)
+        return st;
+    size_t xbytes = n * gan_dtype_size(x->dtype);
     int same_view = xp == yp && x->dtype == y->dtype;
-    if (!same_view && xp < yp + ybytes && yp < xp + xbytes)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "cast: x (%s at element %zu) and y (%s at element %zu) overlap "
-                              "in one buffer; cast into a separate buffer, or in place with "
-                              "the same view and dtype",
-                              gan_dtype_name(x->dtype), x->offset,
-                              gan_dtype_name(y->dtype), y->offset);
 
     if (cpu_is_float(x->dtype) && cpu_is_float(y->dtype)) {
         struct cast_job j = {

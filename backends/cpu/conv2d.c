@@ -12,6 +12,7 @@
 
 #include "cpu_backend.h"
 #include "convert.h"
+#include "../common/conv2d_checks.h"
 
 /* CBLAS's enum values, passed as integers (see cpu_backend.h). */
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
@@ -30,144 +31,29 @@ struct conv_dims {
     int pointwise;    /* 1×1, stride 1, no padding: the column matrix is the image itself */
 };
 
-/* Products of descriptor sizes, refusing what would not fit in size_t. */
-static int mul_fits(size_t a, size_t b, size_t *out)
-{
-    if (a != 0 && b > SIZE_MAX / a)
-        return 0;
-    *out = a * b;
-    return 1;
-}
-
-static gan_status check_ref(gan_backend *be, const char *op, const char *name,
-                            const struct gan_ref *r, enum gan_dtype dtype, size_t count)
-{
-    if (!r || !r->buf || !r->buf->data)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: %s has no buffer; pass a ref to an allocated buffer", op, name);
-    if (r->dtype != dtype) {
-        const char *given = gan_dtype_name(r->dtype);
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: %s is %s but the descriptor's dtype is %s; every tensor "
-                              "of a convolution has the descriptor's dtype", op, name,
-                              given ? given : "(invalid)", gan_dtype_name(dtype));
-    }
-    size_t cap = r->buf->bytes / gan_dtype_size(dtype);
-    if (r->offset > cap || count > cap - r->offset)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: %s needs %zu elements from element %zu but its buffer holds "
-                              "%zu %s elements; allocate a larger buffer or fix the shape",
-                              op, name, count, r->offset, cap, gan_dtype_name(dtype));
-    return GAN_OK;
-}
-
-/* Rejects an output that shares memory with an input: the kernels read the inputs
- * while they write the output. */
-static gan_status check_disjoint(gan_backend *be, const char *op, const char *out_name,
-                                 const struct gan_ref *out, size_t out_count,
-                                 const char *in_name, const struct gan_ref *in,
-                                 size_t in_count)
-{
-    if (out->buf != in->buf)
-        return GAN_OK;
-    size_t a0 = out->offset, a1 = out->offset + out_count;
-    size_t b0 = in->offset, b1 = in->offset + in_count;
-    if (a0 < b1 && b0 < a1)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: %s (elements %zu..%zu) overlaps %s (elements %zu..%zu) in "
-                              "the same buffer; give the output its own memory",
-                              op, out_name, a0, a1, in_name, b0, b1);
-    return GAN_OK;
-}
-
-/* One spatial axis: the output size the descriptor must state, or a failure that
- * says why there is none. */
-static gan_status check_axis(gan_backend *be, const char *op, char axis, int64_t in,
-                             int64_t k, int64_t stride, int64_t pad, int64_t dilation,
-                             int64_t out)
-{
-    int64_t extent = dilation * (k - 1) + 1;
-    int64_t padded = in + 2 * pad;
-    if (extent > padded)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: the dilated kernel spans %lld %s-positions (dilation %lld · "
-                              "(k%c %lld − 1) + 1) but the padded input has only %lld "
-                              "(%c_in %lld + 2 · pad %lld); use a smaller kernel or dilation, "
-                              "or more padding", op, (long long)extent,
-                              axis == 'h' ? "row" : "column", (long long)dilation, axis,
-                              (long long)k, (long long)padded, axis, (long long)in,
-                              (long long)pad);
-    int64_t expect = (padded - extent) / stride + 1;
-    if (out != expect)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: %c_out is %lld but (%c_in %lld + 2·pad %lld − dilation %lld·"
-                              "(k%c %lld − 1) − 1) / stride %lld + 1 = %lld; set %c_out to %lld",
-                              op, axis, (long long)out, axis, (long long)in, (long long)pad,
-                              (long long)dilation, axis, (long long)k, (long long)stride,
-                              (long long)expect, axis, (long long)expect);
-    return GAN_OK;
-}
-
 /* Checks the descriptor and beta, and fills the sizes the kernels use. */
 static gan_status check_desc(gan_backend *be, const char *op, const struct gan_conv2d *c,
                              float beta, struct conv_dims *d)
 {
-    if (!c)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: the descriptor is NULL; pass a struct gan_conv2d", op);
-    const struct { const char *name; int64_t v, min; } sizes[] = {
-        { "n", c->n, 1 }, { "c_in", c->c_in, 1 }, { "h_in", c->h_in, 1 },
-        { "w_in", c->w_in, 1 }, { "c_out", c->c_out, 1 }, { "kh", c->kh, 1 },
-        { "kw", c->kw, 1 }, { "stride_h", c->stride_h, 1 }, { "stride_w", c->stride_w, 1 },
-        { "pad_h", c->pad_h, 0 }, { "pad_w", c->pad_w, 0 },
-        { "dilation_h", c->dilation_h, 1 }, { "dilation_w", c->dilation_w, 1 },
-        { "h_out", c->h_out, 1 }, { "w_out", c->w_out, 1 },
-    };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        if (sizes[i].v < sizes[i].min)
-            return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                                  "%s: %s is %lld; it must be at least %lld", op, sizes[i].name,
-                                  (long long)sizes[i].v, (long long)sizes[i].min);
-        /* Bounding every size by INT_MAX keeps the axis arithmetic below in range
-         * and every GEMM dimension representable for BLAS's int arguments. */
-        if (sizes[i].v > INT_MAX)
-            return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                                  "%s: %s is %lld, more than the %d this backend supports",
-                                  op, sizes[i].name, (long long)sizes[i].v, INT_MAX);
-    }
-    if (!cpu_is_float(c->dtype)) {
-        const char *name = gan_dtype_name(c->dtype);
-        return be->host->fail(be->host->ctx, GAN_ERR_UNSUPPORTED,
-                              "%s: dtype %s is not supported; use F32, F16 or BF16", op,
-                              name ? name : "(invalid)");
-    }
-    if (beta != 0.0f && beta != 1.0f)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: beta is %g; it must be 0 (overwrite) or 1 (accumulate)",
-                              op, (double)beta);
-    gan_status st = check_axis(be, op, 'h', c->h_in, c->kh, c->stride_h, c->pad_h,
-                               c->dilation_h, c->h_out);
-    if (st == GAN_OK)
-        st = check_axis(be, op, 'w', c->w_in, c->kw, c->stride_w, c->pad_w,
-                        c->dilation_w, c->w_out);
+    gan_status st = gan_conv2d_check_desc(be->host, op, "this backend supports", c, beta);
     if (st != GAN_OK)
         return st;
 
-    size_t hw_in, hw_out, khw, col_elems, hw_pad;
+    struct gan_conv2d_sizes z;
+    size_t col_elems, hw_pad;
     d->hp = (size_t)(c->h_in + 2 * c->pad_h);
     d->wp = (size_t)(c->w_in + 2 * c->pad_w);
-    int ok = mul_fits((size_t)c->h_in, (size_t)c->w_in, &hw_in)
-          && mul_fits((size_t)c->c_in, hw_in, &d->in_elems)
-          && mul_fits((size_t)c->h_out, (size_t)c->w_out, &hw_out)
-          && mul_fits((size_t)c->c_out, hw_out, &d->out_elems)
-          && mul_fits((size_t)c->kh, (size_t)c->kw, &khw)
-          && mul_fits((size_t)c->c_in, khw, &d->k)
-          && mul_fits((size_t)c->c_out, d->k, &d->w_elems)
-          && mul_fits((size_t)c->n, d->in_elems, &d->x_all)
-          && mul_fits((size_t)c->n, d->out_elems, &d->y_all)
-          && mul_fits(d->k, hw_out, &col_elems)
-          && mul_fits(d->hp, d->wp, &hw_pad)
-          && mul_fits((size_t)c->c_in, hw_pad, &d->padded_elems);
+    int ok = gan_conv2d_sizes(c, &z)
+          && gan_mul_fits(z.k, z.hw_out, &col_elems)
+          && gan_mul_fits(d->hp, d->wp, &hw_pad)
+          && gan_mul_fits((size_t)c->c_in, hw_pad, &d->padded_elems);
+    d->in_elems = z.in_elems;
+    d->out_elems = z.out_elems;
+    d->k = z.k;
+    d->w_elems = z.w_elems;
+    d->x_all = z.x_all;
+    d->y_all = z.y_all;
+    size_t hw_out = z.hw_out;
     /* The column gather indexes a padded channel with 32-bit offsets. */
     if (!ok || d->k > INT_MAX || hw_out > INT_MAX || hw_pad > INT32_MAX)
         return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
@@ -182,25 +68,6 @@ static gan_status check_desc(gan_backend *be, const char *op, const struct gan_c
                               "%s: the backend has no sgemm; it was created without its BLAS",
                               op);
     return GAN_OK;
-}
-
-/* Checks the three tensors of a call: two inputs and an output. */
-static gan_status check_refs(gan_backend *be, const char *op, const struct gan_conv2d *c,
-                             const char *a_name, const struct gan_ref *a, size_t a_count,
-                             const char *b_name, const struct gan_ref *b, size_t b_count,
-                             const char *out_name, const struct gan_ref *out,
-                             size_t out_count)
-{
-    gan_status st = check_ref(be, op, a_name, a, c->dtype, a_count);
-    if (st == GAN_OK)
-        st = check_ref(be, op, b_name, b, c->dtype, b_count);
-    if (st == GAN_OK)
-        st = check_ref(be, op, out_name, out, c->dtype, out_count);
-    if (st == GAN_OK)
-        st = check_disjoint(be, op, out_name, out, out_count, a_name, a, a_count);
-    if (st == GAN_OK)
-        st = check_disjoint(be, op, out_name, out, out_count, b_name, b, b_count);
-    return st;
 }
 
 /* Carves arrays out of the backend's scratch, each 64-byte aligned. `bytes` and
@@ -423,7 +290,8 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
     struct conv_dims d;
     gan_status st = check_desc(be, op, c, beta, &d);
     if (st == GAN_OK)
-        st = check_refs(be, op, c, "x", x, d.x_all, "w", w, d.w_elems, "y", y, d.y_all);
+        st = gan_conv2d_check_refs(be->host, op, c->dtype, "x", x, d.x_all, "w", w, d.w_elems,
+                                   "y", y, d.y_all);
     if (st != GAN_OK)
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_FORWARD, c, x, w, beta, y, &st))
@@ -494,7 +362,8 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
     struct conv_dims d;
     gan_status st = check_desc(be, op, c, beta, &d);
     if (st == GAN_OK)
-        st = check_refs(be, op, c, "dy", dy, d.y_all, "w", w, d.w_elems, "dx", dx, d.x_all);
+        st = gan_conv2d_check_refs(be->host, op, c->dtype, "dy", dy, d.y_all, "w", w, d.w_elems,
+                                   "dx", dx, d.x_all);
     if (st != GAN_OK)
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_DATA, c, dy, w, beta, dx, &st))
@@ -552,7 +421,8 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
     struct conv_dims d;
     gan_status st = check_desc(be, op, c, beta, &d);
     if (st == GAN_OK)
-        st = check_refs(be, op, c, "x", x, d.x_all, "dy", dy, d.y_all, "dw", dw, d.w_elems);
+        st = gan_conv2d_check_refs(be->host, op, c->dtype, "x", x, d.x_all, "dy", dy, d.y_all,
+                                   "dw", dw, d.w_elems);
     if (st != GAN_OK)
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_FILTER, c, x, dy, beta, dw, &st))

@@ -175,13 +175,6 @@ gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
 gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g);
 
 /* elementwise.c */
-/* Checks a kernel's iteration shape (ndim 0…GAN_MAX_DIMS, sizes ≥ 0) and, when
- * `count` is not NULL, returns its element count; then that an operand walked over it
- * has a float dtype and stays inside its buffer. `fn` and `name` go into the message. */
-gan_status cpu_check_shape(gan_backend *be, const char *fn, const struct gan_shape *shape,
-                           int64_t *count);
-gan_status cpu_check_operand(gan_backend *be, const char *fn, const char *name,
-                             const struct gan_shape *shape, const struct gan_operand *op);
 gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                      const struct gan_shape *shape, const struct gan_operand *x,
                      const struct gan_operand *y);
@@ -260,13 +253,10 @@ gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
 
 /* adam_avx512.c: adam.c's update of n contiguous elements on AVX-512, the same bits as
  * its scalar loop; grad is of type grad_dtype, copy (when not NULL) gets the new
- * parameters rounded to copy_dtype. adam.c calls it when the instance's level is that
- * one. */
-struct cpu_adam_consts {
-    float grad_scale, weight_decay, beta1, one_minus_beta1, beta2, one_minus_beta2;
-    float bc2_sqrt, eps, step_size;
-};
-void cpu_vec_adam(const struct cpu_adam_consts *k, float *param, float *m, float *v,
+ * parameters rounded to copy_dtype, k the step's constants (backends/common/adam_ops.h).
+ * adam.c calls it when the instance's level is that one. */
+struct gan_adam_consts;
+void cpu_vec_adam(const struct gan_adam_consts *k, float *param, float *m, float *v,
                   const void *grad, enum gan_dtype grad_dtype, void *copy,
                   enum gan_dtype copy_dtype, int64_t n);
 

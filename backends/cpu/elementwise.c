@@ -9,6 +9,8 @@
 
 #include "cpu_backend.h"
 #include "convert.h"
+#include "../common/elementwise_ops.h"
+#include "../common/shape_checks.h"
 
 /* Layout. Operands may have any strides, negative ones included (a reversed view);
  * validation computes the lowest and highest element each operand reaches and both
@@ -21,21 +23,8 @@
  * when it is 16-bit or strided. An output identical to an input is safe: each block
  * (of 16 lanes, or of the staging size) is read completely before it is written.
  *
- * NaN and signed-zero semantics, chosen to match PyTorch where the header leaves room:
- *   RELU         x <= 0 ? +0 : x        NaN propagates; -0 becomes +0
- *   LEAKY_RELU   x > 0 ? x : alpha·x    NaN propagates
- *   STEP         x > 0 ? 1 : 0          NaN gives 0 (as the header specifies)
- *   SIGN         (x > 0) − (x < 0)      ±0 and NaN give 0
- *   ABS          fabsf                  NaN propagates (sign bit cleared)
- *   SQRT, RSQRT, LOG of a negative number give NaN; RSQRT(0) = +inf, LOG(0) = −inf,
- *   RECIPROCAL(±0) = ±inf, all as IEEE 754 and libm say.
- *   FILL         alpha, whatever x holds (x must be a valid view but is not read)
- *   MAX, MIN     fmaxf, fminf: a NaN loses to a number, so MAX(NaN, 1) = 1
- *   GREATER      a > b ? 1 : 0          any NaN gives 0
- *   MASK_POSITIVE  a · (b > 0 ? 1 : 0)  a real multiply, not a select, so that it is
- *                the bits of MUL(a, STEP(b)): a NaN or inf in a where b <= 0 (or b is
- *                NaN) gives NaN, and a negative a there gives −0
- * Everything else is plain FP32 arithmetic and propagates NaN. */
+ * The per-element math, and its NaN and signed-zero semantics, is
+ * backends/common/elementwise_ops.h, shared with the CUDA backend. */
 
 /* Elements staged per block when an operand is 16-bit or strided. Three blocks of
  * FP32 live on the stack; 512 keeps them inside L1 together. */
@@ -54,167 +43,6 @@ static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
     "cpu_binary(MAX)", "cpu_binary(MIN)", "cpu_binary(GREATER)", "cpu_binary(MASK_POSITIVE)"
 };
 
-/* The iteration space after validation: size-1 dimensions dropped and adjacent
- * dimensions merged wherever every operand's strides allow, so that a contiguous
- * tensor becomes one run and a row broadcast becomes (rows, row). Strides are per
- * operand, in elements; negative strides are allowed. */
-struct cpu_iter {
-    int ndim;                              /* ≥ 1 after planning */
-    int64_t dim[GAN_MAX_DIMS];
-    int64_t stride[3][GAN_MAX_DIMS];
-    int empty;                             /* some dimension is 0: nothing to do */
-};
-
-gan_status cpu_check_shape(gan_backend *be, const char *fn, const struct gan_shape *shape,
-                           int64_t *count)
-{
-    if (!shape)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID, "%s: the shape is NULL", fn);
-    if (shape->ndim < 0 || shape->ndim > GAN_MAX_DIMS)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: ndim is %d; it must be 0 (a scalar) to %d (GAN_MAX_DIMS)",
-                              fn, shape->ndim, GAN_MAX_DIMS);
-    /* The product of the non-zero sizes must fit too, so that any sub-product a
-     * kernel forms (the kept dimensions of an empty reduction) cannot overflow. */
-    int64_t nonzero = 1;
-    int empty = 0;
-    for (int d = 0; d < shape->ndim; d++) {
-        int64_t n = shape->dim[d];
-        if (n < 0)
-            return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                                  "%s: dimension %d is %lld; sizes must be 0 or more",
-                                  fn, d, (long long)n);
-        if (n == 0) {
-            empty = 1;
-            continue;
-        }
-        if (n > INT64_MAX / nonzero)
-            return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                                  "%s: the shape has more than 2^63 elements (dimension %d "
-                                  "is %lld)", fn, d, (long long)n);
-        nonzero *= n;
-    }
-    if (count)
-        *count = empty ? 0 : nonzero;
-    return GAN_OK;
-}
-
-gan_status cpu_check_operand(gan_backend *be, const char *fn, const char *name,
-                             const struct gan_shape *shape, const struct gan_operand *op)
-{
-    if (!op)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID, "%s: operand %s is NULL",
-                              fn, name);
-    if (!cpu_is_float(op->dtype)) {
-        const char *dn = gan_dtype_name(op->dtype);
-        return be->host->fail(be->host->ctx, GAN_ERR_UNSUPPORTED,
-                              "%s: operand %s has dtype %s (%d); this kernel takes F32, F16 "
-                              "or BF16: cast it first", fn, name, dn ? dn : "unknown",
-                              (int)op->dtype);
-    }
-    int64_t count = 1;
-    for (int d = 0; d < shape->ndim; d++)
-        count = shape->dim[d] == 0 ? 0 : count;
-    if (count == 0)
-        return GAN_OK; /* an empty iteration reaches no element */
-    if (!op->buf)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: operand %s has no buffer", fn, name);
-    size_t cap = op->buf->bytes / gan_dtype_size(op->dtype);
-    if (op->offset > (size_t)INT64_MAX || op->offset >= cap)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: operand %s starts at element %zu but its buffer holds %zu "
-                              "%s elements: fix the view's offset",
-                              fn, name, op->offset, cap, gan_dtype_name(op->dtype));
-    /* The lowest and highest element the walk reaches: each dimension moves the
-     * index by stride·(dim − 1), downwards for a negative stride. */
-    int64_t lo = (int64_t)op->offset, hi = lo;
-    for (int d = 0; d < shape->ndim; d++) {
-        int64_t s = op->stride[d], span = shape->dim[d] - 1;
-        if (s == 0 || span == 0)
-            continue;
-        int64_t mag = s < 0 ? -s : s;
-        if (s == INT64_MIN || mag > INT64_MAX / span)
-            return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                                  "%s: operand %s has stride %lld on dimension %d of size "
-                                  "%lld, which overflows any buffer",
-                                  fn, name, (long long)s, d, (long long)shape->dim[d]);
-        int64_t step = mag * span;
-        if (s > 0) {
-            if (hi > INT64_MAX - step)
-                hi = INT64_MAX;
-            else
-                hi += step;
-        } else {
-            lo = lo < INT64_MIN + step ? INT64_MIN : lo - step;
-        }
-    }
-    if (lo < 0 || (uint64_t)hi >= cap)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: operand %s reaches elements %lld to %lld (offset %zu, "
-                              "%d dimensions) but its buffer holds %zu %s elements (0 to "
-                              "%zu): fix the view's offset, strides or shape",
-                              fn, name, (long long)lo, (long long)hi, op->offset, shape->ndim,
-                              cap, gan_dtype_name(op->dtype), cap - 1);
-    return GAN_OK;
-}
-
-/* Validates the shape and every operand, then coalesces the iteration space. */
-static gan_status iter_plan(gan_backend *be, const char *fn, const struct gan_shape *shape,
-                            int nops, const struct gan_operand *const *ops,
-                            const char *const *names, struct cpu_iter *it)
-{
-    int64_t count;
-    gan_status st = cpu_check_shape(be, fn, shape, &count);
-    if (st != GAN_OK)
-        return st;
-    for (int k = 0; k < nops; k++)
-        if ((st = cpu_check_operand(be, fn, names[k], shape, ops[k])) != GAN_OK)
-            return st;
-    memset(it, 0, sizeof *it);
-    it->empty = count == 0;
-    if (it->empty)
-        return GAN_OK;
-
-    /* Walk from the innermost dimension outwards, dropping size-1 dimensions and
-     * folding a dimension into the one inside it when, for every operand, stepping
-     * it once equals stepping the inner one dim times. Built innermost-first, then
-     * reversed into row-major order. */
-    int64_t dim[GAN_MAX_DIMS], str[3][GAN_MAX_DIMS];
-    int n = 0;
-    for (int d = shape->ndim - 1; d >= 0; d--) {
-        if (shape->dim[d] == 1)
-            continue;
-        if (n > 0) {
-            int merge = 1;
-            for (int k = 0; k < nops; k++)
-                if (ops[k]->stride[d] != str[k][n - 1] * dim[n - 1])
-                    merge = 0;
-            if (merge) {
-                dim[n - 1] *= shape->dim[d];
-                continue;
-            }
-        }
-        dim[n] = shape->dim[d];
-        for (int k = 0; k < nops; k++)
-            str[k][n] = ops[k]->stride[d];
-        n++;
-    }
-    if (n == 0) { /* a scalar, or all sizes 1: one element */
-        dim[0] = 1;
-        for (int k = 0; k < nops; k++)
-            str[k][0] = 0;
-        n = 1;
-    }
-    it->ndim = n;
-    for (int i = 0; i < n; i++) {
-        it->dim[i] = dim[n - 1 - i];
-        for (int k = 0; k < nops; k++)
-            it->stride[k][i] = str[k][n - 1 - i];
-    }
-    return GAN_OK;
-}
-
 /* y[i] = f(x[i]) over a contiguous FP32 run; y may be x. Each op is its own loop so
  * that the compiler vectorises the simple ones. */
 static void unary_run(enum gan_unary_op op, float alpha, const float *x, float *y, int64_t n)
@@ -225,28 +53,27 @@ static void unary_run(enum gan_unary_op op, float alpha, const float *x, float *
         if (x != y)
             memmove(y, x, (size_t)n * sizeof *y);
         break;
-    case GAN_UNARY_NEG: for (i = 0; i < n; i++) y[i] = -x[i]; break;
-    case GAN_UNARY_SCALE: for (i = 0; i < n; i++) y[i] = alpha * x[i]; break;
-    case GAN_UNARY_ADD_SCALAR: for (i = 0; i < n; i++) y[i] = x[i] + alpha; break;
-    case GAN_UNARY_RELU: for (i = 0; i < n; i++) y[i] = x[i] <= 0.0f ? 0.0f : x[i]; break;
+    case GAN_UNARY_NEG: for (i = 0; i < n; i++) y[i] = gan_ew_neg(x[i]); break;
+    case GAN_UNARY_SCALE: for (i = 0; i < n; i++) y[i] = gan_ew_scale(alpha, x[i]); break;
+    case GAN_UNARY_ADD_SCALAR: for (i = 0; i < n; i++) y[i] = gan_ew_add_scalar(alpha, x[i]); break;
+    case GAN_UNARY_RELU: for (i = 0; i < n; i++) y[i] = gan_ew_relu(x[i]); break;
     case GAN_UNARY_LEAKY_RELU:
-        for (i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+        for (i = 0; i < n; i++) y[i] = gan_ew_leaky_relu(alpha, x[i]);
         break;
-    case GAN_UNARY_STEP: for (i = 0; i < n; i++) y[i] = x[i] > 0.0f ? 1.0f : 0.0f; break;
-    case GAN_UNARY_TANH: for (i = 0; i < n; i++) y[i] = tanhf(x[i]); break;
+    case GAN_UNARY_STEP: for (i = 0; i < n; i++) y[i] = gan_ew_step(x[i]); break;
+    case GAN_UNARY_TANH: for (i = 0; i < n; i++) y[i] = gan_ew_tanh(x[i]); break;
     case GAN_UNARY_SIGMOID:
-        /* exp(-x) overflows to inf for x < -88 and the quotient is then exactly 0. */
-        for (i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+        for (i = 0; i < n; i++) y[i] = gan_ew_sigmoid(x[i]);
         break;
-    case GAN_UNARY_SQUARE: for (i = 0; i < n; i++) y[i] = x[i] * x[i]; break;
-    case GAN_UNARY_SQRT: for (i = 0; i < n; i++) y[i] = sqrtf(x[i]); break;
-    case GAN_UNARY_RSQRT: for (i = 0; i < n; i++) y[i] = 1.0f / sqrtf(x[i]); break;
-    case GAN_UNARY_RECIPROCAL: for (i = 0; i < n; i++) y[i] = 1.0f / x[i]; break;
-    case GAN_UNARY_EXP: for (i = 0; i < n; i++) y[i] = expf(x[i]); break;
-    case GAN_UNARY_LOG: for (i = 0; i < n; i++) y[i] = logf(x[i]); break;
-    case GAN_UNARY_ABS: for (i = 0; i < n; i++) y[i] = fabsf(x[i]); break;
+    case GAN_UNARY_SQUARE: for (i = 0; i < n; i++) y[i] = gan_ew_square(x[i]); break;
+    case GAN_UNARY_SQRT: for (i = 0; i < n; i++) y[i] = gan_ew_sqrt(x[i]); break;
+    case GAN_UNARY_RSQRT: for (i = 0; i < n; i++) y[i] = gan_ew_rsqrt(x[i]); break;
+    case GAN_UNARY_RECIPROCAL: for (i = 0; i < n; i++) y[i] = gan_ew_reciprocal(x[i]); break;
+    case GAN_UNARY_EXP: for (i = 0; i < n; i++) y[i] = gan_ew_exp(x[i]); break;
+    case GAN_UNARY_LOG: for (i = 0; i < n; i++) y[i] = gan_ew_log(x[i]); break;
+    case GAN_UNARY_ABS: for (i = 0; i < n; i++) y[i] = gan_ew_abs(x[i]); break;
     case GAN_UNARY_SIGN:
-        for (i = 0; i < n; i++) y[i] = (float)((x[i] > 0.0f) - (x[i] < 0.0f));
+        for (i = 0; i < n; i++) y[i] = gan_ew_sign(x[i]);
         break;
     case GAN_UNARY_FILL: for (i = 0; i < n; i++) y[i] = alpha; break;
     case GAN_UNARY_OP_COUNT: break;
@@ -284,16 +111,16 @@ static void binary_run(enum gan_binary_op op, const float *a, int sa, const floa
 {
     int64_t i;
     switch (op) {
-    case GAN_BINARY_ADD: BINARY_LOOPS(av + bv); break;
-    case GAN_BINARY_SUB: BINARY_LOOPS(av - bv); break;
-    case GAN_BINARY_MUL: BINARY_LOOPS(av * bv); break;
-    case GAN_BINARY_DIV: BINARY_LOOPS(av / bv); break;
-    case GAN_BINARY_MAX: BINARY_LOOPS(fmaxf(av, bv)); break;
-    case GAN_BINARY_MIN: BINARY_LOOPS(fminf(av, bv)); break;
-    case GAN_BINARY_GREATER: BINARY_LOOPS(av > bv ? 1.0f : 0.0f); break;
+    case GAN_BINARY_ADD: BINARY_LOOPS(gan_ew_add(av, bv)); break;
+    case GAN_BINARY_SUB: BINARY_LOOPS(gan_ew_sub(av, bv)); break;
+    case GAN_BINARY_MUL: BINARY_LOOPS(gan_ew_mul(av, bv)); break;
+    case GAN_BINARY_DIV: BINARY_LOOPS(gan_ew_div(av, bv)); break;
+    case GAN_BINARY_MAX: BINARY_LOOPS(gan_ew_max(av, bv)); break;
+    case GAN_BINARY_MIN: BINARY_LOOPS(gan_ew_min(av, bv)); break;
+    case GAN_BINARY_GREATER: BINARY_LOOPS(gan_ew_greater(av, bv)); break;
     case GAN_BINARY_MASK_POSITIVE: {
         const float one = mask_one;
-        BINARY_LOOPS(av * (bv > 0.0f ? one : 0.0f));
+        BINARY_LOOPS(gan_ew_mask_positive(av, bv, one));
         break;
     }
     case GAN_BINARY_OP_COUNT: break;
@@ -367,7 +194,7 @@ static float *direct_output(unsigned char *base, enum gan_dtype dtype, int64_t o
  * FP32 output: the vector widening quiets a signalling NaN that the block converter
  * passes on unchanged, and COPY, NEG, ABS and RELU would carry that difference into
  * FP32 memory. */
-static int vector_runs(enum cpu_isa isa, int is_unary, int op, const struct cpu_iter *it,
+static int vector_runs(enum cpu_isa isa, int is_unary, int op, const struct gan_iter *it,
                        int nin, const struct gan_operand *const *ops)
 {
     int inner = it->ndim - 1;
@@ -407,7 +234,7 @@ struct ew_job {
     enum cpu_isa isa;
     int is_unary, op, nin;
     float alpha;
-    const struct cpu_iter *it;
+    const struct gan_iter *it;
     const struct gan_operand *const *ops;
     int vector;    /* whole runs go to the AVX-512 kernels */
     int64_t chunk; /* elements per block on the scalar path */
@@ -422,7 +249,7 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
 {
     (void)part;
     const struct ew_job *j = arg;
-    const struct cpu_iter *it = j->it;
+    const struct gan_iter *it = j->it;
     const struct gan_operand *const *ops = j->ops;
     const int nin = j->nin, is_unary = j->is_unary, op = j->op, vector = j->vector;
     const enum cpu_isa isa = j->isa;
@@ -517,7 +344,7 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
 #define CPU_EW_ALIGN 256
 
 static void elementwise_walk(gan_backend *be, int is_unary, int op, float alpha,
-                             const struct cpu_iter *it, int nin,
+                             const struct gan_iter *it, int nin,
                              const struct gan_operand *const *ops)
 {
     int inner = it->ndim - 1;
@@ -560,34 +387,22 @@ gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                      const struct gan_shape *shape, const struct gan_operand *x,
                      const struct gan_operand *y)
 {
-    if ((unsigned)op >= GAN_UNARY_OP_COUNT)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "cpu_unary: op %d is not a gan_unary_op (0 to %d)",
-                              (int)op, GAN_UNARY_OP_COUNT - 1);
     const struct gan_operand *ops[2] = { x, y };
-    static const char *const names[2] = { "x", "y" };
-    struct cpu_iter it;
-    gan_status st = iter_plan(be, unary_names[op], shape, 2, ops, names, &it);
-    if (st != GAN_OK || it.empty)
-        return st;
-    elementwise_walk(be, 1, (int)op, alpha, &it, 1, ops);
-    return GAN_OK;
+    struct gan_iter it;
+    gan_status st = gan_unary_plan(be->host, "cpu_unary", unary_names, op, shape, ops, &it);
+    if (st == GAN_OK && it.count > 0)
+        elementwise_walk(be, 1, (int)op, alpha, &it, 1, ops);
+    return st;
 }
 
 gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
                       const struct gan_operand *a, const struct gan_operand *b,
                       const struct gan_operand *y)
 {
-    if ((unsigned)op >= GAN_BINARY_OP_COUNT)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "cpu_binary: op %d is not a gan_binary_op (0 to %d)",
-                              (int)op, GAN_BINARY_OP_COUNT - 1);
     const struct gan_operand *ops[3] = { a, b, y };
-    static const char *const names[3] = { "a", "b", "y" };
-    struct cpu_iter it;
-    gan_status st = iter_plan(be, binary_names[op], shape, 3, ops, names, &it);
-    if (st != GAN_OK || it.empty)
-        return st;
-    elementwise_walk(be, 0, (int)op, 0.0f, &it, 2, ops);
-    return GAN_OK;
+    struct gan_iter it;
+    gan_status st = gan_binary_plan(be->host, "cpu_binary", binary_names, op, shape, ops, &it);
+    if (st == GAN_OK && it.count > 0)
+        elementwise_walk(be, 0, (int)op, 0.0f, &it, 2, ops);
+    return st;
 }

@@ -10,126 +10,12 @@
 
 #include "cpu_backend.h"
 #include "convert.h"
+#include "../common/gemm_checks.h"
 
 /* CBLAS's enum values (cblas.h), passed as ints; see cpu_sgemm_fn. */
 #define CBLAS_ROW_MAJOR 101
 #define CBLAS_NO_TRANS 111
 #define CBLAS_TRANS 112
-
-/* One operand as stored in memory: rows × cols with row stride ld, repeated `batch`
- * times `stride` elements apart. */
-struct stored {
-    const char *name;             /* "A", "B", "C" for messages */
-    const struct gan_ref *ref;
-    int64_t rows, cols, ld, stride;
-};
-
-/* Elements from the operand's first element to one past its last, over all batch
- * entries; -1 when that does not fit in int64. Zero when it has no elements. */
-static int64_t stored_extent(const struct stored *s, int64_t batch)
-{
-    if (s->rows == 0 || s->cols == 0)
-        return 0;
-    int64_t last_row, one, across;
-    if (__builtin_mul_overflow(s->rows - 1, s->ld, &last_row) ||
-        __builtin_add_overflow(last_row, s->cols, &one) ||
-        __builtin_mul_overflow(batch - 1, s->stride, &across) ||
-        __builtin_add_overflow(across, one, &one))
-        return -1;
-    return one;
-}
-
-/* `used`: whether the product reads or writes the operand at all; one it does not
- * touch (A and B when m, n or k is 0; C when m or n is 0) needs no buffer. */
-static gan_status check_stored(gan_backend *be, const struct stored *s, int64_t batch,
-                               int used)
-{
-    const struct gan_host *host = be->host;
-    const char *tname = gan_dtype_name(s->ref->dtype);
-    if (!cpu_is_float(s->ref->dtype))
-        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
-                          "gemm: %s has dtype %s; GEMM takes F32, F16 or BF16 operands: "
-                          "cast it first", s->name, tname ? tname : "(invalid)");
-    int64_t min_ld = s->cols > 1 ? s->cols : 1;
-    if (s->ld < min_ld || s->ld > INT_MAX)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: ld%c = %lld for a stored %lld×%lld %s; it must be at least "
-                          "%lld (the stored row length) and at most %d (BLAS's int)",
-                          s->name[0] + 'a' - 'A', (long long)s->ld, (long long)s->rows,
-                          (long long)s->cols, s->name, (long long)min_ld, INT_MAX);
-    if (batch > 1 && s->stride < 0)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: stride_%c = %lld is negative; batch entries must follow "
-                          "matrix 0 in memory", s->name[0] + 'a' - 'A', (long long)s->stride);
-    int64_t extent = stored_extent(s, batch);
-    if (extent < 0)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: %s (%lld×%lld, ld %lld, batch %lld, stride %lld) spans more "
-                          "elements than fit in 64 bits; check the shape and strides",
-                          s->name, (long long)s->rows, (long long)s->cols,
-                          (long long)s->ld, (long long)batch, (long long)s->stride);
-    if (extent == 0 || !used)
-        return GAN_OK;
-    if (!s->ref->buf)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: %s has no buffer but %lld elements to address; pass a "
-                          "buffer from buffer_alloc", s->name, (long long)extent);
-    size_t have = s->ref->buf->bytes / gan_dtype_size(s->ref->dtype);
-    if (s->ref->offset > have || (uint64_t)extent > have - s->ref->offset)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: %s (stored %lld×%lld %s, ld %lld, batch %lld, stride %lld) "
-                          "needs %lld elements from element offset %zu, but its buffer holds "
-                          "%zu %s elements; fix the shape, strides or offset, or allocate a "
-                          "larger buffer",
-                          s->name, (long long)s->rows, (long long)s->cols, tname,
-                          (long long)s->ld, (long long)batch, (long long)s->stride,
-                          (long long)extent, s->ref->offset, have, tname);
-    return GAN_OK;
-}
-
-static gan_status validate(gan_backend *be, const struct gan_gemm *g, struct stored *sa,
-                           struct stored *sb, struct stored *sc)
-{
-    const struct gan_host *host = be->host;
-    if ((g->trans_a != 0 && g->trans_a != 1) || (g->trans_b != 0 && g->trans_b != 1))
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: trans_a = %d, trans_b = %d; each must be 0 or 1",
-                          g->trans_a, g->trans_b);
-    if (g->m < 0 || g->n < 0 || g->k < 0)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: m = %lld, n = %lld, k = %lld; sizes cannot be negative",
-                          (long long)g->m, (long long)g->n, (long long)g->k);
-    if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX)
-        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
-                          "gemm: m = %lld, n = %lld, k = %lld; BLAS takes sizes up to %d: "
-                          "split the product", (long long)g->m, (long long)g->n,
-                          (long long)g->k, INT_MAX);
-    if (g->batch < 1)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: batch = %lld; it must be at least 1", (long long)g->batch);
-
-    *sa = (struct stored){ "A", &g->a, g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k,
-                           g->lda, g->stride_a };
-    *sb = (struct stored){ "B", &g->b, g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n,
-                           g->ldb, g->stride_b };
-    *sc = (struct stored){ "C", &g->c, g->m, g->n, g->ldc, g->stride_c };
-    const int out = g->m > 0 && g->n > 0, product = out && g->k > 0;
-    gan_status st = check_stored(be, sa, g->batch, product);
-    if (st == GAN_OK)
-        st = check_stored(be, sb, g->batch, product);
-    if (st == GAN_OK)
-        st = check_stored(be, sc, g->batch, out);
-    if (st != GAN_OK)
-        return st;
-    /* Two batch entries writing the same C would race in a parallel backend and give
-     * an order-dependent sum here; no caller means that. */
-    if (g->batch > 1 && g->stride_c == 0 && g->m > 0 && g->n > 0)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: stride_c = 0 with batch = %lld: every product would write "
-                          "the same C; give each its own C, or sum the inputs first",
-                          (long long)g->batch);
-    return GAN_OK;
-}
 
 /* dst (row stride dst_ld) = src (row stride src_ld) converted, rows × cols. Goes
  * through cpu_cast for its vectorised F16C path (about 6x the scalar conversion
@@ -157,7 +43,7 @@ static gan_status convert(gan_backend *be, unsigned char *src, enum gan_dtype sr
 
 /* C = beta·C without a product (k = 0, or alpha = 0 where BLAS does not read A, B).
  * beta = 0 writes zeros without reading C, so NaN or inf there does not survive. */
-static void scale_c(const struct stored *sc, int64_t m, int64_t n, float beta,
+static void scale_c(const struct gan_gemm_stored *sc, int64_t m, int64_t n, float beta,
                     unsigned char *c)
 {
     enum gan_dtype dt = sc->ref->dtype;
@@ -176,8 +62,8 @@ static size_t align64(size_t bytes)
 
 gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
 {
-    struct stored sa, sb, sc;
-    gan_status st = validate(be, g, &sa, &sb, &sc);
+    struct gan_gemm_stored sa, sb, sc;
+    gan_status st = gan_gemm_check(be->host, "BLAS", INT64_MAX, g, &sa, &sb, &sc);
     if (st != GAN_OK)
         return st;
     const int64_t m = g->m, n = g->n, k = g->k;

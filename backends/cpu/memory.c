@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu_backend.h"
+#include "../common/ref_checks.h"
 
 /* A cache line, and the widest vector (AVX-512) loads a kernel might align to. */
 #define CPU_ALIGN ((size_t)64)
@@ -55,36 +56,12 @@ void cpu_buffer_free(gan_backend *be, gan_buffer *buf)
     free(buf);
 }
 
-/* GAN_OK when [offset, offset + bytes) lies inside buf; otherwise a failure that names
- * the operation, the range and the buffer's size. */
-static gan_status check_range(gan_backend *be, const char *op, const char *which,
-                              const gan_buffer *buf, size_t offset, size_t bytes)
-{
-    const struct gan_host *host = be->host;
-    if (!buf)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "%s: the %s buffer is NULL; pass a buffer from buffer_alloc",
-                          op, which);
-    if (offset > buf->bytes || bytes > buf->bytes - offset)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "%s: %zu bytes at byte offset %zu of the %s buffer run past its "
-                          "end (the buffer holds %zu bytes); fix the offset or size, or "
-                          "allocate a larger buffer", op, bytes, offset, which, buf->bytes);
-    return GAN_OK;
-}
-
 gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                       const void *src, size_t bytes)
 {
-    gan_status st = check_range(be, "upload", "destination", dst, dst_byte_offset, bytes);
-    if (st != GAN_OK)
+    gan_status st = gan_check_upload(be->host, dst, dst_byte_offset, src, bytes);
+    if (st != GAN_OK || !bytes)
         return st;
-    if (!bytes)
-        return GAN_OK;
-    if (!src)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                               "upload: the source pointer is NULL for %zu bytes; pass "
-                               "the host array to copy from", bytes);
     memcpy(dst->data + dst_byte_offset, src, bytes);
     return GAN_OK;
 }
@@ -92,15 +69,9 @@ gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
 gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
                         size_t src_byte_offset, size_t bytes)
 {
-    gan_status st = check_range(be, "download", "source", src, src_byte_offset, bytes);
-    if (st != GAN_OK)
+    gan_status st = gan_check_download(be->host, dst, src, src_byte_offset, bytes);
+    if (st != GAN_OK || !bytes)
         return st;
-    if (!bytes)
-        return GAN_OK;
-    if (!dst)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "download: the destination pointer is NULL for %zu bytes; "
-                              "pass the host array to copy into", bytes);
     memcpy(dst, src->data + src_byte_offset, bytes);
     return GAN_OK;
 }
@@ -108,9 +79,7 @@ gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
 gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                     gan_buffer *src, size_t src_byte_offset, size_t bytes)
 {
-    gan_status st = check_range(be, "copy", "destination", dst, dst_byte_offset, bytes);
-    if (st == GAN_OK)
-        st = check_range(be, "copy", "source", src, src_byte_offset, bytes);
+    gan_status st = gan_check_copy(be->host, dst, dst_byte_offset, src, src_byte_offset, bytes);
     if (st != GAN_OK || !bytes)
         return st;
     /* Source and destination may be ranges of one buffer, overlapping or not. */

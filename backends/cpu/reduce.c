@@ -9,6 +9,8 @@
 
 #include "cpu_backend.h"
 #include "convert.h"
+#include "../common/reduce_checks.h"
+#include "../common/reduce_ops.h"
 
 /* Accuracy. Every output accumulates in FP32 (the header's contract, and what a GPU
  * kernel does). Elements are first summed in blocks — a run of up to RED_RUN
@@ -19,14 +21,9 @@
  * (block length + log2(n / block)) · 2^-24 relative to Σ|x|, instead of n · 2^-24 for
  * a running sum: 10^7 copies of 0.1f sum to within a few ulps of 10^6.
  *
- * Semantics:
- *   MAX, MIN and ABS_MAX propagate NaN (like torch.amax): one NaN makes the result
- *   NaN. SUM, MEAN and SUM_SQUARES follow IEEE arithmetic (inf − inf = NaN).
- *   An empty reduction (a reduced dimension of size 0) gives SUM = 0, MEAN = NaN
- *   (0 / 0), MAX = −inf, MIN = +inf, SUM_SQUARES = 0, ABS_MAX = 0: each op's identity.
- *   axes = 0 reduces nothing: each output is its one input through the op (SUM, MEAN,
- *   MAX, MIN copy; SUM_SQUARES squares; ABS_MAX takes |x|), a strided cast.
- *   MEAN divides the FP32 sum by the count in double and rounds once. */
+ * Semantics are backends/common/reduce_ops.h's, shared with the CUDA backend. axes = 0
+ * reduces nothing: each output is its one input through the op (SUM, MEAN, MAX, MIN
+ * copy; SUM_SQUARES squares; ABS_MAX takes |x|), a strided cast. */
 
 #define RED_RUN 256     /* contiguous elements per block in the one-output-at-a-time walk */
 #define RED_LANES 64    /* outputs computed side by side in the many-outputs walk */
@@ -37,44 +34,6 @@ static const char *const reduce_names[GAN_REDUCE_OP_COUNT] = {
     "cpu_reduce(SUM)", "cpu_reduce(MEAN)", "cpu_reduce(MAX)", "cpu_reduce(MIN)",
     "cpu_reduce(SUM_SQUARES)", "cpu_reduce(ABS_MAX)"
 };
-
-static float red_identity(enum gan_reduce_op op)
-{
-    switch (op) {
-    case GAN_REDUCE_MAX: return -INFINITY;
-    case GAN_REDUCE_MIN: return INFINITY;
-    default: return 0.0f;
-    }
-}
-
-/* Merges two partial results; MAX and MIN keep a NaN from either side. */
-static inline float red_combine(enum gan_reduce_op op, float a, float b)
-{
-    switch (op) {
-    case GAN_REDUCE_MAX:
-    case GAN_REDUCE_ABS_MAX: return (b > a || b != b) ? b : a;
-    case GAN_REDUCE_MIN: return (b < a || b != b) ? b : a;
-    default: return a + b;
-    }
-}
-
-/* What one element contributes. */
-static inline float red_transform(enum gan_reduce_op op, float v)
-{
-    switch (op) {
-    case GAN_REDUCE_SUM_SQUARES: return v * v;
-    case GAN_REDUCE_ABS_MAX: return fabsf(v);
-    default: return v;
-    }
-}
-
-/* The accumulated value as the op's result over `count` elements. */
-static float red_finish(enum gan_reduce_op op, float acc, int64_t count)
-{
-    if (op == GAN_REDUCE_MEAN)
-        return count ? (float)((double)acc / (double)count) : NAN;
-    return acc;
-}
 
 /* The longest strided 16-bit run load_run gathers before converting it. */
 #define RED_GATHER 256
@@ -111,7 +70,7 @@ static const float *load_run(enum cpu_isa isa, const unsigned char *base, enum g
 static float run_reduce(enum gan_reduce_op op, const float *p, int64_t n)
 {
     float acc[8];
-    float id = red_identity(op);
+    float id = gan_red_identity(op);
     int64_t i = 0;
     for (int j = 0; j < 8; j++)
         acc[j] = id;
@@ -130,15 +89,16 @@ static float run_reduce(enum gan_reduce_op op, const float *p, int64_t n)
     default:
         for (; i + 8 <= n; i += 8)
             for (int j = 0; j < 8; j++)
-                acc[j] = red_combine(op, acc[j], red_transform(op, p[i + j]));
+                acc[j] = gan_red_combine(op, acc[j], gan_red_transform(op, p[i + j]));
         break;
     }
     for (; i < n; i++)
-        acc[i & 7] = red_combine(op, acc[i & 7], red_transform(op, p[i]));
-    return red_combine(op, red_combine(op, red_combine(op, acc[0], acc[1]),
-                                       red_combine(op, acc[2], acc[3])),
-                       red_combine(op, red_combine(op, acc[4], acc[5]),
-                                   red_combine(op, acc[6], acc[7])));
+        acc[i & 7] = gan_red_combine(op, acc[i & 7], gan_red_transform(op, p[i]));
+    return gan_red_combine(op,
+                           gan_red_combine(op, gan_red_combine(op, acc[0], acc[1]),
+                                           gan_red_combine(op, acc[2], acc[3])),
+                           gan_red_combine(op, gan_red_combine(op, acc[4], acc[5]),
+                                           gan_red_combine(op, acc[6], acc[7])));
 }
 
 /* Pairwise combination of block results: level l holds the combination of 2^l
@@ -153,18 +113,18 @@ static void cascade_push(enum gan_reduce_op op, struct cascade *c, float v)
     uint64_t k = c->count;
     int l = 0;
     for (; k & 1u; k >>= 1, l++)
-        v = red_combine(op, c->level[l], v);
+        v = gan_red_combine(op, c->level[l], v);
     c->level[l] = v;
     c->count++;
 }
 
 static float cascade_result(enum gan_reduce_op op, const struct cascade *c)
 {
-    float r = red_identity(op);
+    float r = gan_red_identity(op);
     uint64_t k = c->count;
     for (int l = 0; k; k >>= 1, l++)
         if (k & 1u)
-            r = red_combine(op, c->level[l], r);
+            r = gan_red_combine(op, c->level[l], r);
     return r;
 }
 
@@ -180,21 +140,21 @@ static void vcascade_push(enum gan_reduce_op op, struct vcascade *c, float *v, i
     int l = 0;
     for (; k & 1u; k >>= 1, l++)
         for (int i = 0; i < w; i++)
-            v[i] = red_combine(op, c->level[l][i], v[i]);
+            v[i] = gan_red_combine(op, c->level[l][i], v[i]);
     memcpy(c->level[l], v, (size_t)w * sizeof *v);
     c->count++;
 }
 
 static void vcascade_result(enum gan_reduce_op op, const struct vcascade *c, float *r, int w)
 {
-    float id = red_identity(op);
+    float id = gan_red_identity(op);
     for (int i = 0; i < w; i++)
         r[i] = id;
     uint64_t k = c->count;
     for (int l = 0; k; k >>= 1, l++)
         if (k & 1u)
             for (int i = 0; i < w; i++)
-                r[i] = red_combine(op, c->level[l][i], r[i]);
+                r[i] = gan_red_combine(op, c->level[l][i], r[i]);
 }
 
 /* acc[i] = combine(acc[i], t(p[i])) for w lanes, one loop per op. */
@@ -209,7 +169,8 @@ static void lanes_accumulate(enum gan_reduce_op op, float *acc, const float *p, 
         for (int i = 0; i < w; i++) acc[i] += p[i] * p[i];
         break;
     default:
-        for (int i = 0; i < w; i++) acc[i] = red_combine(op, acc[i], red_transform(op, p[i]));
+        for (int i = 0; i < w; i++)
+            acc[i] = gan_red_combine(op, acc[i], gan_red_transform(op, p[i]));
         break;
     }
 }
@@ -222,38 +183,6 @@ struct red_plan {
     int64_t rdim[GAN_MAX_DIMS], rx[GAN_MAX_DIMS];
     int64_t rcount;    /* elements per output; 0 for an empty reduction */
 };
-
-/* Collects the dimensions of one group (reduced or kept). Two dimensions of a group
- * merge when the outer one's strides equal the inner one's times its size, for x
- * and (kept group only) y; dimensions of the other group in between do not matter,
- * because each group is walked by its own odometer. */
-static int plan_group(const struct gan_shape *s, uint32_t axes, int reduced,
-                      const struct gan_operand *x, const struct gan_operand *y,
-                      int64_t *dim, int64_t *xs, int64_t *ys)
-{
-    int64_t d0[GAN_MAX_DIMS], x0[GAN_MAX_DIMS], y0[GAN_MAX_DIMS];
-    int n = 0;
-    for (int d = s->ndim - 1; d >= 0; d--) {
-        if ((int)((axes >> d) & 1u) != reduced || s->dim[d] == 1)
-            continue;
-        if (n > 0 && x->stride[d] == x0[n - 1] * d0[n - 1] &&
-            (reduced || y->stride[d] == y0[n - 1] * d0[n - 1])) {
-            d0[n - 1] *= s->dim[d];
-            continue;
-        }
-        d0[n] = s->dim[d];
-        x0[n] = x->stride[d];
-        y0[n] = reduced ? 0 : y->stride[d];
-        n++;
-    }
-    for (int i = 0; i < n; i++) {
-        dim[i] = d0[n - 1 - i];
-        xs[i] = x0[n - 1 - i];
-        if (ys)
-            ys[i] = y0[n - 1 - i];
-    }
-    return n;
-}
 
 /* The offsets in x and y of the output whose index over the kept dimensions `first`
  * dimensions long (row-major) is o. */
@@ -324,7 +253,7 @@ static void reduce_by_output(void *arg, int part, int64_t begin, int64_t end)
                 ridx[d] = 0;
             }
         }
-        cpu_store(yb, y->dtype, yoff, red_finish(op, cascade_result(op, &c), p->rcount));
+        cpu_store(yb, y->dtype, yoff, gan_red_finish(op, cascade_result(op, &c), p->rcount));
     }
 }
 
@@ -347,7 +276,7 @@ static void reduce_by_lanes(void *arg, int part, int64_t begin, int64_t end)
     int64_t ridx[GAN_MAX_DIMS] = { 0 };
     int nk = p->nk - 1; /* outer kept dimensions */
     int64_t klen = p->kdim[nk], ks = p->kx[nk], kys = p->ky[nk];
-    float id = red_identity(op);
+    float id = gan_red_identity(op);
     /* Contiguous lanes of a sum go to the AVX-512 loop when that is the calling
      * instance's level: it widens 16-bit rows in registers rather than converting each
      * row through `stage`. */
@@ -392,7 +321,7 @@ static void reduce_by_lanes(void *arg, int part, int64_t begin, int64_t end)
         vcascade_result(op, &c, out, w);
         for (int i = 0; i < w; i++)
             cpu_store(yb, y->dtype, yoff + (start + i) * kys,
-                      red_finish(op, out[i], p->rcount));
+                      gan_red_finish(op, out[i], p->rcount));
     }
 }
 
@@ -405,41 +334,17 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
                               "cpu_reduce: op %d is not a gan_reduce_op (0 to %d)",
                               (int)op, GAN_REDUCE_OP_COUNT - 1);
     const char *fn = reduce_names[op];
-    gan_status st = cpu_check_shape(be, fn, shape, NULL);
+    int64_t rcount = 0, kcount = 0;
+    gan_status st = gan_reduce_check(be->host, fn, shape, x, axes, y, &rcount, &kcount);
     if (st != GAN_OK)
-        return st;
-    if (axes >> shape->ndim)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: axes 0x%x names a dimension beyond the shape's %d: "
-                              "bit d selects dimension d, 0 to ndim − 1",
-                              fn, (unsigned)axes, shape->ndim);
-    if ((st = cpu_check_operand(be, fn, "x", shape, x)) != GAN_OK)
-        return st;
-    /* y covers the kept dimensions only; a reduced dimension must not move it. */
-    struct gan_shape yshape = *shape;
-    int64_t rcount = 1, kcount = 1;
-    for (int d = 0; d < shape->ndim; d++) {
-        if (!((axes >> d) & 1u)) {
-            kcount *= shape->dim[d];
-            continue;
-        }
-        rcount *= shape->dim[d];
-        yshape.dim[d] = 1;
-        if (y && shape->dim[d] > 1 && y->stride[d] != 0)
-            return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                                  "%s: y has stride %lld on reduced dimension %d; describe "
-                                  "y over x's shape with stride 0 on every reduced dimension",
-                                  fn, (long long)y->stride[d], d);
-    }
-    if ((st = cpu_check_operand(be, fn, "y", &yshape, y)) != GAN_OK)
         return st;
     if (kcount == 0)
         return GAN_OK; /* no outputs */
 
     struct red_plan p;
     p.rcount = rcount;
-    p.nk = plan_group(shape, axes, 0, x, y, p.kdim, p.kx, p.ky);
-    p.nr = plan_group(shape, axes, 1, x, y, p.rdim, p.rx, NULL);
+    p.nk = gan_reduce_group(shape, axes, 0, x, y, p.kdim, p.kx, p.ky);
+    p.nr = gan_reduce_group(shape, axes, 1, x, y, p.rdim, p.rx, NULL);
     if (rcount == 0)
         p.nr = 0; /* nothing to walk: every output is the op's identity */
 

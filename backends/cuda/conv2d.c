@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "../common/conv2d_checks.h"
 
 /* Choices, and why:
  *   - Compute type FP32 for every dtype (cuDNN's FLOAT, PSEUDO_HALF and
@@ -52,138 +53,22 @@ struct cuda_conv_plan {
     size_t memory[CONV_MAX_ALGOS];
 };
 
-/* Element counts of one convolution's tensors. */
-struct conv_sizes {
-    size_t x, w, y;
-};
-
 /* ---------------------------------------------------------------- checks */
 
-static int mul_fits(size_t a, size_t b, size_t *out)
-{
-    if (a != 0 && b > SIZE_MAX / a)
-        return 0;
-    *out = a * b;
-    return 1;
-}
-
-static gan_status check_axis(gan_backend *be, const char *op, char axis, int64_t in,
-                             int64_t k, int64_t stride, int64_t pad, int64_t dilation,
-                             int64_t out)
-{
-    int64_t extent = dilation * (k - 1) + 1;
-    int64_t padded = in + 2 * pad;
-    if (extent > padded)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: the dilated kernel spans %lld %s-positions (dilation %lld · "
-                              "(k%c %lld − 1) + 1) but the padded input has only %lld (%c_in "
-                              "%lld + 2 · pad %lld); use a smaller kernel or dilation, or more "
-                              "padding", op, (long long)extent, axis == 'h' ? "row" : "column",
-                              (long long)dilation, axis, (long long)k, (long long)padded, axis,
-                              (long long)in, (long long)pad);
-    int64_t expect = (padded - extent) / stride + 1;
-    if (out != expect)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: %c_out is %lld but (%c_in %lld + 2·pad %lld − dilation %lld·"
-                              "(k%c %lld − 1) − 1) / stride %lld + 1 = %lld; set %c_out to %lld",
-                              op, axis, (long long)out, axis, (long long)in, (long long)pad,
-                              (long long)dilation, axis, (long long)k, (long long)stride,
-                              (long long)expect, axis, (long long)expect);
-    return GAN_OK;
-}
-
+/* The descriptor and beta, and the element counts of x, w and y. */
 static gan_status check_desc(gan_backend *be, const char *op, const struct gan_conv2d *c,
-                             float beta, struct conv_sizes *z)
+                             float beta, struct gan_conv2d_sizes *z)
 {
-    const struct gan_host *host = be->host;
-    if (!c)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "%s: the descriptor is NULL; pass a struct gan_conv2d", op);
-    const struct { const char *name; int64_t v, min; } sizes[] = {
-        { "n", c->n, 1 }, { "c_in", c->c_in, 1 }, { "h_in", c->h_in, 1 },
-        { "w_in", c->w_in, 1 }, { "c_out", c->c_out, 1 }, { "kh", c->kh, 1 },
-        { "kw", c->kw, 1 }, { "stride_h", c->stride_h, 1 }, { "stride_w", c->stride_w, 1 },
-        { "pad_h", c->pad_h, 0 }, { "pad_w", c->pad_w, 0 },
-        { "dilation_h", c->dilation_h, 1 }, { "dilation_w", c->dilation_w, 1 },
-        { "h_out", c->h_out, 1 }, { "w_out", c->w_out, 1 },
-    };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        if (sizes[i].v < sizes[i].min)
-            return host->fail(host->ctx, GAN_ERR_INVALID, "%s: %s is %lld; it must be at least "
-                              "%lld", op, sizes[i].name, (long long)sizes[i].v,
-                              (long long)sizes[i].min);
-        if (sizes[i].v > INT_MAX)
-            return host->fail(host->ctx, GAN_ERR_INVALID,
-                              "%s: %s is %lld, more than the %d cuDNN's descriptors hold", op,
-                              sizes[i].name, (long long)sizes[i].v, INT_MAX);
-    }
-    if (!cuda_is_float(c->dtype)) {
-        const char *name = gan_dtype_name(c->dtype);
-        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
-                          "%s: dtype %s is not supported; use F32, F16 or BF16", op,
-                          name ? name : "(invalid)");
-    }
-    if (beta != 0.0f && beta != 1.0f)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "%s: beta is %g; it must be 0 (overwrite) or 1 (accumulate)", op,
-                          (double)beta);
-    gan_status st = check_axis(be, op, 'h', c->h_in, c->kh, c->stride_h, c->pad_h,
-                               c->dilation_h, c->h_out);
-    if (st == GAN_OK)
-        st = check_axis(be, op, 'w', c->w_in, c->kw, c->stride_w, c->pad_w, c->dilation_w,
-                        c->w_out);
+    gan_status st = gan_conv2d_check_desc(be->host, op, "cuDNN's descriptors hold", c, beta);
     if (st != GAN_OK)
         return st;
-    size_t hw_in, hw_out, khw, ci, co, cw;
-    int ok = mul_fits((size_t)c->h_in, (size_t)c->w_in, &hw_in)
-          && mul_fits((size_t)c->c_in, hw_in, &ci)
-          && mul_fits((size_t)c->n, ci, &z->x)
-          && mul_fits((size_t)c->h_out, (size_t)c->w_out, &hw_out)
-          && mul_fits((size_t)c->c_out, hw_out, &co)
-          && mul_fits((size_t)c->n, co, &z->y)
-          && mul_fits((size_t)c->kh, (size_t)c->kw, &khw)
-          && mul_fits((size_t)c->c_in, khw, &cw)
-          && mul_fits((size_t)c->c_out, cw, &z->w);
     /* cuDNN's 4-D descriptors take int sizes and strides. */
-    if (!ok || z->x > INT_MAX || z->y > INT_MAX || z->w > INT_MAX)
-        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
-                          "%s: a tensor of this convolution has more than %d elements, more "
-                          "than cuDNN's 4-D descriptors index; split the batch", op, INT_MAX);
-    return GAN_OK;
-}
-
-static gan_status check_ref(gan_backend *be, const char *op, const char *name,
-                            const struct gan_ref *r, enum gan_dtype dtype, size_t count)
-{
-    if (!r || !r->buf)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: %s has no buffer; pass a ref to an allocated buffer", op,
-                              name);
-    if (r->dtype != dtype) {
-        const char *given = gan_dtype_name(r->dtype);
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: %s is %s but the descriptor's dtype is %s; every tensor of "
-                              "a convolution has the descriptor's dtype", op, name,
-                              given ? given : "(invalid)", gan_dtype_name(dtype));
-    }
-    return cuda_check_ref(be, op, name, r, count, (int)dtype);
-}
-
-/* An output that shares memory with an input: cuDNN reads the inputs while it writes. */
-static gan_status check_disjoint(gan_backend *be, const char *op, const char *out_name,
-                                 const struct gan_ref *out, size_t out_count,
-                                 const char *in_name, const struct gan_ref *in,
-                                 size_t in_count)
-{
-    if (out->buf != in->buf)
-        return GAN_OK;
-    size_t a0 = out->offset, a1 = out->offset + out_count;
-    size_t b0 = in->offset, b1 = in->offset + in_count;
-    if (a0 < b1 && b0 < a1)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "%s: %s (elements %zu..%zu) overlaps %s (elements %zu..%zu) in "
-                              "the same buffer; give the output its own memory",
-                              op, out_name, a0, a1, in_name, b0, b1);
+    if (!gan_conv2d_sizes(c, z) || z->x_all > INT_MAX || z->y_all > INT_MAX ||
+        z->w_elems > INT_MAX)
+        return be->host->fail(be->host->ctx, GAN_ERR_UNSUPPORTED,
+                              "%s: a tensor of this convolution has more than %d elements, "
+                              "more than cuDNN's 4-D descriptors index; split the batch", op,
+                              INT_MAX);
     return GAN_OK;
 }
 
@@ -463,23 +348,15 @@ static gan_status conv_call(gan_backend *be, enum conv_kind kind, const struct g
                             const struct gan_ref *ro)
 {
     const char *op = conv_names[kind];
-    struct conv_sizes z = { 0, 0, 0 };
+    struct gan_conv2d_sizes z;
     gan_status st = check_desc(be, op, c, beta, &z);
     if (st != GAN_OK)
         return st;
     /* Element counts of in1, in2, out for this kind (see plan_run). */
-    size_t c1 = kind == CONV_BACKWARD_DATA ? z.y : z.x;
-    size_t c2 = kind == CONV_BACKWARD_FILTER ? z.y : z.w;
-    size_t co = kind == CONV_FORWARD ? z.y : kind == CONV_BACKWARD_DATA ? z.x : z.w;
-    st = check_ref(be, op, n1, r1, c->dtype, c1);
-    if (st == GAN_OK)
-        st = check_ref(be, op, n2, r2, c->dtype, c2);
-    if (st == GAN_OK)
-        st = check_ref(be, op, no, ro, c->dtype, co);
-    if (st == GAN_OK)
-        st = check_disjoint(be, op, no, ro, co, n1, r1, c1);
-    if (st == GAN_OK)
-        st = check_disjoint(be, op, no, ro, co, n2, r2, c2);
+    size_t c1 = kind == CONV_BACKWARD_DATA ? z.y_all : z.x_all;
+    size_t c2 = kind == CONV_BACKWARD_FILTER ? z.y_all : z.w_elems;
+    size_t co = kind == CONV_FORWARD ? z.y_all : kind == CONV_BACKWARD_DATA ? z.x_all : z.w_elems;
+    st = gan_conv2d_check_refs(be->host, op, c->dtype, n1, r1, c1, n2, r2, c2, no, ro, co);
     if (st == GAN_OK)
         st = cuda_enter(be);
     struct cuda_conv_plan *p = NULL;

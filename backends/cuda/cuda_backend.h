@@ -67,11 +67,6 @@ static inline unsigned char *cuda_ref_ptr(const struct gan_ref *r)
     return (unsigned char *)r->buf->ptr + r->offset * gan_dtype_size(r->dtype);
 }
 
-static inline int cuda_is_float(enum gan_dtype dtype)
-{
-    return dtype == GAN_F32 || dtype == GAN_F16 || dtype == GAN_BF16;
-}
-
 /* ---------------------------------------------------------------- backend.c */
 
 /* Turn a failed CUDA runtime, cuBLAS or cuDNN call into a status, with the call and
@@ -110,33 +105,6 @@ gan_status cuda_workspace(gan_backend *be, const char *what, size_t bytes, void 
  * `host`, waiting for the stream: the one synchronisation of a call that returns
  * values. */
 gan_status cuda_read_results(gan_backend *be, const char *what, void *host, size_t bytes);
-
-/* ---------------------------------------------------------------- check.c */
-
-/* The iteration space of an element-wise kernel after validation: size-1 dimensions
- * dropped and neighbours merged wherever every operand's strides chain. */
-struct cuda_iter {
-    int ndim;                              /* ≥ 1 */
-    int64_t count;                         /* elements; 0: nothing to do */
-    int64_t dim[GAN_MAX_DIMS];
-    int64_t stride[3][GAN_MAX_DIMS];
-};
-
-gan_status cuda_check_shape(gan_backend *be, const char *fn, const struct gan_shape *shape,
-                            int64_t *count);
-/* An operand walked over `shape`: a float dtype, and every element it reaches inside
- * its buffer (negative strides allowed). */
-gan_status cuda_check_operand(gan_backend *be, const char *fn, const char *name,
-                              const struct gan_shape *shape, const struct gan_operand *op);
-gan_status cuda_iter_plan(gan_backend *be, const char *fn, const struct gan_shape *shape,
-                          int nops, const struct gan_operand *const *ops,
-                          const char *const *names, struct cuda_iter *it);
-/* A ref of n contiguous elements. `want`: a dtype it must have, CUDA_ANY_FLOAT for any
- * of F32/F16/BF16, or CUDA_ANY_DTYPE. */
-#define CUDA_ANY_FLOAT (-1)
-#define CUDA_ANY_DTYPE (-2)
-gan_status cuda_check_ref(gan_backend *be, const char *fn, const char *name,
-                          const struct gan_ref *r, size_t n, int want);
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -198,4 +166,10 @@ gan_status cuda_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
 #ifdef __cplusplus
 }
 #endif
+
+/* The argument checks both backends share (they read struct gan_buffer above): every
+ * view is checked on the host before anything is queued, so that a bad view is an
+ * error, never a fault on the device. */
+#include "../common/shape_checks.h"
+#include "../common/ref_checks.h"
 #endif

@@ -8,17 +8,18 @@
 #include <string.h>
 
 #include "cuda_backend.h"
-#include "convert.cuh"
+#include "../common/convert.h"
+#include "../common/elementwise_ops.h"
 
-/* Semantics are the CPU backend's (backends/cpu/elementwise.c), op for op: RELU maps
- * NaN to NaN and −0 to +0, STEP and GREATER give 0 for NaN, SIGN gives 0 for ±0 and
- * NaN, MAX and MIN are fmaxf and fminf (a NaN loses to a number), FILL never reads x.
- * The module is compiled with -fmad=false, so a·b + c is two roundings here as on the
- * CPU: every op that IEEE 754 rounds exactly (+, −, ·, /, sqrt, the comparisons) gives
- * the CPU's bits. tanh, sigmoid, exp and log come from CUDA's math library, within
- * 2 ulp of the exact value, and may differ from glibc's in the last bits.
+/* The per-element math is backends/common/elementwise_ops.h, the very functions the
+ * CPU backend's loops call, compiled here for the device; 16-bit operands are loaded and
+ * stored with backends/common/convert.h. The module is compiled with -fmad=false, so
+ * a·b + c is two roundings here as on the CPU: every op that IEEE 754 rounds exactly
+ * (+, −, ·, /, sqrt, the comparisons) gives the CPU's bits. tanh, sigmoid, exp and log
+ * come from CUDA's math library, within 2 ulp of the exact value, and may differ from
+ * glibc's in the last bits.
  *
- * Layout: the host merges dimensions first (cuda_iter_plan), so a contiguous tensor
+ * Layout: the host merges dimensions first (gan_iter_plan), so a contiguous tensor
  * is one dimension and each thread does one division per remaining dimension. An
  * output that is the same view as an input is safe: the thread that reads an element
  * is the one that writes it. */
@@ -30,7 +31,7 @@ struct ew_args {
     int64_t count;
     int64_t dim[GAN_MAX_DIMS];
     unsigned char *base[3];           /* element 0 of each operand's view */
-    int dtype[3];
+    enum gan_dtype dtype[3];
     int64_t stride[3][GAN_MAX_DIMS];
 };
 
@@ -45,46 +46,6 @@ static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
     "binary(ADD)", "binary(SUB)", "binary(MUL)", "binary(DIV)", "binary(MAX)",
     "binary(MIN)", "binary(GREATER)", "binary(MASK_POSITIVE)"
 };
-
-__device__ __forceinline__ float unary_value(int op, float alpha, float x)
-{
-    switch (op) {
-    case GAN_UNARY_COPY: return x;
-    case GAN_UNARY_NEG: return -x;
-    case GAN_UNARY_SCALE: return alpha * x;
-    case GAN_UNARY_ADD_SCALAR: return x + alpha;
-    case GAN_UNARY_RELU: return x <= 0.0f ? 0.0f : x;
-    case GAN_UNARY_LEAKY_RELU: return x > 0.0f ? x : alpha * x;
-    case GAN_UNARY_STEP: return x > 0.0f ? 1.0f : 0.0f;
-    case GAN_UNARY_TANH: return tanhf(x);
-    case GAN_UNARY_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case GAN_UNARY_SQUARE: return x * x;
-    case GAN_UNARY_SQRT: return sqrtf(x);
-    case GAN_UNARY_RSQRT: return 1.0f / sqrtf(x);
-    case GAN_UNARY_RECIPROCAL: return 1.0f / x;
-    case GAN_UNARY_EXP: return expf(x);
-    case GAN_UNARY_LOG: return logf(x);
-    case GAN_UNARY_ABS: return fabsf(x);
-    case GAN_UNARY_SIGN: return (float)((x > 0.0f) - (x < 0.0f));
-    default: return alpha; /* GAN_UNARY_FILL */
-    }
-}
-
-__device__ __forceinline__ float binary_value(int op, float a, float b)
-{
-    switch (op) {
-    case GAN_BINARY_ADD: return a + b;
-    case GAN_BINARY_SUB: return a - b;
-    case GAN_BINARY_MUL: return a * b;
-    case GAN_BINARY_DIV: return a / b;
-    case GAN_BINARY_MAX: return fmaxf(a, b);
-    case GAN_BINARY_MIN: return fminf(a, b);
-    case GAN_BINARY_GREATER: return a > b ? 1.0f : 0.0f;
-    /* a real multiply (an intrinsic the compiler keeps even where the mask is 1), so
-     * that NaN in a and −0 come out as MUL(a, STEP(b)) gave them */
-    default: return __fmul_rn(a, b > 0.0f ? 1.0f : 0.0f); /* GAN_BINARY_MASK_POSITIVE */
-    }
-}
 
 /* NOPS = 2: unary (x, y); 3: binary (a, b, y). */
 template <int NOPS>
@@ -109,13 +70,13 @@ __global__ void ew_kernel(ew_args a)
         }
         float y;
         if (NOPS == 2) {
-            float x = a.op == GAN_UNARY_FILL ? 0.0f : dev_load(a.base[0], a.dtype[0], off[0]);
-            y = unary_value(a.op, a.alpha, x);
+            float x = a.op == GAN_UNARY_FILL ? 0.0f : gan_load(a.base[0], a.dtype[0], off[0]);
+            y = gan_ew_unary((enum gan_unary_op)a.op, a.alpha, x);
         } else {
-            y = binary_value(a.op, dev_load(a.base[0], a.dtype[0], off[0]),
-                             dev_load(a.base[1], a.dtype[1], off[1]));
+            y = gan_ew_binary((enum gan_binary_op)a.op, gan_load(a.base[0], a.dtype[0], off[0]),
+                              gan_load(a.base[1], a.dtype[1], off[1]));
         }
-        dev_store(a.base[NOPS - 1], a.dtype[NOPS - 1], off[NOPS - 1], y);
+        gan_store(a.base[NOPS - 1], a.dtype[NOPS - 1], off[NOPS - 1], y);
     }
 }
 
@@ -128,7 +89,7 @@ extern "C" cudaError_t cuda_kernels_probe(void)
 }
 
 static gan_status ew_launch(gan_backend *be, const char *name, int nops, int op, float alpha,
-                            const struct cuda_iter *it, const struct gan_operand *const *ops)
+                            const struct gan_iter *it, const struct gan_operand *const *ops)
 {
     ew_args a;
     memset(&a, 0, sizeof a);
@@ -141,7 +102,7 @@ static gan_status ew_launch(gan_backend *be, const char *name, int nops, int op,
     for (int k = 0; k < nops; k++) {
         const struct gan_operand *o = ops[k];
         a.base[k] = (unsigned char *)o->buf->ptr + o->offset * gan_dtype_size(o->dtype);
-        a.dtype[k] = (int)o->dtype;
+        a.dtype[k] = o->dtype;
         for (int d = 0; d < it->ndim; d++)
             a.stride[k][d] = it->stride[k][d];
     }
@@ -160,14 +121,9 @@ gan_status cuda_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                       const struct gan_shape *shape, const struct gan_operand *x,
                       const struct gan_operand *y)
 {
-    if ((unsigned)op >= GAN_UNARY_OP_COUNT)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "unary: op %d is not a gan_unary_op (0 to %d)", (int)op,
-                              GAN_UNARY_OP_COUNT - 1);
     const struct gan_operand *ops[2] = { x, y };
-    static const char *const names[2] = { "x", "y" };
-    struct cuda_iter it;
-    gan_status st = cuda_iter_plan(be, unary_names[op], shape, 2, ops, names, &it);
+    struct gan_iter it;
+    gan_status st = gan_unary_plan(be->host, "unary", unary_names, op, shape, ops, &it);
     if (st != GAN_OK || it.count == 0)
         return st;
     return ew_launch(be, unary_names[op], 2, (int)op, alpha, &it, ops);
@@ -177,14 +133,9 @@ gan_status cuda_binary(gan_backend *be, enum gan_binary_op op, const struct gan_
                        const struct gan_operand *a, const struct gan_operand *b,
                        const struct gan_operand *y)
 {
-    if ((unsigned)op >= GAN_BINARY_OP_COUNT)
-        return be->host->fail(be->host->ctx, GAN_ERR_INVALID,
-                              "binary: op %d is not a gan_binary_op (0 to %d)", (int)op,
-                              GAN_BINARY_OP_COUNT - 1);
     const struct gan_operand *ops[3] = { a, b, y };
-    static const char *const names[3] = { "a", "b", "y" };
-    struct cuda_iter it;
-    gan_status st = cuda_iter_plan(be, binary_names[op], shape, 3, ops, names, &it);
+    struct gan_iter it;
+    gan_status st = gan_binary_plan(be->host, "binary", binary_names, op, shape, ops, &it);
     if (st != GAN_OK || it.count == 0)
         return st;
     return ew_launch(be, binary_names[op], 3, (int)op, 0.0f, &it, ops);

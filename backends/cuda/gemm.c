@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "../common/gemm_checks.h"
 
 /* Row-major through a column-major library: a row-major matrix is the column-major
  * matrix of its transpose, so C = op(A)·op(B) is computed as Cᵀ = op(B)ᵀ·op(A)ᵀ, that
@@ -24,118 +25,6 @@
  * Edge cases follow the CPU backend: beta = 0 never reads C (cuBLAS promises it; NaN
  * there does not come through); k = 0 or alpha = 0 gives beta·C without reading A or
  * B (done with the element-wise kernel, so no library convention is relied on). */
-
-struct stored {
-    const char *name;             /* "A", "B", "C" */
-    const struct gan_ref *ref;
-    int64_t rows, cols, ld, stride;
-};
-
-/* Elements from an operand's first element to one past its last over all batch
- * entries; -1 when that overflows. 0 when it has no elements. */
-static int64_t stored_extent(const struct stored *s, int64_t batch)
-{
-    if (s->rows == 0 || s->cols == 0)
-        return 0;
-    int64_t last_row, one, across;
-    if (__builtin_mul_overflow(s->rows - 1, s->ld, &last_row) ||
-        __builtin_add_overflow(last_row, s->cols, &one) ||
-        __builtin_mul_overflow(batch - 1, s->stride, &across) ||
-        __builtin_add_overflow(across, one, &one))
-        return -1;
-    return one;
-}
-
-static gan_status check_stored(gan_backend *be, const struct stored *s, int64_t batch,
-                               int used)
-{
-    const struct gan_host *host = be->host;
-    const char *tname = gan_dtype_name(s->ref->dtype);
-    const char lc = (char)(s->name[0] - 'A' + 'a');
-    if (!cuda_is_float(s->ref->dtype))
-        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
-                          "gemm: %s has dtype %s; GEMM takes F32, F16 or BF16 operands: cast "
-                          "it first", s->name, tname ? tname : "(invalid)");
-    int64_t min_ld = s->cols > 1 ? s->cols : 1;
-    if (s->ld < min_ld || s->ld > INT_MAX)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: ld%c = %lld for a stored %lld×%lld %s; it must be at least "
-                          "%lld (the stored row length) and at most %d (cuBLAS's int)", lc,
-                          (long long)s->ld, (long long)s->rows, (long long)s->cols, s->name,
-                          (long long)min_ld, INT_MAX);
-    if (batch > 1 && s->stride < 0)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: stride_%c = %lld is negative; batch entries must follow "
-                          "matrix 0 in memory", lc, (long long)s->stride);
-    int64_t extent = stored_extent(s, batch);
-    if (extent < 0)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: %s (%lld×%lld, ld %lld, batch %lld, stride %lld) spans more "
-                          "elements than fit in 64 bits; check the shape and strides",
-                          s->name, (long long)s->rows, (long long)s->cols, (long long)s->ld,
-                          (long long)batch, (long long)s->stride);
-    if (extent == 0 || !used)
-        return GAN_OK;
-    if (!s->ref->buf)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: %s has no buffer but %lld elements to address; pass a buffer "
-                          "from buffer_alloc", s->name, (long long)extent);
-    size_t have = s->ref->buf->bytes / gan_dtype_size(s->ref->dtype);
-    if (s->ref->offset > have || (uint64_t)extent > have - s->ref->offset)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: %s (stored %lld×%lld %s, ld %lld, batch %lld, stride %lld) "
-                          "needs %lld elements from element offset %zu, but its buffer holds "
-                          "%zu %s elements; fix the shape, strides or offset, or allocate a "
-                          "larger buffer", s->name, (long long)s->rows, (long long)s->cols,
-                          tname, (long long)s->ld, (long long)batch, (long long)s->stride,
-                          (long long)extent, s->ref->offset, have, tname);
-    return GAN_OK;
-}
-
-static gan_status validate(gan_backend *be, const struct gan_gemm *g, struct stored *sa,
-                           struct stored *sb, struct stored *sc)
-{
-    const struct gan_host *host = be->host;
-    if (!g)
-        return host->fail(host->ctx, GAN_ERR_INVALID, "gemm: the descriptor is NULL");
-    if ((g->trans_a != 0 && g->trans_a != 1) || (g->trans_b != 0 && g->trans_b != 1))
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: trans_a = %d, trans_b = %d; each must be 0 or 1",
-                          g->trans_a, g->trans_b);
-    if (g->m < 0 || g->n < 0 || g->k < 0)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: m = %lld, n = %lld, k = %lld; sizes cannot be negative",
-                          (long long)g->m, (long long)g->n, (long long)g->k);
-    if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX)
-        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
-                          "gemm: m = %lld, n = %lld, k = %lld; cuBLAS takes sizes up to %d: "
-                          "split the product", (long long)g->m, (long long)g->n,
-                          (long long)g->k, INT_MAX);
-    if (g->batch < 1 || g->batch > INT_MAX)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: batch = %lld; it must be 1 to %d", (long long)g->batch,
-                          INT_MAX);
-    *sa = (struct stored){ "A", &g->a, g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k,
-                           g->lda, g->stride_a };
-    *sb = (struct stored){ "B", &g->b, g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n,
-                           g->ldb, g->stride_b };
-    *sc = (struct stored){ "C", &g->c, g->m, g->n, g->ldc, g->stride_c };
-    const int out = g->m > 0 && g->n > 0, product = out && g->k > 0;
-    gan_status st = check_stored(be, sa, g->batch, product);
-    if (st == GAN_OK)
-        st = check_stored(be, sb, g->batch, product);
-    if (st == GAN_OK)
-        st = check_stored(be, sc, g->batch, out);
-    if (st != GAN_OK)
-        return st;
-    /* Batch entries writing one C would race on the device. */
-    if (g->batch > 1 && g->stride_c == 0 && out)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "gemm: stride_c = 0 with batch = %lld: every product would write "
-                          "the same C; give each its own C, or sum the inputs first",
-                          (long long)g->batch);
-    return GAN_OK;
-}
 
 static cudaDataType cuda_type(enum gan_dtype t)
 {
@@ -155,7 +44,7 @@ struct operand {
 
 /* The matrices of `s` (batch entries, or one when they all share it) as a strided
  * element-wise view, and a packed view of the same shape in an FP32 area. */
-static void matrix_views(const struct stored *s, int64_t count, struct gan_shape *shape,
+static void matrix_views(const struct gan_gemm_stored *s, int64_t count, struct gan_shape *shape,
                          struct gan_operand *view, struct gan_buffer *area, void *ptr,
                          struct gan_operand *packed)
 {
@@ -188,8 +77,8 @@ static size_t align256(size_t bytes)
 
 gan_status cuda_gemm(gan_backend *be, const struct gan_gemm *g)
 {
-    struct stored sa, sb, sc;
-    gan_status st = validate(be, g, &sa, &sb, &sc);
+    struct gan_gemm_stored sa, sb, sc;
+    gan_status st = gan_gemm_check(be->host, "cuBLAS", INT_MAX, g, &sa, &sb, &sc);
     if (st != GAN_OK)
         return st;
     const int64_t m = g->m, n = g->n, k = g->k, batch = g->batch;

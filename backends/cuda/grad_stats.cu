@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cuda_backend.h"
-#include "convert.cuh"
+#include "../common/convert.h"
 
 /* What is measured is the CPU backend's (backends/cpu/grad_stats.c): the counts look
  * at x as stored; absmax, Σu² and min |u| look at u = |x|·|inv_scale| formed in double
@@ -32,7 +32,7 @@ struct gs_record {
 struct gs_args {
     const unsigned char *x;
     unsigned char *u;                 /* the fused unscaled output, or NULL */
-    int xt, ut;
+    enum gan_dtype xt, ut;
     int64_t n;
     float inv;
     double inv_abs;
@@ -80,15 +80,15 @@ __global__ void gs_blocks(gs_args a)
     gs_record r = gs_empty();
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
-        float xi = dev_load(a.x, a.xt, i);
+        float xi = gan_load(a.x, a.xt, i);
         if (!isfinite(xi)) {
             r.nonfinite++;
             if (a.u)
-                dev_store(a.u, a.ut, i, xi);
+                gan_store(a.u, a.ut, i, xi);
             continue;
         }
         if (a.u)
-            dev_store(a.u, a.ut, i, xi * a.inv);
+            gan_store(a.u, a.ut, i, xi * a.inv);
         float ax = fabsf(xi);
         if (ax == 0.0f) {
             r.zeros++;
@@ -131,10 +131,10 @@ gan_status cuda_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
     if (isnan(inv_scale))
         return host->fail(host->ctx, GAN_ERR_INVALID,
                           "grad_stats: inv_scale is NaN; pass 1 / loss scale");
-    gan_status st = cuda_check_ref(be, "grad_stats", "x", x, n, CUDA_ANY_FLOAT);
+    gan_status st = gan_check_ref(be->host, "grad_stats", "x", x, n, GAN_ANY_FLOAT);
     int fused = unscaled && unscaled->buf;
     if (st == GAN_OK && fused)
-        st = cuda_check_ref(be, "grad_stats", "unscaled", unscaled, n, CUDA_ANY_FLOAT);
+        st = gan_check_ref(be->host, "grad_stats", "unscaled", unscaled, n, GAN_ANY_FLOAT);
     if (st != GAN_OK)
         return st;
     memset(stats, 0, sizeof *stats);
@@ -145,9 +145,9 @@ gan_status cuda_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
     gs_args a;
     memset(&a, 0, sizeof a);
     a.x = cuda_ref_ptr(x);
-    a.xt = (int)x->dtype;
+    a.xt = x->dtype;
     a.u = fused ? cuda_ref_ptr(unscaled) : NULL;
-    a.ut = fused ? (int)unscaled->dtype : (int)GAN_F32;
+    a.ut = fused ? unscaled->dtype : GAN_F32;
     a.n = (int64_t)n;
     a.inv = inv_scale;
     a.inv_abs = fabs((double)inv_scale);

@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "cuda_backend.h"
-#include "convert.cuh"
+#include "../common/convert.h"
+#include "../common/reduce_checks.h"
+#include "../common/reduce_ops.h"
 
-/* Semantics are the CPU backend's (backends/cpu/reduce.c): MAX, MIN and ABS_MAX
- * propagate NaN; an empty reduction gives each op's identity (SUM 0, MEAN NaN, MAX
- * −inf, MIN +inf, SUM_SQUARES 0, ABS_MAX 0); axes = 0 passes each element through the
- * op's transform; MEAN divides the FP32 sum by the count in double and rounds once.
+/* Semantics, and each op's per-element math, are backends/common/reduce_ops.h's, the
+ * functions the CPU backend calls; axes = 0 passes each element through the op's
+ * transform.
  *
  * Work. The outputs (the kept dimensions) times the reduced elements are cut into
  * tasks (output o, split s), each a contiguous range of the reduced index:
@@ -31,14 +32,14 @@
 #define RED_BLOCK_CHUNK 65536   /* most elements one block task covers */
 
 struct red_args {
-    int op;
+    enum gan_reduce_op op;
     int nk, nr;
     int64_t kdim[GAN_MAX_DIMS], kx[GAN_MAX_DIMS], ky[GAN_MAX_DIMS];
     int64_t rdim[GAN_MAX_DIMS], rx[GAN_MAX_DIMS];
     int64_t nout, rcount, splits, chunk;
     const unsigned char *x;       /* element 0 of x's view */
     unsigned char *y;             /* element 0 of y's view */
-    int xt, yt;
+    enum gan_dtype xt, yt;
     float *partial;               /* nout · splits results when splits > 1 */
 };
 
@@ -46,38 +47,6 @@ static const char *const reduce_names[GAN_REDUCE_OP_COUNT] = {
     "reduce(SUM)", "reduce(MEAN)", "reduce(MAX)", "reduce(MIN)", "reduce(SUM_SQUARES)",
     "reduce(ABS_MAX)"
 };
-
-__device__ __forceinline__ float red_identity(int op)
-{
-    return op == GAN_REDUCE_MAX ? -INFINITY : op == GAN_REDUCE_MIN ? INFINITY : 0.0f;
-}
-
-/* Merges two partial results; MAX and MIN keep a NaN from either side. */
-__device__ __forceinline__ float red_combine(int op, float a, float b)
-{
-    switch (op) {
-    case GAN_REDUCE_MAX:
-    case GAN_REDUCE_ABS_MAX: return (b > a || b != b) ? b : a;
-    case GAN_REDUCE_MIN: return (b < a || b != b) ? b : a;
-    default: return a + b;
-    }
-}
-
-__device__ __forceinline__ float red_transform(int op, float v)
-{
-    switch (op) {
-    case GAN_REDUCE_SUM_SQUARES: return v * v;
-    case GAN_REDUCE_ABS_MAX: return fabsf(v);
-    default: return v;
-    }
-}
-
-__device__ __forceinline__ float red_finish(int op, float acc, int64_t count)
-{
-    if (op == GAN_REDUCE_MEAN)
-        return count ? (float)((double)acc / (double)count) : NAN;
-    return acc;
-}
 
 /* x and y offsets of output o (row-major over the kept dimensions). */
 __device__ __forceinline__ void out_offsets(const red_args &a, int64_t o, int64_t *xo,
@@ -117,7 +86,7 @@ __device__ __forceinline__ void red_deliver(const red_args &a, int64_t o, int64_
                                             float acc)
 {
     if (a.splits == 1)
-        dev_store(a.y, a.yt, yo, red_finish(a.op, acc, a.rcount));
+        gan_store(a.y, a.yt, yo, gan_red_finish(a.op, acc, a.rcount));
     else
         a.partial[o * a.splits + s] = acc;
 }
@@ -131,10 +100,10 @@ __global__ void red_thread_tasks(red_args a)
         int64_t s = t / a.nout, o = t % a.nout, xo, yo;
         out_offsets(a, o, &xo, &yo);
         int64_t lo = s * a.chunk, hi = lo + a.chunk < a.rcount ? lo + a.chunk : a.rcount;
-        float acc = red_identity(a.op);
+        float acc = gan_red_identity(a.op);
         for (int64_t r = lo; r < hi; r++)
-            acc = red_combine(a.op, acc,
-                              red_transform(a.op, dev_load(a.x, a.xt, xo + red_offset(a, r))));
+            acc = gan_red_combine(
+                a.op, acc, gan_red_transform(a.op, gan_load(a.x, a.xt, xo + red_offset(a, r))));
         red_deliver(a, o, s, yo, acc);
     }
 }
@@ -150,15 +119,15 @@ __global__ void red_block_tasks(red_args a)
         int64_t o = t / a.splits, s = t % a.splits, xo, yo;
         out_offsets(a, o, &xo, &yo);
         int64_t lo = s * a.chunk, hi = lo + a.chunk < a.rcount ? lo + a.chunk : a.rcount;
-        float acc = red_identity(a.op);
+        float acc = gan_red_identity(a.op);
         for (int64_t r = lo + tid; r < hi; r += CUDA_THREADS)
-            acc = red_combine(a.op, acc,
-                              red_transform(a.op, dev_load(a.x, a.xt, xo + red_offset(a, r))));
+            acc = gan_red_combine(
+                a.op, acc, gan_red_transform(a.op, gan_load(a.x, a.xt, xo + red_offset(a, r))));
         sh[tid] = acc;
         __syncthreads();
         for (unsigned w = CUDA_THREADS / 2; w > 0; w >>= 1) {
             if (tid < w)
-                sh[tid] = red_combine(a.op, sh[tid], sh[tid + w]);
+                sh[tid] = gan_red_combine(a.op, sh[tid], sh[tid + w]);
             __syncthreads();
         }
         if (tid == 0)
@@ -177,38 +146,9 @@ __global__ void red_finish_partials(red_args a)
         const float *p = a.partial + o * a.splits;
         float acc = p[0];
         for (int64_t s = 1; s < a.splits; s++)
-            acc = red_combine(a.op, acc, p[s]);
-        dev_store(a.y, a.yt, yo, red_finish(a.op, acc, a.rcount));
+            acc = gan_red_combine(a.op, acc, p[s]);
+        gan_store(a.y, a.yt, yo, gan_red_finish(a.op, acc, a.rcount));
     }
-}
-
-/* The dimensions of one group (reduced or kept), size-1 ones dropped and neighbours
- * merged where the strides of x (and, for the kept group, of y) chain. Row-major. */
-static int plan_group(const struct gan_shape *s, uint32_t axes, int reduced,
-                      const struct gan_operand *x, const struct gan_operand *y,
-                      int64_t *dim, int64_t *xs, int64_t *ys)
-{
-    int64_t d0[GAN_MAX_DIMS], x0[GAN_MAX_DIMS], y0[GAN_MAX_DIMS];
-    int n = 0;
-    for (int d = s->ndim - 1; d >= 0; d--) {
-        if ((int)((axes >> d) & 1u) != reduced || s->dim[d] == 1)
-            continue;
-        if (n > 0 && x->stride[d] == x0[n - 1] * d0[n - 1] &&
-            (reduced || y->stride[d] == y0[n - 1] * d0[n - 1])) {
-            d0[n - 1] *= s->dim[d];
-            continue;
-        }
-        d0[n] = s->dim[d];
-        x0[n] = x->stride[d];
-        y0[n] = reduced ? 0 : y->stride[d];
-        n++;
-    }
-    for (int i = 0; i < n; i++) {
-        dim[i] = d0[n - 1 - i];
-        xs[i] = x0[n - 1 - i];
-        ys[i] = y0[n - 1 - i];
-    }
-    return n;
 }
 
 static int64_t ceil_div(int64_t a, int64_t b)
@@ -236,51 +176,26 @@ gan_status cuda_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_
                           "reduce: op %d is not a gan_reduce_op (0 to %d)", (int)op,
                           GAN_REDUCE_OP_COUNT - 1);
     const char *fn = reduce_names[op];
-    gan_status st = cuda_check_shape(be, fn, shape, NULL);
+    int64_t rcount = 0, kcount = 0;
+    gan_status st = gan_reduce_check(host, fn, shape, x, axes, y, &rcount, &kcount);
     if (st != GAN_OK)
-        return st;
-    if (shape->ndim < 32 && (axes >> shape->ndim) != 0)
-        return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "%s: axes 0x%x names a dimension beyond the shape's %d: bit d "
-                          "selects dimension d, 0 to ndim − 1", fn, (unsigned)axes,
-                          shape->ndim);
-    if ((st = cuda_check_operand(be, fn, "x", shape, x)) != GAN_OK)
-        return st;
-    /* y covers the kept dimensions only; a reduced dimension must not move it. */
-    struct gan_shape yshape = *shape;
-    int64_t rcount = 1, kcount = 1;
-    for (int d = 0; d < shape->ndim; d++) {
-        if (!((axes >> d) & 1u)) {
-            kcount *= shape->dim[d];
-            continue;
-        }
-        rcount *= shape->dim[d];
-        yshape.dim[d] = 1;
-        if (y && shape->dim[d] > 1 && y->stride[d] != 0)
-            return host->fail(host->ctx, GAN_ERR_INVALID,
-                              "%s: y has stride %lld on reduced dimension %d; describe y "
-                              "over x's shape with stride 0 on every reduced dimension",
-                              fn, (long long)y->stride[d], d);
-    }
-    if ((st = cuda_check_operand(be, fn, "y", &yshape, y)) != GAN_OK)
         return st;
     if (kcount == 0)
         return GAN_OK; /* no outputs */
 
     red_args a;
     memset(&a, 0, sizeof a);
-    a.op = (int)op;
+    a.op = op;
     a.nout = kcount;
     a.rcount = rcount;
-    a.nk = plan_group(shape, axes, 0, x, y, a.kdim, a.kx, a.ky);
-    int64_t no_y[GAN_MAX_DIMS];
-    a.nr = rcount ? plan_group(shape, axes, 1, x, y, a.rdim, a.rx, no_y) : 0;
+    a.nk = gan_reduce_group(shape, axes, 0, x, y, a.kdim, a.kx, a.ky);
+    a.nr = rcount ? gan_reduce_group(shape, axes, 1, x, y, a.rdim, a.rx, NULL) : 0;
     /* x needs no buffer when nothing is reduced from it (an empty reduced dimension) */
     a.x = x->buf ? (const unsigned char *)x->buf->ptr + x->offset * gan_dtype_size(x->dtype)
                  : NULL;
     a.y = (unsigned char *)y->buf->ptr + y->offset * gan_dtype_size(y->dtype);
-    a.xt = (int)x->dtype;
-    a.yt = (int)y->dtype;
+    a.xt = x->dtype;
+    a.yt = y->dtype;
 
     int thread_tasks = rcount <= 32 ||
                        (a.nk > 0 && (a.kx[a.nk - 1] == 1 || a.kx[a.nk - 1] == -1));
