@@ -7,7 +7,7 @@
 # 64 × 64 and 28 × 28 grey train too; an empty folder and a bad channel count are refused.
 
 . "$(dirname "$0")/test_lib.sh"
-MAKE_FOLDER=${MAKE_FOLDER:-./tests/make-image-folder}
+MAKE_FOLDER=${MAKE_FOLDER:-./tests/lib/make-image-folder}
 srcdir=${srcdir:-.}
 
 test_begin folder

@@ -3,7 +3,7 @@
 # run_leftovers.sh — the temporary files a killed ganctl leaves in a run folder (a partial
 # checkpoint, a half-written picture or table) are removed when a run starts or resumes
 # there, and only those: a file of another name stays. The names themselves are checked
-# by tests/check_run_guard (hidden, and recognised as leftovers).
+# by tests/unit/check_run_guard (hidden, and recognised as leftovers).
 
 . "$(dirname "$0")/test_lib.sh"
 test_begin leftovers

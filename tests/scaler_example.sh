@@ -8,7 +8,7 @@
 # ganctl.pc into a private prefix under the build tree; under make installcheck
 # (GAN_EXAMPLE_INSTALLED=1) it uses the real installation, and also lists the module
 # with the installed ganctl. check_scalers then holds the module to the checks every
-# shipped scaler passes (tests/check_scalers.c, test_conformance).
+# shipped scaler passes (tests/unit/check_scalers.c, test_conformance).
 
 MAKE='@MAKE@'
 PKG_CONFIG='@PKG_CONFIG@'
@@ -72,7 +72,7 @@ if command -v nm >/dev/null 2>&1; then
 fi
 
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    "$builddir/tests/check_scalers" "$module" || fail "check_scalers $module"
+    "$builddir/tests/unit/check_scalers" "$module" || fail "check_scalers $module"
 echo "ok: the module loads through its descriptor and passes the scaler checks"
 
 if [ -n "${GAN_EXAMPLE_INSTALLED:-}" ] && [ -x '@bindir@/ganctl' ]; then

@@ -132,10 +132,10 @@ if command -v nm >/dev/null 2>&1; then
     exported=$(nm -D --defined-only "$module" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }')
     check "it exports only ganctl_plugin_descriptor" test "$exported" = ganctl_plugin_descriptor
 fi
-if [ -x "$builddir/tests/check_scalers" ]; then
+if [ -x "$builddir/tests/unit/check_scalers" ]; then
     check "it passes the checks every scaler is held to" \
         env LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-        "$builddir/tests/check_scalers" "$module"
+        "$builddir/tests/unit/check_scalers" "$module"
 fi
 
 # ------------------------------------------------------------------ ganctl with it

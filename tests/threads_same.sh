@@ -18,7 +18,7 @@ test_begin threads
 
 # 512 wide: weights of 262,144 elements, whose gradient statistics are split, and Adam
 # over each network's 265,000 parameters; the element-wise ops on the 131,072-element
-# activations stay on one thread (tests/check_threads splits larger ones).
+# activations stay on one thread (tests/unit/check_threads splits larger ones).
 base="-s generator.model.width=512 -s generator.model.depth=2 -s critic.model.width=512
       -s critic.model.depth=2 -s data.batch_size=256 -s critic.iterations=2
       -s run.iterations=8 -s run.log_every=1 -s run.eval_every=4 -s run.image_every=0
