@@ -96,7 +96,7 @@ mkdir -p "$out/check-logs"
 cp "$build"/tests/*.log "$out/check-logs/" 2>/dev/null
 
 # ------------------------------------------------------------------ parity and benchmark
-step parity 120 "$src/tests/parity.sh" -o "$out/parity-runs" "$build/cli/ganctl" "$P" cpu cuda
+step parity 120 "$src/tests/e2e/parity.sh" -o "$out/parity-runs" "$build/cli/ganctl" "$P" cpu cuda
 [ -f "$out/parity.log" ] && grep -A3 '^--- summary' "$out/parity.log" | sed 's/^/  /' >>"$summary"
 step gpu-bench 90 "$src/bench/gpu.sh" -n 300 -w 50 -o "$out/bench-runs" "$build/cli/ganctl" "$P"
 [ -f "$out/gpu-bench.log" ] && sed -n '/^config /,$p' "$out/gpu-bench.log" | sed 's/^/  /' >>"$summary"

@@ -13,7 +13,7 @@
 # AVX-512 CPU it does not, and there the whole run, OpenBLAS on two threads too, is
 # compared as well.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 test_begin threads
 
 # 512 wide: weights of 262,144 elements, whose gradient statistics are split, and Adam

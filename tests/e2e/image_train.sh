@@ -3,7 +3,7 @@
 # image_train.sh — training on Fashion-MNIST with the dcgan pair, end to end on a tiny width:
 # the run folder's grids and image columns, a resume that continues bit-identically, FP16.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 srcdir=${srcdir:-.}
 
 test_begin images

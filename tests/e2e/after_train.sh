@@ -5,7 +5,7 @@
 # final metrics, and nothing in the folder written), ganctl plot and the run's curves.png,
 # and the refusals; for a toy run and, with the Debian data set, a Fashion-MNIST run.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 srcdir=${srcdir:-.}
 
 test_begin after

@@ -3,8 +3,8 @@
 # scaler_manpage.sh — the scaler printed in ganctl-scaler(7), taken from the man source, built
 # with the page's own build line against an installed ganctl, loaded and trained with.
 #
-# The build turns this template into tests/scaler-manpage (scalers.am fills in the @...@
-# values). Like tests/scaler_example.sh it installs this build's headers, libganctl and
+# The build turns this template into tests/e2e/scaler-manpage (scalers.am fills in the @...@
+# values). Like tests/e2e/scaler_example.sh it installs this build's headers, libganctl and
 # ganctl.pc into a private prefix under the build tree, so that the page's build line,
 # `pkg-config --cflags --libs ganctl`, runs as a reader's would. It then checks what the
 # page says: the module lists with its setting, a run's metrics.csv shows the scale it
@@ -17,7 +17,7 @@ CC='@CC@'
 builddir='@abs_top_builddir@'
 srcdir='@abs_top_srcdir@'
 page="$srcdir/man/ganctl-scaler.7"
-work="$builddir/tests/scaler-manpage.d"
+work="$builddir/tests/e2e/scaler-manpage.d"
 GANCTL=${GANCTL:-$builddir/cli/ganctl}
 GANCTL_CONFIG=/dev/null
 export GANCTL_CONFIG

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""mpi_compare.py - what tests/mpi.sh compares between a data-parallel run and one
+"""mpi_compare.py - what tests/e2e/mpi.sh compares between a data-parallel run and one
 process: two metrics.csv files cell by cell, or two checkpoints tensor by tensor.
 
   mpi_compare.py csv A B TOL EXACT_COLUMNS...

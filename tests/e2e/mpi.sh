@@ -17,7 +17,7 @@
 # 30 iterations; allowed 5e-2), while the scaler's decisions (scale, skips, overflow
 # kinds) must be the same.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 test_begin mpi
 if [ -z "$GAN_MPIRUN" ]; then
     echo "SKIP: ganctl was built without MPI (configure --with-mpi)"

@@ -5,7 +5,7 @@
 # there, and only those: a file of another name stays. The names themselves are checked
 # by tests/unit/check_run_guard (hidden, and recognised as leftovers).
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 test_begin leftovers
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2

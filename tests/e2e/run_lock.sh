@@ -5,7 +5,7 @@
 # it, is refused with one line naming that pid and leaves the folder to it; once the
 # first has stopped, the folder is free again and holds no lock file.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 test_begin lock
 first=
 # The first process, if still training, goes with the scratch folder.

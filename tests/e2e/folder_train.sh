@@ -6,7 +6,7 @@
 # sample grids of the configured shape and pixel-only metrics, and resumes bit-identically;
 # 64 × 64 and 28 × 28 grey train too; an empty folder and a bad channel count are refused.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 MAKE_FOLDER=${MAKE_FOLDER:-./tests/lib/make-image-folder}
 srcdir=${srcdir:-.}
 

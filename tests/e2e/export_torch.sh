@@ -5,7 +5,7 @@
 # of a Fashion-MNIST run), and the torch module maps the z of a `ganctl sample` to the
 # same samples. Skipped without /usr/bin/python3 and torch.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 srcdir=${srcdir:-.}
 PYTHON=${GANCTL_TEST_TORCH_PYTHON:-/usr/bin/python3}
 page="$srcdir/man/ganctl.1.in"

@@ -7,7 +7,7 @@
 # since the last evaluation, and run.diverged_skip_fraction moves the threshold; a
 # dynamic scaler's calibration skips are not held against it; healthy runs still exit 0.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 test_begin diverged
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2

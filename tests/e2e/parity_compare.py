@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # parity_compare.py — compares two ganctl run folders of the same training on two backends:
 # metrics.csv column by column and the final checkpoints tensor by tensor, within stated tolerances.
-"""Compare two ganctl runs of one training (tests/parity.sh runs them).
+"""Compare two ganctl runs of one training (tests/e2e/parity.sh runs them).
 
     parity_compare.py [--tolerances fp32|fp16|exact] [--lockstep N] [--window W] RUN_A RUN_B
 
@@ -42,7 +42,7 @@ QUALITY_COLUMNS = {"modes_covered", "high_quality_pct", "sliced_w1"}
 # move by the full learning rate. Measured on the CPU with two OpenBLAS kernels
 # (SkylakeX against Haswell, the same ganctl otherwise; bench/README.md): at the
 # demo's lr 1e-3 a 1e-5 relative difference at iteration 10 is O(1) by iteration
-# 20; at the paper's lr 1e-4 (tests/parity.sh's default) the runs stay close in
+# 20; at the paper's lr 1e-4 (tests/e2e/parity.sh's default) the runs stay close in
 # aggregate, losses within a few per cent, weights within about 1% (relative L2)
 # after 150 iterations, while single rows of noisy columns (the generator's
 # gradient norm) differ by up to 30%. So a comparison has three parts:

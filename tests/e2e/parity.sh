@@ -3,7 +3,7 @@
 # parity.sh — trains the same short WGAN-GP toy on two backends (fixed seed, FP32, then FP16 O2
 # with the underflow-aware scaler) and compares metrics.csv and the final checkpoints.
 #
-#   tests/parity.sh [options] [GANCTL PLUGIN_PATH [BACKEND_A [BACKEND_B]]]
+#   tests/e2e/parity.sh [options] [GANCTL PLUGIN_PATH [BACKEND_A [BACKEND_B]]]
 # Exit status: 0 the same within the tolerances, 1 different, 77 BACKEND_B has no usable
 # device (automake's SKIP), 2 usage, 99 a run or the comparison could not be made.
 
@@ -11,9 +11,9 @@ set -u
 
 usage() {
     cat <<'EOF'
-usage: tests/parity.sh [options] [GANCTL PLUGIN_PATH [BACKEND_A [BACKEND_B]]]
+usage: tests/e2e/parity.sh [options] [GANCTL PLUGIN_PATH [BACKEND_A [BACKEND_B]]]
   Trains the toy twice per precision, once on each backend, with the same seed, and
-  compares the runs with tests/parity_compare.py: the first iterations row by row,
+  compares the runs with tests/e2e/parity_compare.py: the first iterations row by row,
   window means of every metrics.csv column, each network's final parameters, and the
   RNG and data positions and scaler counters of the checkpoints exactly.
   GANCTL       the ganctl program (default: $GANCTL, else ganctl)
@@ -129,7 +129,7 @@ probe "$backend_a"
 
 # ------------------------------------------------------------------ the runs
 # The paper's learning rate: at the demo's 1e-3 the training is chaotic enough that two
-# GEMM kernels' last-bit differences are O(1) within 20 iterations (tests/parity_compare.py).
+# GEMM kernels' last-bit differences are O(1) within 20 iterations (tests/e2e/parity_compare.py).
 common=(-s run.seed=1 -s run.iterations="$iterations" -s run.log_every=1 -s run.eval_every=0
     -s run.image_every=0 -s run.checkpoint_every=0 -s run.metrics_time=false
     -s generator.optimizer.lr=1e-4 -s critic.optimizer.lr=1e-4)

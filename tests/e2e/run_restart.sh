@@ -6,7 +6,7 @@
 # makes; a new run into the folder is still refused, and a folder without any run is
 # still no run to resume.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 test_begin restart
 
 tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2

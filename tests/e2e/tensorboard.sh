@@ -6,7 +6,7 @@
 # makes the reader drop what the first holds past the checkpoint; and no event file
 # without the setting. Skipped (77) without a python3 that can import tensorboard.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 srcdir=${srcdir:-.}
 pid=
 
@@ -28,7 +28,7 @@ tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=
       -s critic.iterations=2 -s run.log_every=5 -s run.eval_every=10 -s run.image_every=0"
 
 events_match() {
-    "$python" "$srcdir/tests/tensorboard_check.py" "$@" >"$work/out" 2>"$work/err"
+    "$python" "$srcdir/tests/e2e/tensorboard_check.py" "$@" >"$work/out" 2>"$work/err"
 }
 
 # --------------------------------------------------------------- a run, FP16 with a scaler

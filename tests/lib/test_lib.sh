@@ -2,7 +2,7 @@
 # test_lib.sh — what the shell tests share: the program, a scratch folder, and counted
 # checks. Sourced, not run.
 #
-#   . "$(dirname "$0")/test_lib.sh"; test_begin NAME; ...; test_end
+#   . "$(dirname "$0")/../lib/test_lib.sh"; test_begin NAME; ...; test_end
 #
 # A test may redefine fail_details (what a failed check prints) or check_passed (what a
 # passed one prints after its "ok" line) after sourcing; with check_output set, check

@@ -7,7 +7,7 @@
 # resumed one may not change it.
 
 srcdir=${srcdir:-.}
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 test_begin foreign
 command -v cksum >/dev/null 2>&1 || { echo "skip: cksum is not installed"; exit 77; }
 

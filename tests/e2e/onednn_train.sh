@@ -5,7 +5,7 @@
 # describe line naming the path, FP32 products staying with OpenBLAS under "auto", and the
 # setting's errors. Skips (77) when the build has no oneDNN or the CPU no BF16 dot product.
 
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/../lib/test_lib.sh"
 srcdir=${srcdir:-.}
 test_begin onednn
 XDG_CACHE_HOME=${GANCTL_TEST_CACHE:-$PWD/tests/image-train-cache}

@@ -3,7 +3,7 @@
 # scaler_example.sh — builds examples/scaler-clamp with its own Makefile against an
 # installed ganctl, as a third party would, and loads it through its descriptor.
 #
-# The build turns this template into tests/scaler-example (scalers.am fills in the
+# The build turns this template into tests/e2e/scaler-example (scalers.am fills in the
 # @...@ values). Under make check it first installs this build's headers, libganctl and
 # ganctl.pc into a private prefix under the build tree; under make installcheck
 # (GAN_EXAMPLE_INSTALLED=1) it uses the real installation, and also lists the module
@@ -15,7 +15,7 @@ PKG_CONFIG='@PKG_CONFIG@'
 CC='@CC@'
 builddir='@abs_top_builddir@'
 srcdir='@abs_top_srcdir@'
-work="$builddir/tests/scaler-example.d"
+work="$builddir/tests/e2e/scaler-example.d"
 
 fail() {
     echo "FAIL: $*"
