@@ -3,7 +3,7 @@
 # amp_plots.py — draws bench/amp-matrix's figures: for each configuration, both networks'
 # loss scale and gradient underflow fraction over iterations, one line per seed.
 #
-#   python3 bench/amp_plots.py OUT_DIR [ROW ...]
+#   python3 bench/lib/amp_plots.py OUT_DIR [ROW ...]
 # reads OUT_DIR/series.csv (written by bench/amp-matrix) and writes OUT_DIR/ROW.png.
 # Needs matplotlib (Debian: python3-matplotlib); amp-matrix runs it only when it imports.
 

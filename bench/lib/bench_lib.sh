@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2034 # the variables it sets are the sourcing script's
-# bench/bench_lib.sh — sourced by bench/toy.sh, bf16.sh, images.sh and gpu.sh: the
+# bench/lib/bench_lib.sh — sourced by bench/toy.sh, bf16.sh, images.sh and gpu.sh: the
 # command line they share, so that the same option means the same thing in each.
 #
 # The sourcing script defines usage and, before parsing, the defaults of the variables
@@ -64,5 +64,5 @@ bench_work() {
 bench_load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null; }
 
 # get KEY: KEY's value in $work/config.flat, the settings in force flattened by
-# bench/flat_config.awk.
+# bench/lib/flat_config.awk.
 get() { awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$work/config.flat"; }

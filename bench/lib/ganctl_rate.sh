@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
-# bench/ganctl_rate.sh — sourced by bench/bf16.sh and bench/images.sh: one timed ganctl
+# bench/lib/ganctl_rate.sh — sourced by bench/bf16.sh and bench/images.sh: one timed ganctl
 # run and the ratio of two rates, the same in both so that their figures compare.
 #
 # The sourcing script sets: ganctl (the program), run_args (its settings, an array),
-# iterations, warmup and work (a folder for the runs), and has sourced bench/bench_lib.sh
+# iterations, warmup and work (a folder for the runs), and has sourced bench/lib/bench_lib.sh
 # for die.
 
 # ganctl_rate NAME [settings...]: one run in $work/NAME; prints its iterations per second
