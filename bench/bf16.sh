@@ -27,8 +27,8 @@ EOF
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=bench/bench_lib.sh
-. "$here/bench_lib.sh"
+# shellcheck source=bench/lib/bench_lib.sh
+. "$here/lib/bench_lib.sh"
 
 config=
 sets=()
@@ -58,8 +58,8 @@ run_args=("${sets[@]}" -s backend.threads="$threads")
 [ -z "$config" ] || run_args=(-c "$config" "${run_args[@]}")
 
 load_before=$(bench_load)
-# shellcheck source=bench/ganctl_rate.sh
-. "$here/ganctl_rate.sh"
+# shellcheck source=bench/lib/ganctl_rate.sh
+. "$here/lib/ganctl_rate.sh"
 fp32=$(ganctl_rate fp32 -s backend.gemm="$gemm" --precision fp32)
 bf16=$(ganctl_rate bf16 -s backend.gemm="$gemm" --precision bf16 -s precision.level=O2)
 staged=$(ganctl_rate bf16-openblas -s backend.gemm=openblas --precision bf16 -s precision.level=O2)

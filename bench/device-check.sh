@@ -85,10 +85,10 @@ note "  $(grep '^backend cuda' "$out/cuda-version.txt")"
 # ------------------------------------------------------------------ make check
 # check_backend_cuda must run, not SKIP: on this machine a skip is a failure.
 step check 150 make -j"$jobs" check
-cuda_result=$(grep -h '^[A-Z]*: tests/check_backend_cuda$' "$build/test-suite.log" "$out/check.log" 2>/dev/null | head -n 1)
+cuda_result=$(grep -h '^[A-Z]*: tests/unit/check_backend_cuda$' "$build/test-suite.log" "$out/check.log" 2>/dev/null | head -n 1)
 case $cuda_result in
-PASS:*) note "PASS     check_backend_cuda ran: $(tail -n 1 "$build/tests/check_backend_cuda.log" 2>/dev/null)" ;;
-*) note "FAIL     check_backend_cuda did not pass: ${cuda_result:-no result}; $(tail -n 1 "$build/tests/check_backend_cuda.log" 2>/dev/null)"
+PASS:*) note "PASS     check_backend_cuda ran: $(tail -n 1 "$build/tests/unit/check_backend_cuda.log" 2>/dev/null)" ;;
+*) note "FAIL     check_backend_cuda did not pass: ${cuda_result:-no result}; $(tail -n 1 "$build/tests/unit/check_backend_cuda.log" 2>/dev/null)"
    failed=1 ;;
 esac
 cp "$build/test-suite.log" "$out/test-suite.log" 2>/dev/null
@@ -96,7 +96,7 @@ mkdir -p "$out/check-logs"
 cp "$build"/tests/*.log "$out/check-logs/" 2>/dev/null
 
 # ------------------------------------------------------------------ parity and benchmark
-step parity 120 "$src/tests/parity.sh" -o "$out/parity-runs" "$build/cli/ganctl" "$P" cpu cuda
+step parity 120 "$src/tests/e2e/parity.sh" -o "$out/parity-runs" "$build/cli/ganctl" "$P" cpu cuda
 [ -f "$out/parity.log" ] && grep -A3 '^--- summary' "$out/parity.log" | sed 's/^/  /' >>"$summary"
 step gpu-bench 90 "$src/bench/gpu.sh" -n 300 -w 50 -o "$out/bench-runs" "$build/cli/ganctl" "$P"
 [ -f "$out/gpu-bench.log" ] && sed -n '/^config /,$p' "$out/gpu-bench.log" | sed 's/^/  /' >>"$summary"

@@ -23,7 +23,7 @@ options:
   -s KEY=VALUE   a setting for every run, e.g. -s backend.vector=portable; repeatable
   --image-conf F the image configuration (default etc/fashion-mnist.conf beside this
                  script, timed only when it exists)
-  --no-torch     do not run bench/torch_toy.py
+  --no-torch     do not run bench/reference/torch_toy.py
   --python PY    the Python with torch (default: the first of $PYTHON, python3 that imports it)
   -o DIR         keep the runs in DIR (default: a temporary folder, removed)
 Exit status: 0 every run finished, 1 a run failed, 2 usage, 3 BACKEND has no usable device.
@@ -31,8 +31,8 @@ EOF
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=bench/bench_lib.sh
-. "$here/bench_lib.sh"
+# shellcheck source=bench/lib/bench_lib.sh
+. "$here/lib/bench_lib.sh"
 
 backend=cuda
 iterations=500
@@ -127,7 +127,7 @@ for cfg in "${configs[@]}"; do
     # Real samples each iteration shows the critic: data.batch_size × critic.iterations
     # (the "images shown to the discriminator" count that image GAN papers report).
     shown[$cfg]=$("$ganctl" "${cargs[@]}" "${bargs[@]}" --print-config 2>/dev/null |
-        awk -f "$here/flat_config.awk" | awk -F= '
+        awk -f "$here/lib/flat_config.awk" | awk -F= '
             $1 == "data.batch_size" { b = $2 } $1 == "critic.iterations" { c = $2 }
             END { if (b && c) print b * c }')
 done
@@ -151,7 +151,7 @@ else
     else
         # The toy's settings in force (ganctl's defaults, the demo), flattened to KEY=VALUE.
         "$ganctl" "${bargs[@]}" --print-config 2>/dev/null |
-            awk -f "$here/flat_config.awk" >"$work/config.flat"
+            awk -f "$here/lib/flat_config.awk" >"$work/config.flat"
         targs=(--device "$device" --data "$(get data.name)" --batch "$(get data.batch_size)"
             --z-dim "$(get generator.z_dim)"
             --g-width "$(get generator.model.width)" --g-depth "$(get generator.model.depth)"
@@ -161,8 +161,8 @@ else
             --lr-decay "$(get generator.optimizer.lr_decay)"
             --n-critic "$(get critic.iterations)" --iterations "$iterations" --warmup "$warmup"
             --threads "$threads" --no-eval --summary "$work/torch.summary")
-        echo "$python $here/torch_toy.py ${targs[*]}" >"$work/torch.cmd"
-        if "$python" "$here/torch_toy.py" "${targs[@]}" >"$work/torch.out" 2>&1; then
+        echo "$python $here/reference/torch_toy.py ${targs[*]}" >"$work/torch.cmd"
+        if "$python" "$here/reference/torch_toy.py" "${targs[@]}" >"$work/torch.out" 2>&1; then
             torch_rate=$(sed -n 's/^it_per_s=//p' "$work/torch.summary")
             torch_dev=$(sed -n 's/^device=//p' "$work/torch.summary")
             torch_ver=$(sed -n 's/^torch_version=//p' "$work/torch.summary")

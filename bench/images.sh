@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # images.sh — times the image configuration (etc/fashion-mnist.conf, the dcgan pair) in
 # ganctl FP32, ganctl BF16 O2 and the same networks and step in PyTorch
-# (bench/torch_dcgan.py), one after the other in one invocation, and prints the ratios.
+# (bench/reference/torch_dcgan.py), one after the other in one invocation, and prints the ratios.
 #
 #   bench/images.sh [options] GANCTL PLUGIN_PATH
 # See bench/README.md for the measurements.
@@ -28,7 +28,7 @@ options:
   -w W           untimed warm-up iterations, part of N (default 3)
   -t T           threads, the same in every program (default 1)
   --gemm PATH    backend.gemm of the FP32 and BF16 runs (default auto)
-  --python PY    the Python to run bench/torch_dcgan.py with (default: the first of
+  --python PY    the Python to run bench/reference/torch_dcgan.py with (default: the first of
                  $PYTHON, python3, /usr/bin/python3 that imports torch)
   --torch-bf16   also time PyTorch under BF16 autocast
   --no-torch     time ganctl alone
@@ -37,8 +37,8 @@ EOF
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=bench/bench_lib.sh
-. "$here/bench_lib.sh"
+# shellcheck source=bench/lib/bench_lib.sh
+. "$here/lib/bench_lib.sh"
 
 config=$here/../etc/fashion-mnist.conf
 sets=()
@@ -74,7 +74,7 @@ bench_work images-bench
 run_args=(-c "$config" "${sets[@]}" -s backend.threads="$threads")
 "$ganctl" "${run_args[@]}" --print-config >"$work/config.conf" 2>"$work/config.err" ||
     die "ganctl --print-config failed: $(cat "$work/config.err")"
-awk -f "$here/flat_config.awk" "$work/config.conf" >"$work/config.flat"
+awk -f "$here/lib/flat_config.awk" "$work/config.conf" >"$work/config.flat"
 [ "$(get generator.model.name)" = dcgan ] && [ "$(get critic.model.name)" = dcgan ] ||
     die "both networks must be the dcgan model"
 [ "$(get data.name)" = fashion-mnist ] || die "the image benchmark trains fashion-mnist"
@@ -85,8 +85,8 @@ depth=$(get critic.model.depth)
 
 load_before=$(bench_load)
 
-# shellcheck source=bench/ganctl_rate.sh
-. "$here/ganctl_rate.sh"
+# shellcheck source=bench/lib/ganctl_rate.sh
+. "$here/lib/ganctl_rate.sh"
 
 fp32=$(ganctl_rate fp32 -s backend.gemm="$gemm" --precision fp32)
 bf16=$(ganctl_rate bf16 -s backend.gemm="$gemm" --precision bf16 -s precision.level=O2)
@@ -112,8 +112,8 @@ else
             --lr-decay "$(get critic.optimizer.lr_decay)" --n-critic "$n_critic"
             --iterations "$iterations" --warmup "$warmup" --seed "$(get run.seed)"
             --threads "$threads")
-        echo "$python $here/torch_dcgan.py ${torch_args[*]}" >"$work/torch.cmd"
-        if "$python" "$here/torch_dcgan.py" "${torch_args[@]}" --summary "$work/torch.summary" \
+        echo "$python $here/reference/torch_dcgan.py ${torch_args[*]}" >"$work/torch.cmd"
+        if "$python" "$here/reference/torch_dcgan.py" "${torch_args[@]}" --summary "$work/torch.summary" \
             >"$work/torch.out" 2>&1; then
             t_rate=$(sed -n 's/^it_per_s=//p' "$work/torch.summary")
             t_version=$(sed -n 's/^torch_version=//p' "$work/torch.summary")
@@ -121,7 +121,7 @@ else
             torch_why="failed: $(tail -n 2 "$work/torch.out")"
         fi
         if [ $torch_bf16 -eq 1 ] && [ -n "$t_rate" ] &&
-            "$python" "$here/torch_dcgan.py" "${torch_args[@]}" --autocast bf16 \
+            "$python" "$here/reference/torch_dcgan.py" "${torch_args[@]}" --autocast bf16 \
                 --summary "$work/torch-bf16.summary" >"$work/torch-bf16.out" 2>&1; then
             t_bf16=$(sed -n 's/^it_per_s=//p' "$work/torch-bf16.summary")
         fi

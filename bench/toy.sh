@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # toy.sh — times N iterations of ganctl's WGAN-GP toy training, the same model and step in
-# PyTorch (bench/torch_toy.py) and the GEMM limit (bench/sgemm), all in one invocation.
+# PyTorch (bench/reference/torch_toy.py) and the GEMM limit (bench/sgemm), all in one invocation.
 #
 # Builds nothing: give it a built or installed ganctl and the folders of its plugins.
 #   bench/toy.sh [options] GANCTL PLUGIN_PATH
@@ -29,7 +29,7 @@ options:
   -w W           PyTorch's untimed warm-up iterations, part of its N (default 10)
   --sgemm PATH   the bench/sgemm program (default: ../bench/sgemm beside GANCTL's
                  folder; make bench/sgemm builds it)
-  --python PY    the Python to run bench/torch_toy.py with (default: the first of
+  --python PY    the Python to run bench/reference/torch_toy.py with (default: the first of
                  $PYTHON, python3, /usr/bin/python3 that imports torch)
   --no-torch     time ganctl alone
   -o DIR         keep the runs' files in DIR (default: a temporary folder, removed)
@@ -37,8 +37,8 @@ EOF
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=bench/bench_lib.sh
-. "$here/bench_lib.sh"
+# shellcheck source=bench/lib/bench_lib.sh
+. "$here/lib/bench_lib.sh"
 
 config=
 sets=()
@@ -85,7 +85,7 @@ run_args=("${cfg_args[@]}" "${sets[@]}" -s backend.threads="$threads")
 # --print-config writes every setting as libconfig groups; flatten them to KEY=VALUE.
 "$ganctl" "${run_args[@]}" --print-config >"$work/config.conf" 2>"$work/config.err" ||
     die "ganctl --print-config failed: $(cat "$work/config.err")"
-awk -f "$here/flat_config.awk" "$work/config.conf" >"$work/config.flat"
+awk -f "$here/lib/flat_config.awk" "$work/config.conf" >"$work/config.flat"
 
 data=$(get data.name)
 batch=$(get data.batch_size)
@@ -240,8 +240,8 @@ else
             --n-critic "$n_critic" --iterations "$iterations" --warmup "$warmup"
             --seed "$seed" --threads "$threads" --summary "$work/torch.summary")
         [ -z "$kernel" ] || [ "$kernel" = unknown ] || torch_args+=(--coretype "$kernel")
-        echo "$python $here/torch_toy.py ${torch_args[*]}" >"$work/torch.cmd"
-        if "$python" "$here/torch_toy.py" "${torch_args[@]}" >"$work/torch.out" 2>&1; then
+        echo "$python $here/reference/torch_toy.py ${torch_args[*]}" >"$work/torch.cmd"
+        if "$python" "$here/reference/torch_toy.py" "${torch_args[@]}" >"$work/torch.out" 2>&1; then
             tget() { sed -n "s/^$1=//p" "$work/torch.summary"; }
             t_rate=$(tget it_per_s)
             t_timed=$(tget timed_iterations)

@@ -5,9 +5,9 @@
  * The encoder is written here rather than generated with protobuf-c: a run writes five
  * message fields of three messages, all of them scalar or length-delimited, which is a
  * page of code; a generated encoder would bring a .proto copy, a code generator at build
- * time and a library at run time for it. tests/check_tensorboard.c compares the bytes
+ * time and a library at run time for it. tests/unit/check_tensorboard.c compares the bytes
  * with known encodings and TensorBoard's own reader reads the files back
- * (tests/tensorboard.sh). */
+ * (tests/e2e/tensorboard.sh). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # api_functions.sh — the names of the functions that public headers declare, sorted, one
-# a line: what libganctl, ganctl and the core's tests export, and what tests/exports.sh checks.
+# a line: what libganctl, ganctl and the core's tests export, and what tests/e2e/exports.sh checks.
 #
 #   include/ganctl/api_functions.sh 'CPP' HEADER...
 #

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # make_reference_safetensors.py — writes reference.safetensors with Python's safetensors
-# package (0.8.0 was used: pip install safetensors numpy), for tests/check_safetensors.c.
+# package (0.8.0 was used: pip install safetensors numpy), for tests/unit/check_safetensors.c.
 # Usage: python3 make_reference_safetensors.py OUTPUT. The test never runs this.
 import struct
 import sys
@@ -27,7 +27,7 @@ def pack(fmt, vals):
     return b"".join(struct.pack("<" + fmt, v) for v in vals)
 
 
-# The same values are computed independently in tests/check_safetensors.c.
+# The same values are computed independently in tests/unit/check_safetensors.c.
 add("gen.w", "F32", [2, 3], pack("f", [0.25 * i - 1.0 for i in range(6)]))
 add("Zeta", "F32", [2], pack("f", [-0.5, 1e-30]))
 add("gen.b", "F64", [3], pack("d", [1.5 * i + 1e-10 for i in range(3)]))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* curves.c — draws a run's metrics.csv as curves.png with cairo: six panels of series
- * against iteration, axes with ticks and labels, legends, markers for overflows, skips and
- * non-finite values; written through png_write.c (atomically). */
+/* curves.c — draws a run's metrics.csv (read by curves_table.c) as curves.png with cairo:
+ * six panels of series against iteration, axes with ticks and labels, legends, markers for
+ * overflows, skips and non-finite values; written through png_write.c (atomically). */
 #include "config.h"
 
 #include <cairo.h>
@@ -12,103 +12,8 @@
 #include <string.h>
 
 #include "io/plot/curves.h"
+#include "io/plot/curves_table.h"
 #include "io/image/png_write.h"
-#include "io/text_file.h"
-
-/* ------------------------------------------------------------------ the table */
-
-#define MAX_COLUMNS 128
-
-struct table {
-    size_t cols, rows;
-    char *names[MAX_COLUMNS];
-    double *values;               /* rows × cols; NaN for empty or text cells */
-    char **text;                  /* rows × cols: the cell as written, for text columns */
-    char *buffer;                 /* the file, cut into cells in place */
-};
-
-static void table_free(struct table *t)
-{
-    free(t->values);
-    free(t->text);
-    free(t->buffer);
-    memset(t, 0, sizeof *t);
-}
-
-/* Splits `line` at commas in place into at most `most` cells. */
-static size_t split(char *line, char **cells, size_t most)
-{
-    size_t n = 0;
-    for (char *p = line; n < most;) {
-        cells[n++] = p;
-        char *comma = strchr(p, ',');
-        if (!comma)
-            break;
-        *comma = '\0';
-        p = comma + 1;
-    }
-    return n;
-}
-
-static double cell_number(const char *s)
-{
-    if (!*s)
-        return NAN;
-    char *end;
-    double v = strtod(s, &end);   /* reads "inf", "nan" as the trainer writes them */
-    return *end ? NAN : v;
-}
-
-static gan_status read_table(const char *path, struct table *t, struct gan_error *err)
-{
-    memset(t, 0, sizeof *t);
-    gan_status st = gan_file_read_text(path, &t->buffer, err);
-    if (st == GAN_ERR_NOT_FOUND)
-        return gan_error_set(err, GAN_ERR_CONFIG,
-                             "%s: no such file; a run folder holds metrics.csv from its first logged iteration on",
-                             path);
-    if (st != GAN_OK)
-        return st;
-    size_t lines = 0;
-    for (const char *p = t->buffer; *p; p++)
-        lines += *p == '\n';
-    char *save = NULL;
-    char *line = strtok_r(t->buffer, "\n", &save);
-    if (!line || strncmp(line, "iteration", 9) != 0)
-        return gan_error_set(err, GAN_ERR_FORMAT,
-                             "%s: not a metrics table: its first line should start with \"iteration\"",
-                             path);
-    t->cols = split(line, t->names, MAX_COLUMNS);
-    t->values = malloc((lines + 1) * t->cols * sizeof *t->values);
-    t->text = calloc((lines + 1) * t->cols, sizeof *t->text);
-    if (!t->values || !t->text)
-        return gan_error_nomem(err, path);
-    char *cells[MAX_COLUMNS];
-    while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
-        size_t n = split(line, cells, MAX_COLUMNS);
-        if (n != t->cols)
-            continue;   /* a row cut short by a stop mid-write */
-        for (size_t c = 0; c < t->cols; c++) {
-            t->values[t->rows * t->cols + c] = cell_number(cells[c]);
-            t->text[t->rows * t->cols + c] = cells[c];
-        }
-        t->rows++;
-    }
-    return GAN_OK;
-}
-
-static int column(const struct table *t, const char *name)
-{
-    for (size_t c = 0; c < t->cols; c++)
-        if (strcmp(t->names[c], name) == 0)
-            return (int)c;
-    return -1;
-}
-
-static double at(const struct table *t, size_t row, int col)
-{
-    return t->values[row * t->cols + (size_t)col];
-}
 
 /* ------------------------------------------------------------------ drawing */
 
@@ -288,21 +193,21 @@ struct legend_entry {
 };
 
 /* The drawn points of the series in `cols` that fall in the box (x0, y0, w, h). */
-static size_t points_in(const struct table *t, const struct frame *f, const int *cols, int n,
-                        double x0, double y0, double w, double h)
+static size_t points_in(const struct gan_curves_table *t, const struct frame *f, const int *cols,
+                        int n, double x0, double y0, double w, double h)
 {
     size_t count = 0;
     for (int i = 0; i < n; i++)
         for (size_t r = 0; cols[i] >= 0 && r < t->rows; r++) {
-            double v = transform(f->axis, at(t, r, cols[i]));
-            double x = px(f, at(t, r, 0)), y = isfinite(v) ? py(f, v) : f->y + f->h;
+            double v = transform(f->axis, gan_curves_at(t, r, cols[i]));
+            double x = px(f, gan_curves_at(t, r, 0)), y = isfinite(v) ? py(f, v) : f->y + f->h;
             count += x >= x0 && x <= x0 + w && y >= y0 && y <= y0 + h;
         }
     return count;
 }
 
 /* In the corner of the plot area that hides the fewest points. */
-static void draw_legend(cairo_t *cr, const struct table *t, const struct frame *f,
+static void draw_legend(cairo_t *cr, const struct gan_curves_table *t, const struct frame *f,
                         const int *cols, int n_cols, const struct legend_entry *e, size_t n)
 {
     if (!n)
@@ -350,12 +255,12 @@ static void draw_legend(cairo_t *cr, const struct table *t, const struct frame *
 }
 
 /* The iteration range of the whole table. */
-static void x_range(const struct table *t, double *lo, double *hi)
+static void x_range(const struct gan_curves_table *t, double *lo, double *hi)
 {
     *lo = 0;
     *hi = 1;
     if (t->rows) {
-        *hi = at(t, t->rows - 1, 0);
+        *hi = gan_curves_at(t, t->rows - 1, 0);
         if (!(*hi > *lo))
             *hi = *lo + 1;
     }
@@ -364,7 +269,7 @@ static void x_range(const struct table *t, double *lo, double *hi)
 /* Words where the story is: on the loss-scale panel the iteration from which each
  * network's scale is 0; on a cumulative panel (the skipped steps) each series' last
  * value at its end. */
-static void annotate(cairo_t *cr, const struct table *t, const struct frame *f,
+static void annotate(cairo_t *cr, const struct gan_curves_table *t, const struct frame *f,
                      const struct panel *p, const int *cols)
 {
     char text[96];
@@ -375,23 +280,24 @@ static void annotate(cairo_t *cr, const struct table *t, const struct frame *f,
         const struct series *s = &p->s[i];
         if (p->scale_panel) {
             size_t r = 0;
-            while (r < t->rows && at(t, r, cols[i]) != 0)
+            while (r < t->rows && gan_curves_at(t, r, cols[i]) != 0)
                 r++;
             if (r == t->rows)
                 continue;
             /* the first row of the run of zeros that lasts to the end */
             size_t from = r;
             for (; r < t->rows; r++)
-                if (at(t, r, cols[i]) != 0)
+                if (gan_curves_at(t, r, cols[i]) != 0)
                     from = r + 1;
             if (from >= t->rows)
                 continue;
-            snprintf(text, sizeof text, "%s 0 from iteration %.0f", s->label, at(t, from, 0));
+            snprintf(text, sizeof text, "%s 0 from iteration %.0f", s->label,
+                     gan_curves_at(t, from, 0));
             cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
             cairo_set_font_size(cr, 12);
             cairo_text_extents_t e;
             cairo_text_extents(cr, text, &e);
-            double x = fmin(px(f, at(t, from, 0)) + 6, f->x + f->w - e.x_advance - 8);
+            double x = fmin(px(f, gan_curves_at(t, from, 0)) + 6, f->x + f->w - e.x_advance - 8);
             double y = py(f, f->ymin) - 36 - line;
             cairo_set_source_rgba(cr, 1, 1, 1, 0.9);
             cairo_rectangle(cr, x - 3, y - 15, e.x_advance + 6, 19);
@@ -401,7 +307,7 @@ static void annotate(cairo_t *cr, const struct table *t, const struct frame *f,
             cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
             line += 21;
         } else if (p->cumulative) {
-            double v = at(t, t->rows - 1, cols[i]);
+            double v = gan_curves_at(t, t->rows - 1, cols[i]);
             if (!isfinite(v) || v == 0)
                 continue;
             snprintf(text, sizeof text, "%.0f", v);
@@ -411,8 +317,8 @@ static void annotate(cairo_t *cr, const struct table *t, const struct frame *f,
     }
 }
 
-static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p, double x,
-                       double y, double w, double h)
+static void draw_panel(cairo_t *cr, const struct gan_curves_table *t, const struct panel *p,
+                       double x, double y, double w, double h)
 {
     struct frame f = { x + 72, y + 28, w - 90, h - 75, 0, 1, 0, 1, p->axis };
     x_range(t, &f.xmin, &f.xmax);
@@ -426,12 +332,12 @@ static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p
     double lo = INFINITY, hi = -INFINITY, absmax = 0, absmin = INFINITY;
     int any_positive_only = 1;
     for (int i = 0; i < 4; i++) {
-        cols[i] = p->s[i].column ? column(t, p->s[i].column) : -1;
+        cols[i] = p->s[i].column ? gan_curves_column(t, p->s[i].column) : -1;
         if (cols[i] < 0)
             continue;
         present++;
         for (size_t r = 0; r < t->rows; r++) {
-            double v = at(t, r, cols[i]);
+            double v = gan_curves_at(t, r, cols[i]);
             if (!isfinite(v))
                 continue;
             lo = fmin(lo, v);
@@ -456,7 +362,7 @@ static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p
         double tlo = INFINITY, thi = -INFINITY;
         for (int i = 0; i < 4; i++)
             for (size_t r = 0; cols[i] >= 0 && r < t->rows; r++) {
-                double v = transform(f.axis, at(t, r, cols[i]));
+                double v = transform(f.axis, gan_curves_at(t, r, cols[i]));
                 if (isfinite(v)) {
                     tlo = fmin(tlo, v);
                     thi = fmax(thi, v);
@@ -487,12 +393,13 @@ static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p
     if (p->scale_panel) {
         static const char *const skip_cols[2] = { "critic_skipped", "generator_skipped" };
         for (int k = 0; k < 2; k++) {
-            int c = column(t, skip_cols[k]);
+            int c = gan_curves_column(t, skip_cols[k]);
             struct rgb rc = k ? GENERATOR : CRITIC;
             int shaded = 0;
             for (size_t r = 1; c >= 0 && r < t->rows; r++)
-                if (at(t, r, c) > at(t, r - 1, c)) {
-                    double x0 = px(&f, at(t, r - 1, 0)), x1 = px(&f, at(t, r, 0));
+                if (gan_curves_at(t, r, c) > gan_curves_at(t, r - 1, c)) {
+                    double x0 = px(&f, gan_curves_at(t, r - 1, 0));
+                    double x1 = px(&f, gan_curves_at(t, r, 0));
                     cairo_set_source_rgba(cr, rc.r, rc.g, rc.b, 0.13);
                     double band = f.h / 2;
                     cairo_rectangle(cr, x0, f.y + (k ? band : 0), x1 - x0, band);
@@ -528,8 +435,8 @@ static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p
         cairo_set_dash(cr, dash, s->dashed ? 2 : 0, 0);
         int pen = 0, values = 0;
         for (size_t r = 0; r < t->rows; r++) {
-            double raw = at(t, r, cols[i]), v = transform(f.axis, raw);
-            double xr = px(&f, at(t, r, 0));
+            double raw = gan_curves_at(t, r, cols[i]), v = transform(f.axis, raw);
+            double xr = px(&f, gan_curves_at(t, r, 0));
             const char *cell = t->text[r * t->cols + (size_t)cols[i]];
             if (!cell || !*cell)
                 continue;   /* not measured at this row (quality between evaluations) */
@@ -551,15 +458,15 @@ static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p
         /* A sparse series (measured at evaluations only) gets a dot at each value. */
         int sparse = values > 0 && (size_t)values * 3 < t->rows;
         for (size_t r = 0; sparse && r < t->rows; r++) {
-            double v = transform(f.axis, at(t, r, cols[i]));
+            double v = transform(f.axis, gan_curves_at(t, r, cols[i]));
             if (isfinite(v)) {
                 colour(cr, s->colour);
-                cairo_arc(cr, px(&f, at(t, r, 0)), py(&f, v), 2.5, 0, 2 * M_PI);
+                cairo_arc(cr, px(&f, gan_curves_at(t, r, 0)), py(&f, v), 2.5, 0, 2 * M_PI);
                 cairo_fill(cr);
             }
         }
         for (size_t r = 0; r < t->rows; r++) {
-            double raw = at(t, r, cols[i]), xr = px(&f, at(t, r, 0));
+            double raw = gan_curves_at(t, r, cols[i]), xr = px(&f, gan_curves_at(t, r, 0));
             const char *cell = t->text[r * t->cols + (size_t)cols[i]];
             if (p->scale_panel && raw == 0) {
                 marker(cr, xr, py(&f, f.ymin + 0.02 * (f.ymax - f.ymin)), 3, s->colour);
@@ -577,7 +484,7 @@ static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p
         static const char *const ov_cols[2] = { "critic_overflow", "generator_overflow" };
         static const char *const sc_cols[2] = { "critic_scale", "generator_scale" };
         for (int k = 0; k < 2; k++) {
-            int oc = column(t, ov_cols[k]), sc = column(t, sc_cols[k]);
+            int oc = gan_curves_column(t, ov_cols[k]), sc = gan_curves_column(t, sc_cols[k]);
             if (oc < 0 || sc < 0)
                 continue;
             for (size_t r = 0; r < t->rows; r++) {
@@ -586,9 +493,9 @@ static void draw_panel(cairo_t *cr, const struct table *t, const struct panel *p
                     continue;
                 int grad = strcmp(cell, "gradient") == 0 || strcmp(cell, "both") == 0;
                 int fwd = strcmp(cell, "forward") == 0 || strcmp(cell, "both") == 0;
-                double raw = at(t, r, sc), v = transform(f.axis, raw);
+                double raw = gan_curves_at(t, r, sc), v = transform(f.axis, raw);
                 double yy = isfinite(v) ? py(&f, v) : py(&f, f.ymin) - 4;
-                double xr = px(&f, at(t, r, 0));
+                double xr = px(&f, gan_curves_at(t, r, 0));
                 struct rgb mc = k ? GENERATOR : CRITIC;
                 if (grad) {
                     marker(cr, xr, yy - 9, 1, mc);
@@ -644,13 +551,13 @@ static gan_status write_surface(cairo_surface_t *surface, const char *path, cons
 gan_status gan_curves_draw(const char *csv_path, const char *png_path, const char *title,
                            struct gan_error *err)
 {
-    struct table t;
-    gan_status st = read_table(csv_path, &t, err);
+    struct gan_curves_table t;
+    gan_status st = gan_curves_table_read(csv_path, &t, err);
     if (st != GAN_OK) {
-        table_free(&t);
+        gan_curves_table_free(&t);
         return st;
     }
-    int image = column(&t, "frechet") >= 0;
+    int image = gan_curves_column(&t, "frechet") >= 0;
     const struct panel panels[6] = {
         { "losses", "loss (critic, generator) and W estimate",
           { { "critic_loss", "critic loss", CRITIC, 0 }, { "generator_loss", "generator loss", GENERATOR, 0 },
@@ -683,7 +590,7 @@ gan_status gan_curves_draw(const char *csv_path, const char *png_path, const cha
                                                           (int)GAN_CURVES_HEIGHT);
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
         cairo_surface_destroy(surface);
-        table_free(&t);
+        gan_curves_table_free(&t);
         return gan_error_set(err, GAN_ERR_NOMEM, "%s: cairo could not make a %ux%u picture",
                              png_path, GAN_CURVES_WIDTH, GAN_CURVES_HEIGHT);
     }
@@ -707,6 +614,6 @@ gan_status gan_curves_draw(const char *csv_path, const char *png_path, const cha
     else
         st = write_surface(surface, png_path, title, err);
     cairo_surface_destroy(surface);
-    table_free(&t);
+    gan_curves_table_free(&t);
     return st;
 }

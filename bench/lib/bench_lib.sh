@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2034 # the variables it sets are the sourcing script's
+# bench/lib/bench_lib.sh — sourced by bench/toy.sh, bf16.sh, images.sh and gpu.sh: the
+# command line they share, so that the same option means the same thing in each.
+#
+# The sourcing script defines usage and, before parsing, the defaults of the variables
+# its options set: config (-c), sets (-s, an array), iterations (-n), threads (-t),
+# warmup (-w), python (--python), no_torch (--no-torch), gemm (--gemm) and out (-o).
+
+# The script's own name in its messages, e.g. "toy.sh".
+bench_name=${0##*/}
+
+die() {
+    echo "$bench_name: $*" >&2
+    exit 2
+}
+
+# bench_option "$@": takes the shared option at $1 (and its value) and sets bench_used
+# to the number of words it took. Each script lists in its own case the options it
+# accepts and hands only those here, so its command line stays its own.
+bench_option() {
+    bench_used=2
+    case $1 in
+    -c) [ $# -ge 2 ] || die "-c needs a file"; config=$2 ;;
+    -s) [ $# -ge 2 ] || die "-s needs KEY=VALUE"; sets+=(-s "$2") ;;
+    -n) [ $# -ge 2 ] || die "-n needs a number"; iterations=$2 ;;
+    -t) [ $# -ge 2 ] || die "-t needs a number"; threads=$2 ;;
+    -w) [ $# -ge 2 ] || die "-w needs a number"; warmup=$2 ;;
+    --gemm) [ $# -ge 2 ] || die "--gemm needs auto, openblas or onednn"; gemm=$2 ;;
+    --python) [ $# -ge 2 ] || die "--python needs a program"; python=$2 ;;
+    -o) [ $# -ge 2 ] || die "-o needs a folder"; out=$2 ;;
+    --no-torch) no_torch=1; bench_used=1 ;;
+    *) bench_unknown "$1" ;;
+    esac
+}
+
+bench_unknown() {
+    usage >&2
+    die "unknown option $1"
+}
+
+# bench_operands "$@": the two words after the options, the ganctl program and the
+# plugin path every run of it searches.
+bench_operands() {
+    [ $# -eq 2 ] || { usage >&2; die "give the ganctl program and its plugin path"; }
+    ganctl=$1
+    export GANCTL_PLUGIN_PATH=$2
+}
+
+# bench_work PREFIX: sets work to -o's folder, made if missing, or else to a new
+# temporary folder named after PREFIX that is removed when the script exits.
+bench_work() {
+    if [ -n "$out" ]; then
+        mkdir -p "$out" || die "cannot make $out"
+        work=$(cd "$out" && pwd)
+    else
+        work=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || die "cannot make a temporary folder"
+        trap 'rm -rf "$work"' EXIT
+    fi
+}
+
+# bench_load: the 1, 5 and 15 minute load averages, printed beside the figures because
+# the rates vary with what else runs on the cores.
+bench_load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null; }
+
+# get KEY: KEY's value in $work/config.flat, the settings in force flattened by
+# bench/lib/flat_config.awk.
+get() { awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$work/config.flat"; }

@@ -1,0 +1,112 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# onednn_train.sh — BF16 O2 training end to end with backend.gemm = onednn and = openblas
+# (the toy MLP, and the dcgan pair on Fashion-MNIST when the data is installed), the
+# describe line naming the path, FP32 products staying with OpenBLAS under "auto", and the
+# setting's errors. Skips (77) when the build has no oneDNN or the CPU no BF16 dot product.
+
+. "$(dirname "$0")/../lib/test_lib.sh"
+srcdir=${srcdir:-.}
+test_begin onednn
+XDG_CACHE_HOME=${GANCTL_TEST_CACHE:-$PWD/tests/image-train-cache}
+export XDG_CACHE_HOME
+
+if ! "$GANCTL" --backend cpu -s backend.gemm=onednn --version >"$work/version" 2>&1; then
+    if grep -q 'has no oneDNN\|neither AVX512-BF16 nor AMX-BF16' "$work/version"; then
+        echo "skip: $(tail -n 1 "$work/version")"
+        exit 77
+    fi
+    echo "FAIL: ganctl --backend cpu -s backend.gemm=onednn --version: $(cat "$work/version")"
+    exit 1
+fi
+
+rows() { test "$(($(wc -l <"$1") - 1))" -eq "$2"; }
+# no value of a row after the header is NaN or infinite (columns a row has no value for
+# are empty or "none"), and the losses are numbers
+finite() {
+    awk -F, 'NR > 1 { for (i = 1; i <= NF; i++) if (tolower($i) ~ /nan|inf/) bad = 1
+                      if ($2 !~ /^-?[0-9]/) bad = 1 }
+             END { exit bad }' "$1"
+}
+
+run() {
+    "$GANCTL" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+}
+
+# ------------------------------------------------------------------ the describe line
+check "gemm = onednn names oneDNN and its BF16 implementation" \
+    grep -q 'GEMM onednn: oneDNN [0-9.]* [a-z_0-9:]* for BF16 and FP32 products' "$work/version"
+"$GANCTL" --backend cpu -s backend.gemm=openblas --version >"$work/version" 2>&1
+check "gemm = openblas names OpenBLAS" has "$work/version" "GEMM openblas: OpenBLAS"
+"$GANCTL" --backend cpu --version >"$work/version" 2>&1
+check "gemm = auto takes oneDNN for BF16 products and every convolution, OpenBLAS for FP32 and FP16 products" \
+    grep -q 'GEMM auto: oneDNN .* for BF16 products and BF16/FP32/FP16 convolutions (FP16 staged in FP32), FP32 and FP16 products through OpenBLAS' "$work/version"
+
+# ------------------------------------------------------------------ the toy, BF16 O2
+toy="-s backend.threads=1 -s generator.model.width=32 -s generator.model.depth=2
+     -s critic.model.width=32 -s critic.model.depth=2 -s data.batch_size=64
+     -s critic.iterations=2 -s run.iterations=20 -s run.log_every=1 -s run.eval_every=10
+     -s run.image_every=0 -s run.checkpoint_every=0 -s run.metrics_time=false"
+for path in onednn openblas; do
+    # shellcheck disable=SC2086 # $toy is a list of options
+    run $toy --precision bf16 -s precision.level=O2 -s backend.gemm=$path -s run.dir="$work/toy-$path"
+    check "toy BF16 O2 with gemm = $path exits 0" test "$rc" -eq 0
+    check "toy BF16 O2 with gemm = $path logs 20 rows" rows "$work/toy-$path/metrics.csv" 20
+    check "toy BF16 O2 with gemm = $path has finite metrics" finite "$work/toy-$path/metrics.csv"
+done
+# The two paths round the same FP32 sums, summed in different orders: the losses agree
+# to BF16's precision at the first row, before the runs drift apart.
+check "the first row's critic loss agrees between the paths" awk -F, '
+    FNR == 2 { if (FILENAME ~ /toy-onednn/) a = $2; else b = $2 }
+    END { d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); exit !(d <= 0.05 * m + 1e-3) }' \
+    "$work/toy-onednn/metrics.csv" "$work/toy-openblas/metrics.csv"
+
+# FP32 products stay with OpenBLAS under "auto": the toy (no convolutions) is bit for bit
+# the openblas path's.
+for path in auto openblas; do
+    # shellcheck disable=SC2086
+    run $toy -s backend.gemm=$path -s run.dir="$work/fp32-$path"
+    check "toy FP32 with gemm = $path exits 0" test "$rc" -eq 0
+done
+check "toy FP32: gemm = auto and gemm = openblas write the same metrics.csv" \
+    cmp -s "$work/fp32-auto/metrics.csv" "$work/fp32-openblas/metrics.csv"
+
+# ------------------------------------------------------------------ images, BF16 and FP16 O2
+data=/usr/share/datasets/fashion-mnist
+if test -f "$data/train-images-idx3-ubyte.gz"; then
+    images="-c $srcdir/etc/fashion-mnist.conf -s backend.threads=1
+            -s generator.model.width=4 -s critic.model.width=4 -s data.batch_size=16
+            -s critic.iterations=2 -s run.iterations=4 -s run.log_every=1 -s run.eval_every=0
+            -s run.image_every=0 -s run.checkpoint_every=0 -s run.metrics_time=false"
+    for path in onednn openblas; do
+        # shellcheck disable=SC2086
+        run $images --precision bf16 -s precision.level=O2 -s backend.gemm=$path -s run.dir="$work/img-$path"
+        check "images BF16 O2 with gemm = $path exits 0" test "$rc" -eq 0
+        check "images BF16 O2 with gemm = $path logs 4 rows" rows "$work/img-$path/metrics.csv" 4
+        check "images BF16 O2 with gemm = $path has finite metrics" finite "$work/img-$path/metrics.csv"
+    done
+    # FP16 O2: its convolutions on oneDNN's FP32 primitives, or im2col + sgemm; both sum
+    # in FP32 and round once, so the first row's critic loss agrees to FP16's precision.
+    for path in onednn openblas; do
+        # shellcheck disable=SC2086
+        run $images --precision fp16 -s precision.level=O2 --scaler underflow-aware \
+            -s backend.gemm=$path -s run.dir="$work/img16-$path"
+        check "images FP16 O2 with gemm = $path exits 0" test "$rc" -eq 0
+        check "images FP16 O2 with gemm = $path logs 4 rows" rows "$work/img16-$path/metrics.csv" 4
+        check "images FP16 O2 with gemm = $path has finite metrics" finite "$work/img16-$path/metrics.csv"
+    done
+    check "images FP16 O2: the first row's critic loss agrees between the paths" awk -F, '
+        FNR == 2 { if (FILENAME ~ /img16-onednn/) a = $2; else b = $2 }
+        END { d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); exit !(d <= 0.002 * m + 1e-4) }' \
+        "$work/img16-onednn/metrics.csv" "$work/img16-openblas/metrics.csv"
+else
+    echo "note: $data is missing; the image runs are left out"
+fi
+
+# ------------------------------------------------------------------ the setting's errors
+run --backend cpu -s backend.gemm=mkl --version
+check "gemm = mkl exits 2" test "$rc" -eq 2
+check "gemm = mkl says what to use" has "$work/err" 'gemm = "mkl" is not a library; use "auto", "openblas" or "onednn"'
+
+test_end

@@ -1,0 +1,150 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# plugin_c99.sh — the scaler ganctl-plugin(7) prints, taken from the man source, is the
+# file examples/scaler-clamp/scaler_clamp.c; built as strict C99 by each compiler at hand
+# against an installed copy of the headers, it loads and trains the demo.
+#
+# The build turns this template into tests/e2e/plugin-c99 (tests/tests.am fills in the @...@
+# values). Like tests/scaler_manpage.sh it installs this build's headers, libganctl and
+# ganctl.pc into a private prefix under the build tree, so that `pkg-config --cflags
+# --libs ganctl` runs as a third party's would. The compilers are cc and clang, each with
+# -std=c99 -pedantic -Wall -Wextra -Werror; one that is not installed is skipped with a
+# message. Each module then trains a few iterations of the demo in FP16: its scale is in
+# metrics.csv, and its update() logs through the host its create() was given.
+
+MAKE='@MAKE@'
+PKG_CONFIG='@PKG_CONFIG@'
+builddir='@abs_top_builddir@'
+srcdir='@abs_top_srcdir@'
+page="$srcdir/man/ganctl-plugin.7.in"
+example="$srcdir/examples/scaler-clamp/scaler_clamp.c"
+work="$builddir/tests/plugin-c99.d"
+GANCTL=${GANCTL:-$builddir/cli/ganctl}
+GANCTL_CONFIG=/dev/null
+export GANCTL_CONFIG
+
+failures=0
+checks=0
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+check() {
+    what=$1
+    shift
+    checks=$((checks + 1))
+    if "$@"; then
+        echo "ok: $what"
+    else
+        echo "FAIL: $what"
+        failures=$((failures + 1))
+    fi
+}
+
+# A make started by a test must not take part in the parent make's job server.
+submake() {
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MAKE" "$@"
+}
+
+rm -rf "$work" && mkdir -p "$work" || exit 99
+test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
+
+# ------------------------------------------------------------------ the page's text
+# The lines between `.\" BEGIN scaler_clamp.c` and `.\" END scaler_clamp.c`, with the
+# page's escapes turned back into what they print: \e (the backslash) set aside first
+# and restored last, \& dropped. An escape this list lacks is an error, since the text
+# would then not be what the page shows.
+awk 'index($0, ".\\\" END scaler_clamp.c") == 1 { inside = 0 }
+     inside { print }
+     index($0, ".\\\" BEGIN scaler_clamp.c") == 1 { inside = 1 }' "$page" |
+    sed -e 's/\\e/\x01/g' -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" -e 's/\\(dq/"/g' \
+        -e 's/\\(ha/^/g' -e 's/\\(em/\xe2\x80\x94/g' -e 's/\\&//g' >"$work/page.tmp" ||
+    fail "could not read $page"
+if grep -n '\\' "$work/page.tmp"; then
+    fail "an escape the extraction does not know, in ganctl-plugin(7)"
+fi
+tr '\001' '\134' <"$work/page.tmp" >"$work/scaler_clamp.c" && rm -f "$work/page.tmp"
+test -s "$work/scaler_clamp.c" || fail "no scaler_clamp.c between its markers in $page"
+check "ganctl-plugin(7) prints examples/scaler-clamp/scaler_clamp.c exactly" \
+    cmp "$work/scaler_clamp.c" "$example"
+
+# ------------------------------------------------------------------ a private install
+prefix="$work/prefix"
+libdir="$prefix/lib"
+includedir="$prefix/include"
+submake -C "$builddir" install-libLTLIBRARIES install-ganctlincludeHEADERS \
+    install-nodist_ganctlincludeHEADERS install-pkgconfigDATA \
+    prefix="$prefix" exec_prefix="$prefix" libdir="$libdir" includedir="$includedir" \
+    ganctlincludedir="$includedir/ganctl" pkgconfigdir="$libdir/pkgconfig" \
+    >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "installing into $prefix"; }
+# The installed ganctl.pc names configure's directories; this copy lives elsewhere.
+PKG_CONFIG_PATH="$libdir/pkgconfig"
+export PKG_CONFIG_PATH
+flags=$($PKG_CONFIG --define-variable=includedir="$includedir" \
+    --define-variable=libdir="$libdir" --cflags --libs ganctl) ||
+    fail "pkg-config finds no ganctl in $PKG_CONFIG_PATH"
+printf '%s\n' "$flags" | grep -qF -- "-I$includedir" || fail "pkg-config gives $flags"
+
+# A network small enough that a short run takes a fraction of a second.
+tiny="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
+      -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
+      -s critic.iterations=2 -s run.log_every=5 -s run.eval_every=100 -s run.image_every=100"
+
+# Every value of column $2 of CSV file $1 (found by its header), one a line.
+column() {
+    awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+                          c { print $c }' "$1"
+}
+
+all_rows() {
+    values=$(column "$1" "$2" | sort -u)
+    test -n "$values" && test "$values" = "$3"
+}
+
+has() { grep -qF -- "$2" "$1"; }
+
+built=0
+for compiler in cc clang; do
+    if ! command -v "$compiler" >/dev/null 2>&1; then
+        echo "SKIP: $compiler is not installed; the page's scaler is not built with it"
+        continue
+    fi
+    dir="$work/$compiler"
+    mkdir -p "$dir" || exit 99
+    # shellcheck disable=SC2086 # $flags is pkg-config's list of options
+    if ! (cd "$work" && "$compiler" -std=c99 -pedantic -Wall -Wextra -Werror -shared -fPIC \
+            -fvisibility=hidden -o "$dir/scaler-clamp.so" scaler_clamp.c $flags) \
+            >"$dir/build.log" 2>&1; then
+        cat "$dir/build.log"
+        check "$compiler -std=c99 -pedantic -Werror builds the page's scaler" false
+        continue
+    fi
+    check "$compiler -std=c99 -pedantic -Wall -Wextra -Werror builds the page's scaler" true
+    built=$((built + 1))
+
+    # shellcheck disable=SC2086 # $tiny is a list of options
+    "$GANCTL" --plugin-dir "$dir" $tiny --precision fp16 --scaler clamp -s scaler.init=2048 \
+        -s run.iterations=10 -s run.dir="$dir/run" >"$dir/out" 2>"$dir/err"
+    check "($compiler) a 10-iteration fp16 run with --scaler clamp exits 0" test $? -eq 0
+    check "($compiler) the log names the scaler" has "$dir/err" "critic loss scaler: clamp: scale 2048"
+    check "($compiler) critic_scale is init = 2048 in every row" \
+        all_rows "$dir/run/metrics.csv" critic_scale 2048
+    check "($compiler) the checkpoint holds its state" \
+        has "$dir/run/checkpoint.safetensors" '"scaler.critic":"clamp/1"'
+
+    # interval = 2: the scale doubles after every second clean update, and update() says
+    # so through the host at debug level.
+    # shellcheck disable=SC2086
+    "$GANCTL" --plugin-dir "$dir" $tiny --precision fp16 --scaler clamp -s scaler.init=2048 \
+        -s scaler.interval=2 -s log.level=debug -s run.iterations=5 -s run.dir="$dir/grow" \
+        >"$dir/out" 2>"$dir/err"
+    check "($compiler) a run with interval = 2 exits 0" test $? -eq 0
+    check "($compiler) update() logs the growth through its host" \
+        has "$dir/err" "clamp: step 1, scale 2048 -> 4096"
+done
+test "$built" -gt 0 || fail "no C compiler built the page's scaler"
+
+echo "$checks checks, $failures failed"
+test "$failures" -eq 0

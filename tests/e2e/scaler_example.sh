@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# scaler_example.sh — builds examples/scaler-clamp with its own Makefile against an
+# installed ganctl, as a third party would, and loads it through its descriptor.
+#
+# The build turns this template into tests/e2e/scaler-example (scalers.am fills in the
+# @...@ values). Under make check it first installs this build's headers, libganctl and
+# ganctl.pc into a private prefix under the build tree; under make installcheck
+# (GAN_EXAMPLE_INSTALLED=1) it uses the real installation, and also lists the module
+# with the installed ganctl. check_scalers then holds the module to the checks every
+# shipped scaler passes (tests/unit/check_scalers.c, test_conformance).
+
+MAKE='@MAKE@'
+PKG_CONFIG='@PKG_CONFIG@'
+CC='@CC@'
+builddir='@abs_top_builddir@'
+srcdir='@abs_top_srcdir@'
+work="$builddir/tests/e2e/scaler-example.d"
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+# A make started by a test must not take part in the parent make's job server.
+submake() {
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MAKE" "$@"
+}
+
+rm -rf "$work" && mkdir -p "$work/build" || exit 99
+cp "$srcdir/examples/scaler-clamp/scaler_clamp.c" "$srcdir/examples/scaler-clamp/Makefile" \
+    "$work/build/" || exit 99
+chmod u+w "$work/build/scaler_clamp.c" "$work/build/Makefile"
+
+if [ -n "${GAN_EXAMPLE_INSTALLED:-}" ]; then
+    libdir='@libdir@'
+    PKG_CONFIG_PATH="@pkgconfigdir@${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    export PKG_CONFIG_PATH
+    pkgconfig=$PKG_CONFIG
+    includedir='@includedir@'
+else
+    prefix="$work/prefix"
+    libdir="$prefix/lib"
+    includedir="$prefix/include"
+    submake -C "$builddir" install-libLTLIBRARIES install-ganctlincludeHEADERS \
+        install-nodist_ganctlincludeHEADERS install-pkgconfigDATA \
+        prefix="$prefix" exec_prefix="$prefix" libdir="$libdir" includedir="$includedir" \
+        ganctlincludedir="$includedir/ganctl" pkgconfigdir="$libdir/pkgconfig" \
+        >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "installing into $prefix"; }
+    # The ganctl.pc that was installed names configure's directories; a relocated copy is
+    # found through the same file with its two variables pointed here.
+    PKG_CONFIG_PATH="$libdir/pkgconfig"
+    export PKG_CONFIG_PATH
+    pkgconfig="$PKG_CONFIG --define-variable=includedir=$includedir --define-variable=libdir=$libdir"
+fi
+echo "ok: ganctl $($pkgconfig --modversion ganctl) found by pkg-config in $PKG_CONFIG_PATH"
+test -f "$includedir/ganctl/scaler.h" || fail "no ganctl/scaler.h installed in $includedir"
+
+submake -C "$work/build" CC="$CC" PKG_CONFIG="$pkgconfig" >"$work/build.log" 2>&1 ||
+    { cat "$work/build.log"; fail "the example did not build with its Makefile"; }
+module="$work/build/scaler-clamp.so"
+test -f "$module" || fail "the example's Makefile made no scaler-clamp.so"
+# It was compiled against the installed headers, not the source tree's.
+grep -q -- "-I$includedir" "$work/build.log" ||
+    { test "$includedir" = /usr/include || { cat "$work/build.log"; fail "not built with -I$includedir"; }; }
+echo "ok: examples/scaler-clamp built with pkg-config against $includedir"
+
+if command -v nm >/dev/null 2>&1; then
+    exported=$(nm -D --defined-only "$module" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }')
+    test "$exported" = ganctl_plugin_descriptor || fail "the module exports: $exported"
+    echo "ok: it exports only ganctl_plugin_descriptor"
+fi
+
+LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$builddir/tests/unit/check_scalers" "$module" || fail "check_scalers $module"
+echo "ok: the module loads through its descriptor and passes the scaler checks"
+
+if [ -n "${GAN_EXAMPLE_INSTALLED:-}" ] && [ -x '@bindir@/ganctl' ]; then
+    listing=$(GANCTL_CONFIG=/dev/null '@bindir@/ganctl' --plugin-dir "$work/build" --list-plugins 2>&1) ||
+        { echo "$listing"; fail "the installed ganctl could not list the example's folder"; }
+    echo "$listing" | grep -q clamp || { echo "$listing"; fail "ganctl --list-plugins omits clamp"; }
+    echo "ok: the installed ganctl lists scaler clamp"
+fi
+exit 0

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* check_relu_mask.c — ReLU's backward in one pass (the backend's MASK_POSITIVE, for a
+ * backend of plugin ABI 1.3 or later) gives the bits of the two passes an older backend
+ * gets (STEP, then MUL), at first and second order, in FP32 and under the 16-bit
+ * policies; and the context keeps the new op away from an older backend.
+ *
+ * The graph is a small WGAN-GP critic: h = relu(x·W1), out = Σ h·W2, the input gradient
+ * ∇ₓ out with create_graph, and P = Σ (∇ₓ out)², differentiated again for W1 and W2.
+ * Rows of x that are zero, and a column of W1 a few ulps of FP32's range wide, put
+ * exact zeros and tiny values at the kink; negative weights put −0 into the masked
+ * gradients. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "../lib/backend_fixture.h"
+
+#define ROWS 8
+#define IN 4
+#define HID 16
+
+struct result {
+    float gx[ROWS * IN], gw1[IN * HID], gw2[HID];
+    size_t mask_nodes, mul_nodes;   /* tape entries of each op after the double backward */
+};
+
+static float value(uint32_t i, uint32_t salt)
+{
+    uint32_t h = (i + 1u) * 2654435761u ^ salt * 40503u;
+    return (float)((int)(h % 2001u) - 1000) / 500.0f;
+}
+
+static gan_tensor *param(gan_ctx *ctx, int64_t r, int64_t c, const float *v)
+{
+    int64_t d[2] = { r, c };
+    gan_tensor *t = gan_tensor_from_host(ctx, GAN_F32, 2, d, v);
+    ck_assert_msg(t, "%s", gan_ctx_error(ctx));
+    gan_tensor_set_requires_grad(t, 1);
+    return t;
+}
+
+static void host(gan_ctx *ctx, gan_tensor *t, float *v, size_t n)
+{
+    ck_assert_msg(t, "%s", gan_ctx_error(ctx));
+    ck_assert_int_eq(gan_tensor_to_host(ctx, t, v, n), GAN_OK);
+}
+
+/* The graph above on a fresh context over the fixture's backend, told that the backend
+ * was built for ABI minor `minor`. */
+static void run(enum gan_dtype mode, unsigned minor, struct result *r)
+{
+    gan_ctx *ctx;
+    ck_assert_int_eq(gan_ctx_new(fx.ops, fx.be, &ctx), GAN_OK);
+    gan_ctx_set_backend_abi_minor(ctx, minor);
+    ck_assert_uint_eq(gan_ctx_backend_abi_minor(ctx), minor);
+    ck_assert_int_eq(gan_ctx_set_precision(ctx, mode, GAN_PRECISION_O2), GAN_OK);
+
+    float xv[ROWS * IN], w1v[IN * HID], w2v[HID];
+    for (uint32_t i = 0; i < ROWS * IN; i++)
+        xv[i] = i / IN == 2 || i / IN == 5 ? 0.0f : value(i, 1);
+    for (uint32_t i = 0; i < IN * HID; i++)
+        w1v[i] = i % HID == 3 ? value(i, 2) * 1e-37f : value(i, 2);
+    for (uint32_t i = 0; i < HID; i++)
+        w2v[i] = value(i, 3);
+    gan_tensor *x = param(ctx, ROWS, IN, xv), *w1 = param(ctx, IN, HID, w1v);
+    gan_tensor *w2 = param(ctx, HID, 1, w2v);
+
+    gan_tensor *h = gan_relu(ctx, gan_matmul(ctx, x, w1, 0, 0));
+    gan_tensor *out = gan_sum(ctx, gan_matmul(ctx, h, w2, 0, 0), GAN_ALL_AXES, 0);
+    gan_tensor *gx;
+    ck_assert_msg(gan_grad(ctx, 1, &out, NULL, 1, &x, &gx, 1) == GAN_OK, "%s",
+                  gan_ctx_error(ctx));
+    gan_tensor *p = gan_sum(ctx, gan_square(ctx, gx), GAN_ALL_AXES, 0);
+    gan_tensor *ws[2] = { w1, w2 }, *gw[2];
+    ck_assert_msg(gan_grad(ctx, 1, &p, NULL, 2, ws, gw, 0) == GAN_OK, "%s",
+                  gan_ctx_error(ctx));
+    host(ctx, gx, r->gx, ROWS * IN);
+    host(ctx, gw[0], r->gw1, IN * HID);
+    host(ctx, gw[1], r->gw2, HID);
+
+    r->mask_nodes = r->mul_nodes = 0;
+    for (size_t k = 0; k < gan_ctx_tape_length(ctx); k++) {
+        struct gan_tape_entry e;
+        ck_assert_int_eq(gan_ctx_tape_entry(ctx, k, &e, sizeof e), GAN_OK);
+        r->mask_nodes += strcmp(e.op, "gan_mask_positive") == 0;
+        r->mul_nodes += strcmp(e.op, "gan_mul") == 0;
+    }
+    gan_ctx_free(ctx);
+}
+
+static void assert_same_bits(const float *a, const float *b, size_t n, const char *what,
+                             enum gan_dtype mode)
+{
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(memcmp(&a[i], &b[i], sizeof a[i]) == 0,
+                      "%s[%zu] in %s: %a in one pass, %a in two", what, i,
+                      gan_dtype_name(mode), (double)a[i], (double)b[i]);
+}
+
+static const enum gan_dtype modes[] = { GAN_F32, GAN_F16, GAN_BF16 };
+
+START_TEST(test_one_pass_is_two_passes)
+{
+    enum gan_dtype mode = modes[_i];
+    struct result one, two;
+    run(mode, 3, &one);
+    run(mode, 2, &two);
+    assert_same_bits(one.gx, two.gx, ROWS * IN, "gx", mode);
+    assert_same_bits(one.gw1, two.gw1, IN * HID, "dP/dW1", mode);
+    assert_same_bits(one.gw2, two.gw2, HID, "dP/dW2", mode);
+    /* The masks did something: some of ∇ₓ's terms are masked, some not. */
+    int zeros = 0;
+    for (int i = 0; i < ROWS * IN; i++)
+        zeros += one.gx[i] == 0.0f;
+    ck_assert_int_gt(zeros, 0);
+    ck_assert_int_lt(zeros, ROWS * IN);
+    /* The relu's backward under create_graph is one node, and its own backward (which
+     * P's gradient runs through) is not recorded: a 1.3 backend gets MASK_POSITIVE, an
+     * older one the mul it always had. */
+    ck_assert_uint_eq(one.mask_nodes, 1);
+    ck_assert_uint_eq(two.mask_nodes, 0);
+    ck_assert_uint_eq(two.mul_nodes, one.mul_nodes + 1);
+}
+END_TEST
+
+/* The fixture's context, like the program's, knows the module's own minor. */
+START_TEST(test_context_knows_the_module)
+{
+    ck_assert_uint_eq(fx.plugin->abi_minor, GAN_ABI_MINOR);
+    ck_assert_uint_eq(gan_ctx_backend_abi_minor(fx.ctx), GAN_ABI_MINOR);
+}
+END_TEST
+
+static Suite *relu_mask_suite(void)
+{
+    Suite *s = suite_create("relu_mask");
+    TCase *tc = tcase_create("one pass");
+    tcase_add_checked_fixture(tc, backend_fixture_setup, backend_fixture_teardown);
+    tcase_add_loop_test(tc, test_one_pass_is_two_passes, 0,
+                        (int)(sizeof modes / sizeof modes[0]));
+    tcase_add_test(tc, test_context_knows_the_module);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(relu_mask_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

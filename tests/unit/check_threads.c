@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/* check_threads.c — the CPU backend's worker pool: a split covers every unit once, in
+ * whole blocks; tiny work stays on the calling thread; and each threaded kernel
+ * (element-wise, reductions, casts, Adam, gradient statistics) gives the same bits on
+ * three threads as on one, on tensors large enough to be split; and the AVX-512 Adam and
+ * gradient statistics give the portable loops' bits. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/half_helpers.h"
+
+static gan_backend *backend(int threads, const char *vector)
+{
+    static char t[32], v[32];
+    snprintf(t, sizeof t, "threads=%d", threads);
+    snprintf(v, sizeof v, "vector=%s", vector);
+    const char *settings[] = { t, v, NULL };
+    return cpu_fixture_new(settings);
+}
+
+/* ---------------------------------------------------------------- the pool */
+
+struct cover {
+    int hits[10007];
+    int64_t align;
+    int bad_boundary;
+    int parts_seen[CPU_MAX_PARTS];
+};
+
+static void cover_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    struct cover *c = arg;
+    if (begin % c->align != 0)
+        c->bad_boundary = 1;
+    c->parts_seen[part]++;
+    for (int64_t i = begin; i < end; i++)
+        c->hits[i]++;
+}
+
+START_TEST(test_split_covers_each_unit_once)
+{
+    gan_backend *be = backend(3, "auto");
+    static struct cover c;
+    memset(&c, 0, sizeof c);
+    c.align = 64;
+    int parts = cpu_parallel_parts(be, 10007, 64, CPU_PARALLEL_MIN);
+    ck_assert_int_eq(parts, 6); /* two a thread */
+    cpu_parallel_for(be, parts, 10007, 64, cover_range, &c);
+    for (int i = 0; i < 10007; i++)
+        ck_assert_int_eq(c.hits[i], 1);
+    ck_assert_int_eq(c.bad_boundary, 0);
+    for (int p = 0; p < 6; p++)
+        ck_assert_int_eq(c.parts_seen[p], 1);
+    /* Many jobs in a row: the workers wake for each and the caller waits for them. */
+    for (int round = 0; round < 200; round++)
+        cpu_parallel_for(be, parts, 10007, 64, cover_range, &c);
+    for (int i = 0; i < 10007; i++)
+        ck_assert_int_eq(c.hits[i], 201);
+    cpu_fixture_free(be);
+}
+END_TEST
+
+START_TEST(test_small_work_stays_on_one_thread)
+{
+    gan_backend *be = backend(3, "auto");
+    ck_assert_int_eq(cpu_parallel_parts(be, CPU_PARALLEL_MIN, 1, 1), 1);
+    ck_assert_int_eq(cpu_parallel_parts(be, 2 * CPU_PARALLEL_MIN, 1, 1), 2);
+    ck_assert_int_eq(cpu_parallel_parts(be, 100 * CPU_PARALLEL_MIN, 1, 1), 6);
+    /* never more parts than blocks */
+    ck_assert_int_eq(cpu_parallel_parts(be, 100 * CPU_PARALLEL_MIN, 60 * CPU_PARALLEL_MIN, 1), 2);
+    cpu_fixture_free(be);
+    be = backend(1, "auto");
+    ck_assert_int_eq(cpu_parallel_parts(be, 100 * CPU_PARALLEL_MIN, 1, 1), 1);
+    cpu_fixture_free(be);
+}
+END_TEST
+
+START_TEST(test_two_instances_have_their_own_workers)
+{
+    gan_backend *a = backend(2, "auto"), *b = backend(3, "auto");
+    static struct cover ca, cb;
+    memset(&ca, 0, sizeof ca);
+    memset(&cb, 0, sizeof cb);
+    ca.align = cb.align = 1;
+    cpu_parallel_for(a, 2, 10007, 1, cover_range, &ca);
+    cpu_parallel_for(b, 3, 10007, 1, cover_range, &cb);
+    cpu_fixture_free(a); /* b's workers must outlive a's */
+    cpu_parallel_for(b, 3, 10007, 1, cover_range, &cb);
+    for (int i = 0; i < 10007; i++) {
+        ck_assert_int_eq(ca.hits[i], 1);
+        ck_assert_int_eq(cb.hits[i], 2);
+    }
+    ck_assert_int_eq(ca.parts_seen[1], 1);
+    ck_assert_int_eq(cb.parts_seen[2], 2);
+    cpu_fixture_free(b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- the kernels */
+
+/* The same kernel call on a one-thread and a three-thread instance of one vector level,
+ * from identical inputs; the outputs are compared byte for byte. */
+struct pair {
+    gan_backend *one, *three;
+};
+
+static struct pair pair_new(const char *vector)
+{
+    struct pair p = { backend(1, vector), backend(3, vector) };
+    return p;
+}
+
+static void pair_free(struct pair *p)
+{
+    cpu_fixture_free(p->one);
+    cpu_fixture_free(p->three);
+}
+
+static gan_buffer *filled(gan_backend *be, enum gan_dtype dt, size_t n, uint64_t seed)
+{
+    gan_buffer *b = cpu_fixture_buffer(be, n * dsize(dt) / sizeof(float) + 1, NULL);
+    rng_seed(seed);
+    fill_special_values(b, dt, n);
+    return b;
+}
+
+static void assert_same_bytes(const gan_buffer *a, const gan_buffer *b, size_t bytes)
+{
+    ck_assert_uint_ge(a->bytes, bytes);
+    ck_assert_uint_ge(b->bytes, bytes);
+    size_t differ = 0;
+    for (size_t i = 0; i < bytes; i++)
+        differ += a->data[i] != b->data[i];
+    ck_assert_msg(differ == 0, "%zu of %zu bytes differ between 1 and 3 threads", differ, bytes);
+}
+
+static struct gan_operand contiguous(gan_buffer *b, enum gan_dtype dt, const struct gan_shape *s)
+{
+    struct gan_operand op = { b, 0, dt, { 0 } };
+    int64_t stride = 1;
+    for (int d = s->ndim - 1; d >= 0; d--) {
+        op.stride[d] = stride;
+        stride *= s->dim[d];
+    }
+    return op;
+}
+
+static const char *const levels[] = { "portable", "auto" };
+
+START_TEST(test_elementwise_same_bits)
+{
+    struct pair p = pair_new(levels[_i]);
+    /* y (F16) = a (F32, 600 × 1001) + b (BF16 row broadcast), then RELU in place. */
+    struct gan_shape s = { 2, { 600, 1001 } };
+    size_t n = 600 * 1001;
+    gan_backend *bes[2] = { p.one, p.three };
+    gan_buffer *y[2];
+    for (int k = 0; k < 2; k++) {
+        gan_buffer *a = filled(bes[k], GAN_F32, n, 1), *b = filled(bes[k], GAN_BF16, 1001, 2);
+        y[k] = filled(bes[k], GAN_F16, n, 3);
+        struct gan_operand oa = contiguous(a, GAN_F32, &s), ob = contiguous(b, GAN_BF16, &s);
+        ob.stride[0] = 0;
+        struct gan_operand oy = contiguous(y[k], GAN_F16, &s);
+        ck_assert_int_eq(cpu_binary(bes[k], GAN_BINARY_ADD, &s, &oa, &ob, &oy), GAN_OK);
+        ck_assert_int_eq(cpu_unary(bes[k], GAN_UNARY_RELU, 0.0f, &s, &oy, &oy), GAN_OK);
+        ck_assert_int_eq(cpu_unary(bes[k], GAN_UNARY_TANH, 0.0f, &s, &oa, &oa), GAN_OK);
+        ck_assert_int_eq(cpu_binary(bes[k], GAN_BINARY_MUL, &s, &oa, &oy, &oy), GAN_OK);
+        cpu_buffer_free(bes[k], a);
+        cpu_buffer_free(bes[k], b);
+    }
+    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)n, 256, 1), 1);
+    assert_same_bytes(y[0], y[1], n * 2);
+    cpu_buffer_free(p.one, y[0]);
+    cpu_buffer_free(p.three, y[1]);
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(test_reduce_same_bits)
+{
+    struct pair p = pair_new(levels[_i]);
+    gan_backend *bes[2] = { p.one, p.three };
+    /* A column sum (bias gradient: many outputs side by side), a row sum of squares
+     * (one output at a time) and a mean over everything, of a BF16 3 × 700 × 257. */
+    struct gan_shape s = { 3, { 3, 700, 257 } };
+    size_t n = 3 * 700 * 257;
+    gan_buffer *out[2];
+    for (int k = 0; k < 2; k++) {
+        gan_buffer *x = filled(bes[k], GAN_BF16, n, 5);
+        out[k] = cpu_fixture_buffer(bes[k], 3 * 257 + 3 * 700 + 1, NULL);
+        memset(out[k]->data, 0, out[k]->bytes);
+        struct gan_operand ox = contiguous(x, GAN_BF16, &s);
+        struct gan_operand cols = { out[k], 0, GAN_F32, { 257, 0, 1 } };
+        struct gan_operand rows = { out[k], 3 * 257, GAN_F32, { 700, 1, 0 } };
+        struct gan_operand all = { out[k], 3 * 257 + 3 * 700, GAN_F32, { 0, 0, 0 } };
+        ck_assert_int_eq(cpu_reduce(bes[k], GAN_REDUCE_SUM, &s, &ox, 2u, &cols), GAN_OK);
+        ck_assert_int_eq(cpu_reduce(bes[k], GAN_REDUCE_SUM_SQUARES, &s, &ox, 4u, &rows), GAN_OK);
+        ck_assert_int_eq(cpu_reduce(bes[k], GAN_REDUCE_MAX, &s, &ox, 7u, &all), GAN_OK);
+        cpu_buffer_free(bes[k], x);
+    }
+    /* both walks are split: 15 lane groups of 700 rows, 2,100 rows of 257 */
+    ck_assert_int_gt(cpu_parallel_parts(p.three, 15, 1, 700 * 64), 1);
+    ck_assert_int_gt(cpu_parallel_parts(p.three, 2100, 1, 257), 1);
+    assert_same_bytes(out[0], out[1], (3 * 257 + 3 * 700 + 1) * sizeof(float));
+    cpu_buffer_free(p.one, out[0]);
+    cpu_buffer_free(p.three, out[1]);
+    pair_free(&p);
+}
+END_TEST
+
+START_TEST(test_cast_same_bits_and_counts)
+{
+    struct pair p = pair_new(levels[_i]);
+    gan_backend *bes[2] = { p.one, p.three };
+    size_t n = 600003;
+    gan_buffer *y[2];
+    struct gan_cast_counts c[2];
+    for (int k = 0; k < 2; k++) {
+        gan_buffer *x = filled(bes[k], GAN_F32, n, 7);
+        y[k] = cpu_fixture_buffer(bes[k], n / 2 + 1, NULL);
+        struct gan_ref rx = cpu_fixture_ref(x, GAN_F32), ry = cpu_fixture_ref(y[k], GAN_F16);
+        ck_assert_int_eq(cpu_cast(bes[k], n, &rx, &ry, &c[k]), GAN_OK);
+        cpu_buffer_free(bes[k], x);
+    }
+    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)n, 256, 2), 1);
+    assert_same_bytes(y[0], y[1], n * 2);
+    ck_assert_uint_eq(c[0].elements, c[1].elements);
+    ck_assert_uint_eq(c[0].overflow, c[1].overflow);
+    ck_assert_uint_eq(c[0].underflow, c[1].underflow);
+    ck_assert_uint_eq(c[0].subnormal, c[1].subnormal);
+    ck_assert_uint_eq(c[0].nonfinite, c[1].nonfinite);
+    /* the special values are there, so the counts are worth comparing */
+    ck_assert_uint_gt(c[0].overflow, 0);
+    ck_assert_uint_gt(c[0].nonfinite, 0);
+    cpu_buffer_free(p.one, y[0]);
+    cpu_buffer_free(p.three, y[1]);
+    pair_free(&p);
+}
+END_TEST
+
+/* Adam on `be` from the same starting state; returns the buffer holding param, m, v and
+ * the 16-bit copy one after the other. */
+static gan_buffer *adam_run(gan_backend *be, size_t n, enum gan_dtype gdt)
+{
+    gan_buffer *state = cpu_fixture_buffer(be, 3 * n + n / 2 + 1, NULL);
+    rng_seed(11);
+    for (size_t i = 0; i < 3 * n; i++)
+        raw_set(state, GAN_F32, i, i >= 2 * n ? rng_uniform(0.0, 1e-3) : rng_uniform(-1, 1));
+    gan_buffer *grad = filled(be, gdt, n, 13);
+    /* non-finite gradients are the verdict's business, not Adam's: finite ones here */
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(raw_get(grad, gdt, i)))
+            raw_set(grad, gdt, i, 0.5);
+    struct gan_adam h = { 1e-3f, 0.5f, 0.9f, 1e-8f, 1e-4f, 3, 1.0f / 64.0f };
+    struct gan_ref param = { state, 0, GAN_F32 }, m = { state, n, GAN_F32 },
+                   v = { state, 2 * n, GAN_F32 }, g = { grad, 0, gdt };
+    /* the copy sits after v: element 3n of F32 is element 6n of F16 */
+    struct gan_ref copy = { state, 6 * n, GAN_F16 };
+    ck_assert_int_eq(cpu_adam(be, &h, n, &param, &g, &m, &v, &copy), GAN_OK);
+    ck_assert_int_eq(cpu_adam(be, &h, n, &param, &g, &m, &v, &copy), GAN_OK);
+    cpu_buffer_free(be, grad);
+    return state;
+}
+
+START_TEST(test_adam_same_bits)
+{
+    struct pair p = pair_new(levels[_i]);
+    size_t n = 100003;
+    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)n, 1024, 8), 1);
+    for (int gdt = GAN_F32; gdt <= GAN_BF16; gdt++) {
+        gan_buffer *a = adam_run(p.one, n, (enum gan_dtype)gdt);
+        gan_buffer *b = adam_run(p.three, n, (enum gan_dtype)gdt);
+        assert_same_bytes(a, b, 3 * n * sizeof(float) + n * 2);
+        cpu_buffer_free(p.one, a);
+        cpu_buffer_free(p.three, b);
+    }
+    pair_free(&p);
+}
+END_TEST
+
+/* The AVX-512 Adam against the portable loop: the same bits. */
+START_TEST(test_adam_vector_level_same_bits)
+{
+    gan_backend *portable = backend(1, "portable"), *best = backend(1, "auto");
+    if (best->isa != CPU_ISA_AVX512) {
+        cpu_fixture_free(portable);
+        cpu_fixture_free(best);
+        return; /* nothing to compare on this CPU */
+    }
+    size_t n = 5003;
+    for (int gdt = GAN_F32; gdt <= GAN_BF16; gdt++) {
+        gan_buffer *a = adam_run(portable, n, (enum gan_dtype)gdt);
+        gan_buffer *b = adam_run(best, n, (enum gan_dtype)gdt);
+        assert_same_bytes(a, b, 3 * n * sizeof(float) + n * 2);
+        cpu_buffer_free(portable, a);
+        cpu_buffer_free(best, b);
+    }
+    cpu_fixture_free(portable);
+    cpu_fixture_free(best);
+}
+END_TEST
+
+START_TEST(test_grad_stats_same_bits)
+{
+    struct pair p = pair_new(levels[_i]);
+    gan_backend *bes[2] = { p.one, p.three };
+    size_t n = 300007;
+    struct gan_grad_stats st[2];
+    gan_buffer *u[2];
+    for (int k = 0; k < 2; k++) {
+        gan_buffer *x = filled(bes[k], GAN_F16, n, 17);
+        u[k] = cpu_fixture_buffer(bes[k], n, NULL);
+        struct gan_ref rx = cpu_fixture_ref(x, GAN_F16), ru = cpu_fixture_ref(u[k], GAN_F32);
+        ck_assert_int_eq(cpu_grad_stats(bes[k], n, &rx, 1.0f / 1024.0f, &ru, &st[k]), GAN_OK);
+        cpu_buffer_free(bes[k], x);
+    }
+    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)n, 1024, 4), 1);
+    assert_same_bytes(u[0], u[1], n * sizeof(float));
+    ck_assert_uint_eq(st[0].elements, n);
+    ck_assert_uint_eq(st[0].nonfinite, st[1].nonfinite);
+    ck_assert_uint_eq(st[0].zeros, st[1].zeros);
+    ck_assert_uint_eq(st[0].subnormal, st[1].subnormal);
+    ck_assert_uint_gt(st[0].nonfinite, 0);
+    ck_assert_uint_gt(st[0].subnormal, 0);
+    ck_assert_mem_eq(&st[0].absmax, &st[1].absmax, sizeof(double));
+    ck_assert_mem_eq(&st[0].sum_squares, &st[1].sum_squares, sizeof(double));
+    ck_assert_mem_eq(&st[0].min_nonzero, &st[1].min_nonzero, sizeof(double));
+    ck_assert(st[0].sum_squares > 0.0);
+    cpu_buffer_free(p.one, u[0]);
+    cpu_buffer_free(p.three, u[1]);
+    pair_free(&p);
+}
+END_TEST
+
+/* The AVX-512 gradient statistics against the portable loop, on special values (NaNs,
+ * infinities, zeros, subnormals) of each input type: the same counts, the same doubles,
+ * the same unscaled values. */
+START_TEST(test_grad_stats_vector_level_same_bits)
+{
+    gan_backend *portable = backend(1, "portable"), *best = backend(1, "auto");
+    if (best->isa != CPU_ISA_AVX512) {
+        cpu_fixture_free(portable);
+        cpu_fixture_free(best);
+        return; /* nothing to compare on this CPU */
+    }
+    const float scales[] = { 1.0f / 1024.0f, 1.0f, 0.0f, INFINITY, -0.5f };
+    size_t n = 5011;
+    for (int xdt = GAN_F32; xdt <= GAN_BF16; xdt++)
+        for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+            gan_backend *bes[2] = { portable, best };
+            struct gan_grad_stats st[2];
+            gan_buffer *u[2];
+            for (int b = 0; b < 2; b++) {
+                gan_buffer *x = filled(bes[b], (enum gan_dtype)xdt, n, 19 + k);
+                u[b] = cpu_fixture_buffer(bes[b], n, NULL);
+                struct gan_ref rx = cpu_fixture_ref(x, (enum gan_dtype)xdt);
+                struct gan_ref ru = cpu_fixture_ref(u[b], GAN_F32);
+                ck_assert_int_eq(cpu_grad_stats(bes[b], n, &rx, scales[k], &ru, &st[b]), GAN_OK);
+                cpu_buffer_free(bes[b], x);
+            }
+            assert_same_bytes(u[0], u[1], n * sizeof(float));
+            ck_assert_uint_eq(st[0].nonfinite, st[1].nonfinite);
+            ck_assert_uint_eq(st[0].zeros, st[1].zeros);
+            ck_assert_uint_eq(st[0].subnormal, st[1].subnormal);
+            ck_assert_mem_eq(&st[0].absmax, &st[1].absmax, sizeof(double));
+            ck_assert_mem_eq(&st[0].sum_squares, &st[1].sum_squares, sizeof(double));
+            ck_assert_mem_eq(&st[0].min_nonzero, &st[1].min_nonzero, sizeof(double));
+            cpu_buffer_free(portable, u[0]);
+            cpu_buffer_free(best, u[1]);
+        }
+    cpu_fixture_free(portable);
+    cpu_fixture_free(best);
+}
+END_TEST
+
+static Suite *threads_suite(void)
+{
+    Suite *s = suite_create("cpu threads");
+    TCase *pool = tcase_create("pool");
+    tcase_add_test(pool, test_split_covers_each_unit_once);
+    tcase_add_test(pool, test_small_work_stays_on_one_thread);
+    tcase_add_test(pool, test_two_instances_have_their_own_workers);
+    suite_add_tcase(s, pool);
+    TCase *kernels = tcase_create("kernels");
+    tcase_add_loop_test(kernels, test_elementwise_same_bits, 0, 2);
+    tcase_add_loop_test(kernels, test_reduce_same_bits, 0, 2);
+    tcase_add_loop_test(kernels, test_cast_same_bits_and_counts, 0, 2);
+    tcase_add_loop_test(kernels, test_adam_same_bits, 0, 2);
+    tcase_add_test(kernels, test_adam_vector_level_same_bits);
+    tcase_add_loop_test(kernels, test_grad_stats_same_bits, 0, 2);
+    tcase_add_test(kernels, test_grad_stats_vector_level_same_bits);
+    suite_add_tcase(s, kernels);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(threads_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
