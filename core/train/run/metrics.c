@@ -376,16 +376,7 @@ gan_status gan_metrics_write_summary(const struct gan_metrics_sink *m,
     s.iterations_per_s = done > 0 && c->session_s > 0 ? (double)done / c->session_s : NAN;
     s.final = final;
     s.final_count = c->iteration > 0 ? n : 0;
-    s.has_quality = q->has;
-    s.quality_iteration = q->iteration;
-    s.quality_samples = q->samples;
-    s.quality = q->toy;
-    s.floor = q->toy_floor;
-    if (q->count) {
-        s.quality_values = q->values;
-        s.floor_values = q->floor_values;
-        s.quality_count = q->count;
-    }
+    s.quality = *q;
     s.checkpoint = f->checkpoint_iteration >= 0 ? GAN_RUN_CHECKPOINT : NULL;
     s.final_image = f->image_iteration == c->planned ? GAN_RUN_FINAL_IMAGE : NULL;
     s.config = cfg;

@@ -61,18 +61,6 @@ struct gan_run_clock {
     double elapsed_before;        /* earlier sessions' */
 };
 
-/* The last quality measured, as rows, the progress line and summary.json show it. */
-struct gan_run_quality {
-    int has;                      /* measured at least once */
-    int64_t iteration;            /* where */
-    size_t samples;               /* how many samples it was measured on */
-    struct gan_toy_quality toy, toy_floor;
-    /* An image run's, as named values (sliced_w1_pixel, then frechet): count 1 or 2;
-     * 0 for a toy. */
-    const struct gan_named_value *values, *floor_values;
-    size_t count;
-};
-
 /* How a run ended, for summary.json. */
 struct gan_run_outcome {
     const char *status;           /* "completed", "interrupted" or "diverged" */

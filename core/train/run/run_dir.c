@@ -264,17 +264,17 @@ gan_status gan_run_summary_write(const char *dir, const struct gan_run_summary *
     for (size_t i = 0; final && i < s->final_count; i++)
         json_object_set_new(final, s->final[i].name, gan_run_json_number(s->final[i].value));
     json_object_set_new(root, "final", final);
-    if (s->has_quality) {
+    if (s->quality.has) {
         json_t *q = json_object();
-        json_object_set_new(q, "iteration", json_integer(s->quality_iteration));
-        json_object_set_new(q, "samples", json_integer((json_int_t)s->quality_samples));
-        if (s->quality_count) {
-            json_object_set_new(q, "generated", named_json(s->quality_values, s->quality_count));
+        json_object_set_new(q, "iteration", json_integer(s->quality.iteration));
+        json_object_set_new(q, "samples", json_integer((json_int_t)s->quality.samples));
+        if (s->quality.count) {
+            json_object_set_new(q, "generated", named_json(s->quality.values, s->quality.count));
             json_object_set_new(q, "real_vs_real_floor",
-                                named_json(s->floor_values, s->quality_count));
+                                named_json(s->quality.floor_values, s->quality.count));
         } else {
-            json_object_set_new(q, "generated", gan_run_toy_quality_json(&s->quality));
-            json_object_set_new(q, "real_vs_real_floor", gan_run_toy_quality_json(&s->floor));
+            json_object_set_new(q, "generated", gan_run_toy_quality_json(&s->quality.toy));
+            json_object_set_new(q, "real_vs_real_floor", gan_run_toy_quality_json(&s->quality.toy_floor));
         }
         json_object_set_new(root, "quality", q);
     } else {

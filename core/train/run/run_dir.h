@@ -59,6 +59,18 @@ struct gan_run_divergence {
     double loss, scale;           /* its last objective and loss scale */
 };
 
+/* The last quality measured, as rows, the progress line and summary.json show it. */
+struct gan_run_quality {
+    int has;                      /* measured at least once */
+    int64_t iteration;            /* where */
+    size_t samples;               /* how many samples it was measured on */
+    struct gan_toy_quality toy, toy_floor;
+    /* An image run's, as named values (sliced_w1_pixel, then frechet): count 1 or 2;
+     * 0 for a toy. */
+    const struct gan_named_value *values, *floor_values;
+    size_t count;
+};
+
 struct gan_run_summary {
     const char *status;           /* "completed", "interrupted" or "diverged" */
     const char *version;          /* ganctl's */
@@ -74,17 +86,10 @@ struct gan_run_summary {
     double iterations_per_s;      /* of this session */
     const struct gan_named_value *final;  /* the last logged training values */
     size_t final_count;
-    int has_quality;              /* quality and floor below are set */
-    int64_t quality_iteration;    /* where quality was measured */
-    size_t quality_samples;
-    struct gan_toy_quality quality, floor;
+    struct gan_run_quality quality;  /* the last measured, with its floors */
     const char *checkpoint;       /* its file name in the folder, or NULL */
     const char *final_image;      /* likewise */
     const gan_config *config;     /* every setting, nested as in the file */
-    /* Image data: the quality and its floors as named values (sliced_w1_pixel,
-     * frechet), written instead of `quality` and `floor` when quality_count > 0. */
-    const struct gan_named_value *quality_values, *floor_values;
-    size_t quality_count;
     const char *events_file;      /* run.tensorboard: the event file's name, or NULL */
     const struct gan_run_divergence *divergence;  /* status "diverged": why; else NULL */
 };
