@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # plugin_c99.sh — the scaler ganctl-plugin(7) prints, taken from the man source, is the
-# file examples/scaler-clamp/scaler_clamp.c; built as strict C99 by each compiler at hand
-# against an installed copy of the headers, it loads and trains the demo.
+# file examples/scaler-skeleton/scaler_skeleton.c; built as strict C99 by each compiler at
+# hand against an installed copy of the headers, it loads and trains the demo. So does the
+# fuller examples/scaler-clamp, which the page names by its path.
 #
 # The build turns this template into tests/e2e/plugin-c99 (tests/tests.am fills in the @...@
-# values). Like tests/scaler_manpage.sh it installs this build's headers, libganctl and
+# values). Like tests/e2e/scaler_manpage.sh it installs this build's headers, libganctl and
 # ganctl.pc into a private prefix under the build tree, so that `pkg-config --cflags
 # --libs ganctl` runs as a third party's would. The compilers are cc and clang, each with
 # -std=c99 -pedantic -Wall -Wextra -Werror; one that is not installed is skipped with a
@@ -17,8 +18,8 @@ PKG_CONFIG='@PKG_CONFIG@'
 builddir='@abs_top_builddir@'
 srcdir='@abs_top_srcdir@'
 page="$srcdir/man/ganctl-plugin.7.in"
-example="$srcdir/examples/scaler-clamp/scaler_clamp.c"
-work="$builddir/tests/plugin-c99.d"
+example="$srcdir/examples/scaler-skeleton/scaler_skeleton.c"
+work="$builddir/tests/e2e/plugin-c99.d"
 GANCTL=${GANCTL:-$builddir/cli/ganctl}
 GANCTL_CONFIG=/dev/null
 export GANCTL_CONFIG
@@ -52,23 +53,26 @@ rm -rf "$work" && mkdir -p "$work" || exit 99
 test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
 
 # ------------------------------------------------------------------ the page's text
-# The lines between `.\" BEGIN scaler_clamp.c` and `.\" END scaler_clamp.c`, with the
+# The lines between `.\" BEGIN scaler_skeleton.c` and `.\" END scaler_skeleton.c`, with the
 # page's escapes turned back into what they print: \e (the backslash) set aside first
 # and restored last, \& dropped. An escape this list lacks is an error, since the text
 # would then not be what the page shows.
-awk 'index($0, ".\\\" END scaler_clamp.c") == 1 { inside = 0 }
+awk 'index($0, ".\\\" END scaler_skeleton.c") == 1 { inside = 0 }
      inside { print }
-     index($0, ".\\\" BEGIN scaler_clamp.c") == 1 { inside = 1 }' "$page" |
+     index($0, ".\\\" BEGIN scaler_skeleton.c") == 1 { inside = 1 }' "$page" |
     sed -e 's/\\e/\x01/g' -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" -e 's/\\(dq/"/g' \
         -e 's/\\(ha/^/g' -e 's/\\(em/\xe2\x80\x94/g' -e 's/\\&//g' >"$work/page.tmp" ||
     fail "could not read $page"
 if grep -n '\\' "$work/page.tmp"; then
     fail "an escape the extraction does not know, in ganctl-plugin(7)"
 fi
-tr '\001' '\134' <"$work/page.tmp" >"$work/scaler_clamp.c" && rm -f "$work/page.tmp"
-test -s "$work/scaler_clamp.c" || fail "no scaler_clamp.c between its markers in $page"
-check "ganctl-plugin(7) prints examples/scaler-clamp/scaler_clamp.c exactly" \
-    cmp "$work/scaler_clamp.c" "$example"
+tr '\001' '\134' <"$work/page.tmp" >"$work/scaler_skeleton.c" && rm -f "$work/page.tmp"
+test -s "$work/scaler_skeleton.c" || fail "no scaler_skeleton.c between its markers in $page"
+check "ganctl-plugin(7) prints examples/scaler-skeleton/scaler_skeleton.c exactly" \
+    cmp "$work/scaler_skeleton.c" "$example"
+# The fuller example, which the page names by its path, is built from its file.
+cp "$srcdir/examples/scaler-clamp/scaler_clamp.c" "$work/" && chmod u+w "$work/scaler_clamp.c" ||
+    exit 99
 
 # ------------------------------------------------------------------ a private install
 prefix="$work/prefix"
@@ -108,23 +112,53 @@ has() { grep -qF -- "$2" "$1"; }
 built=0
 for compiler in cc clang; do
     if ! command -v "$compiler" >/dev/null 2>&1; then
-        echo "SKIP: $compiler is not installed; the page's scaler is not built with it"
+        echo "SKIP: $compiler is not installed; the examples are not built with it"
         continue
     fi
     dir="$work/$compiler"
     mkdir -p "$dir" || exit 99
-    # shellcheck disable=SC2086 # $flags is pkg-config's list of options
-    if ! (cd "$work" && "$compiler" -std=c99 -pedantic -Wall -Wextra -Werror -shared -fPIC \
-            -fvisibility=hidden -o "$dir/scaler-clamp.so" scaler_clamp.c $flags) \
-            >"$dir/build.log" 2>&1; then
-        cat "$dir/build.log"
-        check "$compiler -std=c99 -pedantic -Werror builds the page's scaler" false
-        continue
-    fi
-    check "$compiler -std=c99 -pedantic -Wall -Wextra -Werror builds the page's scaler" true
+    ok=1
+    for name in skeleton clamp; do
+        # shellcheck disable=SC2086 # $flags is pkg-config's list of options
+        if ! (cd "$work" && "$compiler" -std=c99 -pedantic -Wall -Wextra -Werror -shared \
+                -fPIC -fvisibility=hidden -o "$dir/scaler-$name.so" "scaler_$name.c" $flags) \
+                >"$dir/build-$name.log" 2>&1; then
+            cat "$dir/build-$name.log"
+            ok=0
+        fi
+        check "$compiler -std=c99 -pedantic -Wall -Wextra -Werror builds scaler_$name.c" \
+            test -f "$dir/scaler-$name.so"
+    done
+    test "$ok" -eq 1 || continue
     built=$((built + 1))
 
+    # The page's skeleton: its default scale, 1024, from its settings table; then the
+    # scale set, in every row of metrics.csv, and update() logging each step through the
+    # host its create() was given.
     # shellcheck disable=SC2086 # $tiny is a list of options
+    "$GANCTL" --plugin-dir "$dir" $tiny --precision fp16 --scaler skeleton \
+        -s run.iterations=5 -s run.dir="$dir/skeleton-default" >"$dir/out" 2>"$dir/err"
+    check "($compiler) a 5-iteration fp16 run with --scaler skeleton exits 0" test $? -eq 0
+    check "($compiler) the skeleton's scale is its default, 1024" \
+        all_rows "$dir/skeleton-default/metrics.csv" critic_scale 1024
+    # shellcheck disable=SC2086
+    "$GANCTL" --plugin-dir "$dir" $tiny --precision fp16 --scaler skeleton \
+        -s scaler.scale=4096 -s log.level=debug -s run.iterations=10 \
+        -s run.dir="$dir/skeleton" >"$dir/out" 2>"$dir/err"
+    check "($compiler) a 10-iteration fp16 run with the skeleton at scale 4096 exits 0" \
+        test $? -eq 0
+    check "($compiler) the log names the skeleton" has "$dir/err" "critic loss scaler: skeleton"
+    check "($compiler) critic_scale is 4096 in every row" \
+        all_rows "$dir/skeleton/metrics.csv" critic_scale 4096
+    check "($compiler) generator_scale is 4096 in every row" \
+        all_rows "$dir/skeleton/metrics.csv" generator_scale 4096
+    check "($compiler) the skeleton's update() logs through its host" \
+        has "$dir/err" "scaler skeleton (critic): skeleton: scale 4096, skip 0"
+    check "($compiler) the checkpoint names the stateless skeleton" \
+        has "$dir/skeleton/checkpoint.safetensors" '"scaler.critic":"skeleton/1"'
+
+    # The fuller example, clamp, which keeps state.
+    # shellcheck disable=SC2086
     "$GANCTL" --plugin-dir "$dir" $tiny --precision fp16 --scaler clamp -s scaler.init=2048 \
         -s run.iterations=10 -s run.dir="$dir/run" >"$dir/out" 2>"$dir/err"
     check "($compiler) a 10-iteration fp16 run with --scaler clamp exits 0" test $? -eq 0
@@ -144,7 +178,7 @@ for compiler in cc clang; do
     check "($compiler) update() logs the growth through its host" \
         has "$dir/err" "clamp: step 1, scale 2048 -> 4096"
 done
-test "$built" -gt 0 || fail "no C compiler built the page's scaler"
+test "$built" -gt 0 || fail "no C compiler built the examples"
 
 echo "$checks checks, $failures failed"
 test "$failures" -eq 0

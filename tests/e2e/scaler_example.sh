@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# scaler_example.sh — builds examples/scaler-clamp with its own Makefile against an
-# installed ganctl, as a third party would, and loads it through its descriptor.
+# scaler_example.sh — builds examples/scaler-clamp and examples/scaler-skeleton, each with
+# its own Makefile, against an installed ganctl, as a third party would, and loads each
+# through its descriptor.
 #
 # The build turns this template into tests/e2e/scaler-example (scalers.am fills in the
 # @...@ values). Under make check it first installs this build's headers, libganctl and
@@ -27,10 +28,7 @@ submake() {
     env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MAKE" "$@"
 }
 
-rm -rf "$work" && mkdir -p "$work/build" || exit 99
-cp "$srcdir/examples/scaler-clamp/scaler_clamp.c" "$srcdir/examples/scaler-clamp/Makefile" \
-    "$work/build/" || exit 99
-chmod u+w "$work/build/scaler_clamp.c" "$work/build/Makefile"
+rm -rf "$work" && mkdir -p "$work" || exit 99
 
 if [ -n "${GAN_EXAMPLE_INSTALLED:-}" ]; then
     libdir='@libdir@'
@@ -56,29 +54,37 @@ fi
 echo "ok: ganctl $($pkgconfig --modversion ganctl) found by pkg-config in $PKG_CONFIG_PATH"
 test -f "$includedir/ganctl/scaler.h" || fail "no ganctl/scaler.h installed in $includedir"
 
-submake -C "$work/build" CC="$CC" PKG_CONFIG="$pkgconfig" >"$work/build.log" 2>&1 ||
-    { cat "$work/build.log"; fail "the example did not build with its Makefile"; }
-module="$work/build/scaler-clamp.so"
-test -f "$module" || fail "the example's Makefile made no scaler-clamp.so"
-# It was compiled against the installed headers, not the source tree's.
-grep -q -- "-I$includedir" "$work/build.log" ||
-    { test "$includedir" = /usr/include || { cat "$work/build.log"; fail "not built with -I$includedir"; }; }
-echo "ok: examples/scaler-clamp built with pkg-config against $includedir"
+# Each example in its own folder, as a third party would have it.
+for name in clamp skeleton; do
+    build="$work/build-$name"
+    mkdir -p "$build" || exit 99
+    cp "$srcdir/examples/scaler-$name/scaler_$name.c" "$srcdir/examples/scaler-$name/Makefile" \
+        "$build/" || exit 99
+    chmod u+w "$build/scaler_$name.c" "$build/Makefile"
+    submake -C "$build" CC="$CC" PKG_CONFIG="$pkgconfig" >"$build/build.log" 2>&1 ||
+        { cat "$build/build.log"; fail "examples/scaler-$name did not build with its Makefile"; }
+    module="$build/scaler-$name.so"
+    test -f "$module" || fail "the example's Makefile made no scaler-$name.so"
+    # It was compiled against the installed headers, not the source tree's.
+    grep -q -- "-I$includedir" "$build/build.log" ||
+        { test "$includedir" = /usr/include || { cat "$build/build.log"; fail "not built with -I$includedir"; }; }
+    echo "ok: examples/scaler-$name built with pkg-config against $includedir"
 
-if command -v nm >/dev/null 2>&1; then
-    exported=$(nm -D --defined-only "$module" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }')
-    test "$exported" = ganctl_plugin_descriptor || fail "the module exports: $exported"
-    echo "ok: it exports only ganctl_plugin_descriptor"
-fi
+    if command -v nm >/dev/null 2>&1; then
+        exported=$(nm -D --defined-only "$module" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }')
+        test "$exported" = ganctl_plugin_descriptor || fail "the module exports: $exported"
+        echo "ok: it exports only ganctl_plugin_descriptor"
+    fi
 
-LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    "$builddir/tests/unit/check_scalers" "$module" || fail "check_scalers $module"
-echo "ok: the module loads through its descriptor and passes the scaler checks"
+    LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        "$builddir/tests/unit/check_scalers" "$module" || fail "check_scalers $module"
+    echo "ok: the module loads through its descriptor and passes the scaler checks"
 
-if [ -n "${GAN_EXAMPLE_INSTALLED:-}" ] && [ -x '@bindir@/ganctl' ]; then
-    listing=$(GANCTL_CONFIG=/dev/null '@bindir@/ganctl' --plugin-dir "$work/build" --list-plugins 2>&1) ||
-        { echo "$listing"; fail "the installed ganctl could not list the example's folder"; }
-    echo "$listing" | grep -q clamp || { echo "$listing"; fail "ganctl --list-plugins omits clamp"; }
-    echo "ok: the installed ganctl lists scaler clamp"
-fi
+    if [ -n "${GAN_EXAMPLE_INSTALLED:-}" ] && [ -x '@bindir@/ganctl' ]; then
+        listing=$(GANCTL_CONFIG=/dev/null '@bindir@/ganctl' --plugin-dir "$build" --list-plugins 2>&1) ||
+            { echo "$listing"; fail "the installed ganctl could not list the example's folder"; }
+        echo "$listing" | grep -q "scaler $name" || { echo "$listing"; fail "ganctl --list-plugins omits $name"; }
+        echo "ok: the installed ganctl lists scaler $name"
+    fi
+done
 exit 0
