@@ -82,6 +82,13 @@ struct gan_backend {
     char description[576];
 };
 
+/* Address of byte `offset` of a buffer (backends/common/transfer.h resolves the memory
+ * slots' ranges with it). */
+static inline unsigned char *gan_buffer_at(const gan_buffer *buf, size_t offset)
+{
+    return buf->data + offset;
+}
+
 /* Address of element `offset` of a ref or operand. */
 static inline unsigned char *cpu_ref_ptr(const struct gan_ref *r)
 {

@@ -61,6 +61,13 @@ struct gan_backend {
 
 #define CUDA_RESULT_BYTES ((size_t)256)
 
+/* Address of byte `offset` of a buffer (backends/common/transfer.h resolves the memory
+ * slots' ranges with it). */
+static inline unsigned char *gan_buffer_at(const gan_buffer *buf, size_t offset)
+{
+    return (unsigned char *)buf->ptr + offset;
+}
+
 /* Address of element `offset` of a ref or operand. */
 static inline unsigned char *cuda_ref_ptr(const struct gan_ref *r)
 {
