@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gemm_checks.h — the argument checks of a GEMM descriptor (sizes, transposes, leading
- * dimensions, batch strides, every operand inside its buffer). Host code. */
+ * dimensions, batch strides, every operand inside its buffer), and gemm's entry point
+ * up to the backend's product. Host code. */
 #ifndef GANCTL_COMMON_GEMM_CHECKS_H
 #define GANCTL_COMMON_GEMM_CHECKS_H
 
@@ -152,6 +153,34 @@ static inline gan_status gan_gemm_check(const struct gan_host *host, const char 
                           "the same C; give each its own C, or sum the inputs first",
                           (long long)g->batch);
     return GAN_OK;
+}
+
+/* `bytes` rounded up to a multiple of `align`, a power of two: where the next operand
+ * starts when a backend stages several in one scratch allocation. */
+static inline size_t gan_gemm_align(size_t bytes, size_t align)
+{
+    return (bytes + align - 1) & ~(align - 1);
+}
+
+/* The backend's own part of a GEMM: a checked call whose C is not empty (k = 0 or
+ * alpha = 0 may still leave it beta·C), with the stored operands gan_gemm_check made. */
+typedef gan_status gan_gemm_product_fn(gan_backend *be, const struct gan_gemm *g,
+                                       const struct gan_gemm_stored *sa,
+                                       const struct gan_gemm_stored *sb,
+                                       const struct gan_gemm_stored *sc);
+
+/* gemm's entry point up to the backend's product, as every backend has it: the checks
+ * (`lib` and `max_batch` as gan_gemm_check takes them), and nothing more to do when C
+ * is empty or the checks refused the call. */
+static inline gan_status gan_gemm_entry(gan_backend *be, const struct gan_host *host,
+                                        const char *lib, int64_t max_batch,
+                                        gan_gemm_product_fn *product, const struct gan_gemm *g)
+{
+    struct gan_gemm_stored sa, sb, sc;
+    gan_status st = gan_gemm_check(host, lib, max_batch, g, &sa, &sb, &sc);
+    if (st != GAN_OK || g->m == 0 || g->n == 0)
+        return st;
+    return product(be, g, &sa, &sb, &sc);
 }
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* shape_checks.h — the element-wise kernels' argument checks (an iteration shape, an
- * operand walked over it) and the folding of the checked iteration space. Host code. */
+ * operand walked over it), the folding of the checked iteration space, and the unary
+ * and binary entry points up to the backend's walk. Host code. */
 #ifndef GANCTL_COMMON_SHAPE_CHECKS_H
 #define GANCTL_COMMON_SHAPE_CHECKS_H
 
@@ -211,6 +212,48 @@ static inline gan_status gan_binary_plan(const struct gan_host *host, const char
                           "%s: op %d is not a gan_binary_op (0 to %d)", kernel, (int)op,
                           GAN_BINARY_OP_COUNT - 1);
     return gan_iter_plan(host, op_names[op], shape, 3, ops, names, it);
+}
+
+/* The backend's own part of an element-wise kernel: the walk over a planned, non-empty
+ * iteration space. nops is 2 for a unary op (x, y) and 3 for a binary one (a, b, y),
+ * `op` the gan_unary_op or gan_binary_op, `name` the op's name for messages. */
+typedef gan_status gan_ew_walk_fn(gan_backend *be, const char *name, int nops, int op,
+                                  float alpha, const struct gan_iter *it,
+                                  const struct gan_operand *const *ops);
+
+/* The unary and binary entry points up to the backend's walk, as every backend has
+ * them: the operands in kernel order, the plan, and nothing more to do when the space
+ * is empty or the plan refused the call. A backend's slot function passes its host,
+ * its names and its walk. */
+static inline gan_status gan_unary_entry(gan_backend *be, const struct gan_host *host,
+                                         const char *kernel, const char *const *op_names,
+                                         gan_ew_walk_fn *walk, enum gan_unary_op op,
+                                         float alpha, const struct gan_shape *shape,
+                                         const struct gan_operand *x,
+                                         const struct gan_operand *y)
+{
+    const struct gan_operand *ops[2] = { x, y };
+    struct gan_iter it;
+    gan_status st = gan_unary_plan(host, kernel, op_names, op, shape, ops, &it);
+    if (st != GAN_OK || it.count == 0)
+        return st;
+    return walk(be, op_names[op], 2, (int)op, alpha, &it, ops);
+}
+
+static inline gan_status gan_binary_entry(gan_backend *be, const struct gan_host *host,
+                                          const char *kernel, const char *const *op_names,
+                                          gan_ew_walk_fn *walk, enum gan_binary_op op,
+                                          const struct gan_shape *shape,
+                                          const struct gan_operand *a,
+                                          const struct gan_operand *b,
+                                          const struct gan_operand *y)
+{
+    const struct gan_operand *ops[3] = { a, b, y };
+    struct gan_iter it;
+    gan_status st = gan_binary_plan(host, kernel, op_names, op, shape, ops, &it);
+    if (st != GAN_OK || it.count == 0)
+        return st;
+    return walk(be, op_names[op], 3, (int)op, 0.0f, &it, ops);
 }
 
 #endif

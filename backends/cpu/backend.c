@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu_backend.h"
+#include "../common/backend_module.h"
 
 /* "OpenBLAS 0.3.21" from OpenBLAS's configuration string (its first two words), or
  * "BLAS" when the library does not say what it is. */
@@ -118,32 +119,6 @@ static const char *cpu_describe(gan_backend *be)
     return be->description;
 }
 
-static const struct gan_backend_ops cpu_ops = {
-    .struct_size = sizeof(struct gan_backend_ops),
-    .create = cpu_create,
-    .destroy = cpu_destroy,
-    .describe = cpu_describe,
-    .buffer_alloc = cpu_buffer_alloc,
-    .buffer_free = cpu_buffer_free,
-    .upload = cpu_upload,
-    .download = cpu_download,
-    .copy = cpu_copy,
-    .gemm = cpu_gemm,
-    .unary = cpu_unary,
-    .binary = cpu_binary,
-    .reduce = cpu_reduce,
-    .conv2d_forward = cpu_conv2d_forward,
-    .conv2d_backward_data = cpu_conv2d_backward_data,
-    .conv2d_backward_filter = cpu_conv2d_backward_filter,
-    .cast = cpu_cast,
-    .rng_bits = cpu_rng_bits,
-    .rng_uniform = cpu_rng_uniform,
-    .rng_normal = cpu_rng_normal,
-    .adam = cpu_adam,
-    .grad_stats = cpu_grad_stats,
-    .synchronize = NULL, /* every kernel has finished when it returns */
-};
-
 static const struct gan_setting_spec cpu_settings[] = {
     { "threads", GAN_SETTING_INT, "0",
       "threads for OpenBLAS and the backend's own kernels; 0 = one per online core" },
@@ -157,15 +132,10 @@ static const struct gan_setting_spec cpu_settings[] = {
     { NULL, 0, NULL, NULL },
 };
 
-static const struct gan_plugin cpu_descriptor = {
-    GAN_PLUGIN_HEADER,
-    .kind = GAN_PLUGIN_BACKEND,
-    .name = "cpu",
-    .version = PACKAGE_VERSION,
-    .summary = "CPU: OpenBLAS GEMM, oneDNN for BF16 and convolutions where built and the "
-               "CPU has BF16 dot products, FP16 stored in 16 bits and computed in FP32",
-    .ops = &cpu_ops,
-    .settings = cpu_settings,
-};
-
-GAN_DEFINE_PLUGIN(cpu_descriptor)
+/* The ops table, the descriptor and its export (backends/common/backend_module.h).
+ * Every kernel has finished when it returns: synchronize stays NULL, which the ABI
+ * reads as a synchronous backend. */
+#define GAN_OPS_PREFIX cpu
+#define cpu_synchronize NULL
+GAN_BACKEND_MODULE("CPU: OpenBLAS GEMM, oneDNN for BF16 and convolutions where built and the "
+                   "CPU has BF16 dot products, FP16 stored in 16 bits and computed in FP32")

@@ -82,6 +82,13 @@ struct gan_backend {
     char description[576];
 };
 
+/* Address of byte `offset` of a buffer (backends/common/transfer.h resolves the memory
+ * slots' ranges with it). */
+static inline unsigned char *gan_buffer_at(const gan_buffer *buf, size_t offset)
+{
+    return buf->data + offset;
+}
+
 /* Address of element `offset` of a ref or operand. */
 static inline unsigned char *cpu_ref_ptr(const struct gan_ref *r)
 {
@@ -162,25 +169,18 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
 void cpu_onednn_cache_counts(gan_backend *be, int *held, long *created);
 
 /* memory.c */
-gan_status cpu_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out);
-void cpu_buffer_free(gan_backend *be, gan_buffer *buf);
-gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
-                      const void *src, size_t bytes);
-gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
-                        size_t src_byte_offset, size_t bytes);
-gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
-                    gan_buffer *src, size_t src_byte_offset, size_t bytes);
+gan_backend_buffer_alloc_fn cpu_buffer_alloc;
+gan_backend_buffer_free_fn cpu_buffer_free;
+gan_backend_upload_fn cpu_upload;
+gan_backend_download_fn cpu_download;
+gan_backend_copy_fn cpu_copy;
 
 /* gemm.c */
-gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g);
+gan_backend_gemm_fn cpu_gemm;
 
 /* elementwise.c */
-gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
-                     const struct gan_shape *shape, const struct gan_operand *x,
-                     const struct gan_operand *y);
-gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
-                      const struct gan_operand *a, const struct gan_operand *b,
-                      const struct gan_operand *y);
+gan_backend_unary_fn cpu_unary;
+gan_backend_binary_fn cpu_binary;
 
 /* elementwise_avx512.c: the AVX-512 kernels elementwise.c hands a run to when every
  * operand is contiguous or broadcast. An input is contiguous elements of `dtype` from
@@ -202,9 +202,7 @@ void cpu_vec_binary(enum gan_binary_op op, const struct cpu_vec_in *a,
                     int64_t n);
 
 /* reduce.c */
-gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_shape *shape,
-                      const struct gan_operand *x, uint32_t axes,
-                      const struct gan_operand *y);
+gan_backend_reduce_fn cpu_reduce;
 
 /* reduce_avx512.c: acc[i] += x[off + i] (or its square, when `squares`) for i < w ≤ 64
  * contiguous lanes of float type dtype, on AVX-512; reduce.c calls it when the
@@ -213,19 +211,12 @@ void cpu_vec_lanes_sum(int squares, float *acc, const void *x, enum gan_dtype dt
                        int64_t off, int w);
 
 /* conv2d.c */
-gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
-                              const struct gan_ref *x, const struct gan_ref *w,
-                              float beta, const struct gan_ref *y);
-gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
-                                    const struct gan_ref *dy, const struct gan_ref *w,
-                                    float beta, const struct gan_ref *dx);
-gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *c,
-                                      const struct gan_ref *x, const struct gan_ref *dy,
-                                      float beta, const struct gan_ref *dw);
+gan_backend_conv2d_forward_fn cpu_conv2d_forward;
+gan_backend_conv2d_backward_data_fn cpu_conv2d_backward_data;
+gan_backend_conv2d_backward_filter_fn cpu_conv2d_backward_filter;
 
 /* cast.c */
-gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
-                    const struct gan_ref *y, struct gan_cast_counts *counts);
+gan_backend_cast_fn cpu_cast;
 /* n contiguous elements of float type xt at x into float type yt at y (round to nearest
  * even), by cpu_cast's block converters of level `isa` (the calling instance's),
  * bit-identical to convert.h's element functions. The kernels stage 16-bit runs through
@@ -238,18 +229,12 @@ void cpu_convert_threads(gan_backend *be, const void *x, enum gan_dtype xt, void
                          enum gan_dtype yt, size_t n);
 
 /* rng.c (Philox4x32-10 itself is in <ganctl/philox.h>) */
-gan_status cpu_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
-                        const struct gan_ref *y);
-gan_status cpu_rng_uniform(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
-                           float low, float high, const struct gan_ref *y);
-gan_status cpu_rng_normal(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
-                          float mean, float std, const struct gan_ref *y);
+gan_backend_rng_bits_fn cpu_rng_bits;
+gan_backend_rng_uniform_fn cpu_rng_uniform;
+gan_backend_rng_normal_fn cpu_rng_normal;
 
 /* adam.c */
-gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
-                    const struct gan_ref *param, const struct gan_ref *grad,
-                    const struct gan_ref *m, const struct gan_ref *v,
-                    const struct gan_ref *param_copy);
+gan_backend_adam_fn cpu_adam;
 
 /* adam_avx512.c: adam.c's update of n contiguous elements on AVX-512, the same bits as
  * its scalar loop; grad is of type grad_dtype, copy (when not NULL) gets the new
@@ -274,8 +259,6 @@ void cpu_vec_stats_block(const void *x, enum gan_dtype xt, int64_t len, float in
                          float *u, struct cpu_stats_block *r);
 
 /* grad_stats.c */
-gan_status cpu_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
-                          float inv_scale, const struct gan_ref *unscaled,
-                          struct gan_grad_stats *stats);
+gan_backend_grad_stats_fn cpu_grad_stats;
 
 #endif

@@ -343,10 +343,12 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
  * contiguous output. */
 #define CPU_EW_ALIGN 256
 
-static void elementwise_walk(gan_backend *be, int is_unary, int op, float alpha,
-                             const struct gan_iter *it, int nin,
-                             const struct gan_operand *const *ops)
+static gan_status elementwise_walk(gan_backend *be, const char *name, int nops, int op,
+                                   float alpha, const struct gan_iter *it,
+                                   const struct gan_operand *const *ops)
 {
+    (void)name; /* nothing here fails */
+    const int is_unary = nops == 2, nin = nops - 1;
     int inner = it->ndim - 1;
     int staged = 0;
     for (int k = 0; k <= nin; k++) {
@@ -381,28 +383,21 @@ static void elementwise_walk(gan_backend *be, int is_unary, int op, float alpha,
     }
     int parts = shared_output ? 1 : cpu_parallel_parts(be, total, CPU_EW_ALIGN, 1);
     cpu_parallel_for(be, parts, total, CPU_EW_ALIGN, elementwise_range, &j);
+    return GAN_OK;
 }
 
 gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                      const struct gan_shape *shape, const struct gan_operand *x,
                      const struct gan_operand *y)
 {
-    const struct gan_operand *ops[2] = { x, y };
-    struct gan_iter it;
-    gan_status st = gan_unary_plan(be->host, "cpu_unary", unary_names, op, shape, ops, &it);
-    if (st == GAN_OK && it.count > 0)
-        elementwise_walk(be, 1, (int)op, alpha, &it, 1, ops);
-    return st;
+    return gan_unary_entry(be, be->host, "cpu_unary", unary_names, elementwise_walk, op,
+                           alpha, shape, x, y);
 }
 
 gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
                       const struct gan_operand *a, const struct gan_operand *b,
                       const struct gan_operand *y)
 {
-    const struct gan_operand *ops[3] = { a, b, y };
-    struct gan_iter it;
-    gan_status st = gan_binary_plan(be->host, "cpu_binary", binary_names, op, shape, ops, &it);
-    if (st == GAN_OK && it.count > 0)
-        elementwise_walk(be, 0, (int)op, 0.0f, &it, 2, ops);
-    return st;
+    return gan_binary_entry(be, be->host, "cpu_binary", binary_names, elementwise_walk, op,
+                            shape, a, b, y);
 }

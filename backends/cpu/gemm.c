@@ -54,21 +54,17 @@ static void scale_c(const struct gan_gemm_stored *sc, int64_t m, int64_t n, floa
     }
 }
 
-/* 64-byte aligned pieces of one scratch allocation. */
-static size_t align64(size_t bytes)
-{
-    return (bytes + 63) & ~(size_t)63;
-}
+/* The staged operands are 64-byte aligned pieces of one scratch allocation. */
+#define GEMM_STAGE_ALIGN 64
 
-gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
+/* A checked product with a non-empty C (backends/common/gemm_checks.h). */
+static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
+                               const struct gan_gemm_stored *sa,
+                               const struct gan_gemm_stored *sb,
+                               const struct gan_gemm_stored *sc)
 {
-    struct gan_gemm_stored sa, sb, sc;
-    gan_status st = gan_gemm_check(be->host, "BLAS", INT64_MAX, g, &sa, &sb, &sc);
-    if (st != GAN_OK)
-        return st;
+    gan_status st = GAN_OK;
     const int64_t m = g->m, n = g->n, k = g->k;
-    if (m == 0 || n == 0)
-        return GAN_OK;
 
     const size_t esz_a = gan_dtype_size(g->a.dtype), esz_b = gan_dtype_size(g->b.dtype),
                  esz_c = gan_dtype_size(g->c.dtype);
@@ -80,7 +76,7 @@ gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
      * even if A or B hold NaN. Follow that convention here too. */
     if (k == 0 || g->alpha == 0.0f) {
         for (int64_t i = 0; i < g->batch; i++)
-            scale_c(&sc, m, n, g->beta, c0 + (size_t)(i * g->stride_c) * esz_c);
+            scale_c(sc, m, n, g->beta, c0 + (size_t)(i * g->stride_c) * esz_c);
         return GAN_OK;
     }
 
@@ -93,9 +89,12 @@ gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
      * FP32 accumulator that is rounded once at the end, as a tensor core does. */
     const int stage_a = g->a.dtype != GAN_F32, stage_b = g->b.dtype != GAN_F32,
               stage_c = g->c.dtype != GAN_F32;
-    size_t bytes_a = stage_a ? align64((size_t)(sa.rows * sa.cols) * sizeof(float)) : 0;
-    size_t bytes_b = stage_b ? align64((size_t)(sb.rows * sb.cols) * sizeof(float)) : 0;
-    size_t bytes_c = stage_c ? align64((size_t)(m * n) * sizeof(float)) : 0;
+    size_t bytes_a = stage_a ? gan_gemm_align((size_t)(sa->rows * sa->cols) * sizeof(float),
+                                              GEMM_STAGE_ALIGN) : 0;
+    size_t bytes_b = stage_b ? gan_gemm_align((size_t)(sb->rows * sb->cols) * sizeof(float),
+                                              GEMM_STAGE_ALIGN) : 0;
+    size_t bytes_c = stage_c ? gan_gemm_align((size_t)(m * n) * sizeof(float),
+                                              GEMM_STAGE_ALIGN) : 0;
     unsigned char *scratch = NULL;
     if (bytes_a + bytes_b + bytes_c) {
         st = cpu_scratch(be, bytes_a + bytes_b + bytes_c, (void **)&scratch);
@@ -118,23 +117,23 @@ gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
         /* A shared operand (stride 0) is widened once for the whole batch. */
         if (stage_a) {
             if ((i == 0 || g->stride_a != 0) &&
-                (st = convert(be, ai, g->a.dtype, sa.ld, (unsigned char *)wa, GAN_F32,
-                              sa.cols, sa.rows, sa.cols)) != GAN_OK)
+                (st = convert(be, ai, g->a.dtype, sa->ld, (unsigned char *)wa, GAN_F32,
+                              sa->cols, sa->rows, sa->cols)) != GAN_OK)
                 return st;
             pa = wa;
-            lda = (int)(sa.cols > 1 ? sa.cols : 1);
+            lda = (int)(sa->cols > 1 ? sa->cols : 1);
         }
         if (stage_b) {
             if ((i == 0 || g->stride_b != 0) &&
-                (st = convert(be, bi, g->b.dtype, sb.ld, (unsigned char *)wb, GAN_F32,
-                              sb.cols, sb.rows, sb.cols)) != GAN_OK)
+                (st = convert(be, bi, g->b.dtype, sb->ld, (unsigned char *)wb, GAN_F32,
+                              sb->cols, sb->rows, sb->cols)) != GAN_OK)
                 return st;
             pb = wb;
-            ldb = (int)(sb.cols > 1 ? sb.cols : 1);
+            ldb = (int)(sb->cols > 1 ? sb->cols : 1);
         }
         if (stage_c) {
             if (g->beta != 0.0f &&
-                (st = convert(be, ci, g->c.dtype, sc.ld, (unsigned char *)wc, GAN_F32, n,
+                (st = convert(be, ci, g->c.dtype, sc->ld, (unsigned char *)wc, GAN_F32, n,
                               m, n)) != GAN_OK)
                 return st;
             pc = wc;
@@ -151,9 +150,14 @@ gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
                        pb, ldb, g->beta, pc, ldc);
 
         if (stage_c &&
-            (st = convert(be, (unsigned char *)wc, GAN_F32, n, ci, g->c.dtype, sc.ld, m,
+            (st = convert(be, (unsigned char *)wc, GAN_F32, n, ci, g->c.dtype, sc->ld, m,
                           n)) != GAN_OK)
             return st;
     }
     return GAN_OK;
+}
+
+gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
+{
+    return gan_gemm_entry(be, be->host, "BLAS", INT64_MAX, gemm_product, g);
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cpu_backend.h"
-#include "../common/ref_checks.h"
+#include "../common/transfer.h"
 
 /* A cache line, and the widest vector (AVX-512) loads a kernel might align to. */
 #define CPU_ALIGN ((size_t)64)
@@ -56,35 +56,40 @@ void cpu_buffer_free(gan_backend *be, gan_buffer *buf)
     free(buf);
 }
 
+/* The memory slots on backends/common/transfer.h's checks: device memory is host
+ * memory, so each transfer is a memcpy, and a copy, whose ranges may overlap (two of
+ * one buffer), a memmove. */
+static gan_status copy_apart(gan_backend *be, void *dst, const void *src, size_t bytes)
+{
+    (void)be;
+    memcpy(dst, src, bytes);
+    return GAN_OK;
+}
+
+static gan_status copy_within(gan_backend *be, void *dst, const void *src, size_t bytes)
+{
+    (void)be;
+    memmove(dst, src, bytes);
+    return GAN_OK;
+}
+
 gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                       const void *src, size_t bytes)
 {
-    gan_status st = gan_check_upload(be->host, dst, dst_byte_offset, src, bytes);
-    if (st != GAN_OK || !bytes)
-        return st;
-    memcpy(dst->data + dst_byte_offset, src, bytes);
-    return GAN_OK;
+    return gan_upload_entry(copy_apart, be->host, be, dst, dst_byte_offset, src, bytes);
 }
 
 gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
                         size_t src_byte_offset, size_t bytes)
 {
-    gan_status st = gan_check_download(be->host, dst, src, src_byte_offset, bytes);
-    if (st != GAN_OK || !bytes)
-        return st;
-    memcpy(dst, src->data + src_byte_offset, bytes);
-    return GAN_OK;
+    return gan_download_entry(copy_apart, be->host, be, dst, src, src_byte_offset, bytes);
 }
 
 gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                     gan_buffer *src, size_t src_byte_offset, size_t bytes)
 {
-    gan_status st = gan_check_copy(be->host, dst, dst_byte_offset, src, src_byte_offset, bytes);
-    if (st != GAN_OK || !bytes)
-        return st;
-    /* Source and destination may be ranges of one buffer, overlapping or not. */
-    memmove(dst->data + dst_byte_offset, src->data + src_byte_offset, bytes);
-    return GAN_OK;
+    return gan_copy_entry(copy_within, be->host, be, dst, dst_byte_offset, src,
+                          src_byte_offset, bytes);
 }
 
 gan_status cpu_scratch(gan_backend *be, size_t bytes, void **out)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "../common/backend_module.h"
 
 /* Probes whether this build's kernels can run on the current device (elementwise.cu). */
 cudaError_t cuda_kernels_probe(void);
@@ -310,32 +311,6 @@ static const char *cuda_describe(gan_backend *be)
     return be->description;
 }
 
-static const struct gan_backend_ops cuda_ops = {
-    .struct_size = sizeof(struct gan_backend_ops),
-    .create = cuda_create,
-    .destroy = cuda_destroy,
-    .describe = cuda_describe,
-    .buffer_alloc = cuda_buffer_alloc,
-    .buffer_free = cuda_buffer_free,
-    .upload = cuda_upload,
-    .download = cuda_download,
-    .copy = cuda_copy,
-    .gemm = cuda_gemm,
-    .unary = cuda_unary,
-    .binary = cuda_binary,
-    .reduce = cuda_reduce,
-    .conv2d_forward = cuda_conv2d_forward,
-    .conv2d_backward_data = cuda_conv2d_backward_data,
-    .conv2d_backward_filter = cuda_conv2d_backward_filter,
-    .cast = cuda_cast,
-    .rng_bits = cuda_rng_bits,
-    .rng_uniform = cuda_rng_uniform,
-    .rng_normal = cuda_rng_normal,
-    .adam = cuda_adam,
-    .grad_stats = cuda_grad_stats,
-    .synchronize = cuda_synchronize,
-};
-
 static const struct gan_setting_spec cuda_settings[] = {
     { "device", GAN_SETTING_INT, "0", "CUDA device index (0 is the first GPU)" },
     { "workspace_mb", GAN_SETTING_INT, "512",
@@ -345,14 +320,6 @@ static const struct gan_setting_spec cuda_settings[] = {
     { NULL, 0, NULL, NULL },
 };
 
-static const struct gan_plugin cuda_descriptor = {
-    GAN_PLUGIN_HEADER,
-    .kind = GAN_PLUGIN_BACKEND,
-    .name = "cuda",
-    .version = PACKAGE_VERSION,
-    .summary = "NVIDIA GPU: cuBLAS GEMM, cuDNN convolutions, own kernels for the rest",
-    .ops = &cuda_ops,
-    .settings = cuda_settings,
-};
-
-GAN_DEFINE_PLUGIN(cuda_descriptor)
+/* The ops table, the descriptor and its export (backends/common/backend_module.h). */
+#define GAN_OPS_PREFIX cuda
+GAN_BACKEND_MODULE("NVIDIA GPU: cuBLAS GEMM, cuDNN convolutions, own kernels for the rest")

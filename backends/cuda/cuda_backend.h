@@ -61,6 +61,13 @@ struct gan_backend {
 
 #define CUDA_RESULT_BYTES ((size_t)256)
 
+/* Address of byte `offset` of a buffer (backends/common/transfer.h resolves the memory
+ * slots' ranges with it). */
+static inline unsigned char *gan_buffer_at(const gan_buffer *buf, size_t offset)
+{
+    return (unsigned char *)buf->ptr + offset;
+}
+
 /* Address of element `offset` of a ref or operand. */
 static inline unsigned char *cuda_ref_ptr(const struct gan_ref *r)
 {
@@ -87,15 +94,12 @@ unsigned cuda_blocks(int64_t n, unsigned cap);
 /* ---------------------------------------------------------------- memory.c */
 gan_status cuda_device_alloc(gan_backend *be, size_t bytes, void **out);
 void cuda_device_free(gan_backend *be, void *ptr);
-gan_status cuda_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out);
-void cuda_buffer_free(gan_backend *be, gan_buffer *buf);
-gan_status cuda_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
-                       const void *src, size_t bytes);
-gan_status cuda_download(gan_backend *be, void *dst, gan_buffer *src,
-                         size_t src_byte_offset, size_t bytes);
-gan_status cuda_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
-                     gan_buffer *src, size_t src_byte_offset, size_t bytes);
-gan_status cuda_synchronize(gan_backend *be);
+gan_backend_buffer_alloc_fn cuda_buffer_alloc;
+gan_backend_buffer_free_fn cuda_buffer_free;
+gan_backend_upload_fn cuda_upload;
+gan_backend_download_fn cuda_download;
+gan_backend_copy_fn cuda_copy;
+gan_backend_synchronize_fn cuda_synchronize;
 /* Device scratch of at least `bytes` (256-byte aligned), valid until the next call
  * that asks for scratch; `what` names the kernel for an out-of-memory message. */
 gan_status cuda_scratch(gan_backend *be, const char *what, size_t bytes, void **out);
@@ -109,59 +113,38 @@ gan_status cuda_read_results(gan_backend *be, const char *what, void *host, size
 /* ---------------------------------------------------------------- kernels */
 
 /* gemm.c (cuBLAS) */
-gan_status cuda_gemm(gan_backend *be, const struct gan_gemm *g);
+gan_backend_gemm_fn cuda_gemm;
 
 /* elementwise.cu */
-gan_status cuda_unary(gan_backend *be, enum gan_unary_op op, float alpha,
-                      const struct gan_shape *shape, const struct gan_operand *x,
-                      const struct gan_operand *y);
-gan_status cuda_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
-                       const struct gan_operand *a, const struct gan_operand *b,
-                       const struct gan_operand *y);
+gan_backend_unary_fn cuda_unary;
+gan_backend_binary_fn cuda_binary;
 
 /* reduce.cu */
-gan_status cuda_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_shape *shape,
-                       const struct gan_operand *x, uint32_t axes,
-                       const struct gan_operand *y);
+gan_backend_reduce_fn cuda_reduce;
 
 /* conv2d.c (cuDNN) */
-gan_status cuda_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
-                               const struct gan_ref *x, const struct gan_ref *w,
-                               float beta, const struct gan_ref *y);
-gan_status cuda_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
-                                     const struct gan_ref *dy, const struct gan_ref *w,
-                                     float beta, const struct gan_ref *dx);
-gan_status cuda_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *c,
-                                       const struct gan_ref *x, const struct gan_ref *dy,
-                                       float beta, const struct gan_ref *dw);
+gan_backend_conv2d_forward_fn cuda_conv2d_forward;
+gan_backend_conv2d_backward_data_fn cuda_conv2d_backward_data;
+gan_backend_conv2d_backward_filter_fn cuda_conv2d_backward_filter;
 void cuda_conv_plans_free(gan_backend *be);
 
 /* cast.cu */
-gan_status cuda_cast(gan_backend *be, size_t n, const struct gan_ref *x,
-                     const struct gan_ref *y, struct gan_cast_counts *counts);
+gan_backend_cast_fn cuda_cast;
 /* Queues dst[i] = src[i] for n contiguous elements of float types, rounding to
  * nearest even; no checks, no counts (staging inside other kernels). */
 gan_status cuda_convert(gan_backend *be, const void *src, enum gan_dtype src_type,
                         void *dst, enum gan_dtype dst_type, size_t n);
 
 /* rng.cu */
-gan_status cuda_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
-                         const struct gan_ref *y);
-gan_status cuda_rng_uniform(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
-                            float low, float high, const struct gan_ref *y);
-gan_status cuda_rng_normal(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
-                           float mean, float std, const struct gan_ref *y);
+gan_backend_rng_bits_fn cuda_rng_bits;
+gan_backend_rng_uniform_fn cuda_rng_uniform;
+gan_backend_rng_normal_fn cuda_rng_normal;
 
 /* adam.cu */
-gan_status cuda_adam(gan_backend *be, const struct gan_adam *p, size_t n,
-                     const struct gan_ref *param, const struct gan_ref *grad,
-                     const struct gan_ref *m, const struct gan_ref *v,
-                     const struct gan_ref *param_copy);
+gan_backend_adam_fn cuda_adam;
 
 /* grad_stats.cu */
-gan_status cuda_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
-                           float inv_scale, const struct gan_ref *unscaled,
-                           struct gan_grad_stats *stats);
+gan_backend_grad_stats_fn cuda_grad_stats;
 
 #ifdef __cplusplus
 }

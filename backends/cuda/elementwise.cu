@@ -121,22 +121,14 @@ gan_status cuda_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                       const struct gan_shape *shape, const struct gan_operand *x,
                       const struct gan_operand *y)
 {
-    const struct gan_operand *ops[2] = { x, y };
-    struct gan_iter it;
-    gan_status st = gan_unary_plan(be->host, "unary", unary_names, op, shape, ops, &it);
-    if (st != GAN_OK || it.count == 0)
-        return st;
-    return ew_launch(be, unary_names[op], 2, (int)op, alpha, &it, ops);
+    return gan_unary_entry(be, be->host, "unary", unary_names, ew_launch, op, alpha, shape,
+                           x, y);
 }
 
 gan_status cuda_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
                        const struct gan_operand *a, const struct gan_operand *b,
                        const struct gan_operand *y)
 {
-    const struct gan_operand *ops[3] = { a, b, y };
-    struct gan_iter it;
-    gan_status st = gan_binary_plan(be->host, "binary", binary_names, op, shape, ops, &it);
-    if (st != GAN_OK || it.count == 0)
-        return st;
-    return ew_launch(be, binary_names[op], 3, (int)op, 0.0f, &it, ops);
+    return gan_binary_entry(be, be->host, "binary", binary_names, ew_launch, op, shape, a, b,
+                            y);
 }

@@ -70,21 +70,19 @@ static void matrix_views(const struct gan_gemm_stored *s, int64_t count, struct 
     packed->stride[2] = 1;
 }
 
-static size_t align256(size_t bytes)
-{
-    return (bytes + 255) & ~(size_t)255;
-}
+/* The staged operands are 256-byte aligned pieces of one scratch allocation, as
+ * cudaMalloc aligns its own. */
+#define GEMM_STAGE_ALIGN 256
 
-gan_status cuda_gemm(gan_backend *be, const struct gan_gemm *g)
+/* A checked product with a non-empty C (backends/common/gemm_checks.h). */
+static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
+                               const struct gan_gemm_stored *sa,
+                               const struct gan_gemm_stored *sb,
+                               const struct gan_gemm_stored *sc)
 {
-    struct gan_gemm_stored sa, sb, sc;
-    gan_status st = gan_gemm_check(be->host, "cuBLAS", INT_MAX, g, &sa, &sb, &sc);
-    if (st != GAN_OK)
-        return st;
     const int64_t m = g->m, n = g->n, k = g->k, batch = g->batch;
-    if (m == 0 || n == 0)
-        return GAN_OK;
-    if ((st = cuda_enter(be)) != GAN_OK)
+    gan_status st = cuda_enter(be);
+    if (st != GAN_OK)
         return st;
 
     if (k == 0 || g->alpha == 0.0f) {
@@ -111,9 +109,15 @@ gan_status cuda_gemm(gan_backend *be, const struct gan_gemm *g)
     const int stage_c = !native && oc.dtype != GAN_F32;
     /* A shared operand (stride 0) is widened once for the whole batch. */
     const int64_t count_a = g->stride_a ? batch : 1, count_b = g->stride_b ? batch : 1;
-    size_t bytes_a = stage_a ? align256((size_t)(count_a * sa.rows * sa.cols) * sizeof(float)) : 0;
-    size_t bytes_b = stage_b ? align256((size_t)(count_b * sb.rows * sb.cols) * sizeof(float)) : 0;
-    size_t bytes_c = stage_c ? align256((size_t)(batch * m * n) * sizeof(float)) : 0;
+    size_t bytes_a =
+        stage_a ? gan_gemm_align((size_t)(count_a * sa->rows * sa->cols) * sizeof(float),
+                                 GEMM_STAGE_ALIGN) : 0;
+    size_t bytes_b =
+        stage_b ? gan_gemm_align((size_t)(count_b * sb->rows * sb->cols) * sizeof(float),
+                                 GEMM_STAGE_ALIGN) : 0;
+    size_t bytes_c =
+        stage_c ? gan_gemm_align((size_t)(batch * m * n) * sizeof(float),
+                                 GEMM_STAGE_ALIGN) : 0;
     unsigned char *scratch = NULL;
     if (bytes_a + bytes_b + bytes_c &&
         (st = cuda_scratch(be, "gemm", bytes_a + bytes_b + bytes_c, (void **)&scratch)) != GAN_OK)
@@ -123,22 +127,22 @@ gan_status cuda_gemm(gan_backend *be, const struct gan_gemm *g)
     struct gan_operand view, packed;
     struct gan_buffer area;
     if (stage_a) {
-        matrix_views(&sa, count_a, &shape, &view, &area, scratch, &packed);
+        matrix_views(sa, count_a, &shape, &view, &area, scratch, &packed);
         if ((st = cuda_unary(be, GAN_UNARY_COPY, 0.0f, &shape, &view, &packed)) != GAN_OK)
             return st;
-        oa = (struct operand){ scratch, GAN_F32, sa.cols > 1 ? sa.cols : 1,
-                               g->stride_a ? sa.rows * sa.cols : 0 };
+        oa = (struct operand){ scratch, GAN_F32, sa->cols > 1 ? sa->cols : 1,
+                               g->stride_a ? sa->rows * sa->cols : 0 };
     }
     if (stage_b) {
-        matrix_views(&sb, count_b, &shape, &view, &area, scratch + bytes_a, &packed);
+        matrix_views(sb, count_b, &shape, &view, &area, scratch + bytes_a, &packed);
         if ((st = cuda_unary(be, GAN_UNARY_COPY, 0.0f, &shape, &view, &packed)) != GAN_OK)
             return st;
-        ob = (struct operand){ scratch + bytes_a, GAN_F32, sb.cols > 1 ? sb.cols : 1,
-                               g->stride_b ? sb.rows * sb.cols : 0 };
+        ob = (struct operand){ scratch + bytes_a, GAN_F32, sb->cols > 1 ? sb->cols : 1,
+                               g->stride_b ? sb->rows * sb->cols : 0 };
     }
     unsigned char *cpack = scratch + bytes_a + bytes_b;
     if (stage_c) {
-        matrix_views(&sc, batch, &shape, &view, &area, cpack, &packed);
+        matrix_views(sc, batch, &shape, &view, &area, cpack, &packed);
         if (g->beta != 0.0f &&
             (st = cuda_unary(be, GAN_UNARY_COPY, 0.0f, &shape, &view, &packed)) != GAN_OK)
             return st;
@@ -167,6 +171,11 @@ gan_status cuda_gemm(gan_backend *be, const struct gan_gemm *g)
     if (st != GAN_OK || !stage_c)
         return st;
     /* The FP32 result, rounded once into C. */
-    matrix_views(&sc, batch, &shape, &view, &area, cpack, &packed);
+    matrix_views(sc, batch, &shape, &view, &area, cpack, &packed);
     return cuda_unary(be, GAN_UNARY_COPY, 0.0f, &shape, &packed, &view);
+}
+
+gan_status cuda_gemm(gan_backend *be, const struct gan_gemm *g)
+{
+    return gan_gemm_entry(be, be->host, "cuBLAS", INT_MAX, gemm_product, g);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "../common/transfer.h"
 
 /* Ordering. Every copy and kernel is queued on the instance's one stream, so work is
  * done in the order the host asked for it and nothing waits unless the host needs a
@@ -73,13 +74,12 @@ void cuda_buffer_free(gan_backend *be, gan_buffer *buf)
     be->host->free(be->host->ctx, buf);
 }
 
-gan_status cuda_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
-                       const void *src, size_t bytes)
+/* The memory slots on backends/common/transfer.h's checks; each transfer below gets
+ * the resolved addresses of at least one byte. */
+static gan_status upload_bytes(gan_backend *be, void *dst, const void *src, size_t bytes)
 {
-    gan_status st = gan_check_upload(be->host, dst, dst_byte_offset, src, bytes);
-    if (st != GAN_OK || !bytes)
-        return st;
-    if ((st = cuda_enter(be)) != GAN_OK)
+    gan_status st = cuda_enter(be);
+    if (st != GAN_OK)
         return st;
     /* From ordinary (pageable) memory the driver stages the data before the call
      * returns, so the caller may reuse src at once. Page-locked or managed memory is
@@ -92,25 +92,26 @@ gan_status cuda_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
     else
         cudaGetLastError();
     st = cuda_check_rt(be, "upload: cudaMemcpyAsync",
-                       cudaMemcpyAsync((unsigned char *)dst->ptr + dst_byte_offset, src, bytes,
-                                       cudaMemcpyHostToDevice, be->stream));
+                       cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, be->stream));
     if (st == GAN_OK && later)
         st = cuda_check_rt(be, "upload: cudaStreamSynchronize",
                            cudaStreamSynchronize(be->stream));
     return st;
 }
 
-gan_status cuda_download(gan_backend *be, void *dst, gan_buffer *src,
-                         size_t src_byte_offset, size_t bytes)
+gan_status cuda_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
+                       const void *src, size_t bytes)
 {
-    gan_status st = gan_check_download(be->host, dst, src, src_byte_offset, bytes);
-    if (st != GAN_OK || !bytes)
-        return st;
-    if ((st = cuda_enter(be)) != GAN_OK)
+    return gan_upload_entry(upload_bytes, be->host, be, dst, dst_byte_offset, src, bytes);
+}
+
+static gan_status download_bytes(gan_backend *be, void *dst, const void *src, size_t bytes)
+{
+    gan_status st = cuda_enter(be);
+    if (st != GAN_OK)
         return st;
     st = cuda_check_rt(be, "download: cudaMemcpyAsync",
-                       cudaMemcpyAsync(dst, (const unsigned char *)src->ptr + src_byte_offset,
-                                       bytes, cudaMemcpyDeviceToHost, be->stream));
+                       cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, be->stream));
     /* The data is the point of the call: wait for it (and report any earlier queued
      * kernel that failed). */
     if (st == GAN_OK)
@@ -119,33 +120,44 @@ gan_status cuda_download(gan_backend *be, void *dst, gan_buffer *src,
     return st;
 }
 
-gan_status cuda_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
-                     gan_buffer *src, size_t src_byte_offset, size_t bytes)
+gan_status cuda_download(gan_backend *be, void *dst, gan_buffer *src,
+                         size_t src_byte_offset, size_t bytes)
 {
-    gan_status st = gan_check_copy(be->host, dst, dst_byte_offset, src, src_byte_offset, bytes);
-    if (st != GAN_OK || !bytes)
+    return gan_download_entry(download_bytes, be->host, be, dst, src, src_byte_offset, bytes);
+}
+
+static gan_status copy_bytes(gan_backend *be, void *dst, const void *src, size_t bytes)
+{
+    gan_status st = cuda_enter(be);
+    if (st != GAN_OK)
         return st;
-    if ((st = cuda_enter(be)) != GAN_OK)
-        return st;
-    unsigned char *d = (unsigned char *)dst->ptr + dst_byte_offset;
-    const unsigned char *s = (const unsigned char *)src->ptr + src_byte_offset;
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
     if (d == s)
         return GAN_OK;
     /* cudaMemcpy leaves overlapping ranges undefined; the ABI allows them (memmove's
-     * semantics), so an overlapping copy goes through scratch. */
-    if (dst == src && d < s + bytes && s < d + bytes) {
+     * semantics), so an overlapping copy goes through scratch. Ranges of two different
+     * buffers never overlap, so the addresses alone tell. */
+    if (d < s + bytes && s < d + bytes) {
         void *tmp = NULL;
         if ((st = cuda_scratch(be, "copy", bytes, &tmp)) != GAN_OK)
             return st;
         st = cuda_check_rt(be, "copy: cudaMemcpyAsync",
                            cudaMemcpyAsync(tmp, s, bytes, cudaMemcpyDeviceToDevice,
                                            be->stream));
-        s = tmp;
+        s = (const unsigned char *)tmp;
         if (st != GAN_OK)
             return st;
     }
     return cuda_check_rt(be, "copy: cudaMemcpyAsync",
                          cudaMemcpyAsync(d, s, bytes, cudaMemcpyDeviceToDevice, be->stream));
+}
+
+gan_status cuda_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
+                     gan_buffer *src, size_t src_byte_offset, size_t bytes)
+{
+    return gan_copy_entry(copy_bytes, be->host, be, dst, dst_byte_offset, src,
+                          src_byte_offset, bytes);
 }
 
 gan_status cuda_synchronize(gan_backend *be)

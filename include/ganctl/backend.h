@@ -156,84 +156,127 @@ struct gan_adam {
  *             Box–Muller in double precision: r = sqrt(−2 ln u1),
  *             z0 = r cos(2π u2), z1 = r sin(2π u2); then mean + std·z, rounded once. */
 
+/* The function type of each slot of struct gan_backend_ops, named after the slot, so
+ * that a backend declares what it fills a slot with in one line (`gan_backend_gemm_fn
+ * my_gemm;`) and the compiler holds the definition to the table's signature. Each
+ * slot's meaning is in the table below. They only name the types the table's members
+ * always had: the table's layout, and so the ABI, is unchanged. */
+typedef gan_status gan_backend_create_fn(const struct gan_host *host, gan_backend **out);
+typedef void gan_backend_destroy_fn(gan_backend *be);
+typedef const char *gan_backend_describe_fn(gan_backend *be);
+typedef gan_status gan_backend_buffer_alloc_fn(gan_backend *be, size_t bytes, gan_buffer **out);
+typedef void gan_backend_buffer_free_fn(gan_backend *be, gan_buffer *buf);
+typedef gan_status gan_backend_upload_fn(gan_backend *be, gan_buffer *dst,
+                                         size_t dst_byte_offset, const void *src,
+                                         size_t bytes);
+typedef gan_status gan_backend_download_fn(gan_backend *be, void *dst, gan_buffer *src,
+                                           size_t src_byte_offset, size_t bytes);
+typedef gan_status gan_backend_copy_fn(gan_backend *be, gan_buffer *dst,
+                                       size_t dst_byte_offset, gan_buffer *src,
+                                       size_t src_byte_offset, size_t bytes);
+typedef gan_status gan_backend_gemm_fn(gan_backend *be, const struct gan_gemm *g);
+typedef gan_status gan_backend_unary_fn(gan_backend *be, enum gan_unary_op op, float alpha,
+                                        const struct gan_shape *shape,
+                                        const struct gan_operand *x,
+                                        const struct gan_operand *y);
+typedef gan_status gan_backend_binary_fn(gan_backend *be, enum gan_binary_op op,
+                                         const struct gan_shape *shape,
+                                         const struct gan_operand *a,
+                                         const struct gan_operand *b,
+                                         const struct gan_operand *y);
+typedef gan_status gan_backend_reduce_fn(gan_backend *be, enum gan_reduce_op op,
+                                         const struct gan_shape *shape,
+                                         const struct gan_operand *x, uint32_t axes,
+                                         const struct gan_operand *y);
+typedef gan_status gan_backend_conv2d_forward_fn(gan_backend *be, const struct gan_conv2d *c,
+                                                 const struct gan_ref *x,
+                                                 const struct gan_ref *w, float beta,
+                                                 const struct gan_ref *y);
+typedef gan_status gan_backend_conv2d_backward_data_fn(gan_backend *be,
+                                                       const struct gan_conv2d *c,
+                                                       const struct gan_ref *dy,
+                                                       const struct gan_ref *w, float beta,
+                                                       const struct gan_ref *dx);
+typedef gan_status gan_backend_conv2d_backward_filter_fn(gan_backend *be,
+                                                         const struct gan_conv2d *c,
+                                                         const struct gan_ref *x,
+                                                         const struct gan_ref *dy, float beta,
+                                                         const struct gan_ref *dw);
+typedef gan_status gan_backend_cast_fn(gan_backend *be, size_t n, const struct gan_ref *x,
+                                       const struct gan_ref *y,
+                                       struct gan_cast_counts *counts);
+typedef gan_status gan_backend_rng_bits_fn(gan_backend *be, size_t n, uint64_t seed,
+                                           uint64_t offset, const struct gan_ref *y);
+typedef gan_status gan_backend_rng_uniform_fn(gan_backend *be, size_t n, uint64_t seed,
+                                              uint64_t offset, float low, float high,
+                                              const struct gan_ref *y);
+typedef gan_status gan_backend_rng_normal_fn(gan_backend *be, size_t n, uint64_t seed,
+                                             uint64_t offset, float mean, float std,
+                                             const struct gan_ref *y);
+typedef gan_status gan_backend_adam_fn(gan_backend *be, const struct gan_adam *p, size_t n,
+                                       const struct gan_ref *param, const struct gan_ref *grad,
+                                       const struct gan_ref *m, const struct gan_ref *v,
+                                       const struct gan_ref *param_copy);
+typedef gan_status gan_backend_grad_stats_fn(gan_backend *be, size_t n,
+                                             const struct gan_ref *x, float inv_scale,
+                                             const struct gan_ref *unscaled,
+                                             struct gan_grad_stats *stats);
+typedef gan_status gan_backend_synchronize_fn(gan_backend *be);
+
 struct gan_backend_ops {
     size_t struct_size;           /* sizeof(struct gan_backend_ops) as the plugin was built */
 
     /* Creates an instance. `host` outlives it. When no usable device exists, returns
      * GAN_ERR_DEVICE with a one-line reason given through host->fail. Required. */
-    gan_status (*create)(const struct gan_host *host, gan_backend **out);
-    void (*destroy)(gan_backend *be);                                  /* required */
+    gan_backend_create_fn *create;
+    gan_backend_destroy_fn *destroy;                                   /* required */
     /* One line saying what runs: device, library, kernel, threads. Required. */
-    const char *(*describe)(gan_backend *be);
+    gan_backend_describe_fn *describe;
 
     /* Memory. A new buffer's contents are undefined. Required, all five. */
-    gan_status (*buffer_alloc)(gan_backend *be, size_t bytes, gan_buffer **out);
-    void (*buffer_free)(gan_backend *be, gan_buffer *buf);
-    gan_status (*upload)(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
-                         const void *src, size_t bytes);
-    gan_status (*download)(gan_backend *be, void *dst, gan_buffer *src,
-                           size_t src_byte_offset, size_t bytes);
-    gan_status (*copy)(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
-                       gan_buffer *src, size_t src_byte_offset, size_t bytes);
+    gan_backend_buffer_alloc_fn *buffer_alloc;
+    gan_backend_buffer_free_fn *buffer_free;
+    gan_backend_upload_fn *upload;
+    gan_backend_download_fn *download;
+    gan_backend_copy_fn *copy;
 
     /* The element-wise, product and reduction kernels. Required, all four. */
-    gan_status (*gemm)(gan_backend *be, const struct gan_gemm *g);
-    gan_status (*unary)(gan_backend *be, enum gan_unary_op op, float alpha,
-                        const struct gan_shape *shape, const struct gan_operand *x,
-                        const struct gan_operand *y);
-    gan_status (*binary)(gan_backend *be, enum gan_binary_op op,
-                         const struct gan_shape *shape, const struct gan_operand *a,
-                         const struct gan_operand *b, const struct gan_operand *y);
+    gan_backend_gemm_fn *gemm;
+    gan_backend_unary_fn *unary;
+    gan_backend_binary_fn *binary;
     /* Reduces x (iterated over `shape`) along every dimension d with bit d of `axes`
      * set. y is described over the same shape with stride 0 on reduced dimensions. */
-    gan_status (*reduce)(gan_backend *be, enum gan_reduce_op op,
-                         const struct gan_shape *shape, const struct gan_operand *x,
-                         uint32_t axes, const struct gan_operand *y);
+    gan_backend_reduce_fn *reduce;
 
     /* y = conv(x, w) + beta·y;  dx = conv_transpose(dy, w) + beta·dx;
      * dw = corr(x, dy) + beta·dw.  beta is 0 (overwrite) or 1 (accumulate).
      * Optional, all three (ABI 1.4; required before): a backend for fully connected
      * models may leave them NULL, and a run whose model lists them in its
      * backend_slots (model.h) is then refused when it starts. */
-    gan_status (*conv2d_forward)(gan_backend *be, const struct gan_conv2d *c,
-                                 const struct gan_ref *x, const struct gan_ref *w,
-                                 float beta, const struct gan_ref *y);
-    gan_status (*conv2d_backward_data)(gan_backend *be, const struct gan_conv2d *c,
-                                       const struct gan_ref *dy, const struct gan_ref *w,
-                                       float beta, const struct gan_ref *dx);
-    gan_status (*conv2d_backward_filter)(gan_backend *be, const struct gan_conv2d *c,
-                                         const struct gan_ref *x, const struct gan_ref *dy,
-                                         float beta, const struct gan_ref *dw);
+    gan_backend_conv2d_forward_fn *conv2d_forward;
+    gan_backend_conv2d_backward_data_fn *conv2d_backward_data;
+    gan_backend_conv2d_backward_filter_fn *conv2d_backward_filter;
 
     /* y = x converted to y's dtype (round to nearest even), n elements. When `counts`
      * is not NULL the call waits for the result and fills it. Required. */
-    gan_status (*cast)(gan_backend *be, size_t n, const struct gan_ref *x,
-                       const struct gan_ref *y, struct gan_cast_counts *counts);
+    gan_backend_cast_fn *cast;
 
     /* Random numbers; see the Philox comment above. y is F32 (F16/BF16 allowed for
      * uniform and normal: rounded once) and U32 for bits. Required, all three. */
-    gan_status (*rng_bits)(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
-                           const struct gan_ref *y);
-    gan_status (*rng_uniform)(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
-                              float low, float high, const struct gan_ref *y);
-    gan_status (*rng_normal)(gan_backend *be, size_t n, uint64_t seed, uint64_t offset,
-                             float mean, float std, const struct gan_ref *y);
+    gan_backend_rng_bits_fn *rng_bits;
+    gan_backend_rng_uniform_fn *rng_uniform;
+    gan_backend_rng_normal_fn *rng_normal;
 
     /* Required. */
-    gan_status (*adam)(gan_backend *be, const struct gan_adam *p, size_t n,
-                       const struct gan_ref *param, const struct gan_ref *grad,
-                       const struct gan_ref *m, const struct gan_ref *v,
-                       const struct gan_ref *param_copy);
+    gan_backend_adam_fn *adam;
 
     /* Statistics of n elements of x (any float type) seen through inv_scale; when
      * `unscaled.buf` is not NULL also writes x · inv_scale there (the fused unscale).
      * Waits for the result. Required. */
-    gan_status (*grad_stats)(gan_backend *be, size_t n, const struct gan_ref *x,
-                             float inv_scale, const struct gan_ref *unscaled,
-                             struct gan_grad_stats *stats);
+    gan_backend_grad_stats_fn *grad_stats;
 
     /* Optional: waits until all queued work is done. NULL: the backend is synchronous. */
-    gan_status (*synchronize)(gan_backend *be);
+    gan_backend_synchronize_fn *synchronize;
 };
 
 /* Every slot of struct gan_backend_ops after struct_size, in the table's order, each
