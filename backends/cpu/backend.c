@@ -29,10 +29,8 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
 {
     *out = NULL;
     long long threads = 0;
-    gan_status st = host->get_int(host->ctx, "threads", &threads);
-    if (st == GAN_ERR_NOT_FOUND) /* a host that does not fill in defaults */
-        threads = 0;
-    else if (st != GAN_OK)
+    gan_status st = gan_setting_int(host, cpu_settings, "threads", &threads);
+    if (st != GAN_OK)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cpu: the setting threads is not an integer; set it to "
                           "the number of BLAS threads, or 0 for one per online core");
@@ -44,10 +42,8 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     /* OpenBLAS's share of the budget: its sgemm's bits depend on its thread count
      * (ganctl.conf(5), backend.blas_threads), ours do not. */
     long long blas_threads = 0;
-    st = host->get_int(host->ctx, "blas_threads", &blas_threads);
-    if (st == GAN_ERR_NOT_FOUND)
-        blas_threads = 0;
-    else if (st != GAN_OK || blas_threads < 0 || blas_threads > INT_MAX)
+    st = gan_setting_int(host, cpu_settings, "blas_threads", &blas_threads);
+    if (st != GAN_OK || blas_threads < 0 || blas_threads > INT_MAX)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cpu: blas_threads must be 0 (as many as threads) or a "
                           "positive number of OpenBLAS threads, at most threads");
@@ -118,19 +114,6 @@ static const char *cpu_describe(gan_backend *be)
 {
     return be->description;
 }
-
-static const struct gan_setting_spec cpu_settings[] = {
-    { "threads", GAN_SETTING_INT, "0",
-      "threads for OpenBLAS and the backend's own kernels; 0 = one per online core" },
-    { "vector", GAN_SETTING_STRING, "auto",
-      "widest vector level for casts and element-wise kernels: auto, avx512, f16c, portable" },
-    { "blas_threads", GAN_SETTING_INT, "0",
-      "OpenBLAS's threads, at most threads; 0 = threads" },
-    { "gemm", GAN_SETTING_STRING, "auto",
-      "library for GEMMs and convolutions: auto (oneDNN for BF16 products and for every "
-      "convolution where the CPU has BF16 dot products, else OpenBLAS), openblas, onednn" },
-    { NULL, 0, NULL, NULL },
-};
 
 /* The ops table, the descriptor and its export (backends/common/backend_module.h).
  * Every kernel has finished when it returns: synchronize stays NULL, which the ABI

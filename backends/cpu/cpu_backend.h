@@ -8,6 +8,12 @@
 #include <stdint.h>
 #include <ganctl/ganctl.h>
 
+#include "../common/settings.h"
+
+/* settings.c: the backend's settings, each with its one default; read them with
+ * backends/common/settings.h's readers. */
+extern const struct gan_setting_spec cpu_settings[];
+
 /* The BLAS entry points the backend uses, resolved with dlsym from the library it
  * loads at create time (blas.c). The argument order is CBLAS's; the enums are passed
  * as their CBLAS integer values (CblasRowMajor = 101, CblasNoTrans = 111,

@@ -54,13 +54,13 @@ gan_status cpu_isa_setting(const struct gan_host *host, enum cpu_isa *isa)
         { "portable", CPU_ISA_PORTABLE }, { "f16c", CPU_ISA_F16C }, { "avx512", CPU_ISA_AVX512 },
     };
     const enum cpu_isa best = cpu_isa_best();
-    const char *want = "auto";
-    gan_status st = host->get_string(host->ctx, "vector", &want);
-    if (st != GAN_OK && st != GAN_ERR_NOT_FOUND)
+    const char *want = NULL;
+    gan_status st = gan_setting_string(host, cpu_settings, "vector", &want);
+    if (st != GAN_OK)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cpu: the setting vector is not a string; set it to "
                           "\"auto\", \"avx512\", \"f16c\" or \"portable\"");
-    if (st == GAN_ERR_NOT_FOUND || !want || strcmp(want, "auto") == 0) {
+    if (!want || strcmp(want, "auto") == 0) {
         *isa = best;
         return GAN_OK;
     }

@@ -48,13 +48,13 @@ const char *cpu_gemm_path_name(enum cpu_gemm_path path)
 
 gan_status cpu_gemm_path_setting(const struct gan_host *host, enum cpu_gemm_path *path)
 {
-    const char *want = "auto";
-    gan_status st = host->get_string(host->ctx, "gemm", &want);
-    if (st != GAN_OK && st != GAN_ERR_NOT_FOUND)
+    const char *want = NULL;
+    gan_status st = gan_setting_string(host, cpu_settings, "gemm", &want);
+    if (st != GAN_OK)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cpu: the setting gemm is not a string; set it to "
                           "\"auto\", \"openblas\" or \"onednn\"");
-    if (st == GAN_ERR_NOT_FOUND || !want || strcmp(want, "auto") == 0) {
+    if (!want || strcmp(want, "auto") == 0) {
         *path = CPU_GEMM_AUTO;
         return GAN_OK;
     }

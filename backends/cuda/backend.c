@@ -10,6 +10,7 @@
 
 #include "cuda_backend.h"
 #include "../common/backend_module.h"
+#include "../common/settings.h"
 
 /* Probes whether this build's kernels can run on the current device (elementwise.cu). */
 cudaError_t cuda_kernels_probe(void);
@@ -103,16 +104,22 @@ unsigned cuda_blocks(int64_t n, unsigned cap)
 
 /* ---------------------------------------------------------------- settings */
 
-/* An integer setting with a default for hosts that fill in none. */
-static gan_status setting_int(const struct gan_host *host, const char *key, long long def,
-                              long long lo, long long hi, const char *meaning,
-                              long long *out)
+/* Each setting with its one default: the host, the readers below and --list-plugins use it. */
+static const struct gan_setting_spec cuda_settings[] = {
+    { "device", GAN_SETTING_INT, "0", "CUDA device index (0 is the first GPU)" },
+    { "workspace_mb", GAN_SETTING_INT, "512",
+      "most MiB of GPU memory cuDNN may use as convolution workspace" },
+    { "deterministic", GAN_SETTING_BOOL, "true",
+      "prefer cuDNN algorithms that give the same bits on every run" },
+    { NULL, 0, NULL, NULL },
+};
+
+/* An integer setting, its default from the settings table (backends/common/settings.h),
+ * within [lo, hi]. */
+static gan_status setting_int(const struct gan_host *host, const char *key, long long lo,
+                              long long hi, const char *meaning, long long *out)
 {
-    gan_status st = host->get_int(host->ctx, key, out);
-    if (st == GAN_ERR_NOT_FOUND) {
-        *out = def;
-        return GAN_OK;
-    }
+    gan_status st = gan_setting_int(host, cuda_settings, key, out);
     if (st != GAN_OK)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cuda: the setting %s is not an integer; set it to %s",
@@ -218,19 +225,17 @@ static gan_status cuda_create(const struct gan_host *host, gan_backend **out)
 {
     *out = NULL;
     long long device, workspace_mb;
-    gan_status st = setting_int(host, "device", 0, 0, INT_MAX,
+    gan_status st = setting_int(host, "device", 0, INT_MAX,
                                 "the index of a CUDA device (0 is the first)", &device);
     if (st == GAN_OK)
-        st = setting_int(host, "workspace_mb", 512, 0, 1 << 20,
+        st = setting_int(host, "workspace_mb", 0, 1 << 20,
                          "the most MiB of GPU memory cuDNN may use as workspace",
                          &workspace_mb);
     if (st != GAN_OK)
         return st;
     int deterministic = 1;
-    st = host->get_bool(host->ctx, "deterministic", &deterministic);
-    if (st == GAN_ERR_NOT_FOUND)
-        deterministic = 1;
-    else if (st != GAN_OK)
+    st = gan_setting_bool(host, cuda_settings, "deterministic", &deterministic);
+    if (st != GAN_OK)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cuda: the setting deterministic is not a boolean; set it "
                           "to true or false");
@@ -310,15 +315,6 @@ static const char *cuda_describe(gan_backend *be)
 {
     return be->description;
 }
-
-static const struct gan_setting_spec cuda_settings[] = {
-    { "device", GAN_SETTING_INT, "0", "CUDA device index (0 is the first GPU)" },
-    { "workspace_mb", GAN_SETTING_INT, "512",
-      "most MiB of GPU memory cuDNN may use as convolution workspace" },
-    { "deterministic", GAN_SETTING_BOOL, "true",
-      "prefer cuDNN algorithms that give the same bits on every run" },
-    { NULL, 0, NULL, NULL },
-};
 
 /* The ops table, the descriptor and its export (backends/common/backend_module.h). */
 #define GAN_OPS_PREFIX cuda

@@ -30,6 +30,7 @@ struct gan_buffer {
 #include "../../backends/common/reduce_checks.h"
 #include "../../backends/common/gemm_checks.h"
 #include "../../backends/common/conv2d_checks.h"
+#include "../../backends/common/settings.h"
 
 #include <check.h>
 
@@ -803,6 +804,67 @@ START_TEST(test_conv2d_check)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ settings */
+
+static const struct gan_setting_spec demo_settings[] = {
+    { "threads", GAN_SETTING_INT, "3", "a count" },
+    { "gemm", GAN_SETTING_STRING, "auto", "a library" },
+    { "exact", GAN_SETTING_BOOL, "true", "a choice" },
+    { "free", GAN_SETTING_INT, NULL, "no default" },
+    { NULL, 0, NULL, NULL },
+};
+
+/* A host with one set value, "threads" = 7 when `set`; every other key unset. */
+static int host_has_threads;
+
+static gan_status get_int_7(void *ctx, const char *key, long long *v)
+{
+    (void)ctx;
+    if (!host_has_threads || strcmp(key, "threads") != 0)
+        return GAN_ERR_NOT_FOUND;
+    *v = 7;
+    return GAN_OK;
+}
+
+static gan_status get_string_none(void *ctx, const char *key, const char **v)
+{
+    (void)ctx, (void)key, (void)v;
+    return GAN_ERR_NOT_FOUND;
+}
+
+static gan_status get_bool_wrong(void *ctx, const char *key, int *v)
+{
+    (void)ctx, (void)key, (void)v;
+    return GAN_ERR_CONFIG;
+}
+
+START_TEST(test_setting_defaults)
+{
+    ck_assert_str_eq(gan_setting_default(demo_settings, "gemm"), "auto");
+    ck_assert_ptr_null(gan_setting_default(demo_settings, "free"));
+    ck_assert_ptr_null(gan_setting_default(demo_settings, "missing"));
+    host.get_int = get_int_7;
+    host.get_string = get_string_none;
+    host.get_bool = get_bool_wrong;
+    long long n = 0;
+    host_has_threads = 0;
+    ck_assert_int_eq(gan_setting_int(&host, demo_settings, "threads", &n), GAN_OK);
+    ck_assert_int_eq(n, 3);
+    host_has_threads = 1;
+    ck_assert_int_eq(gan_setting_int(&host, demo_settings, "threads", &n), GAN_OK);
+    ck_assert_int_eq(n, 7);
+    /* No default declared: the host's "not found" stands. */
+    ck_assert_int_eq(gan_setting_int(&host, demo_settings, "free", &n), GAN_ERR_NOT_FOUND);
+    const char *word = NULL;
+    ck_assert_int_eq(gan_setting_string(&host, demo_settings, "gemm", &word), GAN_OK);
+    ck_assert_str_eq(word, "auto");
+    /* A value of the wrong type is the host's error, never the default. */
+    int flag = 0;
+    ck_assert_int_eq(gan_setting_bool(&host, demo_settings, "exact", &flag), GAN_ERR_CONFIG);
+    ck_assert_int_eq(flag, 0);
+}
+END_TEST
+
 static Suite *common_suite(void)
 {
     Suite *s = suite_create("backend_common");
@@ -848,6 +910,11 @@ static Suite *common_suite(void)
     tcase_add_test(tc, test_ref_checks);
     tcase_add_test(tc, test_gemm_check);
     tcase_add_test(tc, test_conv2d_check);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("settings");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_setting_defaults);
     suite_add_tcase(s, tc);
     return s;
 }

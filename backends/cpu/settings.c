@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* settings.c — the CPU backend's settings: each with the one default that the host, the
+ * backend's readers (backends/common/settings.h) and --list-plugins use. */
+#include "config.h"
+
+#include "cpu_backend.h"
+
+const struct gan_setting_spec cpu_settings[] = {
+    { "threads", GAN_SETTING_INT, "0",
+      "threads for OpenBLAS and the backend's own kernels; 0 = one per online core" },
+    { "vector", GAN_SETTING_STRING, "auto",
+      "widest vector level for casts and element-wise kernels: auto, avx512, f16c, portable" },
+    { "blas_threads", GAN_SETTING_INT, "0",
+      "OpenBLAS's threads, at most threads; 0 = threads" },
+    { "gemm", GAN_SETTING_STRING, "auto",
+      "library for GEMMs and convolutions: auto (oneDNN for BF16 products and for every "
+      "convolution where the CPU has BF16 dot products, else OpenBLAS), openblas, onednn" },
+    { NULL, 0, NULL, NULL },
+};
