@@ -22,10 +22,11 @@
 #include "train/state/streams.h"
 #include "fuzz_nets.h"
 #include "fuzz.h"
+#include "make_corpus.h"
 
 static const char *out_root;
 
-static const char *out_path(const char *target, const char *name)
+const char *out_path(const char *target, const char *name)
 {
     static char path[4096];
     snprintf(path, sizeof path, "%s/%s", out_root, target);
@@ -35,7 +36,7 @@ static const char *out_path(const char *target, const char *name)
     return path;
 }
 
-static void write_bytes(const char *target, const char *name, const void *bytes, size_t n)
+void write_bytes(const char *target, const char *name, const void *bytes, size_t n)
 {
     const char *path = out_path(target, name);
     FILE *f = fopen(path, "wb");
@@ -43,7 +44,7 @@ static void write_bytes(const char *target, const char *name, const void *bytes,
         fuzz_fail("%s: cannot write it: %s", path, strerror(errno));
 }
 
-static unsigned char *read_bytes(const char *path, size_t *n)
+unsigned char *read_bytes(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -234,7 +235,8 @@ static const char saved_config[] =
 
 /* A copy of the checkpoint at `src` with the metadata entry `key` set to `value`, or
  * removed when value is NULL. */
-static void variant(const char *src, const char *name, const char *key, const char *value)
+static void variant(const char *target, const char *src, const char *name, const char *key,
+                    const char *value)
 {
     size_t n;
     unsigned char *bytes = read_bytes(src, &n);
@@ -257,7 +259,7 @@ static void variant(const char *src, const char *name, const char *key, const ch
         if (gan_st_writer_set_metadata(w, k, v, err, sizeof err) != GAN_OK)
             fuzz_fail("%s", err);
     }
-    if (!w || gan_st_writer_write(w, out_path("checkpoint", name), err, sizeof err) != GAN_OK)
+    if (!w || gan_st_writer_write(w, out_path(target, name), err, sizeof err) != GAN_OK)
         fuzz_fail("%s", err);
     gan_st_writer_free(w);
     gan_st_close(f);
@@ -320,12 +322,22 @@ static void checkpoint_seeds(void)
         fuzz_fail("%s", err.message);
     fuzz_nets_close(&nets);
 
-    variant(toy, "version-2.safetensors", "format_version", "2");
-    variant(toy, "iteration-negative.safetensors", "iteration", "-1");
-    variant(toy, "elapsed-nan.safetensors", "elapsed_s", "nan");
-    variant(toy, "no-seed.safetensors", "rng.seed", NULL);
-    variant(toy, "scaler-unversioned.safetensors", "scaler.critic", "dynamic");
-    variant(toy, "overflows-4.safetensors", "trainer.critic.overflows", "4");
+    variant("checkpoint", toy, "version-2.safetensors", "format_version", "2");
+    variant("checkpoint", toy, "iteration-negative.safetensors", "iteration", "-1");
+    variant("checkpoint", toy, "elapsed-nan.safetensors", "elapsed_s", "nan");
+    variant("checkpoint", toy, "no-seed.safetensors", "rng.seed", NULL);
+    variant("checkpoint", toy, "scaler-unversioned.safetensors", "scaler.critic", "dynamic");
+    variant("checkpoint", toy, "overflows-4.safetensors", "trainer.critic.overflows", "4");
+
+    /* The whole load's seeds: the toy checkpoint, and its saved settings holding what a
+     * crafted file would, an @include of a file outside it (which must not be opened)
+     * and a value no run writes. */
+    variant("checkpoint-full", toy, "toy.safetensors", "format", "ganctl-checkpoint");
+    variant("checkpoint-full", toy, "include.safetensors", "config",
+            "@include \"/etc/passwd\"\nrun = {\n  iterations = 20;\n};\n");
+    variant("checkpoint-full", toy, "lr-nan.safetensors", "config",
+            "generator = {\n  optimizer = {\n    lr = nan;\n  };\n};\n");
+    variant("checkpoint-full", toy, "no-config.safetensors", "config", NULL);
 }
 
 int main(int argc, char **argv)
@@ -341,5 +353,6 @@ int main(int argc, char **argv)
     idx_seeds();
     config_seeds(argv[1]);
     checkpoint_seeds();
+    image_seeds();
     return 0;
 }

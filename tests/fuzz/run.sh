@@ -8,7 +8,7 @@
 #
 # BUILD_DIR was configured with --enable-fuzzing and has run `make fuzzers`; SECONDS
 # (default 60) is each target's time; TARGETs are among safetensors idx config
-# checkpoint (default all). What a fuzzer finds is kept in
+# checkpoint checkpoint-full image folder (default all). What a fuzzer finds is kept in
 # BUILD_DIR/tests/fuzz/findings/TARGET/ (tests/fuzz/regressions/README says what to do
 # with it); the inputs it generated are thrown away.
 set -eu
@@ -23,7 +23,7 @@ shift
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 case $seconds in '' | *[!0-9]*) usage ;; esac
-targets=${*:-safetensors idx config checkpoint}
+targets=${*:-safetensors idx config checkpoint checkpoint-full image folder}
 here=$(cd "$(dirname "$0")" && pwd)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ganctl-fuzz-run.XXXXXX")
@@ -37,7 +37,7 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 # Leaks inside other packages, each explained in the file.
 LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/lsan.supp:print_suppressions=0}
 export ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
-# The checkpoint harness loads this build's CPU backend.
+# The checkpoint harnesses load this build's CPU backend.
 GANCTL_PLUGIN_PATH=$build/backends/cpu/.libs
 export GANCTL_PLUGIN_PATH
 
@@ -59,7 +59,7 @@ for t in $targets; do
     findings=$build/tests/fuzz/findings/$t
     mkdir -p "$findings"
     case $t in
-    checkpoint) dict=$here/dict/safetensors.dict ;;
+    checkpoint | checkpoint-full) dict=$here/dict/safetensors.dict ;;
     *) dict=$here/dict/$t.dict ;;
     esac
     set -- -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
