@@ -48,9 +48,11 @@ static int host_is_little_endian(void)
 }
 
 /* The part after setjmp: every local it changes is reached through `out` or `rows`,
- * which live in the caller, so nothing depends on registers a longjmp may have lost. */
+ * which live in the caller, so nothing depends on registers a longjmp may have lost
+ * (`rows` is volatile there: a local changed after setjmp must be, or the value read
+ * after the jump may be the one from before it, and the rows leak). */
 static gan_status decode(png_structp png, png_infop info, struct gan_decoded_image *out,
-                         png_bytep **rows, const char *path, struct gan_error *err)
+                         png_bytep *volatile *rows, const char *path, struct gan_error *err)
 {
     png_read_info(png, info);
     png_uint_32 width = png_get_image_width(png, info);
@@ -114,7 +116,7 @@ gan_status gan_png_read(const char *path, struct gan_decoded_image *out, struct 
         fclose(f);
         return gan_error_set(err, GAN_ERR_NOMEM, "%s: out of memory for libpng", path);
     }
-    png_bytep *rows = NULL;
+    png_bytep *volatile rows = NULL;
     gan_status st;
     if (setjmp(png_jmpbuf(png))) {
         st = gan_error_set(err, GAN_ERR_FORMAT, "%s: damaged or truncated PNG: %s", path,
