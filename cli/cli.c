@@ -444,7 +444,8 @@ static int train_ranks(const struct cli *c, gan_config *cfg, const gan_loader *l
     struct gan_trainer_setup setup = {
         .config = cfg, .loader = loader, .log = log, .resume_dir = c->resume,
         .restart = c->resume && !has_checkpoint(c->resume),
-        .stop = &stop_signal, .events = { &ps, gan_cli_ranks_speaks(comm) ? on_progress : NULL },
+        .stop = &stop_signal, .events = { .ctx = &ps,
+                    .progress = gan_cli_ranks_speaks(comm) ? on_progress : NULL },
         .comm = comm,
     };
     if (c->resume && check_resume_changes(c, cfg, loader, log, &err) != GAN_OK)
