@@ -101,8 +101,10 @@ static gan_status saved_config(const char *dir, gan_config **out, char *label, s
     }
     char *text = NULL;
     gan_status st;
+    enum gan_config_source source = GAN_CONFIG_CHECKPOINT;
     if (!has_checkpoint(dir) && access(conf, F_OK) == 0) {
         snprintf(label, size, "%s", conf);
+        source = GAN_CONFIG_RUN_FOLDER;
         st = gan_file_read_text(conf, &text, err);
     } else {
         snprintf(label, size, "%s (saved configuration)", path);
@@ -119,7 +121,7 @@ static gan_status saved_config(const char *dir, gan_config **out, char *label, s
     if (st == GAN_OK)
         st = gan_config_new(out, err);
     if (st == GAN_OK)
-        st = gan_config_read_string(*out, text, label, GAN_CONFIG_FILE, err);
+        st = gan_config_read_string(*out, text, label, source, err);
     free(text);
     if (st != GAN_OK) {
         gan_config_free(*out);

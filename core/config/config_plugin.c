@@ -59,7 +59,11 @@ gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const cha
             gan_config_remove_at(cfg, i--);
             continue;
         }
-        if (!s || !s->name)
+        int known = s && s->name;
+        if ((!known || !gan_config_type_accepts(s->type, v->type)) &&
+            gan_config_source_is_saved(v->source))
+            return gan_config_saved_refusal(err, v->origin, known ? v->key : NULL, v->source);
+        if (!known)
             return gan_config_unknown_key(err, v->origin, v->key, group, label, spec);
         if (!gan_config_type_accepts(s->type, v->type))
             return gan_config_wrong_type(err, v->origin, v->key, s->type, v->type, v->s);
@@ -96,6 +100,8 @@ gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *term
             gan_config_remove_at(cfg, i--);
             continue;
         }
+        if (!listed && gan_config_source_is_saved(v->source))
+            return gan_config_saved_refusal(err, v->origin, NULL, v->source);
         if (!listed)
             return gan_error_set(err, GAN_ERR_CONFIG,
                                  "%s: \"%s\" configures the loss term \"%.*s\", which loss.terms does not list: add \"%.*s\" to loss.terms or remove the setting",

@@ -89,4 +89,24 @@ gan_status gan_config_put(gan_config *cfg, const char *key, struct parsed *p,
 gan_status gan_config_parse_value(const char *text, struct parsed *p, char *why,
                                   size_t why_size);
 
+/* Nonzero for the settings ganctl saved itself (a checkpoint's, a run folder's). */
+int gan_config_source_is_saved(enum gan_config_source source);
+/* The refusal of a saved setting at `origin` ("label:line") that ganctl would not have
+ * written: it names `known_key` (a key the core or the plugin declares) or says "an
+ * unknown setting", and never quotes the text's names or values. GAN_ERR_CONFIG. */
+gan_status gan_config_saved_refusal(struct gan_error *err, const char *origin,
+                                    const char *known_key, enum gan_config_source source);
+
+/* ---------------------------------------------------------- includes (config_include.c) */
+
+/* Called for each @include directive with its line and its path as libconfig reads it
+ * (at most 4095 bytes kept); a nonzero return stops the scan and is its result. */
+typedef int (*gan_config_include_visit)(void *ctx, unsigned line, const char *path);
+/* Visits the @include directives of `text` that libconfig's scanner would act on: at
+ * the start of a line after blanks, outside strings and comments. Returns 0 or the
+ * first nonzero result of `visit`. */
+int gan_config_scan_includes(const char *text, gan_config_include_visit visit, void *ctx);
+/* The line of the first @include directive in `text`, or 0 when it holds none. */
+unsigned gan_config_include_line(const char *text);
+
 #endif

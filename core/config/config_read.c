@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* config_read.c — reading settings from libconfig files and text, and from --set and
- * flags, with per-value origins and one-line errors that name file, line and key. */
+ * flags, with per-value origins and one-line errors that name file, line and key; the
+ * settings ganctl saved itself read as data, with no include and no echo of their text. */
 #include "config.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 
 #include <libconfig.h>
 
+#include "base/file_open.h"
 #include "config/config_private.h"
 
 /* ------------------------------------------------------------------ files */
@@ -117,9 +119,48 @@ static gan_status walk(gan_config *cfg, const config_setting_t *group, const cha
         if ((st = from_setting(s, &p, err)) != GAN_OK)
             return st;
         if ((st = gan_config_put(cfg, key, &p, origin, source, err)) != GAN_OK)
-            return st;
+            return st == GAN_ERR_CONFIG && gan_config_source_is_saved(source)
+                       ? gan_config_saved_refusal(err, origin,
+                                                  gan_config_is_core_key(key) ? key : NULL, source)
+                       : st;
     }
     return GAN_OK;
+}
+
+int gan_config_source_is_saved(enum gan_config_source source)
+{
+    return source == GAN_CONFIG_CHECKPOINT || source == GAN_CONFIG_RUN_FOLDER;
+}
+
+/* What saved settings are called in messages. */
+static const char *saved_phrase(enum gan_config_source source)
+{
+    switch (source) {
+    case GAN_CONFIG_CHECKPOINT: return "the checkpoint's saved settings";
+    case GAN_CONFIG_RUN_FOLDER: return "the run folder's config.conf";
+    default: return "the saved settings";
+    }
+}
+
+/* The fix for saved settings ganctl would not have written. */
+#define SAVED_FIX \
+    "ganctl writes only the settings it knows, so the file was changed after ganctl wrote it or by another version; use a copy from a source you trust"
+
+gan_status gan_config_saved_refusal(struct gan_error *err, const char *origin,
+                                    const char *known_key, enum gan_config_source source)
+{
+    /* The origin is "label:line"; the label is ganctl's own name for the text. */
+    const char *colon = strrchr(origin, ':');
+    int label_len = colon ? (int)(colon - origin) : (int)strlen(origin);
+    const char *line = colon ? colon + 1 : "?";
+    /* A key the core or the plugin knows is ganctl's word, not the file's; anything else,
+     * and every value, might be a secret pulled in from elsewhere. */
+    if (known_key)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%.*s: the value of %s at line %s of %s is not one ganctl accepts: %s",
+                             label_len, origin, known_key, line, saved_phrase(source), SAVED_FIX);
+    return gan_error_set(err, GAN_ERR_CONFIG, "%.*s: an unknown setting at line %s of %s: %s",
+                         label_len, origin, line, saved_phrase(source), SAVED_FIX);
 }
 
 static const char *source_phrase(enum gan_config_source source)
@@ -128,6 +169,8 @@ static const char *source_phrase(enum gan_config_source source)
     case GAN_CONFIG_INSTALLED: return "the installed configuration";
     case GAN_CONFIG_ENV: return "named by GANCTL_CONFIG";
     case GAN_CONFIG_FILE: return "given with --config";
+    case GAN_CONFIG_CHECKPOINT: return "saved in a checkpoint, read as data";
+    case GAN_CONFIG_RUN_FOLDER: return "saved in a run folder, read as data";
     case GAN_CONFIG_COMMAND_LINE: return "the command line";
     case GAN_CONFIG_DEFAULT: break;
     }
@@ -163,9 +206,120 @@ static gan_status note_file(gan_config *cfg, const char *path, enum gan_config_s
     return GAN_OK;
 }
 
+/* The whole of a regular file as text; anything else (a FIFO, a device) is refused by
+ * `*kind` without a wait. -1 with errno, or with *kind set; 0 when read. */
+static int read_regular(const char *path, char **out, const char **kind)
+{
+    *out = NULL;
+    *kind = NULL;
+    if (gan_is_dev_null(path))
+        return (*out = gan_strdup("")) ? 0 : (errno = ENOMEM, -1);
+    FILE *f = gan_fopen_regular(path, kind);
+    if (!f)
+        return -1;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (len + 1 >= cap) {
+            char *grown = realloc(buf, cap * 2);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+                errno = ENOMEM;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    int e = errno;
+    int bad = !buf || ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        errno = e ? e : EIO;
+        return -1;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    return 0;
+}
+
+/* libconfig's own bound on nested includes. */
+#define MAX_INCLUDE_DEPTH 10
+
+/* Checks the includes of a user's file before libconfig opens them. */
+struct include_check {
+    const char *file;             /* the file holding the directives */
+    const char *dir;              /* where libconfig resolves them, or NULL: the current folder */
+    enum gan_config_source source;
+    int depth;
+    struct gan_error *err;
+    gan_status st;
+};
+
+static int check_include(void *ctx, unsigned line, const char *name)
+{
+    struct include_check *c = ctx;
+    /* libconfig 1.5 resolves every include, nested ones too, against the folder it was
+     * given (the top file's), or the current folder; so is the file looked at here. */
+    char path[4200];
+    if (name[0] == '/' || !c->dir)
+        snprintf(path, sizeof path, "%s", name);
+    else
+        snprintf(path, sizeof path, "%s/%s", c->dir, name);
+    char *text;
+    const char *kind;
+    if (read_regular(path, &text, &kind) != 0) {
+        /* A file that cannot be opened is libconfig's to report, as before. */
+        if (!kind)
+            return 0;
+        c->st = gan_error_set(c->err, GAN_ERR_CONFIG,
+                              "%s:%u: the @include names %s, which is %s, not a regular file: include only regular files (%s)",
+                              c->file, line, path, kind, source_fix(c->source));
+        return 1;
+    }
+    if (c->depth + 1 >= MAX_INCLUDE_DEPTH) {
+        free(text);
+        c->st = gan_error_set(c->err, GAN_ERR_CONFIG,
+                              "%s:%u: includes nest more than %d deep: include the files from fewer levels",
+                              c->file, line, MAX_INCLUDE_DEPTH);
+        return 1;
+    }
+    struct include_check inner = { path, c->dir, c->source, c->depth + 1, c->err, GAN_OK };
+    int r = gan_config_scan_includes(text, check_include, &inner);
+    free(text);
+    c->st = inner.st;
+    return r;
+}
+
+/* A saved text read from a file (a run folder's config.conf): as data, through
+ * gan_config_read_string. */
+static gan_status read_saved_file(gan_config *cfg, const char *path,
+                                  enum gan_config_source source, struct gan_error *err)
+{
+    char *text;
+    const char *kind;
+    if (read_regular(path, &text, &kind) != 0)
+        return kind ? gan_error_set(err, GAN_ERR_CONFIG,
+                                    "cannot read %s (%s): it is %s, not a regular file; only regular files are read",
+                                    path, source_phrase(source), kind)
+                    : gan_error_set(err, GAN_ERR_CONFIG, "cannot read %s (%s): %s", path,
+                                    source_phrase(source), strerror(errno));
+    gan_status st = gan_config_read_string(cfg, text, path, source, err);
+    free(text);
+    return st;
+}
+
 gan_status gan_config_read_file(gan_config *cfg, const char *path,
                                 enum gan_config_source source, struct gan_error *err)
 {
+    if (gan_config_source_is_saved(source))
+        return read_saved_file(cfg, path, source, err);
     struct stat sb;
     if (stat(path, &sb) != 0) {
         if (source == GAN_CONFIG_INSTALLED && errno == ENOENT)
@@ -178,11 +332,16 @@ gan_status gan_config_read_file(gan_config *cfg, const char *path,
         return gan_error_set(err, GAN_ERR_CONFIG,
                              "cannot read configuration file %s (%s): it is a directory: %s",
                              path, source_phrase(source), source_fix(source));
-    FILE *probe = fopen(path, "r");
-    if (!probe)
-        return gan_error_set(err, GAN_ERR_CONFIG, "cannot read configuration file %s (%s): %s: %s",
-                             path, source_phrase(source), strerror(errno), source_fix(source));
-    fclose(probe);
+    /* Read here, not by libconfig: a FIFO or a device is refused at once, not waited on. */
+    char *text;
+    const char *kind;
+    if (read_regular(path, &text, &kind) != 0)
+        return kind ? gan_error_set(err, GAN_ERR_CONFIG,
+                                    "cannot read configuration file %s (%s): it is %s, not a regular file: %s",
+                                    path, source_phrase(source), kind, source_fix(source))
+                    : gan_error_set(err, GAN_ERR_CONFIG,
+                                    "cannot read configuration file %s (%s): %s: %s", path,
+                                    source_phrase(source), strerror(errno), source_fix(source));
 
     config_t lc;
     config_init(&lc);
@@ -196,8 +355,11 @@ gan_status gan_config_read_file(gan_config *cfg, const char *path,
         dir = dir_buf;
         config_set_include_dir(&lc, dir);
     }
-    gan_status st = GAN_OK;
-    if (!config_read_file(&lc, path)) {
+    /* libconfig opens the includes itself; each is looked at first. */
+    struct include_check check = { path, dir, source, 0, err, GAN_OK };
+    gan_config_scan_includes(text, check_include, &check);
+    gan_status st = check.st;
+    if (st == GAN_OK && !config_read_string(&lc, text)) {
         char efile[800];
         source_name(efile, sizeof efile, config_error_file(&lc), path, dir);
         if (config_error_type(&lc) == CONFIG_ERR_FILE_IO)
@@ -208,10 +370,11 @@ gan_status gan_config_read_file(gan_config *cfg, const char *path,
             st = gan_error_set(err, GAN_ERR_CONFIG,
                                "%s:%d: syntax error (libconfig: %s): fix the file; ganctl.conf(5) describes the syntax",
                                efile, config_error_line(&lc), config_error_text(&lc));
-    } else {
+    } else if (st == GAN_OK) {
         st = walk(cfg, config_root_setting(&lc), "", path, dir, source, err);
     }
     config_destroy(&lc);
+    free(text);
     if (st == GAN_OK)
         st = note_file(cfg, path, source, err);
     return st;
@@ -234,6 +397,13 @@ gan_status gan_config_read_files(gan_config *cfg, const struct gan_config_files 
 gan_status gan_config_read_string(gan_config *cfg, const char *text, const char *label,
                                   enum gan_config_source source, struct gan_error *err)
 {
+    /* A saved text is data: ganctl writes the expanded settings, never an include, and
+     * one found here would make libconfig open a file the text names. */
+    unsigned include_line = gan_config_include_line(text);
+    if (include_line)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: line %u of %s holds an @include directive; saved settings are data and include nothing, and ganctl never writes one, so the file was changed after ganctl wrote it: nothing was read; use a copy from a source you trust",
+                             label, include_line, saved_phrase(source));
     config_t lc;
     config_init(&lc);
     gan_status st;

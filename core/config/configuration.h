@@ -16,6 +16,10 @@ typedef struct gan_config gan_config;
  * earlier ones set; the program reads them in this order. */
 enum gan_config_source {
     GAN_CONFIG_DEFAULT = 0,      /* the schema's or the plugin's default */
+    /* Settings ganctl saved itself and reads back as data (includes refused, messages
+     * that echo nothing of the text): a resumed run reads them before --config. */
+    GAN_CONFIG_CHECKPOINT,       /* the configuration saved in a checkpoint */
+    GAN_CONFIG_RUN_FOLDER,       /* a run folder's config.conf */
     GAN_CONFIG_INSTALLED,        /* $(sysconfdir)/ganctl/ganctl.conf; may be missing */
     GAN_CONFIG_ENV,              /* the file named by $GANCTL_CONFIG; must exist */
     GAN_CONFIG_FILE,             /* --config FILE; must exist */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/file_open.h"
 #include "data/idx.h"
 
 size_t gan_idx_type_size(int type)
@@ -432,7 +433,14 @@ gan_status gan_idx_read(const char *path, const struct gan_idx_expect *expect,
                              "dimensions and type 0x%02x; it needs 0 to %d and a known type "
                              "or 0", path, expect->ndim, (unsigned)expect->type,
                              GAN_IDX_MAX_DIMS);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const char *kind;
+    int fd = gan_open_regular(path, &kind);
+    if (fd < 0 && kind && strcmp(kind, GAN_FILE_KIND_FOLDER) == 0)
+        return gan_error_set(err, GAN_ERR_IO, "%s: is a folder, not an IDX file; name the "
+                             "file inside it", path);
+    if (fd < 0 && kind)
+        return gan_error_set(err, GAN_ERR_CONFIG, "%s is %s, not an IDX file; name the "
+                             "regular file that holds the data", path, kind);
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT || e == ENOTDIR)
@@ -445,11 +453,6 @@ gan_status gan_idx_read(const char *path, const struct gan_idx_expect *expect,
         int e = errno;
         close(fd);
         return gan_error_set(err, GAN_ERR_IO, "%s: cannot examine it: %s", path, strerror(e));
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        close(fd);
-        return gan_error_set(err, GAN_ERR_IO, "%s: is a folder, not an IDX file; name the "
-                             "file inside it", path);
     }
     gzFile gz = gzdopen(fd, "rb");
     if (!gz) {

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "base/file_open.h"
 #include "base/strings.h"
 #include "data/image_folder.h"
 #include "data/image_resize.h"
@@ -124,7 +125,11 @@ static int compare_paths(const void *a, const void *b)
 static gan_status decode_file(const char *path, struct gan_decoded_image *img,
                               struct gan_error *err)
 {
-    FILE *f = fopen(path, "rb");
+    const char *kind;
+    FILE *f = gan_fopen_regular(path, &kind);
+    if (!f && kind)
+        return gan_error_set(err, GAN_ERR_CONFIG, "%s is %s, not an image file; only regular "
+                             "files are read", path, kind);
     if (!f)
         return gan_error_set(err, GAN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     unsigned char head[GAN_PNG_SIGNATURE_SIZE];

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_open.h"
 #include "io/text_file.h"
 
 gan_status gan_file_write_atomic(const char *path, const char *data, size_t size,
@@ -85,7 +86,12 @@ gan_status gan_file_write_atomic(const char *path, const char *data, size_t size
 gan_status gan_file_read_text(const char *path, char **out, struct gan_error *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    const char *kind;
+    FILE *f = gan_fopen_regular(path, &kind);
+    if (!f && kind)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "cannot read %s: it is %s, not a regular file; only regular files are read",
+                             path, kind);
     if (!f)
         return gan_error_set(err, errno == ENOENT ? GAN_ERR_NOT_FOUND : GAN_ERR_IO,
                              "cannot read %s: %s", path, strerror(errno));

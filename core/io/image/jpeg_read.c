@@ -12,6 +12,7 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
+#include "base/file_open.h"
 #include "io/image/jpeg_read.h"
 
 int gan_jpeg_signature(const unsigned char *head, size_t n)
@@ -88,7 +89,11 @@ static gan_status decode(struct jpeg_decompress_struct *cinfo, struct reader *r,
 gan_status gan_jpeg_read(const char *path, struct gan_decoded_image *out, struct gan_error *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
+    const char *kind;
+    FILE *f = gan_fopen_regular(path, &kind);
+    if (!f && kind)
+        return gan_error_set(err, GAN_ERR_CONFIG, "%s is %s, not an image file; only regular "
+                             "files are read", path, kind);
     if (!f)
         return gan_error_set(err, GAN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     unsigned char head[3];

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "base/file_open.h"
 #include "base/strings.h"
 #include "io/safetensors/safetensors_private.h"
 
@@ -456,7 +457,13 @@ gan_status gan_st_parse(const void *bytes, size_t size, const char *label, gan_s
 gan_status gan_st_open(const char *path, gan_st_file **out, char *err, size_t err_size)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const char *kind;
+    int fd = gan_open_regular(path, &kind);
+    if (fd < 0 && kind)
+        return gan_st_fail(err, err_size,
+                           strcmp(kind, GAN_FILE_KIND_FOLDER) == 0 ? GAN_ERR_IO : GAN_ERR_CONFIG,
+                           "%s is %s, not a regular file; only regular files are read", path,
+                           kind);
     if (fd < 0)
         return gan_st_fail(err, err_size, errno == ENOENT ? GAN_ERR_NOT_FOUND : GAN_ERR_IO,
                            "%s: cannot open: %s", path, strerror(errno));

@@ -43,15 +43,15 @@ gan_status gan_run_folder_name(struct gan_run_folder *f, const char *resume_dir,
     return GAN_OK;
 }
 
-/* Reads configuration text (`label` names it in messages) or, with text NULL, the file
- * `label`, into a new configuration. */
+/* Reads a checkpoint's configuration text (`label` names it in messages) or, with text
+ * NULL, the run folder's file `label`, into a new configuration: as data, includes refused. */
 static gan_status read_config(const char *text, const char *label, gan_config **out,
                               struct gan_error *err)
 {
     gan_status st = gan_config_new(out, err);
     if (st == GAN_OK)
-        st = text ? gan_config_read_string(*out, text, label, GAN_CONFIG_FILE, err)
-                  : gan_config_read_file(*out, label, GAN_CONFIG_FILE, err);
+        st = text ? gan_config_read_string(*out, text, label, GAN_CONFIG_CHECKPOINT, err)
+                  : gan_config_read_file(*out, label, GAN_CONFIG_RUN_FOLDER, err);
     if (st != GAN_OK) {
         gan_config_free(*out);
         *out = NULL;

@@ -31,7 +31,7 @@ gan_status gan_saved_config_open(const char *checkpoint, const struct gan_saved_
         snprintf(label, sizeof label, "%s (saved configuration)", checkpoint);
         st = gan_config_new(cfg, err);
         if (st == GAN_OK)
-            st = gan_config_read_string(*cfg, saved, label, GAN_CONFIG_FILE, err);
+            st = gan_config_read_string(*cfg, saved, label, GAN_CONFIG_CHECKPOINT, err);
     }
     for (size_t i = 0; st == GAN_OK && i < count; i++) {
         const struct gan_saved_setting *s = &settings[i];
