@@ -7,10 +7,9 @@
  * wait, and must open no file but the input: every other open is refused and counted
  * while it runs (fuzz_opens.c), so a saved @include cannot read, or block on, anything.
  *
- * FUZZ_FORBID_OUTSIDE_OPENS makes such an attempt itself a failure. It is 0 while saved
- * settings may still hold @include (today the refused open only becomes a configuration
- * error); set it to 1 where they are refused before parsing, and an include that gets as
- * far as libconfig is then a finding. */
+ * FUZZ_FORBID_OUTSIDE_OPENS makes such an attempt itself a failure: saved settings that
+ * hold @include are refused before they are parsed, so an include that gets as far as
+ * libconfig is a finding. */
 #include "config.h"
 
 #include <stdio.h>
@@ -23,7 +22,7 @@
 #include "fuzz.h"
 
 #ifndef FUZZ_FORBID_OUTSIDE_OPENS
-#define FUZZ_FORBID_OUTSIDE_OPENS 0
+#define FUZZ_FORBID_OUTSIDE_OPENS 1
 #endif
 
 static struct fuzz_nets nets;
