@@ -197,7 +197,7 @@ static int may_change_on_resume(const char *key)
     static const char *const keys[] = {
         "run.dir", "run.iterations", "run.log_every", "run.eval_every", "run.image_every",
         "run.checkpoint_every", "run.debug_level", "log.level",
-        "run.tensorboard", "run.diverged_skip_fraction",
+        "run.tensorboard", "run.diverged_skip_fraction", "run.diverged_window",
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(key, keys[i]) == 0)
