@@ -43,6 +43,11 @@ check "it points at the scalers' man page" last_line_has "$work/err" "see ganctl
 check "the run still wrote its checkpoint and final picture" \
     test -s "$work/static/checkpoint.safetensors" -a -s "$work/static/final.png"
 
+# A BF16 run is told of BF16's range, not FP16's.
+run -s run.iterations=3 --precision bf16 --scaler static -s scaler.scale=1e38 -s run.dir="$work/bf16"
+check "a static scale of 1e38 in BF16 exits 3" rc_is 3
+check "the last line says it overflows BF16" last_line_has "$work/err" "(scaler static) overflows BF16: try a smaller one"
+
 # --------------------------------------------------------------- most steps skipped
 # The test scaler "skipper" applies the first step and then skips three of every four,
 # all of them finite: 30 of the critic's 40 steps.

@@ -86,6 +86,8 @@ static void advice(const gan_session *s, const gan_config *cfg, enum gan_net_rol
     /* Suggested in each case but where it is the scaler already. */
     const char *aware = is_aware ? "" : "--scaler underflow-aware, or ";
     double v = gan_amp_scale(a);
+    /* The 16-bit type the network computes in: BF16 shares FP32's range, FP16 not. */
+    const char *half = s->set.precision == GAN_BF16 ? "BF16" : "FP16";
     if (s->set.precision == GAN_F32 && strcmp(scaler, "none") == 0) {
         snprintf(buf, size,
                  "it trains in FP32, so the step itself ran away: try a smaller learning rate, e.g. -s %s.optimizer.lr=1e-4",
@@ -95,14 +97,16 @@ static void advice(const gan_session *s, const gan_config *cfg, enum gan_net_rol
                  "its 16-bit gradients are not loss-scaled (scaler none): try --scaler underflow-aware; see ganctl-scaler(7)");
     } else if (is_static) {
         snprintf(buf, size,
-                 "its fixed loss scale %s (scaler static) %s: try %s, e.g. -s %s.scale=1024, or --scaler underflow-aware; see ganctl-scaler(7)",
-                 scale, v >= 65536.0 ? "overflows FP16" : v < 1.0 ? "lets its gradients underflow FP16"
-                                                                   : "does not suit its gradients",
-                 v >= 1024.0 ? "a smaller one" : "a larger one", group);
+                 "its fixed loss scale %s (scaler static) %s%s: try %s, e.g. -s %s.scale=1024, or --scaler underflow-aware; see ganctl-scaler(7)",
+                 scale, v >= 65536.0 ? "overflows" : v < 1.0 ? "lets its gradients underflow"
+                                                              : "does not suit its gradients",
+                 v >= 65536.0 || v < 1.0 ? (s->set.precision == GAN_BF16 ? " BF16" : " FP16") : "",
+                 v >= 1024.0 ? "a smaller one" : "a larger one",
+                 group);
     } else if (is_dynamic && v < 1.0) {
         snprintf(buf, size,
-                 "its loss scale fell to %s (scaler %s), where its gradients underflow FP16: try %sa floor, e.g. -s %s.min=1; see ganctl-scaler(7)",
-                 scale, scaler, aware, group);
+                 "its loss scale fell to %s (scaler %s), where its gradients underflow %s: try %sa floor, e.g. -s %s.min=1; see ganctl-scaler(7)",
+                 scale, scaler, half, aware, group);
     } else if (is_dynamic) {
         snprintf(buf, size,
                  "its loss scale is %s (scaler %s), brought down by overflows: try a lower start, e.g. -s %s.init=1024, %sthe penalty in FP32 with -s 'precision.fp32=[\"penalty\"]'; see ganctl-scaler(7)",
