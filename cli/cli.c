@@ -4,11 +4,13 @@
  * are one "ganctl: " line each. */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +94,16 @@ static gan_status saved_config(const char *dir, gan_config **out, char *label, s
                                struct gan_error *err)
 {
     *out = NULL;
+    /* A mistyped folder is told as such, not as a folder without a checkpoint. */
+    struct stat folder;
+    if (stat(dir, &folder) != 0 && errno == ENOENT)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "--resume %s: the folder does not exist: give the run folder of an earlier run (its run.dir)",
+                             dir);
+    if (stat(dir, &folder) == 0 && !S_ISDIR(folder.st_mode))
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "--resume %s: not a folder: give the run folder of an earlier run (its run.dir)",
+                             dir);
     char *path = gan_run_path(dir, GAN_RUN_CHECKPOINT);
     char *conf = gan_run_path(dir, GAN_RUN_CONFIG);
     if (!path || !conf) {
@@ -199,7 +211,7 @@ static int may_change_on_resume(const char *key)
     static const char *const keys[] = {
         "run.dir", "run.iterations", "run.log_every", "run.eval_every", "run.image_every",
         "run.checkpoint_every", "run.debug_level", "log.level",
-        "run.tensorboard", "run.diverged_skip_fraction",
+        "run.tensorboard", "run.diverged_skip_fraction", "run.diverged_window",
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(key, keys[i]) == 0)

@@ -78,6 +78,7 @@ static const struct schema_key core_keys[] = {
     BOOL("run.metrics_time", "true", "write the time_s column (wall clock) in metrics.csv"),
     BOOL("run.tensorboard", "false", "also write each metrics.csv row, and the final picture, to a TensorBoard event file in the run folder"),
     FLOAT_RANGE("run.diverged_skip_fraction", "0.5", 0, 1, "a run whose network skipped more than this fraction of its steps since the last evaluation ends \"diverged\" (exit status 3)"),
+    INT_MIN_("run.diverged_window", "100", 0, "a run whose every critic step in this many was skipped for non-finite values ends then \"diverged\" (exit status 3); 0 = off"),
     INT_RANGE("run.debug_level", "0", 0, 2, "1: per-parameter gradient statistics in the log and grad_stats.csv at every row; 2: also an FP32 shadow backward per row and its true-underflow counts in grad_underflow.csv"),
     STR("precision.mode", "\"fp32\"", precision_modes, "fp32, or mixed precision with FP16 or BF16 compute and FP32 master weights"),
     STR("precision.level", "\"O2\"", precision_levels, "O1: GEMM and conv in 16 bit; O2: nearly everything in 16 bit"),

@@ -4,10 +4,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/strings.h"
@@ -38,10 +40,41 @@ static char *header_line(const char *const *columns, size_t count)
     return h;
 }
 
+enum not_plain_why { OPEN_FAILED, IS_LINK, NOT_REGULAR };
+
+/* The refusal of a table that is not a plain file of the run folder's own (or errno's
+ * reason when the open failed otherwise). */
+static gan_status not_plain(const char *path, enum not_plain_why why, struct gan_error *err)
+{
+    if (why == IS_LINK)
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s is a symbolic link: ganctl follows no link out of a run folder; put the file itself there, or move the link away to resume",
+                             path);
+    if (why == OPEN_FAILED)
+        return gan_error_set(err, GAN_ERR_IO, "cannot open %s to append: %s", path, strerror(errno));
+    return gan_error_set(err, GAN_ERR_CONFIG,
+                         "%s is not a regular file: a run folder's tables are plain files; move it away to resume",
+                         path);
+}
+
+/* GAN_OK when `fd` is a regular file. */
+static gan_status plain_file(int fd, const char *path, struct gan_error *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return gan_error_set(err, GAN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    return S_ISREG(st.st_mode) ? GAN_OK : not_plain(path, NOT_REGULAR, err);
+}
+
 /* The rows of an existing file up to and including iteration `last`, header first. */
 static gan_status cut_rows(const char *path, const char *header, int64_t last, char **kept,
                            size_t *kept_len, struct gan_error *err)
 {
+    /* Read before it is replaced: a link or a FIFO there is refused, neither followed
+     * nor waited on. */
+    struct stat kind;
+    if (lstat(path, &kind) == 0 && !S_ISREG(kind.st_mode))
+        return not_plain(path, S_ISLNK(kind.st_mode) ? IS_LINK : NOT_REGULAR, err);
     char *text;
     gan_status st = gan_file_read_text(path, &text, err);
     if (st == GAN_ERR_NOT_FOUND)
@@ -127,9 +160,16 @@ gan_status gan_metrics_csv_open(const char *path, const char *const *columns, si
         return gan_error_nomem(err, "writing the run folder");
     }
     m->columns = count;
-    m->f = fopen(path, "a");
-    if (!m->f) {
+    /* Appended to in place: a link put where the file just written was is refused, not
+     * followed, so that no row lands outside the run folder. */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    st = fd < 0 ? not_plain(path, errno == ELOOP ? IS_LINK : OPEN_FAILED, err)
+                : plain_file(fd, path, err);
+    if (st == GAN_OK && !(m->f = fdopen(fd, "a")))
         st = gan_error_set(err, GAN_ERR_IO, "cannot open %s to append: %s", path, strerror(errno));
+    if (st != GAN_OK) {
+        if (fd >= 0)
+            close(fd);
         free(m->path);
         free(m);
         return st;

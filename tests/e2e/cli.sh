@@ -205,6 +205,14 @@ check "with the built-in default as its value" \
 run -c "${srcdir:-.}/etc/toy-paper.conf" --print-config
 check "toy-paper.conf sets the paper's lambda" stdout_has "lambda = 0.1;  # ${srcdir:-.}/etc/toy-paper.conf:"
 
+# --resume of a folder that is not there, or not a folder, says so
+run --resume "$work/no-such-run"
+check "--resume of a missing folder exits 2 with one line" one_error 2
+check "... saying the folder does not exist" stderr_has "--resume $work/no-such-run: the folder does not exist"
+: >"$work/a-file"
+run --resume "$work/a-file"
+check "--resume of a file says it is not a folder" stderr_has "--resume $work/a-file: not a folder"
+
 # --backend cpu --version: the OpenBLAS kernel in use
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
     run --backend cpu --version

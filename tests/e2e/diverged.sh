@@ -6,6 +6,8 @@
 # line naming the network, the reason and what to try; the interval judged is the one
 # since the last evaluation, and run.diverged_skip_fraction moves the threshold; a
 # dynamic scaler's calibration skips are not held against it; healthy runs still exit 0.
+# A run whose critic steps were all skipped for non-finite values through
+# run.diverged_window steps ends then, exit 3, its checkpoint kept as it was.
 
 . "$(dirname "$0")/../lib/test_lib.sh"
 test_begin diverged
@@ -41,6 +43,11 @@ check "it points at the scalers' man page" last_line_has "$work/err" "see ganctl
 check "the run still wrote its checkpoint and final picture" \
     test -s "$work/static/checkpoint.safetensors" -a -s "$work/static/final.png"
 
+# A BF16 run is told of BF16's range, not FP16's.
+run -s run.iterations=3 --precision bf16 --scaler static -s scaler.scale=1e38 -s run.dir="$work/bf16"
+check "a static scale of 1e38 in BF16 exits 3" rc_is 3
+check "the last line says it overflows BF16" last_line_has "$work/err" "(scaler static) overflows BF16: try a smaller one"
+
 # --------------------------------------------------------------- most steps skipped
 # The test scaler "skipper" applies the first step and then skips three of every four,
 # all of them finite: 30 of the critic's 40 steps.
@@ -71,6 +78,36 @@ run --precision fp16 -s critic.scaler.name=dynamic -s critic.scaler.init=1677721
     -s run.iterations=3 -s critic.iterations=5 -s run.dir="$work/calibration"
 check "a dynamic scale that calibrates through 10 of its 15 steps exits 0" rc_is 0
 check "... having skipped those 10" test "$(last_value "$work/calibration/metrics.csv" critic_skipped)" = 10
+
+# --------------------------------------------------------------- a run that cannot train
+# A checkpoint whose first critic weights are all FLT_MAX (finite, so it loads): every
+# step from it overflows, so the resumed run stops after run.diverged_window critic steps
+# (20 iterations of 5), not after 1500 skipped iterations.
+run -s run.iterations=10 -s run.log_every=10 -s run.dir="$work/stalled"
+ck=$work/stalled/checkpoint.safetensors
+n=$(od -An -t u8 -N8 "$ck" | tr -d ' ')
+# shellcheck disable=SC2046 # two numbers
+set -- $(dd if="$ck" bs=1 skip=8 count="$n" 2>/dev/null |
+         sed -n 's/.*"critic\.fc0\.weight":{[^}]*"data_offsets":\[\([0-9]*\),\([0-9]*\)\].*/\1 \2/p')
+i=$1
+while [ "$i" -lt "$2" ]; do printf '\377\377\177\177'; i=$((i + 4)); done |
+    dd of="$ck" bs=1 seek=$((8 + n + $1)) conv=notrunc 2>/dev/null
+cp "$ck" "$work/stalled.safetensors"
+"$GANCTL" --resume "$work/stalled" -s run.iterations=1510 >"$work/out" 2>"$work/err"
+rc=$?
+check "a checkpoint that cannot train, resumed for 1500 iterations, exits 3" rc_is 3
+check "... at iteration 30, after the window of 100 critic steps" \
+    has "$work/stalled/summary.json" '"iterations": 30,'
+check "... its last metrics row at iteration 30" test "$(last_value "$work/stalled/metrics.csv" iteration)" = 30
+check "summary.json says diverged, with the reason" \
+    sh -c 'grep -q "\"status\": \"diverged\"" "$1" && grep -q "\"reason\": \"non-finite steps\"" "$1"' _ "$work/stalled/summary.json"
+check "the last line names the window and the checkpoint kept" \
+    last_line_has "$work/err" "the critic's last 100 steps (since iteration 10) were all skipped for non-finite values, at least run.diverged_window = 100, so the run stopped at iteration 30 and its checkpoint at iteration 10 is kept"
+check "the checkpoint is unchanged" cmp -s "$ck" "$work/stalled.safetensors"
+"$GANCTL" --resume "$work/stalled" -s run.iterations=40 -s run.diverged_window=0 >"$work/out" 2>"$work/err"
+rc=$?
+check "with run.diverged_window = 0 it runs to its end (exit 3 there)" rc_is 3
+check "... at iteration 40" has "$work/stalled/summary.json" '"iterations": 40,'
 
 # --------------------------------------------------------------- healthy runs
 run -s run.iterations=20 -s run.dir="$work/fp32"

@@ -3,7 +3,9 @@
 # run_lock.sh — while a ganctl process trains in a run folder it holds the folder's lock
 # (.lock, with its pid): a second process, resuming the folder or starting a new run in
 # it, is refused with one line naming that pid and leaves the folder to it; once the
-# first has stopped, the folder is free again and holds no lock file.
+# first has stopped, the folder is free again and holds no lock file. A run folder from
+# elsewhere whose .lock or metrics.csv is a symbolic link to a file outside it, or a FIFO,
+# is refused (exit 2, one line naming it) with the link's target unchanged.
 
 . "$(dirname "$0")/../lib/test_lib.sh"
 test_begin lock
@@ -63,5 +65,37 @@ stopped=$(sed -n 's/.*"iterations": \([0-9]*\),.*/\1/p' "$dir/summary.json" | he
 second --resume "$dir" -s run.iterations=$((${stopped:-0} + 5))
 check "the folder is free again: a resume exits 0" test "$rc" -eq 0
 check "and leaves no lock file" test ! -e "$dir/.lock"
+
+
+# --------------------------------------------------------------- links out of the folder
+printf 'VICTIM LOCK\n' >"$work/victim"
+ln -s "$work/victim" "$dir/.lock"
+second --resume "$dir" -s run.iterations=$((${stopped:-0} + 10))
+check "a .lock that is a symbolic link is refused (exit 2, one line)" \
+    sh -c 'test "$1" -eq 2 && test "$(wc -l <"$2")" -eq 1' _ "$rc" "$work/err"
+check "the refusal names the link" has "$work/err" "$dir/.lock is a symbolic link"
+check "the link's target is unchanged" test "$(cat "$work/victim")" = "VICTIM LOCK"
+rm -f "$dir/.lock"
+mkfifo "$dir/.lock"
+second --resume "$dir" -s run.iterations=$((${stopped:-0} + 10))
+check "a .lock that is a FIFO is refused (exit 2)" test "$rc" -eq 2
+check "... naming it" has "$work/err" "$dir/.lock is not a regular file"
+rm -f "$dir/.lock"
+cp "$dir/metrics.csv" "$work/victim.csv"
+rm -f "$dir/metrics.csv"
+ln -s "$work/victim.csv" "$dir/metrics.csv"
+cksum <"$work/victim.csv" >"$work/victim.sum"
+second --resume "$dir" -s run.iterations=$((${stopped:-0} + 10))
+check "a metrics.csv that is a symbolic link is refused (exit 2)" test "$rc" -eq 2
+check "... naming it" has "$work/err" "$dir/metrics.csv is a symbolic link"
+check "... with its target unchanged" sh -c 'cksum <"$1" | cmp -s - "$2"' _ "$work/victim.csv" "$work/victim.sum"
+rm -f "$dir/metrics.csv"
+mkfifo "$dir/metrics.csv"
+second --resume "$dir" -s run.iterations=$((${stopped:-0} + 10))
+check "a metrics.csv that is a FIFO is refused (exit 2), not waited on" test "$rc" -eq 2
+rm -f "$dir/metrics.csv"
+mv "$work/victim.csv" "$dir/metrics.csv"
+second --resume "$dir" -s run.iterations=$((${stopped:-0} + 10))
+check "with the files back the folder resumes (exit 0)" test "$rc" -eq 0
 
 test_end

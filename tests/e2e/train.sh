@@ -89,7 +89,13 @@ check "--resume names the setting it refuses" \
 "$GANCTL" --resume "$work/nowhere" >"$work/out" 2>"$work/err"
 rc=$?
 check "--resume of a folder without a run exits 2" rc_is 2
-check "--resume of a folder without a run says so" has "$work/err" "no checkpoint there"
+check "--resume of a folder that does not exist says so" \
+    has "$work/err" "--resume $work/nowhere: the folder does not exist"
+mkdir "$work/empty"
+"$GANCTL" --resume "$work/empty" >"$work/out" 2>"$work/err"
+rc=$?
+check "--resume of an empty folder exits 2" rc_is 2
+check "--resume of an empty folder says it holds no checkpoint" has "$work/err" "no checkpoint there"
 
 # --------------------------------------------------------------- ganctl grads
 # A batch file of two samples written byte by byte (safetensors: an 8-byte little-endian

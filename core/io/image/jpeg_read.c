@@ -57,8 +57,8 @@ static gan_status decode(struct jpeg_decompress_struct *cinfo, struct reader *r,
                              "convert; save it as RGB", path);
     cinfo->out_color_space = cinfo->jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
     if ((size_t)cinfo->image_width * cinfo->image_height > GAN_DECODED_MAX_PIXELS)
-        return gan_error_set(err, GAN_ERR_FORMAT, "%s: a JPEG of %u × %u pixels, more than "
-                             "the %zu read", path, (unsigned)cinfo->image_width,
+        return gan_error_set(err, GAN_ERR_FORMAT, "%s: a JPEG of %u × %u pixels, over the "
+                             "limit of %zu pixels that ganctl decodes", path, (unsigned)cinfo->image_width,
                              (unsigned)cinfo->image_height, GAN_DECODED_MAX_PIXELS);
     jpeg_start_decompress(cinfo);
     unsigned channels = (unsigned)cinfo->output_components;

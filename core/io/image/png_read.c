@@ -61,8 +61,8 @@ static gan_status decode(png_structp png, png_infop info, struct gan_decoded_ima
     int color = png_get_color_type(png, info);
     int depth = png_get_bit_depth(png, info);
     if ((size_t)width * height > GAN_DECODED_MAX_PIXELS)
-        return gan_error_set(err, GAN_ERR_FORMAT, "%s: a PNG of %u × %u pixels, more than the "
-                             "%zu read", path, (unsigned)width, (unsigned)height,
+        return gan_error_set(err, GAN_ERR_FORMAT, "%s: a PNG of %u × %u pixels, over the limit "
+                             "of %zu pixels that ganctl decodes", path, (unsigned)width, (unsigned)height,
                              GAN_DECODED_MAX_PIXELS);
     if (color == PNG_COLOR_TYPE_PALETTE)
         png_set_palette_to_rgb(png);

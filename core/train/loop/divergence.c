@@ -19,8 +19,17 @@ void gan_divergence_begin(struct gan_divergence_watch *w, const gan_session *s,
         w->applied[i] = gan_optimizer_steps(s->opt[i]) > 0;
 }
 
-void gan_divergence_count(struct gan_divergence_watch *w, enum gan_net_role net, int skipped)
+void gan_divergence_count(struct gan_divergence_watch *w, enum gan_net_role net, int skipped,
+                          int nonfinite, int64_t iteration)
 {
+    /* Only the critic's run: it steps n_critic times an iteration, so that its window
+     * is reached soonest, and a generator that learns from a broken critic is no use. */
+    if (net == GAN_NET_CRITIC && skipped && nonfinite) {
+        if (w->nonfinite_run++ == 0)
+            w->nonfinite_since = iteration;
+    } else if (net == GAN_NET_CRITIC) {
+        w->nonfinite_run = 0;
+    }
     w->steps[net]++;
     if (!skipped)
         w->applied[net] = 1;
@@ -42,6 +51,7 @@ const char *gan_divergence_reason_name(enum gan_divergence_reason reason)
     switch (reason) {
     case GAN_DIVERGED_NONFINITE_LOSS: return "non-finite loss";
     case GAN_DIVERGED_SKIPPED: return "skipped steps";
+    case GAN_DIVERGED_STALLED: return "non-finite steps";
     default: return "none";
     }
 }
@@ -76,6 +86,8 @@ static void advice(const gan_session *s, const gan_config *cfg, enum gan_net_rol
     /* Suggested in each case but where it is the scaler already. */
     const char *aware = is_aware ? "" : "--scaler underflow-aware, or ";
     double v = gan_amp_scale(a);
+    /* The 16-bit type the network computes in: BF16 shares FP32's range, FP16 not. */
+    const char *half = s->set.precision == GAN_BF16 ? "BF16" : "FP16";
     if (s->set.precision == GAN_F32 && strcmp(scaler, "none") == 0) {
         snprintf(buf, size,
                  "it trains in FP32, so the step itself ran away: try a smaller learning rate, e.g. -s %s.optimizer.lr=1e-4",
@@ -85,14 +97,16 @@ static void advice(const gan_session *s, const gan_config *cfg, enum gan_net_rol
                  "its 16-bit gradients are not loss-scaled (scaler none): try --scaler underflow-aware; see ganctl-scaler(7)");
     } else if (is_static) {
         snprintf(buf, size,
-                 "its fixed loss scale %s (scaler static) %s: try %s, e.g. -s %s.scale=1024, or --scaler underflow-aware; see ganctl-scaler(7)",
-                 scale, v >= 65536.0 ? "overflows FP16" : v < 1.0 ? "lets its gradients underflow FP16"
-                                                                   : "does not suit its gradients",
-                 v >= 1024.0 ? "a smaller one" : "a larger one", group);
+                 "its fixed loss scale %s (scaler static) %s%s: try %s, e.g. -s %s.scale=1024, or --scaler underflow-aware; see ganctl-scaler(7)",
+                 scale, v >= 65536.0 ? "overflows" : v < 1.0 ? "lets its gradients underflow"
+                                                              : "does not suit its gradients",
+                 v >= 65536.0 || v < 1.0 ? (s->set.precision == GAN_BF16 ? " BF16" : " FP16") : "",
+                 v >= 1024.0 ? "a smaller one" : "a larger one",
+                 group);
     } else if (is_dynamic && v < 1.0) {
         snprintf(buf, size,
-                 "its loss scale fell to %s (scaler %s), where its gradients underflow FP16: try %sa floor, e.g. -s %s.min=1; see ganctl-scaler(7)",
-                 scale, scaler, aware, group);
+                 "its loss scale fell to %s (scaler %s), where its gradients underflow %s: try %sa floor, e.g. -s %s.min=1; see ganctl-scaler(7)",
+                 scale, scaler, half, aware, group);
     } else if (is_dynamic) {
         snprintf(buf, size,
                  "its loss scale is %s (scaler %s), brought down by overflows: try a lower start, e.g. -s %s.init=1024, %sthe penalty in FP32 with -s 'precision.fp32=[\"penalty\"]'; see ganctl-scaler(7)",
@@ -153,4 +167,32 @@ void gan_divergence_judge(const struct gan_divergence_watch *w, const gan_sessio
                  calibration, pct, max_skip_fraction);
     advice(s, cfg, d->net, what, sizeof what);
     snprintf(d->message, sizeof d->message, "diverged: %s; %s", why, what);
+}
+
+int gan_divergence_stalled(const struct gan_divergence_watch *w, const gan_session *s,
+                           const gan_config *cfg, const double loss[GAN_NET_ROLES],
+                           int64_t window, int64_t iteration, int64_t checkpoint_iteration,
+                           struct gan_divergence *d)
+{
+    memset(d, 0, sizeof *d);
+    if (window <= 0 || w->nonfinite_run < window)
+        return 0;
+    d->reason = GAN_DIVERGED_STALLED;
+    d->net = GAN_NET_CRITIC;
+    d->loss = loss[GAN_NET_CRITIC];
+    d->skipped = d->steps = w->nonfinite_run;
+    d->since_iteration = w->nonfinite_since;
+    d->scale = gan_amp_scale(&s->amp[GAN_NET_CRITIC]);
+    char kept[96], what[400];
+    if (checkpoint_iteration >= 0)
+        snprintf(kept, sizeof kept, "its checkpoint at iteration %lld is kept",
+                 (long long)checkpoint_iteration);
+    else
+        snprintf(kept, sizeof kept, "it has no checkpoint");
+    advice(s, cfg, GAN_NET_CRITIC, what, sizeof what);
+    snprintf(d->message, sizeof d->message,
+             "diverged: the critic's last %lld steps (since iteration %lld) were all skipped for non-finite values, at least run.diverged_window = %lld, so the run stopped at iteration %lld and %s; %s",
+             (long long)d->steps, (long long)d->since_iteration, (long long)window,
+             (long long)iteration, kept, what);
+    return 1;
 }

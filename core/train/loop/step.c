@@ -110,8 +110,13 @@ static gan_status verdict(gan_trainer *t, enum gan_net_role role, struct gan_sca
     struct gan_amp_net *amp = &t->s->amp[role];
     int64_t step = gan_optimizer_steps(t->s->opt[role]) + amp->skipped;
     gan_status st = gan_amp_verdict(amp, step, v, err);
+    /* Non-finite as the host measured it (an objective that had no backward, or a
+     * gradient with inf or NaN), not as the scaler reports it. */
+    uint64_t nonfinite = !amp->backward;
+    for (size_t k = 0; k < amp->n_entries; k++)
+        nonfinite += amp->entries[k].stats.nonfinite;
     if (st == GAN_OK)
-        gan_divergence_count(&t->divergence_watch, role, v->skip);
+        gan_divergence_count(&t->divergence_watch, role, v->skip, nonfinite > 0, t->iteration);
     return st;
 }
 

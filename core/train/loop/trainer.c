@@ -65,6 +65,7 @@ static void read_settings(struct gan_run_settings *set, const gan_config *cfg)
     set->debug_level = get_int(cfg, "run.debug_level");
     set->diverged_skip_fraction = 0.5;
     gan_config_get_float(cfg, "run.diverged_skip_fraction", &set->diverged_skip_fraction);
+    set->diverged_window = get_int(cfg, "run.diverged_window");
 }
 
 /* ------------------------------------------------------------------ the trial step */
@@ -299,11 +300,12 @@ static void report_progress(gan_trainer *t, int final)
     t->events.progress(t->events.ctx, &p, final);
 }
 
-static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_result *r,
-                         struct gan_error *err)
+/* `stalled`: ended early by run.diverged_window, t->divergence says why. */
+static gan_status finish(gan_trainer *t, int interrupted, int stalled,
+                         struct gan_trainer_result *r, struct gan_error *err)
 {
     gan_status st = GAN_OK;
-    int complete = t->iteration >= t->set.iterations;
+    int complete = !stalled && t->iteration >= t->set.iterations;
     if (!interrupted && complete) {
         st = gan_trainer_evaluate(t, err);
         if (st == GAN_OK)
@@ -313,11 +315,13 @@ static gan_status finish(gan_trainer *t, int interrupted, struct gan_trainer_res
         gan_divergence_judge(&t->divergence_watch, t->s, t->cfg, t->metrics.latest.loss,
                              t->set.diverged_skip_fraction, t->iteration, &t->divergence);
     }
-    /* A run stopped by a signal is often one its user wants to look at. */
-    if (st == GAN_OK && interrupted)
+    /* A run stopped by a signal, or for good, is often one its user wants to look at. */
+    if (st == GAN_OK && (interrupted || stalled))
         st = gan_trainer_draw_curves(t, err);
     int diverged = t->divergence.reason != GAN_DIVERGED_NOT;
-    if (st == GAN_OK && t->folder.checkpoint_iteration != t->iteration)
+    /* A stalled run's weights are what no step could train from: the checkpoint keeps
+     * the last state that trained. */
+    if (st == GAN_OK && !stalled && t->folder.checkpoint_iteration != t->iteration)
         st = gan_trainer_save_checkpoint(t, err);
     if (st == GAN_OK)
         st = gan_trainer_write_summary(t, interrupted ? "interrupted"
@@ -357,7 +361,7 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
     t->start_iteration = t->iteration;
     gan_divergence_begin(&t->divergence_watch, t->s, t->iteration);
     gan_status st = GAN_OK;
-    int interrupted = 0;
+    int interrupted = 0, stalled = 0;
     while (t->iteration < t->set.iterations) {
         int stop_here = t->stop && *t->stop;
         if (t->dp ? gan_dp_stop(t->dp, stop_here) : stop_here) {
@@ -383,6 +387,15 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
         }
         t->shadow.due = 0;
         t->iteration++;
+        /* No step can apply again: ending now saves the rest of the run's time. */
+        if (gan_divergence_stalled(&t->divergence_watch, t->s, t->cfg, t->metrics.latest.loss,
+                                   t->set.diverged_window, t->iteration,
+                                   t->folder.checkpoint_iteration, &t->divergence)) {
+            stalled = 1;
+            if ((st = gan_trainer_write_row(t, err)) != GAN_OK)
+                return st;
+            break;
+        }
         int final = t->iteration == t->set.iterations;
         int eval = due(t->iteration, t->set.eval_every) || final;
         int image = due(t->iteration, t->set.image_every);
@@ -405,9 +418,9 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
         if (logged && !final)
             report_progress(t, 0);
     }
-    if (t->stop && *t->stop && t->iteration < t->set.iterations)
+    if (!stalled && t->stop && *t->stop && t->iteration < t->set.iterations)
         interrupted = 1;
-    return finish(t, interrupted, result, err);
+    return finish(t, interrupted, stalled, result, err);
 }
 
 /* ------------------------------------------------------------------ queries */

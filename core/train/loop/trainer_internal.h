@@ -34,6 +34,7 @@ struct gan_run_settings {
     int lr_decay[GAN_NET_ROLES];  /* linear decay of each network's learning rate */
     long long debug_level;
     double diverged_skip_fraction;
+    int64_t diverged_window;      /* critic steps all skipped that end the run; 0: never */
 };
 
 /* The evaluation (eval/evaluator.h: the held-out sets, their floors, the fixed z) and

@@ -60,11 +60,30 @@ gan_status gan_run_lock_take(const char *dir, gan_run_lock **out, struct gan_err
      * unlinked before the lock on it was granted: then the lock guards nothing and the
      * open starts again on the file now at the path. */
     for (int attempt = 0; attempt < 100; attempt++) {
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        /* A run folder may come from elsewhere (a tarball of a run): a lock replaced by
+         * a link is refused rather than followed, so that the pid written below never
+         * lands in a file outside the folder; and only a plain file is written. */
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+        if (fd < 0 && errno == ELOOP) {
+            gan_status st = gan_error_set(err, GAN_ERR_CONFIG,
+                                          "%s is a symbolic link: ganctl follows no link out of a run folder; remove it (the lock is made anew) and run again",
+                                          path);
+            free(path);
+            return st;
+        }
         if (fd < 0) {
             gan_status st = gan_error_set(err, GAN_ERR_IO,
                                           "cannot create %s to lock the run folder: %s: the run folder must be writable",
                                           path, strerror(errno));
+            free(path);
+            return st;
+        }
+        struct stat kind;
+        if (fstat(fd, &kind) != 0 || !S_ISREG(kind.st_mode)) {
+            close(fd);
+            gan_status st = gan_error_set(err, GAN_ERR_CONFIG,
+                                          "%s is not a regular file: ganctl locks a run folder with a plain file of that name; remove it and run again",
+                                          path);
             free(path);
             return st;
         }
