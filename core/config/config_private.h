@@ -109,4 +109,12 @@ int gan_config_scan_includes(const char *text, gan_config_include_visit visit, v
 /* The line of the first @include directive in `text`, or 0 when it holds none. */
 unsigned gan_config_include_line(const char *text);
 
+/* ------------------------------------------------- nan and inf (config_nonfinite.c) */
+
+/* Nonzero when line `line` of `text` sets a key to nan, inf or infinity (any case, a
+ * sign or none), which libconfig reports only as a syntax error: fills `key` (with its
+ * enclosing groups, as the text spells them) and `word` (the value as written). */
+int gan_config_nonfinite_line(const char *text, int line, char *key, size_t key_size,
+                              char *word, size_t word_size);
+
 #endif

@@ -360,12 +360,20 @@ gan_status gan_config_read_file(gan_config *cfg, const char *path,
     gan_config_scan_includes(text, check_include, &check);
     gan_status st = check.st;
     if (st == GAN_OK && !config_read_string(&lc, text)) {
-        char efile[800];
+        char efile[800], key[256], word[32];
         source_name(efile, sizeof efile, config_error_file(&lc), path, dir);
         if (config_error_type(&lc) == CONFIG_ERR_FILE_IO)
             st = gan_error_set(err, GAN_ERR_CONFIG, "cannot read configuration file %s (%s): %s: %s",
                                efile, source_phrase(source), config_error_text(&lc),
                                source_fix(source));
+        /* Only the named file's own text is at hand; an included file's error keeps
+         * libconfig's words. */
+        else if (!config_error_file(&lc) &&
+                 gan_config_nonfinite_line(text, config_error_line(&lc), key, sizeof key,
+                                           word, sizeof word))
+            st = gan_error_set(err, GAN_ERR_CONFIG,
+                               "%s:%d: %s = %s: a setting must be a finite number; write a number",
+                               efile, config_error_line(&lc), key, word);
         else
             st = gan_error_set(err, GAN_ERR_CONFIG,
                                "%s:%d: syntax error (libconfig: %s): fix the file; ganctl.conf(5) describes the syntax",

@@ -343,6 +343,10 @@ static const struct file_error_case file_error_cases[] = {
     { "backend = \"cpu\";\n", "1: \"backend\" must be a group, got a string: set the settings inside it, e.g. backend.name" },
     { "backend = {\n  name = \"cpu\";\n  threads = ;\n};\n", "3: syntax error (libconfig: syntax error): fix the file; ganctl.conf(5) describes the syntax" },
     { "log = { level = \"info\" \n", "2: syntax error (libconfig: syntax error): fix the file; ganctl.conf(5) describes the syntax" },
+    /* libconfig has no nan or inf: the line is read to name the setting. */
+    { "generator = {\n  optimizer = {\n    lr = nan;\n  };\n};\n", "3: generator.optimizer.lr = nan: a setting must be a finite number; write a number" },
+    { "# lr = 1;\ncritic = {\n  scheduler : { x = 0.5; };\n  optimizer = {\n    lr = -Infinity ; // \"{\"\n  };\n};\n", "5: critic.optimizer.lr = -Infinity: a setting must be a finite number; write a number" },
+    { "run = { iterations = 2; };\nlr = +INF\n", "2: lr = +INF: a setting must be a finite number; write a number" },
 };
 
 START_TEST(file_errors_name_line_and_key)
