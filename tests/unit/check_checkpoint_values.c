@@ -2,8 +2,8 @@
 /* check_checkpoint_values.c — a checkpoint's values are checked when it is loaded, not
  * taken on trust: counters out of range or out of step with the iteration, RNG offsets
  * outside their streams, NaN or inf weights and moments are each refused with one line
- * that names the entry and the file; a run resumed past run.iterations is told to raise
- * it, and one resumed at its end still finishes as before. */
+ * that names the entry and the file; a run resumed past run.iterations is told to set
+ * it above the checkpoint's iteration, and one resumed at its end still finishes as before. */
 #include "config.h"
 
 #include <check.h>
@@ -255,7 +255,7 @@ START_TEST(resume_past_the_plan_is_refused)
     ck_assert_int_eq(resume(loader, fewer, &err), GAN_ERR_CONFIG);
     static const char *const parts[] = {
         "the checkpoint is at iteration 3, past run.iterations = 2 (--set run.iterations=2)",
-        "raise run.iterations to at least 3 to continue the run",
+        "set run.iterations above 3 to continue the run",
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         ck_assert_msg(strstr(err.message, parts[i]), "\"%s\" lacks \"%s\"", err.message, parts[i]);

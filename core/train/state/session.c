@@ -596,7 +596,7 @@ static gan_status check_plan(const gan_session *s, const char *path,
         return GAN_OK;
     const struct gan_config_value *v = gan_config_find(s->cfg, "run.iterations");
     return gan_error_set(err, GAN_ERR_CONFIG,
-                         "%s: the checkpoint is at iteration %lld, past run.iterations = %lld (%s): raise run.iterations to at least %lld to continue the run",
+                         "%s: the checkpoint is at iteration %lld, past run.iterations = %lld (%s): set run.iterations above %lld to continue the run",
                          path, (long long)state->iteration, planned, v ? v->origin : "default",
                          (long long)state->iteration);
 }
