@@ -139,9 +139,10 @@ python3 -c 'import sys
 d = open(sys.argv[1], "rb").read()
 open(sys.argv[2], "wb").write(d.replace(b"\"format_version\":\"1\"", b"\"format_version\":\"9\"", 1))' \
     "$work/toy/checkpoint.safetensors" "$work/v9.safetensors"
-check "a checkpoint of another format version is refused, naming both versions" sh -c \
+check "a checkpoint of another format version is refused, naming the version read, not quoting the file's" sh -c \
     '"$1" eval "$2/v9.safetensors" 2>"$2/err"; [ $? -eq 1 ] &&
-     grep -q "v9.safetensors: checkpoint format version 9; this ganctl reads version 1" "$2/err"' _ \
+     grep -q "v9.safetensors: a ganctl checkpoint of an unknown format version; this ganctl reads format version 1: open it with the ganctl that wrote it" "$2/err" &&
+     ! grep -q "version 9" "$2/err"' _ \
     "$GANCTL" "$work"
 check "an output name of no known form is refused" sh -c \
     '"$1" sample "$2/toy" --out "$2/x.txt" 2>"$2/err"; [ $? -eq 2 ] && grep -q "name a .png" "$2/err"' _ \

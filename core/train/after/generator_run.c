@@ -106,16 +106,11 @@ static gan_status resolve_checkpoint(const char *path, char **out, struct gan_er
 static gan_status load_config(gan_generator_run *g, const struct gan_saved_setting *settings,
                               size_t count, struct gan_error *err)
 {
-    gan_status st = gan_saved_config_open(g->checkpoint, settings, count,
-                                          "the generator is the checkpoint's, as its configuration describes it",
-                                          &g->cfg, &g->config_text, err);
-    if (st == GAN_ERR_FORMAT && strstr(err->message, "format version")) {
-        char why[sizeof err->message];
-        snprintf(why, sizeof why, "%s", err->message);
-        return gan_error_set(err, st, "%s: sample, eval and export it with the ganctl that trained it",
-                             why);
-    }
-    return st;
+    /* A checkpoint of another format version is told to use the ganctl that wrote it
+     * (checkpoint.c). */
+    return gan_saved_config_open(g->checkpoint, settings, count,
+                                 "the generator is the checkpoint's, as its configuration describes it",
+                                 &g->cfg, &g->config_text, err);
 }
 
 /* An image run's data and metrics, as the trainer opens them: Fashion-MNIST's, or the

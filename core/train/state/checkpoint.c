@@ -242,13 +242,13 @@ static gan_status open_file(const char *path, gan_st_file **f, struct gan_error 
                              path, GAN_CHECKPOINT_FORMAT);
     }
     if (!version || strcmp(version, GAN_CHECKPOINT_VERSION) != 0) {
-        /* The message quotes the file's metadata: written before the file is closed. */
-        gan_error_set(err, GAN_ERR_FORMAT,
-                      "%s: checkpoint format version %s; this ganctl reads version %s", path,
-                      version ? version : "(none)", GAN_CHECKPOINT_VERSION);
+        /* The file's own string is not quoted: a refusal never echoes a value read from
+         * a file the user may have been sent. */
         gan_st_close(*f);
         *f = NULL;
-        return GAN_ERR_FORMAT;
+        return gan_error_set(err, GAN_ERR_FORMAT,
+                             "%s: a ganctl checkpoint of %s format version; this ganctl reads format version %s: open it with the ganctl that wrote it",
+                             path, version ? "an unknown" : "no", GAN_CHECKPOINT_VERSION);
     }
     return GAN_OK;
 }
