@@ -142,13 +142,15 @@ static const struct damage damages[] = {
          "metadata \"trainer.critic.skipped\" is 9223372036854775808, outside"),
     META("trainer.generator.overflows", "4",
          "metadata \"trainer.generator.overflows\" is 4, outside the mask of the two overflow kinds [0, 3]"),
+    /* An RNG or data position no run reaches is told in what the user sets, not in the
+     * stream's blocks, and its value is not quoted. */
     META("rng.z_offset", "18446744073709551615",
-         "metadata \"rng.z_offset\" is 18446744073709551615, outside the z stream's blocks [72057594037927936, 144115188075855871]"),
+         "metadata \"rng.z_offset\" is not a position the generator's noise draws reach after any number of iterations, whatever run.seed, data.batch_size and run.iterations are: the file is damaged"),
     /* The loss stream's first block: a position in another stream. */
-    META("rng.z_offset", "144115188075855872", "metadata \"rng.z_offset\" is 144115188075855872, outside"),
-    META("rng.loss_offset", "0", "metadata \"rng.loss_offset\" is 0, outside the loss terms' stream's blocks"),
-    META("rng.loss_offset", "18446744073709551615", "metadata \"rng.loss_offset\" is 18446744073709551615, outside"),
-    META("data.block", "18446744073709551615", "metadata \"data.block\" is 18446744073709551615, outside the data stream's blocks"),
+    META("rng.z_offset", "144115188075855872", "metadata \"rng.z_offset\" is not a position the generator's noise draws reach"),
+    META("rng.loss_offset", "0", "metadata \"rng.loss_offset\" is not a position the loss terms' random draws reach"),
+    META("rng.loss_offset", "18446744073709551615", "metadata \"rng.loss_offset\" is not a position"),
+    META("data.block", "18446744073709551615", "metadata \"data.block\" is not a position the toy data's samples reach"),
     /* In range, but not what 3 iterations of 3 critic steps make. */
     META("optimizer.critic.step", "100",
          "optimizer.critic.step = 100 and trainer.critic.skipped = 0 count 100 critic steps, but its 3 iterations make 9 (critic.iterations = 3 per iteration)"),

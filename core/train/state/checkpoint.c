@@ -294,7 +294,7 @@ static gan_status meta_get_u64(const gan_st_file *f, const char *key, uint64_t *
 
 /* A metadata integer within [lo, hi]: a value a run never writes is refused here rather
  * than wrapping into a negative count or a position in another stream. `what` names
- * the range ("the z stream's blocks"). */
+ * the range ("the generator's noise draws"). */
 static gan_status meta_get_range(const gan_st_file *f, const char *key, uint64_t lo, uint64_t hi,
                                  const char *what, uint64_t *out, const char *path,
                                  struct gan_error *err)
@@ -307,12 +307,19 @@ static gan_status meta_get_range(const gan_st_file *f, const char *key, uint64_t
     return st;
 }
 
-/* A position in the Philox stream that starts at `stream` (streams.h). */
+/* A position in the Philox stream that starts at `stream` (streams.h). The refusal says
+ * what the position counts (`what`: "the generator's noise draws"), not the stream's
+ * internal blocks, which nobody sets. */
 static gan_status meta_get_block(const gan_st_file *f, const char *key, uint64_t stream,
                                  const char *what, uint64_t *out, const char *path,
                                  struct gan_error *err)
 {
-    return meta_get_range(f, key, stream, stream + (GAN_STREAM_BLOCKS - 1), what, out, path, err);
+    gan_status st = meta_get_u64(f, key, out, path, err);
+    if (st == GAN_OK && (*out < stream || *out > stream + (GAN_STREAM_BLOCKS - 1)))
+        st = gan_error_set(err, GAN_ERR_FORMAT,
+                           "%s: the checkpoint's metadata \"%s\" is not a position %s reach after any number of iterations, whatever run.seed, data.batch_size and run.iterations are: " DAMAGED,
+                           path, key, what);
+    return st;
 }
 
 /* A tensor of the file into a parameter (or a slice of a moment arena). */
@@ -527,11 +534,11 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
     /* Each offset is the next unused block of its own stream: one outside it would
      * replay another consumer's numbers (streams.h). */
     if (st == GAN_OK)
-        st = meta_get_block(f, "rng.z_offset", GAN_STREAM_Z, "the z stream's blocks",
+        st = meta_get_block(f, "rng.z_offset", GAN_STREAM_Z, "the generator's noise draws",
                             &state->z_offset, path, err);
     if (st == GAN_OK)
         st = meta_get_block(f, "rng.loss_offset", GAN_STREAM_LOSS,
-                            "the loss terms' stream's blocks", &state->loss_offset, path, err);
+                            "the loss terms' random draws", &state->loss_offset, path, err);
     /* An image run's file holds the image sampler's position, a toy run's the toy
      * sampler's; which one is for the trainer to check against its data. */
     state->has_image = gan_st_metadata_get(f, "data.epoch") != NULL;
@@ -543,13 +550,13 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
         /* The toy sampler reads the data stream; a shuffle position, when it has one
          * (25gaussians), too. The sampler checks how they fit together. */
         if (st == GAN_OK)
-            st = meta_get_block(f, "data.block", GAN_STREAM_DATA, "the data stream's blocks",
+            st = meta_get_block(f, "data.block", GAN_STREAM_DATA, "the toy data's samples",
                                 &state->data.block, path, err);
         if (st == GAN_OK)
             st = meta_get_u64(f, "data.shuffle_block", &state->data.shuffle_block, path, err);
         if (st == GAN_OK && state->data.shuffle_block != 0)
             st = meta_get_block(f, "data.shuffle_block", GAN_STREAM_DATA,
-                                "the data stream's blocks (or 0)", &state->data.shuffle_block,
+                                "the toy data's shuffles", &state->data.shuffle_block,
                                 path, err);
         if (st == GAN_OK)
             st = meta_get_u64(f, "data.cursor", &state->data.cursor, path, err);
