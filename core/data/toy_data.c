@@ -297,10 +297,10 @@ gan_status gan_toy_sampler_set_state(gan_toy_sampler *s, const struct gan_toy_st
     if (s->kind != GAN_TOY_25GAUSSIANS) {
         if (state->shuffle_block != 0 || state->cursor != 0 || state->block < s->first_block)
             return sampler_fail(s, err, GAN_ERR_INVALID,
-                                "the saved state does not belong to this sampler (it has a "
-                                "shuffle position, or a block before the sampler's first); "
-                                "restore it into a sampler of the same data set, seed and "
-                                "first block");
+                                "the saved data position (data.block, data.shuffle_block, "
+                                "data.cursor) is not one this data set reaches with this "
+                                "run.seed after any number of iterations: resume with the "
+                                "data.name and run.seed the run was trained with");
         s->state = *state;
         return GAN_OK;
     }
@@ -313,10 +313,11 @@ gan_status gan_toy_sampler_set_state(gan_toy_sampler *s, const struct gan_toy_st
              && state->cursor <= GAN_TOY_25_SET_SIZE;
     if (!ok)
         return sampler_fail(s, err, GAN_ERR_INVALID,
-                            "the saved state is not a position of this sampler's stream "
-                            "(shuffle block, block and cursor disagree with the fixed set's "
-                            "layout); restore it into a sampler of the same data set, seed "
-                            "and first block");
+                            "the saved data position (data.block, data.shuffle_block, "
+                            "data.cursor) is not one this data set reaches with this "
+                            "run.seed after any number of iterations (its cursor must lie "
+                            "within a pass over the set's samples): resume with the "
+                            "data.name and run.seed the run was trained with");
     if (state->shuffle_block != s->state.shuffle_block)
         shuffle_25(s, state->shuffle_block, s->order);
     s->state = *state;

@@ -314,6 +314,8 @@ START_TEST(test_bad_states)
     struct gan_toy_state bad = { 9, 0, 0 };
     gan_error_clear(&err);
     ck_assert_int_eq(gan_toy_sampler_set_state(s, &bad, &err), GAN_ERR_INVALID);
+    /* Said in the settings the user knows, not the stream's blocks. */
+    ck_assert_ptr_nonnull(strstr(err.message, "the saved data position (data.block, data.shuffle_block, data.cursor) is not one this data set reaches with this run.seed after any number of iterations: resume with the data.name and run.seed the run was trained with"));
     ck_assert_ptr_nonnull(strstr(err.message, "8gaussians"));
     bad = (struct gan_toy_state){ 20, 0, 5 };
     ck_assert_int_eq(gan_toy_sampler_set_state(s, &bad, &err), GAN_ERR_INVALID);
@@ -333,6 +335,7 @@ START_TEST(test_bad_states)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gan_error_clear(&err);
         ck_assert_int_eq(gan_toy_sampler_set_state(s, &cases[i], &err), GAN_ERR_INVALID);
+        ck_assert_ptr_nonnull(strstr(err.message, "is not one this data set reaches with this run.seed"));
         ck_assert_ptr_nonnull(strstr(err.message, "25gaussians"));
     }
     /* A later pass is a valid position. */

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "train/loop/trainer_internal.h"
@@ -80,9 +81,16 @@ gan_status gan_trainer_resume(gan_trainer *t, int64_t *resume_after, struct gan_
         return GAN_OK;
     gan_status st = gan_run_folder_load_checkpoint(&t->folder, t->s, t->batch.images != NULL,
                                                    &state, err);
-    if (st == GAN_OK)
+    if (st == GAN_OK) {
         st = t->batch.images ? gan_image_run_seek(t->batch.images, state.image, err)
                              : gan_toy_sampler_set_state(t->batch.sampler, &state.data, err);
+        /* The samplers know their data, not the file the position came from. */
+        if (st != GAN_OK) {
+            char why[sizeof err->message];
+            snprintf(why, sizeof why, "%s", err->message);
+            return gan_error_set(err, st, "%s: %s", t->folder.checkpoint_path, why);
+        }
+    }
     if (st != GAN_OK)
         return st;
     t->iteration = state.iteration;
