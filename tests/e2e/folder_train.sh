@@ -128,4 +128,20 @@ run -s run.iterations=2 -s run.dir="$work/d" -s data.channels=2
 check "data.channels = 2 is a configuration error (exit 2)" test "$rc" -eq 2
 check "data.channels = 2 says what to write" grep -q "set data.channels to 1 or 3" "$work/err"
 
+# A PNG whose header claims 100000 x 100000 pixels (a valid IHDR, CRC and all) is skipped
+# with the limit named, before anything that size is allocated.
+cp -R "$work/images" "$work/huge" && rm -f "$work/huge/broken.png"
+python3 -c 'import struct, sys, zlib
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+sys.stdout.buffer.write(b"\x89PNG\r\n\x1a\n"
+                        + chunk(b"IHDR", struct.pack(">IIBBBBB", 100000, 100000, 8, 2, 0, 0, 0))
+                        + chunk(b"IDAT", zlib.compress(bytes(16))) + chunk(b"IEND", b""))' \
+    >"$work/huge/huge.png"
+run -s run.iterations=1 -s run.dir="$work/h" -s data.path="$work/huge"
+check "a folder with an over-large PNG still trains" test "$rc" -eq 0
+check "the over-large PNG is skipped with the pixel limit named" grep -qF \
+    "the first: $work/huge/huge.png: a PNG of 100000 × 100000 pixels, over the limit of 33554432 pixels that ganctl decodes" \
+    "$work/err"
+
 test_end
