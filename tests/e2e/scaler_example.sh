@@ -61,7 +61,8 @@ for name in clamp skeleton; do
     cp "$srcdir/examples/scaler-$name/scaler_$name.c" "$srcdir/examples/scaler-$name/Makefile" \
         "$build/" || exit 99
     chmod u+w "$build/scaler_$name.c" "$build/Makefile"
-    submake -C "$build" CC="$CC" PKG_CONFIG="$pkgconfig" >"$build/build.log" 2>&1 ||
+    # --as-needed as in scaler_manpage.sh: clang, unlike Debian's gcc, does not pass it
+    submake -C "$build" CC="$CC -Wl,--as-needed" PKG_CONFIG="$pkgconfig" >"$build/build.log" 2>&1 ||
         { cat "$build/build.log"; fail "examples/scaler-$name did not build with its Makefile"; }
     module="$build/scaler-$name.so"
     test -f "$module" || fail "the example's Makefile made no scaler-$name.so"

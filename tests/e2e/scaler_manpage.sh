@@ -114,7 +114,10 @@ test -f "$includedir/ganctl/grad_stats.h" || fail "no ganctl/grad_stats.h instal
 PKG_CONFIG_PATH="$libdir/pkgconfig"
 export PKG_CONFIG_PATH
 GAN_PKG_CONFIG="$PKG_CONFIG --define-variable=includedir=$includedir --define-variable=libdir=$libdir"
-GAN_CC="$CC -Wall -Wextra -Werror"
+# --as-needed, as Debian's gcc passes by default and clang does not: the module uses
+# nothing of libganctl, and without it names libganctl.so.0, which the loader cannot find
+# in this private prefix, and re-exports the linker's _edata, _end and __bss_start.
+GAN_CC="$CC -Wall -Wextra -Werror -Wl,--as-needed"
 export GAN_PKG_CONFIG GAN_CC
 
 # The page's command, as printed, with this build's compiler (warnings as errors) and the

@@ -26,6 +26,8 @@ uint16_t f16_encode(double v)
     double a = fabs(v);
     if (isnan(v))
         return 0x7e00;
+    if (isinf(a)) /* frexp leaves the exponent of an infinity unspecified */
+        return sign | 0x7c00;
     if (a < 0x1p-14)
         return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p24)); /* 1024 is 2^-14: fine */
     int e;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <ganctl/ganctl.h>
+#include "../lib/cpu_features.h"
 #include "../lib/test_host.h"
 
 /* ---------------------------------------------------------------- loading */
@@ -137,13 +138,12 @@ static gan_backend *be;
 
 static const char *expected_core(void)
 {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    if (test_cpu_has("avx512f") && test_cpu_has("avx512bw") &&
+        test_cpu_has("avx512vl") && test_cpu_has("avx512dq"))
         return "SkylakeX";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (test_cpu_has("avx2") && test_cpu_has("fma"))
         return "Haswell";
-    if (__builtin_cpu_supports("avx"))
+    if (test_cpu_has("avx"))
         return "Sandybridge";
     return NULL;
 }
@@ -503,12 +503,9 @@ END_TEST
 static const char *widest_level(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx") || !__builtin_cpu_supports("f16c") ||
-        !__builtin_cpu_supports("avx2"))
+    if (!test_cpu_has("avx") || !test_cpu_has("f16c") || !test_cpu_has("avx2"))
         return "portable";
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl"))
+    if (test_cpu_has("avx512f") && test_cpu_has("avx512bw") && test_cpu_has("avx512vl"))
         return "AVX-512";
     return "F16C/AVX2";
 #else

@@ -111,7 +111,7 @@ static gan_trainer *train(gan_config *cfg, gan_loader *loader, const char *resum
     stop_at = stop_after;
     struct gan_trainer_setup setup = {
         .config = cfg, .loader = loader, .resume_dir = resume_dir, .stop = &stop_flag,
-        .events = { NULL, on_progress },
+        .events = { .ctx = NULL, .progress = on_progress },
     };
     gan_trainer *t = NULL;
     struct gan_error err;

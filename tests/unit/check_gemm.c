@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../lib/cpu_fixture.h"
+#include "../lib/half_helpers.h"
 
 /* ck_assert_msg records a checkpoint (a write to the parent process) on every
  * success; in loops over millions of elements that would dominate the run time, so
@@ -46,7 +47,10 @@ static struct test_host *host_of(gan_backend *be)
 }
 
 /* Values are written and read through the compiler's _Float16 and by moving bits, not
- * through the backend's convert.h, so the test does not share code with what it tests. */
+ * through the backend's convert.h, so the test does not share code with what it tests;
+ * a compiler without _Float16 (clang 14 on x86) uses half_helpers.c's conversions,
+ * written from the IEEE definition, for the same reason. */
+#ifdef __FLT16_MAX__
 static uint16_t f16_bits(float v)
 {
     _Float16 h = (_Float16)v;
@@ -61,6 +65,17 @@ static double f16_value(uint16_t b)
     memcpy(&h, &b, sizeof h);
     return (double)h;
 }
+#else
+static uint16_t f16_bits(float v)
+{
+    return f16_encode(v);
+}
+
+static double f16_value(uint16_t b)
+{
+    return f16_decode(b);
+}
+#endif
 
 static uint16_t bf16_bits_truncated(float v)
 {

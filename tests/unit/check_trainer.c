@@ -107,7 +107,7 @@ static gan_trainer *train(gan_config *cfg, gan_loader *loader, struct watch *w,
     w->all_finite = 1;
     struct gan_trainer_setup setup = {
         .config = cfg, .loader = loader, .log = NULL, .resume_dir = NULL, .stop = &stop_flag,
-        .events = { w, on_progress },
+        .events = { .ctx = w, .progress = on_progress },
     };
     struct gan_error err;
     gan_error_clear(&err);
