@@ -113,12 +113,18 @@ void cpu_vec_unary(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x
     }                                                                     \
     break
 
+/* The 1 of GREATER and MASK_POSITIVE, read through a volatile once per call, as the
+ * portable loop reads its own: with a constant 1 a compiler may fold MASK_POSITIVE's
+ * multiply into a select where the mask holds (clang does, assuming no signalling NaN),
+ * and a signalling NaN in a would then pass unquieted. */
+static volatile float vec_one = 1.0f;
+
 AVX512_LANES_TARGET
 void cpu_vec_binary(enum gan_binary_op op, const struct cpu_vec_in *a,
                     const struct cpu_vec_in *b, void *y, enum gan_dtype yt, int64_t yoff,
                     int64_t n)
 {
-    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(vec_one);
     switch (op) {
     case GAN_BINARY_ADD: BINARY_LOOP(_mm512_add_ps(va, vb));
     case GAN_BINARY_SUB: BINARY_LOOP(_mm512_sub_ps(va, vb));
