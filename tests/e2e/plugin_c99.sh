@@ -44,30 +44,15 @@ check() {
     fi
 }
 
-# A make started by a test must not take part in the parent make's job server.
-submake() {
-    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MAKE" "$@"
-}
+# shellcheck source=tests/lib/plugin_sdk.sh
+. "$srcdir/tests/lib/plugin_sdk.sh"
 
 rm -rf "$work" && mkdir -p "$work" || exit 99
 test -x "$GANCTL" || { echo "ganctl not built at $GANCTL"; exit 99; }
 
 # ------------------------------------------------------------------ the page's text
-# The lines between `.\" BEGIN scaler_skeleton.c` and `.\" END scaler_skeleton.c`, with the
-# page's escapes turned back into what they print: \e (the backslash) set aside first
-# and restored last, \& dropped. An escape this list lacks is an error, since the text
-# would then not be what the page shows.
-awk 'index($0, ".\\\" END scaler_skeleton.c") == 1 { inside = 0 }
-     inside { print }
-     index($0, ".\\\" BEGIN scaler_skeleton.c") == 1 { inside = 1 }' "$page" |
-    sed -e 's/\\e/\x01/g' -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" -e 's/\\(dq/"/g' \
-        -e 's/\\(ha/^/g' -e 's/\\(em/\xe2\x80\x94/g' -e 's/\\&//g' >"$work/page.tmp" ||
-    fail "could not read $page"
-if grep -n '\\' "$work/page.tmp"; then
-    fail "an escape the extraction does not know, in ganctl-plugin(7)"
-fi
-tr '\001' '\134' <"$work/page.tmp" >"$work/scaler_skeleton.c" && rm -f "$work/page.tmp"
-test -s "$work/scaler_skeleton.c" || fail "no scaler_skeleton.c between its markers in $page"
+man_extract "$page" scaler_skeleton.c "$work/scaler_skeleton.c" ||
+    fail "no scaler_skeleton.c between its markers in $page"
 check "ganctl-plugin(7) prints examples/scaler-skeleton/scaler_skeleton.c exactly" \
     cmp "$work/scaler_skeleton.c" "$example"
 # The fuller example, which the page names by its path, is built from its file.
@@ -75,19 +60,8 @@ cp "$srcdir/examples/scaler-clamp/scaler_clamp.c" "$work/" && chmod u+w "$work/s
     exit 99
 
 # ------------------------------------------------------------------ a private install
-prefix="$work/prefix"
-libdir="$prefix/lib"
-includedir="$prefix/include"
-submake -C "$builddir" install-libLTLIBRARIES install-ganctlincludeHEADERS \
-    install-nodist_ganctlincludeHEADERS install-pkgconfigDATA \
-    prefix="$prefix" exec_prefix="$prefix" libdir="$libdir" includedir="$includedir" \
-    ganctlincludedir="$includedir/ganctl" pkgconfigdir="$libdir/pkgconfig" \
-    >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "installing into $prefix"; }
-# The installed ganctl.pc names configure's directories; this copy lives elsewhere.
-PKG_CONFIG_PATH="$libdir/pkgconfig"
-export PKG_CONFIG_PATH
-flags=$($PKG_CONFIG --define-variable=includedir="$includedir" \
-    --define-variable=libdir="$libdir" --cflags --libs ganctl) ||
+private_install "$work/prefix"
+flags=$($pkgconfig --cflags --libs ganctl) ||
     fail "pkg-config finds no ganctl in $PKG_CONFIG_PATH"
 printf '%s\n' "$flags" | grep -qF -- "-I$includedir" || fail "pkg-config gives $flags"
 

@@ -23,10 +23,8 @@ fail() {
     exit 1
 }
 
-# A make started by a test must not take part in the parent make's job server.
-submake() {
-    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MAKE" "$@"
-}
+# shellcheck source=tests/lib/plugin_sdk.sh
+. "$srcdir/tests/lib/plugin_sdk.sh"
 
 rm -rf "$work" && mkdir -p "$work" || exit 99
 
@@ -37,19 +35,7 @@ if [ -n "${GAN_EXAMPLE_INSTALLED:-}" ]; then
     pkgconfig=$PKG_CONFIG
     includedir='@includedir@'
 else
-    prefix="$work/prefix"
-    libdir="$prefix/lib"
-    includedir="$prefix/include"
-    submake -C "$builddir" install-libLTLIBRARIES install-ganctlincludeHEADERS \
-        install-nodist_ganctlincludeHEADERS install-pkgconfigDATA \
-        prefix="$prefix" exec_prefix="$prefix" libdir="$libdir" includedir="$includedir" \
-        ganctlincludedir="$includedir/ganctl" pkgconfigdir="$libdir/pkgconfig" \
-        >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "installing into $prefix"; }
-    # The ganctl.pc that was installed names configure's directories; a relocated copy is
-    # found through the same file with its two variables pointed here.
-    PKG_CONFIG_PATH="$libdir/pkgconfig"
-    export PKG_CONFIG_PATH
-    pkgconfig="$PKG_CONFIG --define-variable=includedir=$includedir --define-variable=libdir=$libdir"
+    private_install "$work/prefix"
 fi
 echo "ok: ganctl $($pkgconfig --modversion ganctl) found by pkg-config in $PKG_CONFIG_PATH"
 test -f "$includedir/ganctl/scaler.h" || fail "no ganctl/scaler.h installed in $includedir"

@@ -42,28 +42,12 @@ check() {
     fi
 }
 
-# A make started by a test must not take part in the parent make's job server.
-submake() {
-    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MAKE" "$@"
-}
+# shellcheck source=tests/lib/plugin_sdk.sh
+. "$srcdir/tests/lib/plugin_sdk.sh"
 
-# The text between the man source's lines `.\" BEGIN what` and `.\" END what`, with the
-# escapes the page uses turned back into the characters they print. \e is the backslash,
-# so it is set aside first and restored last; an escape this list lacks is an error,
-# since the text would then not be what the page shows.
+# The text between the markers WHAT in ganctl-scaler(7), into OUT.
 extract() {
-    awk -v what="$1" '
-        index($0, ".\\\" END " what) == 1 { inside = 0 }
-        inside { print }
-        index($0, ".\\\" BEGIN " what) == 1 { inside = 1 }' "$page" |
-        sed -e 's/\\e/\x01/g' -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" -e 's/\\(dq/"/g' \
-            -e 's/\\(ha/^/g' -e 's/\\(em/\xe2\x80\x94/g' -e 's/\\f[BIRP]//g' -e 's/\\&//g' \
-            >"$2.tmp" || return 1
-    if grep -n '\\' "$2.tmp"; then
-        echo "an escape the extraction does not know, in ganctl-scaler(7) ($1)"
-        return 1
-    fi
-    tr '\001' '\134' <"$2.tmp" >"$2" && rm -f "$2.tmp" && test -s "$2"
+    man_extract "$page" "$1" "$2"
 }
 
 rm -rf "$work" && mkdir -p "$work/build" "$work/bad" || exit 99
@@ -101,19 +85,9 @@ check "examples/scaler-clamp/Makefile builds with the same command" \
     _ "$srcdir/examples/scaler-clamp/Makefile"
 
 # ------------------------------------------------------------------ a private install
-prefix="$work/prefix"
-libdir="$prefix/lib"
-includedir="$prefix/include"
-submake -C "$builddir" install-libLTLIBRARIES install-ganctlincludeHEADERS \
-    install-nodist_ganctlincludeHEADERS install-pkgconfigDATA \
-    prefix="$prefix" exec_prefix="$prefix" libdir="$libdir" includedir="$includedir" \
-    ganctlincludedir="$includedir/ganctl" pkgconfigdir="$libdir/pkgconfig" \
-    >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "installing into $prefix"; }
+private_install "$work/prefix"
 test -f "$includedir/ganctl/grad_stats.h" || fail "no ganctl/grad_stats.h installed in $includedir"
-# The installed ganctl.pc names configure's directories; this copy lives elsewhere.
-PKG_CONFIG_PATH="$libdir/pkgconfig"
-export PKG_CONFIG_PATH
-GAN_PKG_CONFIG="$PKG_CONFIG --define-variable=includedir=$includedir --define-variable=libdir=$libdir"
+GAN_PKG_CONFIG=$pkgconfig
 # --as-needed, as Debian's gcc passes by default and clang does not: the module uses
 # nothing of libganctl, and without it names libganctl.so.0, which the loader cannot find
 # in this private prefix, and re-exports the linker's _edata, _end and __bss_start.
