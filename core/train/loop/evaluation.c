@@ -98,7 +98,6 @@ gan_status gan_trainer_set_up_eval(gan_trainer *t, struct gan_error *err)
     } else {
         t->eval.eval_real = gan_evaluator_real(t->eval.evaluator);
         t->eval.n_eval_real = gan_evaluator_samples(t->eval.evaluator);
-        t->eval.modes = *gan_evaluator_modes(t->eval.evaluator);
         t->eval.floor = floors.toy_floor;
     }
     return GAN_OK;

@@ -46,7 +46,7 @@ gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err)
     struct gan_metrics_layout layout = {
         .time = t->set.metrics_time, .image = t->s->set.is_image,
         .frechet = t->batch.images && gan_image_run_has_frechet(t->batch.images),
-        .modes = t->eval.modes.count != 0,
+        .modes = gan_evaluator_modes(t->eval.evaluator)->count != 0,
     };
     return gan_metrics_make_columns(&t->metrics, &layout, err);
 }

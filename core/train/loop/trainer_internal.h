@@ -46,7 +46,6 @@ struct gan_trainer_eval {
     const float *eval_real;
     size_t n_eval_real;
     float *real_images;           /* an image run's first test images (real.png) */
-    struct gan_toy_modes modes;
     struct gan_toy_quality floor, quality;
     int has_quality;
     int64_t quality_iteration;
