@@ -99,6 +99,7 @@ gan_tensor *gan_objective_build(const struct gan_objective *o, enum gan_loss_tar
     in.seed = o->seed;
     in.offset = loss_offset;
     in.iteration = o->iteration;
+    in.critic_step = target == GAN_LOSS_CRITIC ? o->critic_step : -1;
     in.inner_scale = o->inner_scale;
     in.inner_grad = o->inner_grad;
     in.inner_ctx = o->inner_ctx;

@@ -38,6 +38,9 @@ struct gan_objective {
      * see critic_scores */
     int join_batches;
     int64_t iteration;
+    /* The run's critic step the next critic objective belongs to (loss.h's critic_step),
+     * counted from 0; the owner sets it before each critic objective. */
+    int64_t critic_step;
     double inner_scale;                 /* the penalty's inner seed (loss.h) */
     /* loss.h's inner_grad, or NULL when nobody measures inner gradients. */
     void (*inner_grad)(void *inner_ctx, const char *name, gan_tensor *wrt, gan_tensor *grad,

@@ -22,6 +22,13 @@ enum gan_loss_target {
     GAN_LOSS_GENERATOR = 1u << 1
 };
 
+/* A bit of the targets mask, not an objective (plugin ABI 1.5): the term is an adversarial
+ * objective (wasserstein, hinge, non-saturating), the game itself rather than a
+ * regulariser of it. A run takes at most one: two would sum two different games, which
+ * no paper trains, and the host refuses it naming both. A term of an older minor never
+ * sets it and is never refused for it. */
+#define GAN_LOSS_ADVERSARIAL (1u << 2)
+
 /* What the core hands a term for one objective evaluation. Tensors are step tensors. */
 struct gan_loss_inputs {
     gan_tensor *real;     /* [B, sample...] a real batch (critic objective only; else NULL) */
@@ -67,6 +74,14 @@ struct gan_loss_inputs {
     void (*inner_grad)(void *inner_ctx, const char *name, gan_tensor *wrt, gan_tensor *grad,
                        double seed);
     void *inner_ctx;
+
+    /* Which critic step of the run this objective belongs to, counted from 0 over the
+     * whole run (iteration · critic.iterations + the step within the iteration), so that
+     * a lazy term (R1 every k steps) applies at the same steps whether or not the run
+     * was stopped and resumed; -1 for the generator's objective (plugin ABI 1.5: a
+     * host of an older minor leaves it 0, which is why a 1.5 term is loaded only by a
+     * 1.5 host). */
+    int64_t critic_step;
 };
 
 /* Where a term reports named scalars ("penalty", "w_distance"). The tensor must be a
@@ -83,11 +98,14 @@ struct gan_loss_ops {
     gan_status (*create)(const struct gan_host *host, gan_loss **out);
     void (*destroy)(gan_loss *loss);
 
-    /* Which objectives it contributes to: a mask of enum gan_loss_target. Required. */
+    /* Which objectives it contributes to: a mask of enum gan_loss_target, with
+     * GAN_LOSS_ADVERSARIAL where the term is the game's objective. Required. */
     unsigned (*targets)(gan_loss *loss);
 
     /* The term's value for `target` as a single-element tensor (already weighted,
-     * e.g. λ·penalty), or NULL with the reason in the context. Required. */
+     * e.g. λ·penalty), or NULL with the reason in the context. Required. A term that
+     * does not apply at this step (a lazy regulariser between its steps) gives a zero
+     * that requires no gradient and reports nothing. */
     gan_tensor *(*term)(gan_loss *loss, gan_ctx *ctx, enum gan_loss_target target,
                         const struct gan_loss_inputs *in, const struct gan_metric_sink *metrics);
 };

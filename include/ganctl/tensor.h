@@ -109,6 +109,9 @@ GAN_API gan_tensor *gan_tanh(gan_ctx *ctx, gan_tensor *a);
 GAN_API gan_tensor *gan_sigmoid(gan_ctx *ctx, gan_tensor *a);
 GAN_API gan_tensor *gan_square(gan_ctx *ctx, gan_tensor *a);
 GAN_API gan_tensor *gan_sqrt(gan_ctx *ctx, gan_tensor *a);
+/* log(1 + eᵃ), without overflow for any a (plugin ABI 1.5): the logistic losses
+ * softplus(−D(x)) and softplus(D(G(z))). Its derivative is sigmoid(a). */
+GAN_API gan_tensor *gan_softplus(gan_ctx *ctx, gan_tensor *a);
 /* Heaviside step (a > 0): no gradient flows through it (it is piecewise constant). */
 GAN_API gan_tensor *gan_step(gan_ctx *ctx, gan_tensor *a);
 

@@ -10,6 +10,8 @@
 
 #include <ganctl/ganctl.h>
 
+#include "loss_common.h"
+
 /* The norm is sqrt(Σ g² + eps), not sqrt(Σ g²); eps is the setting "eps", 1e-12 unless
  * set, and 0 gives the paper's plain norm.
  *
@@ -41,25 +43,7 @@ struct gan_loss {
 
 /* ------------------------------------------------------------------ settings */
 
-/* A declared setting's value. The settings table below holds each default, and the
- * host answers an unset key with it (host.h), so there is no second copy here: a host
- * that answers NOT_FOUND breaks that contract, and creation fails saying so. */
-static gan_status read_result(const struct gan_host *host, const char *key, gan_status st,
-                              const char *what)
-{
-    if (st == GAN_ERR_NOT_FOUND)
-        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: the host gave no "
-                          "value for the setting %s, whose default the term declares", key);
-    if (st != GAN_OK)
-        return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: the setting %s "
-                          "is not %s", key, what);
-    return GAN_OK;
-}
-
-static gan_status read_float(const struct gan_host *host, const char *key, double *value)
-{
-    return read_result(host, key, host->get_float(host->ctx, key, value), "a number");
-}
+static const char who[] = "loss gradient-penalty";
 
 static gan_status gp_create(const struct gan_host *host, gan_loss **out)
 {
@@ -68,18 +52,18 @@ static gan_status gp_create(const struct gan_host *host, gan_loss **out)
     int one_sided = 0;
     const char *reduction = NULL;
     gan_status st;
-    if ((st = read_float(host, "lambda", &lambda)) != GAN_OK
-        || (st = read_float(host, "target", &target)) != GAN_OK
-        || (st = read_float(host, "inner_scale", &inner_scale)) != GAN_OK
-        || (st = read_float(host, "eps", &eps)) != GAN_OK
-        || (st = read_result(host, "one_sided", host->get_bool(host->ctx, "one_sided", &one_sided),
+    if ((st = loss_get_float(host, who, "lambda", &lambda)) != GAN_OK
+        || (st = loss_get_float(host, who, "target", &target)) != GAN_OK
+        || (st = loss_get_float(host, who, "inner_scale", &inner_scale)) != GAN_OK
+        || (st = loss_get_float(host, who, "eps", &eps)) != GAN_OK
+        || (st = loss_setting_result(host, who, "one_sided", host->get_bool(host->ctx, "one_sided", &one_sided),
                              "a boolean; write true or false")) != GAN_OK
-        || (st = read_result(host, "reduction",
+        || (st = loss_setting_result(host, who, "reduction",
                              host->get_string(host->ctx, "reduction", &reduction),
                              "a string; write \"mean\" or \"sum\"")) != GAN_OK)
         return st;
     if (!reduction)
-        return read_result(host, "reduction", GAN_ERR_INVALID, "a string; write \"mean\" or \"sum\"");
+        return loss_setting_result(host, who, "reduction", GAN_ERR_INVALID, "a string; write \"mean\" or \"sum\"");
     if (!isfinite(lambda) || lambda < 0.0 || lambda > 1e30)
         return host->fail(host->ctx, GAN_ERR_CONFIG, "loss gradient-penalty: lambda = %g; "
                           "the penalty weight must be finite and 0 or more (10 in the paper, "
@@ -140,29 +124,6 @@ static int same_shape(const gan_tensor *a, const gan_tensor *b)
     return 1;
 }
 
-/* t, cut from the graph: the penalty trains the critic only, so no gradient may flow
- * into the generator through the fake batch, whether or not the core computed it with
- * recording on. An unrecorded copy; t itself when nothing flows through it anyway. */
-static gan_tensor *detached(gan_ctx *ctx, gan_tensor *t)
-{
-    if (!gan_tensor_requires_grad(t))
-        return t;
-    int64_t dims[GAN_TENSOR_MAX_DIMS];
-    int n = gan_tensor_ndim(t);
-    for (int d = 0; d < n; d++)
-        dims[d] = gan_tensor_dim(t, d);
-    gan_tensor *c = gan_tensor_new(ctx, gan_tensor_dtype(t), n, dims);
-    if (!c || gan_tensor_copy(ctx, c, t) != GAN_OK)
-        return NULL;
-    return c;
-}
-
-static void report(const struct gan_metric_sink *metrics, const char *name, gan_tensor *v)
-{
-    if (metrics && metrics->report && v)
-        metrics->report(metrics->ctx, name, v);
-}
-
 /* The term itself, from checked inputs; runs inside the "penalty" scope. */
 static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_inputs *in,
                               const struct gan_metric_sink *metrics, int ndim, int64_t batch,
@@ -216,7 +177,7 @@ static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
                               const struct gan_metric_sink *metrics, int ndim, int64_t batch,
                               int64_t features)
 {
-    gan_tensor *real = detached(ctx, in->real), *fake = detached(ctx, in->fake);
+    gan_tensor *real = loss_detached(ctx, in->real), *fake = loss_detached(ctx, in->fake);
     if (!real || !fake)
         return NULL;
 
@@ -229,7 +190,7 @@ static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
         adims[d] = 1;
     gan_tensor *alpha;
     if (in->alpha) {
-        alpha = gan_reshape(ctx, detached(ctx, in->alpha), ndim, adims);
+        alpha = gan_reshape(ctx, loss_detached(ctx, in->alpha), ndim, adims);
         if (alpha && gan_tensor_dtype(alpha) != gan_tensor_dtype(real))
             alpha = gan_cast(ctx, alpha, gan_tensor_dtype(real));
     } else {
@@ -293,11 +254,11 @@ static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
     gan_ctx_no_grad_push(ctx);
     gan_tensor *shown = l->sum ? gan_scale(ctx, penalty, 1.0f / (float)batch) : penalty;
     gan_ctx_no_grad_pop(ctx);
-    report(metrics, "penalty", shown);
+    loss_report(ctx, metrics, "penalty", shown, 1.0f);
     gan_ctx_no_grad_push(ctx);
     gan_tensor *mean_norm = gan_mean(ctx, norm, GAN_ALL_AXES, 0);
     gan_ctx_no_grad_pop(ctx);
-    report(metrics, "grad_norm", mean_norm);
+    loss_report(ctx, metrics, "grad_norm", mean_norm, 1.0f);
     return term;
 }
 

@@ -9,6 +9,8 @@
 
 #include <ganctl/ganctl.h>
 
+#include "loss_common.h"
+
 struct gan_loss {
     const struct gan_host *host;
     int sum; /* reduction = "sum": Σ over the batch instead of the mean */
@@ -48,26 +50,7 @@ static void ws_destroy(gan_loss *l)
 static unsigned ws_targets(gan_loss *l)
 {
     (void)l;
-    return GAN_LOSS_CRITIC | GAN_LOSS_GENERATOR;
-}
-
-/* The batch's mean or sum of critic scores, as the reduction setting says. */
-static gan_tensor *reduce(const gan_loss *l, gan_ctx *ctx, gan_tensor *scores)
-{
-    return l->sum ? gan_sum(ctx, scores, GAN_ALL_AXES, 0) : gan_mean(ctx, scores, GAN_ALL_AXES, 0);
-}
-
-/* A report outside the graph, −value·factor: the core only reads its value. */
-static void report_negated(gan_ctx *ctx, const struct gan_metric_sink *metrics,
-                           const char *name, gan_tensor *value, float factor)
-{
-    if (!metrics || !metrics->report || !value)
-        return;
-    gan_ctx_no_grad_push(ctx);
-    gan_tensor *r = gan_scale(ctx, value, -factor);
-    gan_ctx_no_grad_pop(ctx);
-    if (r)
-        metrics->report(metrics->ctx, name, r);
+    return GAN_LOSS_CRITIC | GAN_LOSS_GENERATOR | GAN_LOSS_ADVERSARIAL;
 }
 
 static gan_tensor *ws_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target target,
@@ -81,7 +64,7 @@ static gan_tensor *ws_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
         return NULL;
     }
     if (target == GAN_LOSS_GENERATOR)
-        return gan_neg(ctx, reduce(l, ctx, in->d_fake));
+        return gan_neg(ctx, loss_reduce(ctx, in->d_fake, l->sum));
     if (target != GAN_LOSS_CRITIC) {
         host->fail(host->ctx, GAN_ERR_INVALID, "loss wasserstein: asked for objective %d; it "
                    "contributes to the critic (1) and the generator (2)", (int)target);
@@ -99,12 +82,12 @@ static gan_tensor *ws_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
                    (long long)gan_tensor_numel(in->d_fake));
         return NULL;
     }
-    gan_tensor *term = gan_sub(ctx, reduce(l, ctx, in->d_fake), reduce(l, ctx, in->d_real));
+    gan_tensor *term = gan_sub(ctx, loss_reduce(ctx, in->d_fake, l->sum), loss_reduce(ctx, in->d_real, l->sum));
     /* The critic minimises mean D(fake) − mean D(real); its negation is the estimate of
      * the Wasserstein-1 distance that WGAN papers plot, reported as that mean whatever
      * the reduction so that runs compare. */
-    report_negated(ctx, metrics, "w_distance", term,
-                   l->sum ? 1.0f / (float)gan_tensor_numel(in->d_fake) : 1.0f);
+    loss_report(ctx, metrics, "w_distance", term,
+                -(l->sum ? 1.0f / (float)gan_tensor_numel(in->d_fake) : 1.0f));
     return term;
 }
 

@@ -177,7 +177,7 @@ START_TEST(test_ws_descriptor)
     struct term t;
     ck_assert_int_eq(term_make(&t, &ws_mod, NULL), GAN_OK);
     ck_assert_uint_eq(t.ops->struct_size, sizeof(struct gan_loss_ops));
-    ck_assert_uint_eq(t.ops->targets(t.loss), GAN_LOSS_CRITIC | GAN_LOSS_GENERATOR);
+    ck_assert_uint_eq(t.ops->targets(t.loss), GAN_LOSS_CRITIC | GAN_LOSS_GENERATOR | GAN_LOSS_ADVERSARIAL);
     const struct gan_setting_spec *st = ws_mod.plugin->settings;
     ck_assert_str_eq(st[0].name, "reduction");
     ck_assert_int_eq(st[0].type, GAN_SETTING_STRING);

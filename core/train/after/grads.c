@@ -299,6 +299,8 @@ static gan_tensor *objective(gan_grads *g, enum gan_loss_target target, gan_tens
                              struct gan_objective_sink *sink)
 {
     enum gan_net_role role = target == GAN_LOSS_CRITIC ? GAN_NET_CRITIC : GAN_NET_GENERATOR;
+    /* The first critic step of the checkpoint's iteration, the one the run took next. */
+    g->s->objective.critic_step = g->iteration * g->s->set.n_critic;
     return gan_session_objective(g->s, target, g->iteration, gan_amp_scale(&g->s->amp[role]),
                                  real, fake, alpha, loss_offset, sink);
 }

@@ -50,14 +50,14 @@ static gan_status scalar_value(gan_ctx *ctx, gan_tensor *v, double *out)
 }
 
 /* The objective's value and the values its terms reported, as the metrics keep them: in
- * the order of the terms' names, NaN where a name was not reported this time. */
+ * the order of the terms' names. A name not reported this time keeps its last value (NaN
+ * before its first): a lazy term reports on the steps that compute it. */
 static gan_status read_values(struct gan_metrics_sink *m, gan_ctx *ctx, enum gan_net_role role,
                               gan_tensor *loss, const struct gan_objective_sink *sink)
 {
     gan_status st = scalar_value(ctx, loss, &m->latest.loss[role]);
     char **names = role == GAN_NET_CRITIC ? m->metric_names[GAN_NET_CRITIC] : m->generator_reported;
     for (size_t k = 0; st == GAN_OK && k < m->n_metrics[role]; k++) {
-        m->latest.metric[role][k] = NAN;
         gan_tensor *v = gan_objective_reported(sink, names[k]);
         st = v ? scalar_value(ctx, v, &m->latest.metric[role][k]) : GAN_OK;
     }
@@ -162,6 +162,10 @@ static gan_status step(gan_trainer *t, enum gan_net_role role, int64_t critic_st
     if (st != GAN_OK)
         return st;
     amp->scale_used = gan_amp_scale(amp);
+    /* A lazy term keys on the run's count of critic steps, which the iteration fixes:
+     * a resumed run applies it at the same steps as one never stopped. */
+    if (role == GAN_NET_CRITIC)
+        s->objective.critic_step = t->iteration * s->set.n_critic + critic_step;
     if (role == GAN_NET_CRITIC)
         gan_shadow_step(&t->shadow, s, role, t->iteration, t->batch.loss_offset, in.real, in.fake,
                         NULL);

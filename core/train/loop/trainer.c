@@ -136,6 +136,8 @@ static gan_status trial_step(gan_session *s, struct gan_metrics_sink *m, const f
         return gan_session_ctx_fail(s, err, "trying the critic");
     if ((st = check_shape(s, d, 2, score, "critic", err)) != GAN_OK)
         return st;
+    /* Critic step 0 is one that every lazy term applies at, so each reports its names. */
+    s->objective.critic_step = 0;
     for (int which = 0; which < 2; which++) {
         struct gan_objective_sink sink = { .count = 0 };
         enum gan_loss_target target = which ? GAN_LOSS_GENERATOR : GAN_LOSS_CRITIC;
@@ -195,6 +197,9 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     t->folder.image_iteration = -1;
     t->metrics.latest.loss[GAN_NET_CRITIC] = t->metrics.latest.loss[GAN_NET_GENERATOR] = NAN;
     t->metrics.latest.norm[GAN_NET_CRITIC] = t->metrics.latest.norm[GAN_NET_GENERATOR] = NAN;
+    for (int i = 0; i < GAN_NET_ROLES; i++)
+        for (int k = 0; k < GAN_TRAINER_MAX_METRICS; k++)
+            t->metrics.latest.metric[i][k] = NAN;
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
     t->folder.restart = setup->resume_dir && setup->restart;
     /* Data parallel first: the run folder's set-up asks whether this rank leads. */

@@ -344,6 +344,7 @@ static gan_status make_models(gan_session *s, struct gan_error *err)
 static gan_status make_losses(gan_session *s, struct gan_error *err)
 {
     unsigned all = 0;
+    const char *game = NULL;      /* the adversarial term met so far */
     for (size_t i = 0; i < s->n_loss_modules; i++) {
         struct gan_session_loss *li = &s->loss[i];
         li->module = s->loss_module[i];
@@ -362,6 +363,12 @@ static gan_status make_losses(gan_session *s, struct gan_error *err)
         s->n_loss = i + 1;
         li->targets = li->module->loss.targets(li->loss);
         all |= li->targets;
+        if ((li->targets & GAN_LOSS_ADVERSARIAL) && game)
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "%s: loss.terms holds two adversarial objectives, \"%s\" and \"%s\": each is a whole game between the networks, and their sum is none that trains; keep one (a penalty such as \"gradient-penalty\" or \"r1\" goes with either)",
+                                 gan_config_find(s->cfg, "loss.terms")->origin, game, li->name);
+        if (li->targets & GAN_LOSS_ADVERSARIAL)
+            game = li->name;
     }
     const char *origin = gan_config_find(s->cfg, "loss.terms")->origin;
     if (!(all & GAN_LOSS_CRITIC))
