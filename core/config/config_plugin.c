@@ -84,9 +84,14 @@ gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const cha
 }
 
 gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *terms,
-                                        size_t count, struct gan_error *err)
+                                        size_t count,
+                                        void (*dropped)(void *ctx, const char *key,
+                                                        const char *origin),
+                                        void *dropped_ctx, struct gan_error *err)
 {
     size_t n = strlen(LOSS_GROUP);
+    const struct gan_config_value *list = gan_config_find(cfg, "loss.terms");
+    enum gan_config_source list_source = list ? list->source : GAN_CONFIG_DEFAULT;
     for (size_t i = 0; i < cfg->count; i++) {
         const struct gan_config_value *v = &cfg->values[i];
         if (!gan_config_in_plugin_group(v->key) || strncmp(v->key, LOSS_GROUP, n) != 0 || v->key[n] != '.')
@@ -97,6 +102,14 @@ gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *term
         for (size_t t = 0; t < count && !listed; t++)
             listed = strlen(terms[t]) == len && strncmp(terms[t], term, len) == 0;
         if (!listed && v->source == GAN_CONFIG_DEFAULT) {
+            gan_config_remove_at(cfg, i--);
+            continue;
+        }
+        /* Written for the list that a later source replaced: not a mistake of the text
+         * that holds it, and never read. */
+        if (!listed && v->source < list_source && !gan_config_source_is_saved(list_source)) {
+            if (dropped)
+                dropped(dropped_ctx, v->key, v->origin);
             gan_config_remove_at(cfg, i--);
             continue;
         }

@@ -124,9 +124,15 @@ const char *gan_config_key_summary(const char *key);
 
 /* Keys loss.TERM.* whose TERM is not in `terms` (count names): the first one found is
  * reported as GAN_ERR_CONFIG, since no loaded plugin would ever read it; ganctl's own
- * defaults for such a term are dropped instead. */
+ * defaults for such a term are dropped instead. So is a setting from a source that
+ * loss.terms' own source overrides (a file's loss.gradient-penalty.lambda when --set
+ * replaced the file's list): it configured a term of the list that was replaced, and
+ * `dropped` (may be NULL) is told its key and origin. */
 gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *terms,
-                                        size_t count, struct gan_error *err);
+                                        size_t count,
+                                        void (*dropped)(void *ctx, const char *key,
+                                                        const char *origin),
+                                        void *dropped_ctx, struct gan_error *err);
 
 /* Every value as a libconfig file: nested groups, values in the order their keys were
  * first set, each followed by "# origin" when with_origins is set. Reading the text

@@ -742,7 +742,7 @@ START_TEST(unused_term_groups)
     gan_error_clear(&err);
     const char *only[] = { "wasserstein" };
     ck_assert(gan_config_find(cfg, "loss.gradient-penalty.lambda") != NULL);
-    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, &err), GAN_OK);
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, NULL, NULL, &err), GAN_OK);
     ck_assert_ptr_null(gan_config_find(cfg, "loss.gradient-penalty.lambda"));
     /* A model plugin without "width": ganctl's default width is dropped, not an error. */
     ck_assert(gan_config_find(cfg, "critic.model.width") != NULL);
@@ -752,12 +752,54 @@ START_TEST(unused_term_groups)
     assert_value(cfg, "critic.model.depth", 2, "default");
     /* The user's own value is not dropped: it is reported. */
     set_ok(cfg, "loss.hinge.margin=1");
-    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, &err), GAN_ERR_CONFIG);
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, NULL, NULL, &err), GAN_ERR_CONFIG);
     ck_assert_str_eq(err.message, "--set loss.hinge.margin=1: \"loss.hinge.margin\" configures the loss term \"hinge\", which loss.terms does not list: add \"hinge\" to loss.terms or remove the setting");
     set_ok(cfg, "generator.model.width=9");
     ck_assert_int_eq(gan_config_apply_plugin(cfg, "generator.model", "model \"tiny\"", tiny_spec, &err),
                      GAN_ERR_CONFIG);
     ck_assert_ptr_nonnull(strstr(err.message, "unknown setting \"generator.model.width\""));
+    gan_config_free(cfg);
+}
+END_TEST
+
+struct unused_seen {
+    int n;
+    char key[64], origin[64];
+};
+
+static void on_unused(void *ctx, const char *key, const char *origin)
+{
+    struct unused_seen *u = ctx;
+    u->n++;
+    snprintf(u->key, sizeof u->key, "%s", key);
+    snprintf(u->origin, sizeof u->origin, "%s", origin);
+}
+
+/* A file's setting for a term of the file's own list, when --set replaces the list: not
+ * the file's mistake, so it is dropped and reported as unused, not refused; the same
+ * setting from the command line that replaced the list is still refused. */
+START_TEST(test_loss_groups_of_a_replaced_list)
+{
+    gan_config *cfg = fresh();
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_config_read_string(cfg, "loss = {\n  terms = [\"wasserstein\", "
+                                            "\"gradient-penalty\"];\n  gradient-penalty = "
+                                            "{ lambda = 3.0; };\n};\n", "run.conf",
+                                            GAN_CONFIG_FILE, &err), GAN_OK);
+    set_ok(cfg, "loss.terms=[\"hinge\"]");
+    const char *only[] = { "hinge" };
+    struct unused_seen u = { 0 };
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, on_unused, &u, &err), GAN_OK);
+    ck_assert_int_eq(u.n, 1);
+    ck_assert_str_eq(u.key, "loss.gradient-penalty.lambda");
+    ck_assert_str_eq(u.origin, "run.conf:3");
+    ck_assert_ptr_null(gan_config_find(cfg, "loss.gradient-penalty.lambda"));
+    set_ok(cfg, "loss.r1.gamma=1");
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, on_unused, &u, &err),
+                     GAN_ERR_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err.message, "\"loss.r1.gamma\" configures the loss term \"r1\""));
+    ck_assert_int_eq(u.n, 1);
     gan_config_free(cfg);
 }
 END_TEST
@@ -839,6 +881,7 @@ static Suite *config_suite(void)
     tcase_add_test(train, training_defaults_and_nesting);
     tcase_add_loop_test(train, training_values_checked, 0, COUNT(bad_training_cases));
     tcase_add_test(train, unused_term_groups);
+    tcase_add_test(train, test_loss_groups_of_a_replaced_list);
     tcase_add_test(train, text_reads_back);
     suite_add_tcase(s, train);
 

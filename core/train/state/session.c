@@ -129,6 +129,13 @@ static gan_status check_precision(gan_config *cfg, const gan_session *s,
     return GAN_OK;
 }
 
+/* A loss term's setting left unused because a later source replaced loss.terms. */
+static void note_unused(void *log, const char *key, const char *origin)
+{
+    gan_log_write(log, GAN_LOG_INFO, "%s: %s is not used: loss.terms, replaced since, no "
+                  "longer lists its term", origin, key);
+}
+
 static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader *loader,
                                struct gan_error *err)
 {
@@ -164,7 +171,7 @@ static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader
         if (st != GAN_OK)
             return st;
     }
-    if ((st = gan_config_check_loss_groups(cfg, terms, n, err)) != GAN_OK)
+    if ((st = gan_config_check_loss_groups(cfg, terms, n, note_unused, (void *)s->log, err)) != GAN_OK)
         return st;
     if ((st = open_scalers(s, cfg, loader, err)) != GAN_OK)
         return st;
