@@ -242,6 +242,10 @@ static gan_status check_resume_changes(const struct cli *c, const gan_config *cf
         const struct gan_config_value *was = gan_config_find(saved, v->key);
         if (was && same_value(v, was))
             continue;
+        /* ganctl's own default for a setting the run never had: one of a loss term its
+         * loss.terms does not list, which the session drops as it opens. */
+        if (!was && v->source == GAN_CONFIG_DEFAULT)
+            continue;
         char now[512], then[512];
         gan_config_format_value(v, now, sizeof now);
         if (was)

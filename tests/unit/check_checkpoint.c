@@ -268,6 +268,11 @@ static const struct resume_case resume_cases[] = {
       { "scaler.name=dynamic", "scaler.preset=pytorch", NULL }, 65536.0 },
     { "swissroll", 9, "run.checkpoint_every=0",
       { "precision.mode=bf16", "critic.scaler.name=static", "critic.scaler.scale=64" }, 0 },
+    /* A lazy r1 every 4 critic steps, 3 an iteration: the stop at iteration 7 (critic step
+     * 21) falls mid-interval, and the rows after it show r1 from before the stop. */
+    { "8gaussians", 7, "run.checkpoint_every=0",
+      { "loss.terms=[\"hinge\",\"gradient-penalty\",\"r1\"]", "loss.r1.interval=4",
+        "loss.r1.gamma=0.5", NULL }, 0 },
 };
 
 START_TEST(resume_is_bit_identical)
@@ -360,7 +365,7 @@ END_TEST
 /* A copy of the run's checkpoint, changed by `edit`, written over it. */
 enum edit {
     EDIT_TRUNCATE, EDIT_FLIP_HEADER, EDIT_DROP_TENSOR, EDIT_EXTRA_TENSOR, EDIT_BAD_METADATA,
-    EDIT_NOT_GANCTL, EDIT_REMOVE, EDIT_COUNT
+    EDIT_NOT_GANCTL, EDIT_REMOVE, EDIT_BAD_REPORTED, EDIT_COUNT
 };
 
 struct refusal {
@@ -377,6 +382,7 @@ static const struct refusal refusals[] = {
     { EDIT_BAD_METADATA, GAN_ERR_FORMAT, "metadata \"rng.z_offset\" is \"12x\", not a whole number" },
     { EDIT_NOT_GANCTL, GAN_ERR_FORMAT, "not a ganctl checkpoint" },
     { EDIT_REMOVE, GAN_ERR_NOT_FOUND, "no checkpoint there" },
+    { EDIT_BAD_REPORTED, GAN_ERR_FORMAT, "entry \"reported.*\" (the " },
 };
 
 static void rewrite(const char *path, enum edit edit)
@@ -425,6 +431,10 @@ static void rewrite(const char *path, enum edit edit)
             value = "12x";
         ck_assert_int_eq(gan_st_writer_set_metadata(w, key, value, msg, sizeof msg), GAN_OK);
     }
+    /* A lazy term's last value that is no number; the message must not quote it. */
+    if (edit == EDIT_BAD_REPORTED)
+        ck_assert_int_eq(gan_st_writer_set_metadata(w, "reported.r1", "SECRET4242", msg,
+                                                    sizeof msg), GAN_OK);
     /* The writer borrows the tensors' bytes from `in`: close it only after the write. */
     ck_assert_int_eq(gan_st_writer_write(w, path, msg, sizeof msg), GAN_OK);
     gan_st_writer_free(w);
@@ -454,6 +464,7 @@ START_TEST(damaged_checkpoint_is_refused)
     ck_assert_ptr_null(t);
     ck_assert_msg(strstr(err.message, c->message), "\"%s\" lacks \"%s\"", err.message, c->message);
     ck_assert_msg(strstr(err.message, path), "\"%s\" does not name the file", err.message);
+    ck_assert_msg(!strstr(err.message, "SECRET4242"), "\"%s\" quotes the file", err.message);
     gan_config_free(cfg);
     gan_config_free(again);
     gan_loader_free(loader);

@@ -15,6 +15,7 @@
 
 #include "base/strings.h"
 #include "train/state/checkpoint.h"
+#include "train/state/checkpoint_reported.h"
 #include "io/safetensors/safetensors.h"
 #include "tensor/tensor_core.h"
 #include "train/state/streams.h"
@@ -201,6 +202,8 @@ gan_status gan_checkpoint_save(const char *path, const struct gan_checkpoint_net
         st = meta(w, "elapsed_s", elapsed, path, err);
     if (st == GAN_OK)
         st = meta(w, "config", state->config_text ? state->config_text : "", path, err);
+    if (st == GAN_OK)
+        st = gan_checkpoint_reported_save(w, state, path, err);
     if (st == GAN_OK) {
         char msg[768];
         st = gan_st_writer_write(w, path, msg, sizeof msg);
@@ -572,6 +575,8 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
         else
             state->elapsed_s = e;
     }
+    if (st == GAN_OK)
+        st = gan_checkpoint_reported_load(f, state, path, err);
     state->iteration = (int64_t)iteration;
     state->config_text = NULL;
     gan_st_close(f);

@@ -66,6 +66,16 @@ struct gan_checkpoint_net {
     struct gan_checkpoint_scaling *scaling;
 };
 
+/* A value a loss term reports on some steps only (a lazy term's), as the metrics last
+ * showed it: a resumed run's rows before the term reports again show what the rows of a
+ * run never stopped show. Metadata "reported.NAME"; a run whose terms report on every
+ * step writes none. */
+#define GAN_CHECKPOINT_MAX_REPORTED 32
+struct gan_checkpoint_reported {
+    char name[72];                /* the metrics.csv column */
+    double value;
+};
+
 /* Everything besides tensors. */
 struct gan_checkpoint_state {
     int64_t iteration;
@@ -78,6 +88,8 @@ struct gan_checkpoint_state {
     struct gan_image_position image;
     double elapsed_s;
     const char *config_text;      /* save: borrowed; from load: see gan_checkpoint_load */
+    struct gan_checkpoint_reported reported[GAN_CHECKPOINT_MAX_REPORTED];
+    size_t n_reported;
 };
 
 /* Writes the checkpoint atomically (temporary file, fsync, rename, folder fsync): a
