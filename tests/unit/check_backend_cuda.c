@@ -1619,15 +1619,30 @@ START_TEST(test_cast_fp8)
         }
         twin_free(&X);
     }
-    /* FP8 with an integer is refused alike */
+    /* FP8 with an integer is refused alike, and so is FP8 in any other kernel */
     struct twin X = twin_new(8, GAN_F8E4M3, patterns), Y = twin_new(8, GAN_I32, NULL);
+    struct twin F = twin_new(8, GAN_F32, NULL);
     for (int s = 0; s < 2; s++) {
         struct gan_ref x = twin_ref(&X, s, 0), y = twin_ref(&Y, s, 0);
         ck_assert_int_eq(ops[s]->cast(be[s], 8, &x, &y, NULL), GAN_ERR_UNSUPPORTED);
         ck_assert_ptr_nonnull(strstr(th[s].last_error, "cast through F32"));
+        const struct gan_shape shape = { 1, { 8 } };
+        struct gan_operand ox = { X.b[s], 0, GAN_F8E4M3, { 1 } };
+        struct gan_operand of = { F.b[s], 0, GAN_F32, { 1 } };
+        ck_assert_int_eq(ops[s]->unary(be[s], GAN_UNARY_RELU, 0.0f, &shape, &ox, &of),
+                         GAN_ERR_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(th[s].last_error, "F8_E4M3"));
+        struct gan_gemm g = {
+            .m = 2, .n = 2, .k = 2, .alpha = 1.0f, .a = { X.b[s], 0, GAN_F8E4M3 },
+            .b = { F.b[s], 0, GAN_F32 }, .c = { F.b[s], 4, GAN_F32 }, .lda = 2, .ldb = 2,
+            .ldc = 2, .batch = 1,
+        };
+        ck_assert_int_eq(ops[s]->gemm(be[s], &g), GAN_ERR_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(th[s].last_error, "F8_E4M3"));
     }
     twin_free(&X);
     twin_free(&Y);
+    twin_free(&F);
     free(v);
 }
 END_TEST
