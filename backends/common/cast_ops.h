@@ -40,12 +40,28 @@ GAN_HD static inline enum gan_fclass gan_fclass_bf16(uint32_t b)
     return gan_fclass_of((b >> 7) & 0xffu, 0xffu, b & 0x7fu);
 }
 
+/* E4M3's all-ones exponent holds numbers up to 448; only S.1111.111 is NaN, and no
+ * pattern is infinite. */
+GAN_HD static inline enum gan_fclass gan_fclass_e4m3(uint32_t b)
+{
+    if ((b & 0x7fu) == 0x7fu)
+        return GAN_FC_NAN;
+    return (b & 0x78u) ? GAN_FC_NORMAL : (b & 7u) ? GAN_FC_SUBNORMAL : GAN_FC_ZERO;
+}
+
+GAN_HD static inline enum gan_fclass gan_fclass_e5m2(uint32_t b)
+{
+    return gan_fclass_of((b >> 2) & 0x1fu, 0x1fu, b & 3u);
+}
+
 /* The class of stored bits b of float type `dtype`. */
 GAN_HD static inline enum gan_fclass gan_fclass(enum gan_dtype dtype, uint32_t b)
 {
     switch (dtype) {
     case GAN_F16: return gan_fclass_f16(b);
     case GAN_BF16: return gan_fclass_bf16(b);
+    case GAN_F8E4M3: return gan_fclass_e4m3(b);
+    case GAN_F8E5M2: return gan_fclass_e5m2(b);
     default: return gan_fclass_f32(b);
     }
 }
@@ -68,6 +84,39 @@ GAN_HD static inline void gan_cast_tally_float(struct gan_cast_tally *t, enum ga
     t->overflow += cx < GAN_FC_INF && cy == GAN_FC_INF;
     t->underflow += (cx == GAN_FC_SUBNORMAL || cx == GAN_FC_NORMAL) && cy == GAN_FC_ZERO;
     t->subnormal += cy == GAN_FC_SUBNORMAL;
+}
+
+/* The same rule for an FP8 output, but overflow read from the input's value: a
+ * saturating cast leaves a finite ±max where the 16-bit casts leave ±inf, and E4M3
+ * overflows to NaN, so the output's class cannot tell. `overflowed` is
+ * gan_fp8_overflows of the input's value. */
+GAN_HD static inline void gan_cast_tally_fp8(struct gan_cast_tally *t, enum gan_fclass cx,
+                                             enum gan_fclass cy, int overflowed)
+{
+    t->nonfinite += cx >= GAN_FC_INF;
+    t->overflow += overflowed ? 1u : 0u;
+    t->underflow += (cx == GAN_FC_SUBNORMAL || cx == GAN_FC_NORMAL) && cy == GAN_FC_ZERO;
+    t->subnormal += cy == GAN_FC_SUBNORMAL;
+}
+
+/* Element i of a cast between two different float types, FP8 included: x of type xt at
+ * xp into y of type yt at yp, counted into t. Widening to FP32 is exact for every such
+ * type, so the result is rounded once. `saturate` applies to an FP8 output
+ * (gan_fp8_encode). The CUDA kernel runs this for every element, the CPU backend's
+ * portable FP8 path too. */
+GAN_HD static inline void gan_cast_float_element(const void *xp, enum gan_dtype xt, void *yp,
+                                                 enum gan_dtype yt, int64_t i, int saturate,
+                                                 struct gan_cast_tally *t)
+{
+    uint32_t xb = gan_load_bits(xp, xt, i);
+    float v = gan_bits_value(xt, xb);
+    uint32_t yb = gan_is_fp8(yt) ? gan_fp8_bits(yt, v, saturate) : gan_float_bits(yt, v);
+    gan_store_bits(yp, yt, i, yb);
+    enum gan_fclass cx = gan_fclass(xt, xb), cy = gan_fclass(yt, yb);
+    if (gan_is_fp8(yt))
+        gan_cast_tally_fp8(t, cx, cy, cx < GAN_FC_INF && gan_fp8_overflows(yt, v));
+    else
+        gan_cast_tally_float(t, cx, cy);
 }
 
 /* u as FP32 rounded to odd: truncated to 24 significant bits, with the last bit set

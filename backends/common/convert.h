@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* convert.h — FP32 ↔ FP16/BF16 conversion with round-to-nearest-even, subnormals, signed
- * zero, overflow to ±inf and NaN payloads kept, and typed element loads and stores. */
+ * zero, overflow to ±inf and NaN payloads kept, and typed element loads and stores (FP8
+ * included, through fp8.h). */
 #ifndef GANCTL_COMMON_CONVERT_H
 #define GANCTL_COMMON_CONVERT_H
 
@@ -8,6 +9,7 @@
 #include <ganctl/dtype.h>
 
 #include "hostdev.h"
+#include "fp8.h"
 
 /* Done on the integer bits rather than with the hardware conversions (F16C on the CPU,
  * __float2half_rn on the GPU): those round finite values the same way but treat NaN
@@ -70,12 +72,14 @@ GAN_HD static inline float gan_bf16_to_f32(uint16_t b)
     return gan_bits_f32((uint32_t)b << 16);
 }
 
-/* The stored bits of FP32 value v in float type `dtype`, rounded to nearest even. */
+/* The stored bits of FP32 value v in float type `dtype`, rounded to nearest even (an
+ * FP8 type without saturation: gan_fp8_bits has the choice). */
 GAN_HD static inline uint32_t gan_float_bits(enum gan_dtype dtype, float v)
 {
     switch (dtype) {
     case GAN_F16: return gan_f32_to_f16(v);
     case GAN_BF16: return gan_f32_to_bf16(v);
+    case GAN_F8E4M3: case GAN_F8E5M2: return gan_fp8_bits(dtype, v, 0);
     default: return gan_f32_bits(v);
     }
 }
@@ -86,6 +90,7 @@ GAN_HD static inline float gan_bits_value(enum gan_dtype dtype, uint32_t b)
     switch (dtype) {
     case GAN_F16: return gan_f16_to_f32((uint16_t)b);
     case GAN_BF16: return gan_bf16_to_f32((uint16_t)b);
+    case GAN_F8E4M3: case GAN_F8E5M2: return gan_fp8_decode(dtype, b);
     default: return gan_bits_f32(b);
     }
 }
@@ -96,6 +101,7 @@ GAN_HD static inline float gan_load(const void *base, enum gan_dtype dtype, int6
     switch (dtype) {
     case GAN_F16: return gan_f16_to_f32(((const uint16_t *)base)[i]);
     case GAN_BF16: return gan_bf16_to_f32(((const uint16_t *)base)[i]);
+    case GAN_F8E4M3: case GAN_F8E5M2: return gan_fp8_decode(dtype, ((const uint8_t *)base)[i]);
     case GAN_I32: return (float)((const int32_t *)base)[i];
     case GAN_U32: return (float)((const uint32_t *)base)[i];
     case GAN_F32:
@@ -109,6 +115,9 @@ GAN_HD static inline void gan_store(void *base, enum gan_dtype dtype, int64_t i,
     switch (dtype) {
     case GAN_F16: ((uint16_t *)base)[i] = gan_f32_to_f16(v); break;
     case GAN_BF16: ((uint16_t *)base)[i] = gan_f32_to_bf16(v); break;
+    case GAN_F8E4M3: case GAN_F8E5M2:
+        ((uint8_t *)base)[i] = (uint8_t)gan_fp8_bits(dtype, v, 0);
+        break;
     case GAN_I32: ((int32_t *)base)[i] = (int32_t)v; break;
     case GAN_U32: ((uint32_t *)base)[i] = (uint32_t)v; break;
     case GAN_F32:
@@ -116,12 +125,14 @@ GAN_HD static inline void gan_store(void *base, enum gan_dtype dtype, int64_t i,
     }
 }
 
-/* Element i of an array of `dtype` as its stored bits (16 or 32 of them), and back:
+/* Element i of an array of `dtype` as its stored bits (8, 16 or 32 of them), and back:
  * for the kernels that classify or copy values without converting them. */
 GAN_HD static inline uint32_t gan_load_bits(const void *base, enum gan_dtype dtype, int64_t i)
 {
     if (dtype == GAN_F16 || dtype == GAN_BF16)
         return ((const uint16_t *)base)[i];
+    if (gan_is_fp8(dtype))
+        return ((const uint8_t *)base)[i];
     return ((const uint32_t *)base)[i];
 }
 
@@ -130,6 +141,8 @@ GAN_HD static inline void gan_store_bits(void *base, enum gan_dtype dtype, int64
 {
     if (dtype == GAN_F16 || dtype == GAN_BF16)
         ((uint16_t *)base)[i] = (uint16_t)b;
+    else if (gan_is_fp8(dtype))
+        ((uint8_t *)base)[i] = (uint8_t)b;
     else
         ((uint32_t *)base)[i] = b;
 }

@@ -85,4 +85,17 @@ GAN_HD static inline int gan_is_float(enum gan_dtype dtype)
     return dtype == GAN_F32 || dtype == GAN_F16 || dtype == GAN_BF16;
 }
 
+/* True for the 8-bit floats (E4M3, E5M2): storage only, which casts and copies take and
+ * the computing kernels refuse, so gan_is_float stays false for them. */
+GAN_HD static inline int gan_is_fp8(enum gan_dtype dtype)
+{
+    return dtype == GAN_F8E4M3 || dtype == GAN_F8E5M2;
+}
+
+/* True for every type a float-to-float cast takes: the float types and FP8. */
+GAN_HD static inline int gan_is_cast_float(enum gan_dtype dtype)
+{
+    return gan_is_float(dtype) || gan_is_fp8(dtype);
+}
+
 #endif

@@ -78,6 +78,30 @@ static inline gan_status gan_check_cast_refs(const struct gan_host *host, size_t
     return GAN_OK;
 }
 
+/* The types and flags of a cast whose refs are checked: flags of enum gan_cast_flag
+ * only, GAN_CAST_SATURATE only into an FP8 type, and FP8 only with a float type on the
+ * other side (an integer converts through F32 in two casts, each rounding once). */
+static inline gan_status gan_check_cast_types(const struct gan_host *host,
+                                              const struct gan_ref *x,
+                                              const struct gan_ref *y, uint32_t flags)
+{
+    const char *xn = gan_dtype_name(x->dtype), *yn = gan_dtype_name(y->dtype);
+    if (flags & ~(uint32_t)GAN_CAST_SATURATE)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "cast: flags 0x%x hold bits that are not enum gan_cast_flag's; "
+                          "pass 0 or GAN_CAST_SATURATE", (unsigned)flags);
+    if ((flags & GAN_CAST_SATURATE) && !gan_is_fp8(y->dtype))
+        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
+                          "cast: GAN_CAST_SATURATE is for FP8 outputs (F8_E4M3, F8_E5M2), "
+                          "and y is %s; cast to it without the flag", yn);
+    if ((gan_is_fp8(x->dtype) || gan_is_fp8(y->dtype)) &&
+        !(gan_is_cast_float(x->dtype) && gan_is_cast_float(y->dtype)))
+        return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
+                          "cast: %s to %s is not supported: FP8 converts to and from F32, "
+                          "F16, BF16 and the other FP8 type; cast through F32", xn, yn);
+    return GAN_OK;
+}
+
 /* The checked refs of a cast of n > 0 elements, at `xp` and `yp` in memory: disjoint,
  * or the same view of one dtype (a cast in place). */
 static inline gan_status gan_check_cast_overlap(const struct gan_host *host, size_t n,

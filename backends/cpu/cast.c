@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cast.c — element type conversion between F32, F16, BF16, I32 and U32, rounding to
- * nearest even, counting what overflowed, underflowed or became subnormal. */
+ * nearest even, counting what overflowed, underflowed or became subnormal; casts with an
+ * FP8 side go to cast_fp8.c. */
 #include "config.h"
 
 #include <math.h>
@@ -363,10 +364,13 @@ void cpu_convert_threads(gan_backend *be, const void *x, enum gan_dtype xt, void
     cpu_parallel_for(be, parts, (int64_t)n, CAST_ALIGN, cast_range, &j);
 }
 
-gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
-                    const struct gan_ref *y, struct gan_cast_counts *counts)
+gan_status cpu_cast_flags(gan_backend *be, size_t n, const struct gan_ref *x,
+                          const struct gan_ref *y, uint32_t flags,
+                          struct gan_cast_counts *counts)
 {
     gan_status st = gan_check_cast_refs(be->host, n, x, y);
+    if (st == GAN_OK)
+        st = gan_check_cast_types(be->host, x, y, flags);
     if (st != GAN_OK)
         return st;
 
@@ -383,7 +387,10 @@ gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
     size_t xbytes = n * gan_dtype_size(x->dtype);
     int same_view = xp == yp && x->dtype == y->dtype;
 
-    if (cpu_is_float(x->dtype) && cpu_is_float(y->dtype)) {
+    if (gan_is_fp8(x->dtype) || gan_is_fp8(y->dtype)) {
+        cpu_cast_fp8(be, xp, x->dtype, yp, y->dtype, n, (flags & GAN_CAST_SATURATE) != 0,
+                     counts ? &c : NULL);
+    } else if (cpu_is_float(x->dtype) && cpu_is_float(y->dtype)) {
         struct cast_job j = {
             .isa = be->isa, .x = xp, .y = yp, .xt = x->dtype, .yt = y->dtype,
             .convert = !same_view, .count = counts != NULL,
@@ -406,4 +413,10 @@ gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
     if (counts)
         *counts = c;
     return GAN_OK;
+}
+
+gan_status cpu_cast(gan_backend *be, size_t n, const struct gan_ref *x,
+                    const struct gan_ref *y, struct gan_cast_counts *counts)
+{
+    return cpu_cast_flags(be, n, x, y, 0, counts);
 }

@@ -223,6 +223,7 @@ gan_backend_conv2d_backward_filter_fn cpu_conv2d_backward_filter;
 
 /* cast.c */
 gan_backend_cast_fn cpu_cast;
+gan_backend_cast_flags_fn cpu_cast_flags;
 /* n contiguous elements of float type xt at x into float type yt at y (round to nearest
  * even), by cpu_cast's block converters of level `isa` (the calling instance's),
  * bit-identical to convert.h's element functions. The kernels stage 16-bit runs through
@@ -233,6 +234,14 @@ void cpu_convert(enum cpu_isa isa, const void *x, enum gan_dtype xt, void *y,
  * for the large tensors a kernel stages whole: the same bits at any thread count. */
 void cpu_convert_threads(gan_backend *be, const void *x, enum gan_dtype xt, void *y,
                          enum gan_dtype yt, size_t n);
+
+/* cast_fp8.c: cpu_cast's conversions with an FP8 type on one side or both and a float
+ * type on the other, n > 0 checked elements of xt at x into yt at y (x == y: the same
+ * view, which is only counted), rounding once to nearest even and saturating an FP8
+ * output when `saturate`, split across the instance's threads, at its vector level;
+ * sets c's four counts when c is not NULL. */
+void cpu_cast_fp8(gan_backend *be, const void *x, enum gan_dtype xt, void *y,
+                  enum gan_dtype yt, size_t n, int saturate, struct gan_cast_counts *c);
 
 /* rng.c (Philox4x32-10 itself is in <ganctl/philox.h>) */
 gan_backend_rng_bits_fn cpu_rng_bits;

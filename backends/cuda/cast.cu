@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* cast.cu — the CUDA backend's element type conversion between F32, F16, BF16, I32 and U32,
- * rounding to nearest even, counting what overflowed, underflowed or became subnormal. */
+/* cast.cu — the CUDA backend's element type conversion between F32, F16, BF16, the FP8
+ * types, I32 and U32, rounding to nearest even (saturating FP8 on request), counting what
+ * overflowed, underflowed or became subnormal. */
 #include "config.h"
 
 #include <math.h>
@@ -23,6 +24,7 @@ struct cast_args {
     unsigned char *y;
     enum gan_dtype xt, yt;
     int store;                      /* 0: an in-place cast of a float type to itself */
+    int saturate;                   /* GAN_CAST_SATURATE: for an FP8 output */
     int64_t n;
     unsigned long long *counts;     /* overflow, underflow, subnormal, nonfinite; or NULL */
 };
@@ -30,7 +32,7 @@ struct cast_args {
 __global__ void cast_kernel(cast_args a)
 {
     struct gan_cast_tally t = { 0, 0, 0, 0 };
-    const int both_float = gan_is_float(a.xt) && gan_is_float(a.yt);
+    const int both_float = gan_is_cast_float(a.xt) && gan_is_cast_float(a.yt);
     const int same = a.xt == a.yt;
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
@@ -41,10 +43,7 @@ __global__ void cast_kernel(cast_args a)
             if (both_float)
                 gan_cast_tally_float(&t, gan_fclass(a.xt, b), gan_fclass(a.xt, b));
         } else if (both_float) {
-            uint32_t xb = gan_load_bits(a.x, a.xt, i);
-            uint32_t yb = gan_float_bits(a.yt, gan_bits_value(a.xt, xb));
-            gan_store_bits(a.y, a.yt, i, yb);
-            gan_cast_tally_float(&t, gan_fclass(a.xt, xb), gan_fclass(a.yt, yb));
+            gan_cast_float_element(a.x, a.xt, a.y, a.yt, i, a.saturate, &t);
         } else {
             gan_cast_int_element(a.x, a.xt, a.y, a.yt, i, &t);
         }
@@ -84,11 +83,14 @@ gan_status cuda_convert(gan_backend *be, const void *src, enum gan_dtype src_typ
     return cast_launch(be, a);
 }
 
-gan_status cuda_cast(gan_backend *be, size_t n, const struct gan_ref *x,
-                     const struct gan_ref *y, struct gan_cast_counts *counts)
+gan_status cuda_cast_flags(gan_backend *be, size_t n, const struct gan_ref *x,
+                           const struct gan_ref *y, uint32_t flags,
+                           struct gan_cast_counts *counts)
 {
     const struct gan_host *host = be->host;
     gan_status st = gan_check_cast_refs(host, n, x, y);
+    if (st == GAN_OK)
+        st = gan_check_cast_types(host, x, y, flags);
     if (st != GAN_OK)
         return st;
     struct gan_cast_counts c;
@@ -107,7 +109,7 @@ gan_status cuda_cast(gan_backend *be, size_t n, const struct gan_ref *x,
     int same_view = xp == yp && x->dtype == y->dtype;
     /* Between equal types, with nothing to count (integers count nothing), a cast is
      * a plain device copy, or nothing at all in place. */
-    int plain = x->dtype == y->dtype && (!counts || !gan_is_float(x->dtype));
+    int plain = x->dtype == y->dtype && (!counts || !gan_is_cast_float(x->dtype));
     st = cuda_enter(be);
     if (st != GAN_OK)
         return st;
@@ -127,6 +129,7 @@ gan_status cuda_cast(gan_backend *be, size_t n, const struct gan_ref *x,
     a.xt = x->dtype;
     a.yt = y->dtype;
     a.store = !same_view;
+    a.saturate = (flags & GAN_CAST_SATURATE) != 0;
     a.n = (int64_t)n;
     if (counts) {
         a.counts = (unsigned long long *)be->results;
@@ -147,4 +150,10 @@ gan_status cuda_cast(gan_backend *be, size_t n, const struct gan_ref *x,
     c.nonfinite = got[3];
     *counts = c;
     return GAN_OK;
+}
+
+gan_status cuda_cast(gan_backend *be, size_t n, const struct gan_ref *x,
+                     const struct gan_ref *y, struct gan_cast_counts *counts)
+{
+    return cuda_cast_flags(be, n, x, y, 0, counts);
 }

@@ -130,6 +130,7 @@ void cuda_conv_plans_free(gan_backend *be);
 
 /* cast.cu */
 gan_backend_cast_fn cuda_cast;
+gan_backend_cast_flags_fn cuda_cast_flags;
 /* Queues dst[i] = src[i] for n contiguous elements of float types, rounding to
  * nearest even; no checks, no counts (staging inside other kernels). */
 gan_status cuda_convert(gan_backend *be, const void *src, enum gan_dtype src_type,

@@ -38,6 +38,14 @@ static gan_tensor *tensor_alloc(gan_ctx *ctx, const char *op, enum gan_dtype dty
         ti_fail(ctx, GAN_ERR_INVALID, "%s: dtype %d is not a gan_dtype", op, (int)dtype);
         return NULL;
     }
+    /* A backend built before ABI 1.5 knows no FP8 type: its casts would refuse the
+     * tensor's every use, so it is refused once, here. */
+    if ((dtype == GAN_F8E4M3 || dtype == GAN_F8E5M2) && ctx->backend_abi_minor < 5) {
+        ti_fail(ctx, GAN_ERR_UNSUPPORTED, "%s: dtype %s needs a backend of plugin ABI 1.5 "
+                "or later, and this one was built for 1.%u: rebuild it against these "
+                "headers", op, gan_dtype_name(dtype), ctx->backend_abi_minor);
+        return NULL;
+    }
     if (ndim < 0 || ndim > GAN_TENSOR_MAX_DIMS || (ndim > 0 && !dims)) {
         ti_fail(ctx, GAN_ERR_INVALID, "%s: ndim is %d%s; a tensor has 0 to %d dimensions",
                 op, ndim, ndim > 0 && !dims ? " with dims NULL" : "", GAN_TENSOR_MAX_DIMS);
@@ -140,6 +148,11 @@ static int is_float_dtype(enum gan_dtype dt)
     return dt == GAN_F32 || dt == GAN_F16 || dt == GAN_BF16;
 }
 
+static int is_int_dtype(enum gan_dtype dt)
+{
+    return dt == GAN_I32 || dt == GAN_U32;
+}
+
 static gan_status check_count(gan_ctx *ctx, const char *op, const gan_tensor *t,
                               const void *values, size_t count)
 {
@@ -170,7 +183,7 @@ static gan_status upload_values(gan_ctx *ctx, const char *op, gan_tensor *t,
         st = ctx->ops.upload(ctx->be, t->buf, 0, values, n * sizeof(float));
         return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "upload", st);
     }
-    if (!is_float_dtype(t->dtype)) {
+    if (is_int_dtype(t->dtype)) {
         /* Integers are converted here: no kernel takes them. */
         void *tmp = malloc(n * 4);
         if (!tmp)
@@ -188,8 +201,8 @@ static gan_status upload_values(gan_ctx *ctx, const char *op, gan_tensor *t,
         free(tmp);
         return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "upload", st);
     }
-    /* 16-bit: stage FP32 on the device and let the backend round, so the rounding
-     * is the backend's own (the same as every other cast it does). */
+    /* 16- and 8-bit: stage FP32 on the device and let the backend round, so the
+     * rounding is the backend's own (the same as every other cast it does). */
     gan_buffer *stage;
     size_t cls;
     if (ti_pool_get(ctx, op, n * sizeof(float), &stage, &cls) != GAN_OK)
@@ -251,7 +264,7 @@ gan_status gan_tensor_to_host(gan_ctx *ctx, const gan_tensor *t, float *values, 
         return ctx->status;
     if (ctx->ops.synchronize && (st = ctx->ops.synchronize(ctx->be)) != GAN_OK)
         return ti_backend_fail(ctx, op, "synchronize", st);
-    if (t->dtype == GAN_F32 || !is_float_dtype(t->dtype)) {
+    if (t->dtype == GAN_F32 || is_int_dtype(t->dtype)) {
         /* Integers have FP32's size: read them into `values` and convert in place. */
         st = ctx->ops.download(ctx->be, values, t->buf, 0, n * 4);
         if (st != GAN_OK)

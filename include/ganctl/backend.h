@@ -124,10 +124,21 @@ struct gan_conv2d {
 /* What a narrowing cast did, counted over the elements it converted. */
 struct gan_cast_counts {
     uint64_t elements;
-    uint64_t overflow;    /* finite input that became ±inf */
+    uint64_t overflow;    /* finite input that became ±inf; for an FP8 output, finite
+                             input beyond what rounds to its largest finite value, whether
+                             it became ±inf (E5M2), NaN (E4M3) or ±max (saturated) */
     uint64_t underflow;   /* non-zero input that became zero */
     uint64_t subnormal;   /* non-zero results that are subnormal in the output type */
     uint64_t nonfinite;   /* inputs that were already inf or NaN */
+};
+
+/* Flags of cast_flags (ABI 1.5); a backend refuses a bit it does not know. */
+enum gan_cast_flag {
+    /* An FP8 output saturates: a finite value beyond the largest finite value, and an
+     * infinity, become ±max (448 for E4M3, 57344 for E5M2), as GPUs' satfinite
+     * conversions do; NaN stays NaN. Without it, they become ±inf in E5M2 and NaN in
+     * E4M3, which has no infinity. Only FP8 outputs take it. */
+    GAN_CAST_SATURATE = 1u << 0
 };
 
 /* One Adam step over n elements (Kingma & Ba, with bias correction):
@@ -205,6 +216,10 @@ typedef gan_status gan_backend_conv2d_backward_filter_fn(gan_backend *be,
 typedef gan_status gan_backend_cast_fn(gan_backend *be, size_t n, const struct gan_ref *x,
                                        const struct gan_ref *y,
                                        struct gan_cast_counts *counts);
+typedef gan_status gan_backend_cast_flags_fn(gan_backend *be, size_t n,
+                                             const struct gan_ref *x,
+                                             const struct gan_ref *y, uint32_t flags,
+                                             struct gan_cast_counts *counts);
 typedef gan_status gan_backend_rng_bits_fn(gan_backend *be, size_t n, uint64_t seed,
                                            uint64_t offset, const struct gan_ref *y);
 typedef gan_status gan_backend_rng_uniform_fn(gan_backend *be, size_t n, uint64_t seed,
@@ -258,7 +273,10 @@ struct gan_backend_ops {
     gan_backend_conv2d_backward_filter_fn *conv2d_backward_filter;
 
     /* y = x converted to y's dtype (round to nearest even), n elements. When `counts`
-     * is not NULL the call waits for the result and fills it. Required. */
+     * is not NULL the call waits for the result and fills it. From ABI 1.5 the float
+     * types include FP8: a value beyond an FP8 type's range becomes ±inf (E5M2) or NaN
+     * (E4M3), as cast_flags does without GAN_CAST_SATURATE; casts between FP8 and the
+     * integer types are refused. Required. */
     gan_backend_cast_fn *cast;
 
     /* Random numbers; see the Philox comment above. y is F32 (F16/BF16 allowed for
@@ -277,6 +295,10 @@ struct gan_backend_ops {
 
     /* Optional: waits until all queued work is done. NULL: the backend is synchronous. */
     gan_backend_synchronize_fn *synchronize;
+
+    /* cast, with `flags` a set of enum gan_cast_flag bits; flags 0 is cast itself.
+     * Optional (ABI 1.5): a backend without it has no saturating cast. */
+    gan_backend_cast_flags_fn *cast_flags;
 };
 
 /* Every slot of struct gan_backend_ops after struct_size, in the table's order, each
@@ -309,7 +331,8 @@ struct gan_backend_ops {
     X(rng_normal, RNG_NORMAL, GAN_SLOT_REQUIRED) \
     X(adam, ADAM, GAN_SLOT_REQUIRED) \
     X(grad_stats, GRAD_STATS, GAN_SLOT_REQUIRED) \
-    X(synchronize, SYNCHRONIZE, GAN_SLOT_OPTIONAL)
+    X(synchronize, SYNCHRONIZE, GAN_SLOT_OPTIONAL) \
+    X(cast_flags, CAST_FLAGS, GAN_SLOT_OPTIONAL)
 
 /* Whether a module must fill a slot of its ops table. */
 enum gan_slot_requirement {

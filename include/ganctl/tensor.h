@@ -49,7 +49,11 @@ GAN_API void gan_ctx_step_end(gan_ctx *ctx);
 GAN_API void gan_ctx_no_grad_push(gan_ctx *ctx);
 GAN_API void gan_ctx_no_grad_pop(gan_ctx *ctx);
 
-/* ------------------------------------------------------------------ creation */
+/* ------------------------------------------------------------------ creation
+ * An FP8 tensor (GAN_F8E4M3, GAN_F8E5M2; ABI 1.5, on a backend of 1.5 or later) is
+ * storage only: it can be made, set from and read to the host, and copied to and from
+ * the float types (rounding to nearest even, a value beyond its range becoming inf, or
+ * NaN in E4M3); the ops refuse it. */
 GAN_API gan_tensor *gan_tensor_new(gan_ctx *ctx, enum gan_dtype dtype, int ndim,
                                    const int64_t *dims);
 GAN_API gan_tensor *gan_tensor_new_persistent(gan_ctx *ctx, enum gan_dtype dtype, int ndim,

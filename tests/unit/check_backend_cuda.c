@@ -1522,6 +1522,131 @@ START_TEST(test_cast)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- FP8 casts */
+
+static int is_fp8(enum gan_dtype t)
+{
+    return t == GAN_F8E4M3 || t == GAN_F8E5M2;
+}
+
+static void assert_same_counts(const struct gan_cast_counts *c, const char *what)
+{
+    ck_assert_msg(c[0].elements == c[1].elements && c[0].overflow == c[1].overflow &&
+                      c[0].underflow == c[1].underflow && c[0].subnormal == c[1].subnormal &&
+                      c[0].nonfinite == c[1].nonfinite,
+                  "%s: counts differ: cpu %llu/%llu/%llu/%llu, cuda %llu/%llu/%llu/%llu "
+                  "(overflow/underflow/subnormal/nonfinite)", what,
+                  (unsigned long long)c[0].overflow, (unsigned long long)c[0].underflow,
+                  (unsigned long long)c[0].subnormal, (unsigned long long)c[0].nonfinite,
+                  (unsigned long long)c[1].overflow, (unsigned long long)c[1].underflow,
+                  (unsigned long long)c[1].subnormal, (unsigned long long)c[1].nonfinite);
+}
+
+static void assert_same_bytes(const struct twin *t, const char *what)
+{
+    void *c, *g;
+    twin_read(t, &c, &g);
+    size_t size = t->n * dsize(t->dt);
+    for (size_t i = 0; i < size; i++)
+        ck_assert_msg(((unsigned char *)c)[i] == ((unsigned char *)g)[i],
+                      "%s: byte %zu of %zu differs: cpu %02x, cuda %02x", what, i, size,
+                      ((unsigned char *)c)[i], ((unsigned char *)g)[i]);
+    free(c);
+    free(g);
+}
+
+/* Every pair of float types with an FP8 side, in both saturation modes where the output
+ * is FP8: the same bytes (NaN payloads included) and the same counts on both backends,
+ * with and without counts, and in place. FP8 inputs hold every pattern; the others, values
+ * with 6-bit significands over both formats' ranges and beyond (every tie of both, and
+ * the FP32 numbers around it) and pick()'s corners. */
+START_TEST(test_cast_fp8)
+{
+    enum { N = 4099 };
+    static const enum gan_dtype types[5] = { GAN_F32, GAN_F16, GAN_BF16, GAN_F8E4M3,
+                                             GAN_F8E5M2 };
+    seed(800);
+    float *v = malloc(N * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    for (size_t i = 0; i < N; i++) {
+        double mant = 1.0 + (double)(next_u64() % 64) / 64.0;
+        v[i] = i % 5 == 4 ? pick(50) : (float)ldexp(mant, (int)(next_u64() % 40) - 22);
+        if (i % 3 == 1)
+            v[i] = nextafterf(v[i], i % 2 ? 0.0f : INFINITY);
+        if (next_u64() & 1)
+            v[i] = -v[i];
+    }
+    uint8_t patterns[N];
+    for (size_t i = 0; i < N; i++)
+        patterns[i] = (uint8_t)(i * 7 + 1);
+    for (int xi = 0; xi < 5; xi++) {
+        const enum gan_dtype xt = types[xi];
+        void *src = is_fp8(xt) ? NULL : typed(v, N, xt);
+        struct twin X = twin_new(N, xt, src ? src : patterns);
+        free(src);
+        for (int yi = 0; yi < 5; yi++) {
+            const enum gan_dtype yt = types[yi];
+            if (!is_fp8(xt) && !is_fp8(yt))
+                continue;
+            for (uint32_t flags = 0; flags <= (is_fp8(yt) ? GAN_CAST_SATURATE : 0u); flags++) {
+                struct twin Y = twin_new(N + 2, yt, NULL), Z = twin_new(N + 2, yt, NULL);
+                struct gan_cast_counts cnt[2];
+                for (int s = 0; s < 2; s++) {
+                    struct gan_ref x = twin_ref(&X, s, 0), y = twin_ref(&Y, s, 1);
+                    struct gan_ref z = twin_ref(&Z, s, 1);
+                    ck_assert_ptr_nonnull(ops[s]->cast_flags);
+                    ok(s, ops[s]->cast_flags(be[s], N, &x, &y, flags, &cnt[s]), "cast_flags");
+                    ok(s, ops[s]->cast_flags(be[s], N, &x, &z, flags, NULL), "cast_flags");
+                }
+                char what[96];
+                snprintf(what, sizeof what, "cast %s → %s%s", gan_dtype_name(xt),
+                         gan_dtype_name(yt), flags ? " saturating" : "");
+                assert_same_bytes(&Y, what);
+                assert_same_bytes(&Z, what);
+                assert_same_counts(cnt, what);
+                twin_free(&Y);
+                twin_free(&Z);
+            }
+        }
+        if (is_fp8(xt)) { /* in place: nothing moves, the counts still come */
+            struct gan_cast_counts in[2];
+            for (int s = 0; s < 2; s++) {
+                struct gan_ref x = twin_ref(&X, s, 0);
+                ok(s, ops[s]->cast(be[s], N, &x, &x, &in[s]), "cast in place");
+            }
+            assert_same_counts(in, "FP8 in place");
+            assert_same_bytes(&X, "FP8 in place");
+        }
+        twin_free(&X);
+    }
+    /* FP8 with an integer is refused alike, and so is FP8 in any other kernel */
+    struct twin X = twin_new(8, GAN_F8E4M3, patterns), Y = twin_new(8, GAN_I32, NULL);
+    struct twin F = twin_new(8, GAN_F32, NULL);
+    for (int s = 0; s < 2; s++) {
+        struct gan_ref x = twin_ref(&X, s, 0), y = twin_ref(&Y, s, 0);
+        ck_assert_int_eq(ops[s]->cast(be[s], 8, &x, &y, NULL), GAN_ERR_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(th[s].last_error, "cast through F32"));
+        const struct gan_shape shape = { 1, { 8 } };
+        struct gan_operand ox = { X.b[s], 0, GAN_F8E4M3, { 1 } };
+        struct gan_operand of = { F.b[s], 0, GAN_F32, { 1 } };
+        ck_assert_int_eq(ops[s]->unary(be[s], GAN_UNARY_RELU, 0.0f, &shape, &ox, &of),
+                         GAN_ERR_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(th[s].last_error, "F8_E4M3"));
+        struct gan_gemm g = {
+            .m = 2, .n = 2, .k = 2, .alpha = 1.0f, .a = { X.b[s], 0, GAN_F8E4M3 },
+            .b = { F.b[s], 0, GAN_F32 }, .c = { F.b[s], 4, GAN_F32 }, .lda = 2, .ldb = 2,
+            .ldc = 2, .batch = 1,
+        };
+        ck_assert_int_eq(ops[s]->gemm(be[s], &g), GAN_ERR_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(th[s].last_error, "F8_E4M3"));
+    }
+    twin_free(&X);
+    twin_free(&Y);
+    twin_free(&F);
+    free(v);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- random numbers */
 
 static const uint64_t rng_seeds[] = { 0, 0x0123456789abcdefull, UINT64_MAX };
@@ -1878,6 +2003,7 @@ static Suite *backend_cuda_suite(void)
     tc = tcase_create("cast");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_cast);
+    tcase_add_test(tc, test_cast_fp8);
     tcase_set_timeout(tc, limit);
     suite_add_tcase(s, tc);
 

@@ -328,6 +328,22 @@ START_TEST(test_cast_slot)
     ck_assert_uint_eq(counts.elements, 3);
     ck_assert_uint_eq(counts.overflow, 1);
     ck_assert_uint_eq(counts.underflow, 1);
+
+    /* ABI 1.5: FP8 through cast (1e5 overflows E5M2 to inf) and the saturating cast */
+    struct gan_ref r8 = { y, 0, GAN_F8E5M2 };
+    uint8_t b[3];
+    ck_assert_int_eq(ops->cast(be, 3, &rx, &r8, &counts), GAN_OK);
+    ck_assert_int_eq(ops->download(be, b, y, 0, sizeof b), GAN_OK);
+    ck_assert_uint_eq(b[0], 0x3c);
+    ck_assert_uint_eq(b[1], 0x7c);
+    ck_assert_uint_eq(b[2], 0x00);
+    ck_assert_uint_eq(counts.overflow, 1);
+    ck_assert_uint_eq(counts.underflow, 1);
+    ck_assert_ptr_nonnull(ops->cast_flags);
+    ck_assert_int_eq(ops->cast_flags(be, 3, &rx, &r8, GAN_CAST_SATURATE, &counts), GAN_OK);
+    ck_assert_int_eq(ops->download(be, b, y, 0, sizeof b), GAN_OK);
+    ck_assert_uint_eq(b[1], 0x7b);
+    ck_assert_uint_eq(counts.overflow, 1);
     ops->buffer_free(be, x);
     ops->buffer_free(be, y);
 }

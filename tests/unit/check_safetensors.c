@@ -157,6 +157,7 @@ static const struct {
     size_t size;
 } dtype_table[] = {
     { GAN_ST_BOOL, "BOOL", 1 }, { GAN_ST_U8, "U8", 1 },     { GAN_ST_I8, "I8", 1 },
+    { GAN_ST_F8_E5M2, "F8_E5M2", 1 }, { GAN_ST_F8_E4M3, "F8_E4M3", 1 },
     { GAN_ST_I16, "I16", 2 },   { GAN_ST_U16, "U16", 2 },   { GAN_ST_F16, "F16", 2 },
     { GAN_ST_BF16, "BF16", 2 }, { GAN_ST_I32, "I32", 4 },   { GAN_ST_U32, "U32", 4 },
     { GAN_ST_F32, "F32", 4 },   { GAN_ST_F64, "F64", 8 },   { GAN_ST_I64, "I64", 8 },
@@ -179,7 +180,8 @@ START_TEST(test_dtype_unknown)
 {
     enum gan_st_dtype parsed = GAN_ST_F32;
     ck_assert_int_eq(gan_st_dtype_parse("f32", &parsed), GAN_ERR_NOT_FOUND);
-    ck_assert_int_eq(gan_st_dtype_parse("F8_E4M3", &parsed), GAN_ERR_NOT_FOUND);
+    ck_assert_int_eq(gan_st_dtype_parse("F8_E8M0", &parsed), GAN_ERR_NOT_FOUND);
+    ck_assert_int_eq(gan_st_dtype_parse("F8_E4M3FN", &parsed), GAN_ERR_NOT_FOUND);
     ck_assert_int_eq(gan_st_dtype_parse("", &parsed), GAN_ERR_NOT_FOUND);
     ck_assert_int_eq(parsed, GAN_ST_F32);
     ck_assert_ptr_null(gan_st_dtype_name(GAN_ST_DTYPE_COUNT));
@@ -189,6 +191,8 @@ START_TEST(test_dtype_unknown)
     ck_assert_int_eq(gan_st_dtype_from_gan(GAN_BF16), GAN_ST_BF16);
     ck_assert_int_eq(gan_st_dtype_from_gan(GAN_I32), GAN_ST_I32);
     ck_assert_int_eq(gan_st_dtype_from_gan(GAN_U32), GAN_ST_U32);
+    ck_assert_int_eq(gan_st_dtype_from_gan(GAN_F8E4M3), GAN_ST_F8_E4M3);
+    ck_assert_int_eq(gan_st_dtype_from_gan(GAN_F8E5M2), GAN_ST_F8_E5M2);
     ck_assert_int_eq(gan_st_dtype_from_gan(GAN_DTYPE_COUNT), GAN_ST_DTYPE_COUNT);
 }
 END_TEST
@@ -215,6 +219,9 @@ static void fill(enum gan_st_dtype dtype, uint64_t count, unsigned char *out)
         case GAN_ST_BOOL: bits = i % 3 == 0; break;
         case GAN_ST_U8: bits = (uint8_t)(255 - i * 37); break;
         case GAN_ST_I8: bits = (uint8_t)(int8_t)(i % 2 ? -128 + (int)i : 127 - (int)i); break;
+        /* zeros, subnormals, the largest finite, E5M2's infinities and the NaNs */
+        case GAN_ST_F8_E5M2: bits = (uint8_t[]){ 0x00, 0x80, 0x01, 0x7b, 0x7c, 0xfc, 0x7e }[i % 7]; break;
+        case GAN_ST_F8_E4M3: bits = (uint8_t[]){ 0x00, 0x80, 0x07, 0x7e, 0xfe, 0x7f, 0xff }[i % 7]; break;
         case GAN_ST_I16: bits = (uint16_t)(int16_t)(i % 2 ? -32768 + (int)i : 1000 * (int)i); break;
         case GAN_ST_U16: bits = (uint16_t)(65535 - i * 4099); break;
         case GAN_ST_F16: bits = f16[i % (sizeof f16 / sizeof f16[0])]; break;
@@ -404,6 +411,52 @@ START_TEST(test_roundtrip_many)
     ck_assert_ptr_null(t);
     ck_assert_ptr_nonnull(strstr(err, ": tensor \"a\" is F32 [2, 3], expected F32 [3, 2]"));
     ck_assert_ptr_nonnull(strstr(err, path));
+    gan_st_close(f);
+}
+END_TEST
+
+/* The FP8 types, one byte each, sit between I16 and I8 in the reference's dtype order
+ * (E5M2 before E4M3), so they are laid out after I16 and before I8 and U8, and their
+ * bytes read back as written. */
+START_TEST(test_roundtrip_fp8)
+{
+    const uint8_t e4m3[4] = { 0x00, 0x7e, 0xff, 0x01 }, e5m2[3] = { 0x7b, 0x7c, 0x83 };
+    const uint8_t u[1] = { 9 }, i8[2] = { 0x80, 0x7f };
+    const uint16_t i16[1] = { 0x1234 };
+    uint64_t s1[1] = { 1 }, s2[1] = { 2 }, s3[1] = { 3 }, s4[2] = { 2, 2 };
+
+    gan_st_writer *w = gan_st_writer_new();
+    ck_assert_int_eq(gan_st_writer_add(w, "u", GAN_ST_U8, 1, s1, u, 1, err, sizeof err), GAN_OK);
+    ck_assert_int_eq(gan_st_writer_add(w, "e4", GAN_ST_F8_E4M3, 2, s4, e4m3, 4, err, sizeof err),
+                     GAN_OK);
+    ck_assert_int_eq(gan_st_writer_add(w, "i8", GAN_ST_I8, 1, s2, i8, 2, err, sizeof err), GAN_OK);
+    ck_assert_int_eq(gan_st_writer_add(w, "e5", GAN_ST_F8_E5M2, 1, s3, e5m2, 3, err, sizeof err),
+                     GAN_OK);
+    ck_assert_int_eq(gan_st_writer_add(w, "w", GAN_ST_I16, 1, s1, i16, 2, err, sizeof err), GAN_OK);
+    /* the size is checked against one byte per element */
+    ck_assert_int_eq(gan_st_writer_add(w, "bad", GAN_ST_F8_E4M3, 1, s3, e4m3, 4, err, sizeof err),
+                     GAN_ERR_INVALID);
+    const char *path = in_tmp("fp8.safetensors");
+    ck_assert_msg(gan_st_writer_write(w, path, err, sizeof err) == GAN_OK, "%s", err);
+    gan_st_writer_free(w);
+
+    gan_st_file *f = NULL;
+    ck_assert_msg(gan_st_open(path, &f, err, sizeof err) == GAN_OK, "%s", err);
+    const char *order[] = { "w", "e4", "e5", "i8", "u" };
+    const uint64_t begin[] = { 0, 2, 6, 9, 11 };
+    ck_assert_uint_eq(gan_st_count(f), 5);
+    for (size_t i = 0; i < 5; i++) {
+        ck_assert_str_eq(gan_st_tensor_at(f, i)->name, order[i]);
+        ck_assert_uint_eq(gan_st_tensor_at(f, i)->begin, begin[i]);
+    }
+    const struct gan_st_tensor *t = gan_st_find(f, "e4");
+    ck_assert_int_eq(t->dtype, GAN_ST_F8_E4M3);
+    ck_assert_uint_eq(t->count, 4);
+    ck_assert_uint_eq(t->nbytes, 4);
+    ck_assert_int_eq(memcmp(t->data, e4m3, 4), 0);
+    t = gan_st_find(f, "e5");
+    ck_assert_int_eq(t->dtype, GAN_ST_F8_E5M2);
+    ck_assert_int_eq(memcmp(t->data, e5m2, 3), 0);
     gan_st_close(f);
 }
 END_TEST
@@ -763,8 +816,8 @@ static const struct bad_header bad_headers[] = {
       LABEL ": the header is not valid JSON: ", 1 },
     { "header is an array", "[1,2]", 0, GAN_ERR_FORMAT,
       LABEL ": the header is an array, not a JSON object", 0 },
-    { "unknown dtype", "{\"w\":" T1("F8_E4M3", "[4]", "0", "4") "}", 4, GAN_ERR_UNSUPPORTED,
-      LABEL ": tensor \"w\": unknown dtype \"F8_E4M3\" (this reader knows", 1 },
+    { "unknown dtype", "{\"w\":" T1("F8_E8M0", "[4]", "0", "4") "}", 4, GAN_ERR_UNSUPPORTED,
+      LABEL ": tensor \"w\": unknown dtype \"F8_E8M0\" (this reader knows", 1 },
     { "lower-case dtype", "{\"w\":" T1("f32", "[1]", "0", "4") "}", 4, GAN_ERR_UNSUPPORTED,
       "unknown dtype \"f32\"", 1 },
     { "dtype not a string", "{\"w\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
@@ -1144,6 +1197,7 @@ static Suite *safetensors_suite(void)
     tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
     tcase_add_loop_test(tc, test_roundtrip_dtype_shape, 0, N_DTYPES * N_SHAPES);
     tcase_add_test(tc, test_roundtrip_many);
+    tcase_add_test(tc, test_roundtrip_fp8);
     tcase_add_test(tc, test_roundtrip_empty);
     tcase_add_test(tc, test_expect_messages);
     suite_add_tcase(s, tc);

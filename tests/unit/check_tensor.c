@@ -150,6 +150,58 @@ START_TEST(test_copy_casts)
 }
 END_TEST
 
+/* FP8 tensors: from the host and back (each value rounded once, the overflow to NaN in
+ * E4M3 and to inf in E5M2), copies to and from the float types, and no ops. */
+START_TEST(test_fp8_tensors)
+{
+    int64_t dims[1] = { 6 };
+    const float v[6] = { 1.0f / 3.0f, -448.0f, 500.0f, 0x1p-10f, 3 * 0x1p-11f, 1e-5f };
+    /* E4M3 steps by 2^-5 in [0.25, 0.5): 1/3 is 10.67 steps, so 11 · 2^-5; 2^-10 is
+     * the tie between 0 and 2^-9 (to 0), 1.5 · 2^-10 rounds up to 2^-9 */
+    const float e4[6] = { 0.34375f, -448.0f, NAN, 0.0f, 0x1p-9f, 0.0f };
+    /* E5M2 steps by 2^-4 in [0.25, 0.5): 5.33 steps; 1e-5 is 0.66 of 2^-16 */
+    const float e5[6] = { 0.3125f, -448.0f, 512.0f, 0x1p-10f, 3 * 0x1p-11f, 0x1p-16f };
+    float out[6];
+    for (int k = 0; k < 2; k++) {
+        const enum gan_dtype dt = k ? GAN_F8E5M2 : GAN_F8E4M3;
+        const float *want = k ? e5 : e4;
+        gan_tensor *t = gan_tensor_from_host(CTX, dt, 1, dims, v);
+        ck_assert_msg(t != NULL, "%s", gan_ctx_error(CTX));
+        ck_assert_int_eq(gan_tensor_dtype(t), dt);
+        ck_assert_int_eq(gan_tensor_to_host(CTX, t, out, 6), GAN_OK);
+        for (int i = 0; i < 6; i++)
+            ck_assert_msg(isnan(want[i]) ? isnan(out[i]) : out[i] == want[i],
+                          "%s element %d: %.9g, want %.9g", gan_dtype_name(dt), i,
+                          (double)out[i], (double)want[i]);
+        /* to F16 exactly, and from F32 rounding as from the host */
+        gan_tensor *h = gan_tensor_new(CTX, GAN_F16, 1, dims);
+        ck_assert_int_eq(gan_tensor_copy(CTX, h, t), GAN_OK);
+        ck_assert_int_eq(gan_tensor_to_host(CTX, h, out, 6), GAN_OK);
+        ck_assert_float_eq(out[0], want[0]);
+        ck_assert_float_eq(out[4], want[4]);
+        gan_tensor *f = gan_tensor_from_host(CTX, GAN_F32, 1, dims, v);
+        gan_tensor *back = gan_tensor_new(CTX, dt, 1, dims);
+        ck_assert_int_eq(gan_tensor_copy(CTX, back, f), GAN_OK);
+        ck_assert_int_eq(gan_tensor_to_host(CTX, back, out, 6), GAN_OK);
+        ck_assert_float_eq(out[1], -448.0f);
+        ck_assert_float_eq(out[5], want[5]);
+        assert_ok();
+        /* storage only: an op refuses it */
+        ck_assert_ptr_null(gan_relu(CTX, t));
+        ck_assert_int_eq(gan_ctx_status(CTX), GAN_ERR_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(gan_ctx_error(CTX), gan_dtype_name(dt)));
+        gan_ctx_clear_error(CTX);
+    }
+    /* a backend built before ABI 1.5 is given no FP8 tensor */
+    gan_ctx_set_backend_abi_minor(CTX, 4);
+    ck_assert_ptr_null(gan_tensor_new(CTX, GAN_F8E4M3, 1, dims));
+    ck_assert_int_eq(gan_ctx_status(CTX), GAN_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(gan_ctx_error(CTX), "ABI 1.5 or later"));
+    gan_ctx_clear_error(CTX);
+    ck_assert_ptr_nonnull(gan_tensor_new(CTX, GAN_BF16, 1, dims));
+}
+END_TEST
+
 START_TEST(test_random)
 {
     int64_t dims[1] = { 4096 };
@@ -551,6 +603,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, test_host_round_trip);
     tcase_add_test(tc, test_host_errors);
     tcase_add_test(tc, test_copy_casts);
+    tcase_add_test(tc, test_fp8_tensors);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("broadcast");

@@ -31,6 +31,8 @@ static const struct {
     [GAN_ST_BOOL] = { "BOOL", 1 },
     [GAN_ST_U8] = { "U8", 1 },
     [GAN_ST_I8] = { "I8", 1 },
+    [GAN_ST_F8_E5M2] = { "F8_E5M2", 1 },
+    [GAN_ST_F8_E4M3] = { "F8_E4M3", 1 },
     [GAN_ST_I16] = { "I16", 2 },
     [GAN_ST_U16] = { "U16", 2 },
     [GAN_ST_F16] = { "F16", 2 },
@@ -72,6 +74,8 @@ enum gan_st_dtype gan_st_dtype_from_gan(enum gan_dtype dtype)
     case GAN_BF16: return GAN_ST_BF16;
     case GAN_I32: return GAN_ST_I32;
     case GAN_U32: return GAN_ST_U32;
+    case GAN_F8E4M3: return GAN_ST_F8_E4M3;
+    case GAN_F8E5M2: return GAN_ST_F8_E5M2;
     default: return GAN_ST_DTYPE_COUNT;
     }
 }

@@ -28,6 +28,8 @@ enum gan_st_dtype {
     GAN_ST_BOOL = 0,
     GAN_ST_U8,
     GAN_ST_I8,
+    GAN_ST_F8_E5M2,
+    GAN_ST_F8_E4M3,
     GAN_ST_I16,
     GAN_ST_U16,
     GAN_ST_F16,
@@ -111,7 +113,7 @@ struct gan_st_tensor {
  * dtype, shape and offsets (sizes computed without overflow), and the layout (the
  * tensors tile the data section exactly, as the reference reader requires). Stricter
  * than the reference reader: a repeated key, an unknown field in an entry, or more than
- * GAN_ST_MAX_DIMS dimensions is an error, and dtypes outside the enum (FP8, FP4,
+ * GAN_ST_MAX_DIMS dimensions is an error, and dtypes outside the enum (FP4, FP6, E8M0,
  * complex) are GAN_ERR_UNSUPPORTED. The whole file is read into memory (not mapped), so
  * another process truncating it cannot crash this one. */
 gan_status gan_st_open(const char *path, gan_st_file **out, char *err, size_t err_size);

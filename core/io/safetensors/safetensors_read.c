@@ -79,7 +79,8 @@ static gan_status st_parse_dtype(const char *label, const char *shown, json_t *e
         char dtype_shown[64];
         return gan_st_fail(err, err_size, GAN_ERR_UNSUPPORTED,
                            "%s: tensor \"%s\": unknown dtype \"%s\" (this reader knows BOOL, U8, "
-                           "I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64)", label, shown,
+                           "I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, F64, I64, "
+                           "U64)", label, shown,
                            gan_st_printable(dtype_shown, sizeof dtype_shown,
                                             json_string_value(dtype)));
     }
