@@ -176,6 +176,9 @@ gan_tensor *ti_policy_cast(gan_ctx *ctx, gan_tensor *t, enum gan_dtype dtype);
 void ti_note_grad16(gan_ctx *ctx, gan_tensor *src, gan_tensor *g);
 /* Frees the scopes and patterns (gan_ctx_free). */
 void ti_precision_destroy(gan_ctx *ctx);
+/* ops_clamp.c: gan_clamp, adding to *changed (when not NULL) how many values of a lay
+ * outside [lo, hi] (a download: for counts, not for training). */
+gan_tensor *ti_clamp(gan_ctx *ctx, gan_tensor *a, float lo, float hi, uint64_t *changed);
 
 /* autograd.c: the tape's nodes go back to the spare list at step end; freed with the
  * context. */

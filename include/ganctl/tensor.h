@@ -111,6 +111,14 @@ GAN_API gan_tensor *gan_square(gan_ctx *ctx, gan_tensor *a);
 GAN_API gan_tensor *gan_sqrt(gan_ctx *ctx, gan_tensor *a);
 /* Heaviside step (a > 0): no gradient flows through it (it is piecewise constant). */
 GAN_API gan_tensor *gan_step(gan_ctx *ctx, gan_tensor *a);
+/* torch.clamp(a, lo, hi): min(max(a, lo), hi), with lo and hi rounded to a's dtype; a
+ * NaN stays NaN, lo > hi or a NaN bound is refused. Not governed by the precision
+ * policy: the result has a's dtype, which the clamp cannot overflow. The gradient is
+ * g·[lo ≤ a ≤ hi] (passed at the bounds themselves, and where a is NaN), a multiply as
+ * ReLU's is, so that an infinite g outside gives NaN; that mask is itself an op whose
+ * derivative is the same mask, so a clamped forward can be differentiated twice.
+ * Since ABI 1.5. */
+GAN_API gan_tensor *gan_clamp(gan_ctx *ctx, gan_tensor *a, float lo, float hi);
 
 /* Sum / mean over one axis (keepdim: the axis stays with size 1), or over all
  * elements with axis = GAN_ALL_AXES (a 0-d result). */
