@@ -225,7 +225,14 @@ GAN_API gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
  * included ("critic.norm*" matches "critic.norm1"). Every recorded node keeps the
  * scope it ran in (and whether the policy was on), and its backward runs in that same
  * scope, whenever and wherever gan_grad is called: so a penalty whose forward ran in
- * an FP32 scope also has an FP32 inner gradient and an FP32 double backward. */
+ * an FP32 scope also has an FP32 inner gradient and an FP32 double backward.
+ *
+ * Activation clamp. The host may also clamp (precision.clamp of ganctl.conf(5),
+ * StyleGAN2-ADA's conv_clamp): then, in fp16 and bf16, every 16-bit result of
+ * gan_matmul, gan_linear, gan_conv2d and gan_conv2d_transpose(_hw) in a forward pass
+ * comes out of a recorded gan_clamp to [−limit, limit], which follows the op's own node
+ * on the tape. FP32 results (an FP32 scope, O1's gan_linear) and the products of a
+ * backward pass are not clamped. */
 enum gan_precision_level {
     GAN_PRECISION_O1 = 1,
     GAN_PRECISION_O2 = 2
