@@ -421,9 +421,25 @@ void gan_ctx_clamp_count_stop(gan_ctx *ctx, uint64_t *changed, uint64_t *seen)
         ctx->clamp_counting = 0;
 }
 
-gan_tensor *ti_policy_clamp(gan_ctx *ctx, gan_tensor *y)
+void gan_ctx_clamp_as(gan_ctx *ctx, enum gan_dtype mode, enum gan_precision_level level)
 {
-    if (!y || ctx->clamp <= 0.0f || policy_is_off(ctx) || ctx->in_backward || !is_low(y->dtype))
+    if (!ctx)
+        return;
+    ctx->clamp_as = is_low(mode);
+    ctx->clamp_as_level = level;
+}
+
+gan_tensor *ti_policy_clamp(gan_ctx *ctx, gan_tensor *y, int bias_add)
+{
+    if (!y || ctx->clamp <= 0.0f || ctx->in_backward)
+        return y;
+    int low;
+    if (!policy_is_off(ctx))
+        low = is_low(y->dtype);
+    else   /* an FP32 shadow: where its 16-bit pass had a 16-bit result (rules in tensor.h) */
+        low = ctx->clamp_as && ctx->policy_off == 0 && !(ctx->scope && ctx->scope->fp32)
+              && !(bias_add && ctx->clamp_as_level == GAN_PRECISION_O1);
+    if (!low)
         return y;
     int count = ctx->clamp_counting
                 && (!ctx->clamp_pattern[0]

@@ -87,6 +87,12 @@ float gan_ctx_clamp(const gan_ctx *ctx);
 gan_status gan_ctx_clamp_count_start(gan_ctx *ctx, const char *pattern);
 /* Ends the count and gives its two totals (either pointer may be NULL). */
 void gan_ctx_clamp_count_stop(gan_ctx *ctx, uint64_t *changed, uint64_t *seen);
+/* For an FP32 shadow of a 16-bit pass (debug level 2): while the mode is fp32 and this
+ * names a 16-bit `mode` (GAN_F32 ends it), the clamp applies to the FP32 results of the
+ * ops whose results that mode at `level` would have given in 16 bit (not in an FP32
+ * scope, not O1's gan_linear with a bias), so that the shadow computes the same
+ * function and differs from the 16-bit pass by rounding alone. */
+void gan_ctx_clamp_as(gan_ctx *ctx, enum gan_dtype mode, enum gan_precision_level level);
 
 /* ------------------------------------------------------------------ ops */
 

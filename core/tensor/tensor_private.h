@@ -180,8 +180,9 @@ void ti_precision_destroy(gan_ctx *ctx);
  * [−limit, limit] by a recorded gan_clamp when the limit is set, the policy is on, y is
  * 16 bit and no backward pass is running (a gradient is no activation); counted while a
  * count is on and the scope matches. NULL when y is NULL or the clamp failed (recorded).
- * The GEMM-class ops call it on their result, after recording their own node. */
-gan_tensor *ti_policy_clamp(gan_ctx *ctx, gan_tensor *y);
+ * The GEMM-class ops call it on their result, after recording their own node; bias_add
+ * says the result is gan_linear's sum with a bias (FP32 at O1), for gan_ctx_clamp_as. */
+gan_tensor *ti_policy_clamp(gan_ctx *ctx, gan_tensor *y, int bias_add);
 
 /* ops_clamp.c: gan_clamp, adding to *changed (when not NULL) how many values of a lay
  * outside [lo, hi] (a download: for counts, not for training). */
@@ -266,6 +267,8 @@ struct gan_ctx {
     int clamp_counting;                  /* a count is on (gan_ctx_clamp_count_start) */
     char clamp_pattern[256];             /* ... of the scopes this matches ("": all) */
     uint64_t clamp_changed, clamp_seen;
+    int clamp_as;                        /* gan_ctx_clamp_as: an FP32 shadow of a 16-bit pass */
+    int clamp_as_level;
 };
 
 #endif

@@ -231,8 +231,8 @@ GAN_API gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
  * StyleGAN2-ADA's conv_clamp): then, in fp16 and bf16, every 16-bit result of
  * gan_matmul, gan_linear, gan_conv2d and gan_conv2d_transpose(_hw) in a forward pass
  * comes out of a recorded gan_clamp to [−limit, limit], which follows the op's own node
- * on the tape. FP32 results (an FP32 scope, O1's gan_linear) and the products of a
- * backward pass are not clamped. */
+ * on the tape. FP32 results (an FP32 scope, O1's gan_linear with a bias) and the
+ * products of a backward pass are not clamped. */
 enum gan_precision_level {
     GAN_PRECISION_O1 = 1,
     GAN_PRECISION_O2 = 2

@@ -248,6 +248,44 @@ START_TEST(test_gemm_results_clamped)
 }
 END_TEST
 
+/* An FP32 shadow of a 16-bit pass (debug level 2) clamps where that pass did: a product
+ * and a convolution, gan_linear without a bias at O1 and with one at O2, nothing in an
+ * FP32 scope, nothing once it ends. */
+START_TEST(test_shadow_clamps_where_16_bit_did)
+{
+    enum gan_precision_level level = _i ? GAN_PRECISION_O2 : GAN_PRECISION_O1;
+    int64_t xd[2] = { 2, 3 }, wd[2] = { 3, 2 }, wtd[2] = { 2, 3 }, bd = 2;
+    float wt[6], got[4];
+    const float bv[2] = { 1, -1 };
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 2; c++)
+            wt[c * 3 + r] = wv[r * 2 + c];
+    policy(GAN_F32, level);
+    ck_assert_int_eq(gan_ctx_set_clamp(CTX, 4.0f), GAN_OK);
+    gan_ctx_clamp_as(CTX, GAN_BF16, level);
+    gan_tensor *x = leaf(GAN_F32, 2, xd, xv), *w = leaf(GAN_F32, 2, wd, wv);
+    gan_tensor *wtt = make(GAN_F32, 2, wtd, wt), *b = make(GAN_F32, 1, &bd, bv);
+    gan_tensor *y = gan_matmul(CTX, x, w, 0, 0);
+    ck_assert_int_eq(gan_tensor_dtype(y), GAN_F32);
+    fetch(y, got, 4);
+    ck_assert_float_eq(got[0], 4.0f);
+    ck_assert_float_eq(got[1], -4.0f);
+    fetch(gan_linear(CTX, x, wtt, NULL), got, 4);
+    ck_assert_float_eq(got[0], 4.0f);
+    fetch(gan_linear(CTX, x, wtt, b), got, 4);
+    ck_assert_float_eq(got[0], level == GAN_PRECISION_O2 ? 4.0f : 6.0f);
+    ck_assert_int_eq(gan_ctx_add_fp32_scope(CTX, "head"), GAN_OK);
+    ck_assert_int_eq(gan_ctx_scope_push(CTX, "head"), GAN_OK);
+    fetch(gan_matmul(CTX, x, w, 0, 0), got, 4);
+    gan_ctx_scope_pop(CTX);
+    ck_assert_float_eq(got[0], 5.0f);
+    gan_ctx_clamp_as(CTX, GAN_F32, level);
+    fetch(gan_matmul(CTX, x, w, 0, 0), got, 4);
+    ck_assert_float_eq(got[0], 5.0f);
+    ok();
+}
+END_TEST
+
 /* The products a backward pass runs are gradients, not activations: never clamped. With
  * y = x·w seeded with 100, dw = xᵀ·(100·mask) has entries of 150 where they pass. */
 START_TEST(test_backward_not_clamped)
@@ -416,6 +454,7 @@ static Suite *clamp_suite(void)
     tc = tcase_create("policy");
     tcase_add_checked_fixture(tc, backend_fixture_setup, backend_fixture_teardown);
     tcase_add_loop_test(tc, test_gemm_results_clamped, 0, 4);
+    tcase_add_loop_test(tc, test_shadow_clamps_where_16_bit_did, 0, 2);
     tcase_add_test(tc, test_backward_not_clamped);
     tcase_add_test(tc, test_policy_is_gan_clamp);
     tcase_add_test(tc, test_count);
