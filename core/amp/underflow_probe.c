@@ -131,12 +131,17 @@ static gan_status compare(gan_probe *p, gan_ctx *ctx, const gan_tensor *lo, cons
     return GAN_OK;
 }
 
-static int is_cast(const char *op)
+/* The nodes the precision policy inserts that an FP32 tape lacks: its casts, and its
+ * activation clamp with the clamp's backward (a model's own gan_clamp is in both tapes and
+ * left out of both). */
+static int is_policy_node(const char *op)
 {
-    return strcmp(op, "gan_cast") == 0;
+    return strcmp(op, "gan_cast") == 0 || strcmp(op, "gan_clamp") == 0
+           || strcmp(op, "gan_clamp_mask") == 0;
 }
 
-/* The non-cast nodes [from, to) of the tape, with their gradients as they are now. */
+/* The nodes [from, to) of the tape that are not the policy's, with their gradients as they
+ * are now. */
 static gan_status take_tape(gan_probe *p, gan_ctx *ctx, size_t from, size_t to, size_t offset,
                             size_t *count)
 {
@@ -146,7 +151,7 @@ static gan_status take_tape(gan_probe *p, gan_ctx *ctx, size_t from, size_t to, 
         gan_status st = gan_ctx_tape_entry(ctx, k, &e, sizeof e);
         if (st != GAN_OK)
             return st;
-        if (is_cast(e.op))
+        if (is_policy_node(e.op))
             continue;
         if (!reserve((void **)&p->taped, &p->cap_taped, n + 1, sizeof *p->taped))
             return ti_fail(ctx, GAN_ERR_NOMEM, "debug level 2: out of host memory for the tape");
@@ -221,12 +226,15 @@ gan_status gan_probe_shadow(gan_probe *p, gan_net *net, double scale, gan_tensor
     /* The shadow. FP32 mode turns the policy off everywhere: no casts, FP32 scopes moot,
      * every op in FP32 (a 16-bit input the objective passes in is its own business:
      * the trainer's objectives widen theirs). Nodes keep their scope, not the mode, so
-     * the backward below is FP32 too. */
+     * the backward below is FP32 too. An activation clamp (precision.clamp) stays where
+     * the 16-bit pass had it: it is part of the function, not of its rounding, and a
+     * gradient it masks is not lost to underflow. */
     enum gan_dtype mode;
     enum gan_precision_level level;
     gan_ctx_get_precision(ctx, &mode, &level);
     if ((st = gan_ctx_set_precision(ctx, GAN_F32, level)) != GAN_OK)
         return st;
+    gan_ctx_clamp_as(ctx, mode, level);
     gan_tensor *loss = objective(arg, ctx);
     size_t tape32 = gan_ctx_tape_length(ctx);
     if (!loss) {
@@ -241,6 +249,7 @@ gan_status gan_probe_shadow(gan_probe *p, gan_net *net, double scale, gan_tensor
         st = seed ? gan_grad(ctx, 1, &loss, &seed, (int)count, gan_net_tensors(net), p->grads32, 0)
                   : gan_ctx_status(ctx);
     }
+    gan_ctx_clamp_as(ctx, GAN_F32, level);
     gan_status restored = gan_ctx_set_precision(ctx, mode, level);
     if (st == GAN_OK)
         st = restored;

@@ -27,8 +27,10 @@
  * to FP32 when the parameter was used through its cast, the sum of that and any FP32
  * use otherwise) with the FP32 shadow's. An op row compares the gradient that reached
  * one node's output in each backward (gan_tape_entry.grad). The two tapes differ only
- * by the casts the precision policy inserts at 16-bit boundaries, so nodes are matched
- * by their order among the nodes that are not gan_cast; the match also checks each
+ * by the casts the precision policy inserts at 16-bit boundaries and, with
+ * precision.clamp, by its clamps of 16-bit results (gan_clamp and, in a recorded
+ * backward, gan_clamp_mask), so nodes are matched by their order among the nodes that
+ * are none of those ("non-cast" below); the match also checks each
  * pair's op and element count, and when it fails (a model whose graph depends on the
  * precision) there are no op rows and gan_probe_op_mismatch says why. */
 enum gan_probe_kind { GAN_PROBE_PARAM, GAN_PROBE_OP };

@@ -83,6 +83,10 @@ static const struct schema_key core_keys[] = {
     STR("precision.mode", "\"fp32\"", precision_modes, "fp32, or mixed precision with FP16 or BF16 compute and FP32 master weights"),
     STR("precision.level", "\"O2\"", precision_levels, "O1: GEMM and conv in 16 bit; O2: nearly everything in 16 bit"),
     LIST0("precision.fp32", "[]", "module scopes kept in FP32, e.g. [\"penalty\", \"critic.fc3\"]"),
+    /* No default: a run that does not set it keeps its config.conf and checkpoints as
+     * they were before the setting existed; unset means 0. At most FP16's largest finite
+     * value, so that the limit is a finite number in both 16-bit types. */
+    FLOAT_RANGE_NO_DEFAULT("precision.clamp", 0, 65504, "fp16 and bf16: clamp every 16-bit result of a matrix product or convolution to +-this (StyleGAN2-ADA's conv_clamp, 256); 0 (off) when unset"),
     STR_OR_NUMBER("penalty.inner_scale", "\"outer\"", inner_scales, "seed of the penalty's inner gradient: \"outer\" (the critic's loss scale) or a number"),
     STR("scaler.name", "\"none\"", NULL, "the loss scaler of both networks, scaler-NAME.so"),
     STR("data.name", "\"8gaussians\"", data_names, "the data set: a 2-D toy, \"fashion-mnist\" (28x28 images), or \"folder\" (your PNG and JPEG images in data.path)"),

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* precision.c — the mixed-precision policy of a context: mode and level, module scopes
- * and FP32 patterns, and the casts it gives each op's inputs (rules in tensor.h). */
+ * and FP32 patterns, the casts it gives each op's inputs (rules in tensor.h), and the
+ * clamp of 16-bit GEMM results. */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -375,6 +377,76 @@ enum gan_dtype ti_policy_apply_beside(gan_ctx *ctx, enum ti_op_class cls, gan_te
         return GAN_DTYPE_COUNT;   /* gan_cast has recorded why */
     *a = a2;
     return dt;
+}
+
+/* ------------------------------------------------------------------ activation clamp */
+
+gan_status gan_ctx_set_clamp(gan_ctx *ctx, float limit)
+{
+    if (!ctx)
+        return GAN_ERR_INVALID;
+    if (!(limit >= 0.0f) || isinf(limit))
+        return ti_fail(ctx, GAN_ERR_INVALID, "gan_ctx_set_clamp: limit %g; it must be a finite "
+                       "number, 0 (off) or above", (double)limit);
+    ctx->clamp = limit;
+    return GAN_OK;
+}
+
+float gan_ctx_clamp(const gan_ctx *ctx)
+{
+    return ctx ? ctx->clamp : 0.0f;
+}
+
+gan_status gan_ctx_clamp_count_start(gan_ctx *ctx, const char *pattern)
+{
+    if (!ctx)
+        return GAN_ERR_INVALID;
+    size_t n = pattern ? strlen(pattern) : 0;
+    if (n >= sizeof ctx->clamp_pattern)
+        return ti_fail(ctx, GAN_ERR_INVALID, "gan_ctx_clamp_count_start: a pattern of %zu "
+                       "characters; at most %zu", n, sizeof ctx->clamp_pattern - 1);
+    memcpy(ctx->clamp_pattern, n ? pattern : "", n + 1);
+    ctx->clamp_counting = 1;
+    ctx->clamp_changed = ctx->clamp_seen = 0;
+    return GAN_OK;
+}
+
+void gan_ctx_clamp_count_stop(gan_ctx *ctx, uint64_t *changed, uint64_t *seen)
+{
+    if (changed)
+        *changed = ctx ? ctx->clamp_changed : 0;
+    if (seen)
+        *seen = ctx ? ctx->clamp_seen : 0;
+    if (ctx)
+        ctx->clamp_counting = 0;
+}
+
+void gan_ctx_clamp_as(gan_ctx *ctx, enum gan_dtype mode, enum gan_precision_level level)
+{
+    if (!ctx)
+        return;
+    ctx->clamp_as = is_low(mode);
+    ctx->clamp_as_level = level;
+}
+
+gan_tensor *ti_policy_clamp(gan_ctx *ctx, gan_tensor *y, int bias_add)
+{
+    if (!y || ctx->clamp <= 0.0f || ctx->in_backward)
+        return y;
+    int low;
+    if (!policy_is_off(ctx))
+        low = is_low(y->dtype);
+    else   /* an FP32 shadow: where its 16-bit pass had a 16-bit result (rules in tensor.h) */
+        low = ctx->clamp_as && ctx->policy_off == 0 && !(ctx->scope && ctx->scope->fp32)
+              && !(bias_add && ctx->clamp_as_level == GAN_PRECISION_O1);
+    if (!low)
+        return y;
+    int count = ctx->clamp_counting
+                && (!ctx->clamp_pattern[0]
+                    || (ctx->scope && path_matches(ctx->clamp_pattern, ctx->scope->path)));
+    if (count)
+        ctx->clamp_seen += (uint64_t)y->numel;
+    return ti_clamp(ctx, y, -ctx->clamp, ctx->clamp, count ? &ctx->clamp_changed : NULL);
 }
 
 /* ------------------------------------------------------------------ 16-bit gradients */

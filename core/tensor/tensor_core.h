@@ -65,6 +65,35 @@ void gan_ctx_get_stats(const gan_ctx *ctx, struct gan_ctx_stats *stats);
 /* Returns every pooled buffer to the backend (after a change of batch size, say). */
 void gan_ctx_pool_trim(gan_ctx *ctx);
 
+/* ------------------------------------------------------------------ activation clamp
+ * StyleGAN2-ADA's conv_clamp as a part of the precision policy (precision.clamp of
+ * ganctl.conf(5)): with a limit above 0, in fp16 and bf16, every result that gan_matmul,
+ * gan_linear, gan_conv2d or gan_conv2d_transpose(_hw) gives in 16 bit during a forward
+ * pass is clamped to [−limit, limit] by a recorded gan_clamp, so that a 16-bit
+ * activation cannot overflow there. Results an FP32 scope or mode fp32 computes, an
+ * O1 gan_linear's FP32 sum, and the products and convolutions a backward pass runs (a
+ * gradient is not an activation) are left alone. */
+
+/* 0 (the default) turns it off; GAN_ERR_INVALID (recorded) for a negative or
+ * non-finite limit. The limit is rounded to the 16-bit type where it is applied. */
+gan_status gan_ctx_set_clamp(gan_ctx *ctx, float limit);
+float gan_ctx_clamp(const gan_ctx *ctx);
+/* Counts the values the clamp changes (those beyond the limit; a NaN stays NaN and is
+ * not counted) and the values it sees, from now until gan_ctx_clamp_count_stop, for the
+ * clamps that run in a scope `pattern` matches as an FP32 pattern would ("critic"
+ * matches "critic.conv0" and "penalty.critic.conv0"; NULL or "": every scope). Each
+ * counted clamp waits for the backend and downloads its count: for diagnostics, not
+ * for every step. GAN_ERR_INVALID (recorded) for a pattern of 256 characters or more. */
+gan_status gan_ctx_clamp_count_start(gan_ctx *ctx, const char *pattern);
+/* Ends the count and gives its two totals (either pointer may be NULL). */
+void gan_ctx_clamp_count_stop(gan_ctx *ctx, uint64_t *changed, uint64_t *seen);
+/* For an FP32 shadow of a 16-bit pass (debug level 2): while the mode is fp32 and this
+ * names a 16-bit `mode` (GAN_F32 ends it), the clamp applies to the FP32 results of the
+ * ops whose results that mode at `level` would have given in 16 bit (not in an FP32
+ * scope, not O1's gan_linear with a bias), so that the shadow computes the same
+ * function and differs from the 16-bit pass by rounding alone. */
+void gan_ctx_clamp_as(gan_ctx *ctx, enum gan_dtype mode, enum gan_precision_level level);
+
 /* ------------------------------------------------------------------ ops */
 
 /* The filter gradient of a convolution as an op of its own, so that the gradient of a

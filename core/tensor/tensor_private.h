@@ -176,6 +176,17 @@ gan_tensor *ti_policy_cast(gan_ctx *ctx, gan_tensor *t, enum gan_dtype dtype);
 void ti_note_grad16(gan_ctx *ctx, gan_tensor *src, gan_tensor *g);
 /* Frees the scopes and patterns (gan_ctx_free). */
 void ti_precision_destroy(gan_ctx *ctx);
+/* The policy's activation clamp (gan_ctx_set_clamp): y itself, or y clamped to
+ * [−limit, limit] by a recorded gan_clamp when the limit is set, the policy is on, y is
+ * 16 bit and no backward pass is running (a gradient is no activation); counted while a
+ * count is on and the scope matches. NULL when y is NULL or the clamp failed (recorded).
+ * The GEMM-class ops call it on their result, after recording their own node; bias_add
+ * says the result is gan_linear's sum with a bias (FP32 at O1), for gan_ctx_clamp_as. */
+gan_tensor *ti_policy_clamp(gan_ctx *ctx, gan_tensor *y, int bias_add);
+
+/* ops_clamp.c: gan_clamp, adding to *changed (when not NULL) how many values of a lay
+ * outside [lo, hi] (a download: for counts, not for training). */
+gan_tensor *ti_clamp(gan_ctx *ctx, gan_tensor *a, float lo, float hi, uint64_t *changed);
 
 /* autograd.c: the tape's nodes go back to the spare list at step end; freed with the
  * context. */
@@ -251,6 +262,13 @@ struct gan_ctx {
     int in_backward;                     /* a backward function is running */
     uint64_t step_no;                    /* gan_ctx_step_end calls + 1 */
     uint64_t backend_casts, policy_casts, cast_cache_hits;
+    /* The activation clamp of 16-bit GEMM results (0: off), and its count. */
+    float clamp;
+    int clamp_counting;                  /* a count is on (gan_ctx_clamp_count_start) */
+    char clamp_pattern[256];             /* ... of the scopes this matches ("": all) */
+    uint64_t clamp_changed, clamp_seen;
+    int clamp_as;                        /* gan_ctx_clamp_as: an FP32 shadow of a 16-bit pass */
+    int clamp_as_level;
 };
 
 #endif

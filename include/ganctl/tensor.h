@@ -118,6 +118,14 @@ GAN_API gan_tensor *gan_sqrt(gan_ctx *ctx, gan_tensor *a);
 GAN_API gan_tensor *gan_softplus(gan_ctx *ctx, gan_tensor *a);
 /* Heaviside step (a > 0): no gradient flows through it (it is piecewise constant). */
 GAN_API gan_tensor *gan_step(gan_ctx *ctx, gan_tensor *a);
+/* torch.clamp(a, lo, hi): min(max(a, lo), hi), with lo and hi rounded to a's dtype; a
+ * NaN stays NaN, lo > hi or a NaN bound is refused. Not governed by the precision
+ * policy: the result has a's dtype, which the clamp cannot overflow. The gradient is
+ * g·[lo ≤ a ≤ hi] (passed at the bounds themselves, and where a is NaN), a multiply as
+ * ReLU's is, so that an infinite g outside gives NaN; that mask is itself an op whose
+ * derivative is the same mask, so a clamped forward can be differentiated twice.
+ * Since ABI 1.5. */
+GAN_API gan_tensor *gan_clamp(gan_ctx *ctx, gan_tensor *a, float lo, float hi);
 
 /* Sum / mean over one axis (keepdim: the axis stays with size 1), or over all
  * elements with axis = GAN_ALL_AXES (a 0-d result). */
@@ -224,7 +232,14 @@ GAN_API gan_tensor *gan_cast(gan_ctx *ctx, gan_tensor *a, enum gan_dtype dtype);
  * included ("critic.norm*" matches "critic.norm1"). Every recorded node keeps the
  * scope it ran in (and whether the policy was on), and its backward runs in that same
  * scope, whenever and wherever gan_grad is called: so a penalty whose forward ran in
- * an FP32 scope also has an FP32 inner gradient and an FP32 double backward. */
+ * an FP32 scope also has an FP32 inner gradient and an FP32 double backward.
+ *
+ * Activation clamp. The host may also clamp (precision.clamp of ganctl.conf(5),
+ * StyleGAN2-ADA's conv_clamp): then, in fp16 and bf16, every 16-bit result of
+ * gan_matmul, gan_linear, gan_conv2d and gan_conv2d_transpose(_hw) in a forward pass
+ * comes out of a recorded gan_clamp to [−limit, limit], which follows the op's own node
+ * on the tape. FP32 results (an FP32 scope, O1's gan_linear with a bias) and the
+ * products of a backward pass are not clamped. */
 enum gan_precision_level {
     GAN_PRECISION_O1 = 1,
     GAN_PRECISION_O2 = 2

@@ -24,7 +24,8 @@
  * Casts to 16 bits round by up to 2^-11 (F16) or 2^-8 (BF16) relative, so their cases
  * use larger steps and tolerances, stated with them. Inputs of relu and leaky_relu stay
  * at least 0.3 from the kink (h = 1e-2); sqrt's stay in [0.5, 2]; div's denominators
- * in ±[0.6, 1.4] (with h = 5e-3: (a/b)² has large high derivatives there). */
+ * in ±[0.6, 1.4] (with h = 5e-3: (a/b)² has large high derivatives there); clamp's in
+ * three bands at least 0.1 from its bounds, below, between and above them. */
 #include "config.h"
 
 #include <math.h>
@@ -44,7 +45,7 @@ enum op {
     OP_SQUARE, OP_SQRT,
     OP_SUM, OP_MEAN, OP_SUM_TO, OP_BROADCAST_TO,
     OP_MATMUL, OP_LINEAR, OP_RESHAPE, OP_CONCAT0, OP_SLICE0,
-    OP_CONV2D, OP_CONV2D_T, OP_CONV2D_BF, OP_CAST
+    OP_CONV2D, OP_CONV2D_T, OP_CONV2D_BF, OP_CAST, OP_CLAMP
 };
 
 /* Where an input's values are drawn from. */
@@ -52,7 +53,9 @@ enum domain {
     D_ANY = 0,   /* (−1, 1) */
     D_POS,       /* (0.5, 2): sqrt */
     D_AWAY,      /* ±(0.3, 1.2): relu, leaky_relu, keeping the kink out of reach */
-    D_DENOM      /* ±(0.6, 1.4): denominators */
+    D_DENOM,     /* ±(0.6, 1.4): denominators */
+    D_CLAMP      /* (−1.2, −0.6), (−0.15, 0.4) or (0.85, 1.2): clamps to [−0.5, 0.5] and
+                  * [−0.25, 0.75], 0.1 or more from each bound */
 };
 
 struct gcase {
@@ -70,6 +73,7 @@ struct gcase {
     int64_t begin, end;          /* slice0 */
     int stride, pad, outpad, kh, kw;  /* conv */
     enum gan_dtype dtype;        /* cast target */
+    float lo, hi;                /* clamp */
     int cube;                    /* composed variant uses y³, not y² */
     /* finite differences; 0 = the defaults above */
     float h, atol, rtol;
@@ -119,6 +123,16 @@ static const struct gcase unary_cases[] = {
     UNSET(OP_TANH, "tanh", D_ANY, 0),
     UNSET(OP_SIGMOID, "sigmoid", D_ANY, 0),
     UNSET(OP_SQUARE, "square", D_ANY, 0),
+    /* Clamped values have no derivative at all, the others pass unchanged: the squared
+     * variant's second derivative is 2·w inside and 0 outside. */
+    { .name = "clamp [7] to ±0.5", .op = OP_CLAMP, .n_in = 1, .nd = { 1 }, .d = { { 7 } },
+      .dom = { D_CLAMP }, .lo = -0.5f, .hi = 0.5f },
+    { .name = "clamp [2,3,5] to ±0.5", .op = OP_CLAMP, .n_in = 1, .nd = { 3 },
+      .d = { { 2, 3, 5 } }, .dom = { D_CLAMP }, .lo = -0.5f, .hi = 0.5f },
+    { .name = "clamp [] to ±0.5", .op = OP_CLAMP, .n_in = 1, .nd = { 0 }, .d = { { 0 } },
+      .dom = { D_CLAMP }, .lo = -0.5f, .hi = 0.5f },
+    { .name = "clamp [4,6] to [-0.25, 0.75]", .op = OP_CLAMP, .n_in = 1, .nd = { 2 },
+      .d = { { 4, 6 } }, .dom = { D_CLAMP }, .lo = -0.25f, .hi = 0.75f },
     /* √x squared is x, linear: sqrt's composed variant cubes instead. */
     { .name = "sqrt [7]", .op = OP_SQRT, .n_in = 1, .nd = { 1 }, .d = { { 7 } },
       .dom = { D_POS }, .cube = 1 },
@@ -289,6 +303,12 @@ static float draw(enum domain dom, int64_t i)
     /* Element 0 of a relu input is positive, so that even a 0-d case has a gradient. */
     double sign = uniform01() < 0.5 && !(dom == D_AWAY && i == 0) ? -1.0 : 1.0;
     switch (dom) {
+    case D_CLAMP: {
+        /* Element 0 between the bounds, so that even a 0-d case has a gradient. */
+        int band = i == 0 ? 1 : (int)(3.0 * uniform01());
+        return band == 0 ? (float)(-1.2 + 0.6 * u)
+             : band == 1 ? (float)(-0.15 + 0.55 * u) : (float)(0.85 + 0.35 * u);
+    }
     case D_POS: return (float)(0.5 + 1.5 * u);
     case D_AWAY: return (float)(sign * (0.3 + 0.9 * u));
     case D_DENOM: return (float)(sign * (0.6 + 0.8 * u));
@@ -343,6 +363,7 @@ static gan_tensor *apply(const struct gcase *c, gan_tensor **in)
     case OP_CONV2D_BF:
         return gan_conv2d_backward_filter(CTX, in[0], in[1], c->stride, c->pad, c->kh, c->kw);
     case OP_CAST: return gan_cast(CTX, in[0], c->dtype);
+    case OP_CLAMP: return gan_clamp(CTX, in[0], c->lo, c->hi);
     }
     return NULL;
 }

@@ -135,7 +135,7 @@ gan_tensor *gan_conv2d(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride, i
         node->iparam[0] = stride;
         node->iparam[1] = pad;
     }
-    return y;
+    return ti_policy_clamp(ctx, y, 0);
 }
 
 /* ------------------------------------------------------------------ conv2d_transpose */
@@ -209,7 +209,7 @@ gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, 
         node->iparam[0] = stride;
         node->iparam[1] = pad;
     }
-    return y;
+    return ti_policy_clamp(ctx, y, 0);
 }
 
 gan_tensor *gan_conv2d_transpose(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride,

@@ -155,5 +155,5 @@ gan_tensor *gan_linear(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, gan_tensor *b
         return NULL;
     if (node)
         node->iparam[0] = pdt;
-    return y;
+    return ti_policy_clamp(ctx, y, b != NULL);
 }

@@ -97,5 +97,5 @@ gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int trans_a, 
         node->iparam[0] = trans_a;
         node->iparam[1] = trans_b;
     }
-    return y;
+    return ti_policy_clamp(ctx, y, 0);
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* shadow.c — the trainer's debug level 2: at each metrics row, each network's last step is
- * repeated in FP32 (underflow_probe.h) and compared, op by op, with its 16-bit backward. */
+ * repeated in FP32 (underflow_probe.h) and compared, op by op, with its 16-bit backward,
+ * and the values the activation clamp changed in that step are counted. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,11 +55,26 @@ static gan_status compare(void *arg, struct gan_amp_net *a, int backward, gan_te
 {
     struct gan_shadow *sh = arg;
     gan_probe *probe = sh->probe[sh->net];
+    /* The step's forward passes are over (the FP32 shadow's own clamps nothing). */
+    if (sh->counting) {
+        gan_ctx_clamp_count_stop(sh->s->ctx, &sh->clamp_changed[sh->net], &sh->clamp_seen[sh->net]);
+        sh->counting = 0;
+        sh->counted[sh->net] = 1;
+    }
     gan_probe_clear(probe);
     if (!backward)
         return GAN_OK;
     return gan_probe_shadow(probe, sh->s->net[sh->net], a->scale_used, grads, 0,
                             shadow_objective, sh);
+}
+
+void gan_shadow_begin(struct gan_shadow *sh, gan_session *s, enum gan_net_role role)
+{
+    /* A count left on by a step that failed before its comparison must not run on. */
+    if (sh->counting)
+        gan_ctx_clamp_count_stop(s->ctx, NULL, NULL);
+    sh->counting = sh->due && sh->probe[role] && s->set.clamp > 0
+                   && gan_ctx_clamp_count_start(s->ctx, gan_net_role_names[role]) == GAN_OK;
 }
 
 void gan_shadow_step(struct gan_shadow *sh, gan_session *s, enum gan_net_role role,
@@ -96,6 +113,18 @@ gan_status gan_shadow_write(struct gan_shadow *sh, int64_t iteration, const stru
         if (st != GAN_OK)
             return st;
     }
+    if (sh->s && sh->s->set.clamp > 0 && (sh->counted[0] || sh->counted[1])) {
+        char part[GAN_NET_ROLES][96];
+        for (int i = 0; i < GAN_NET_ROLES; i++)
+            snprintf(part[i], sizeof part[i], sh->counted[i] ? "%s %llu of %llu" : "%s not counted",
+                     gan_net_role_names[i], (unsigned long long)sh->clamp_changed[i],
+                     (unsigned long long)sh->clamp_seen[i]);
+        gan_log_write(log, GAN_LOG_INFO,
+                      "activation clamp at iteration %lld (values beyond +-%g moved to it, in each network's own layers during its last step): %s, %s",
+                      (long long)iteration, sh->s->set.clamp, part[GAN_NET_CRITIC], part[GAN_NET_GENERATOR]);
+    }
+    for (int i = 0; i < GAN_NET_ROLES; i++)
+        sh->counted[i] = 0;
     return GAN_OK;
 }
 

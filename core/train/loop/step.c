@@ -159,6 +159,7 @@ static gan_status step(gan_trainer *t, enum gan_net_role role, int64_t critic_st
     struct step_batch in;
     struct gan_scaler_decision v;
 
+    gan_shadow_begin(&t->shadow, s, role);
     gan_status st = draw_batch(t, role, &in, err);
     if (st != GAN_OK)
         return st;

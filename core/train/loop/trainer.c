@@ -253,9 +253,15 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
         size_t n = 0;
         if (gan_config_get_strings(t->cfg, "precision.fp32", &patterns, &n) != GAN_OK)
             n = 0;
-        gan_log_write(t->log, GAN_LOG_INFO, "precision: %s %s, FP32 master weights%s%zu FP32 scope pattern%s",
+        char clamp[64] = "";
+        if (t->s->set.clamp > 0)
+            snprintf(clamp, sizeof clamp, ", products and convolutions clamped to +-%g", t->s->set.clamp);
+        gan_log_write(t->log, GAN_LOG_INFO, "precision: %s %s, FP32 master weights%s%zu FP32 scope pattern%s%s",
                       t->s->set.precision == GAN_F16 ? "fp16" : "bf16",
-                      t->s->set.level == GAN_PRECISION_O1 ? "O1" : "O2", ", ", n, n == 1 ? "" : "s");
+                      t->s->set.level == GAN_PRECISION_O1 ? "O1" : "O2", ", ", n, n == 1 ? "" : "s", clamp);
+    } else if (t->s->set.clamp > 0) {
+        gan_log_write(t->log, GAN_LOG_INFO, "precision.clamp = %g is ignored: this run computes in FP32, where nothing is clamped",
+                      t->s->set.clamp);
     }
     for (int i = GAN_NET_CRITIC; i >= 0; i--)
         gan_log_write(t->log, GAN_LOG_INFO, "%s loss scaler: %s", gan_net_role_names[i],

@@ -258,6 +258,8 @@ static gan_status read_settings(gan_session *s, struct gan_error *err)
     gan_config_get_string(cfg, "precision.level", &level);
     set->precision = strcmp(mode, "fp16") == 0 ? GAN_F16 : strcmp(mode, "bf16") == 0 ? GAN_BF16 : GAN_F32;
     set->level = strcmp(level, "O1") == 0 ? GAN_PRECISION_O1 : GAN_PRECISION_O2;
+    if (gan_config_get_float(cfg, "precision.clamp", &set->clamp) != GAN_OK)
+        set->clamp = 0.0;
     const struct gan_config_value *inner = gan_config_find(cfg, "penalty.inner_scale");
     set->inner_outer_scale = !inner || inner->type == GAN_CONFIG_STRING;
     set->inner_scale = set->inner_outer_scale ? 1.0 : get_float(cfg, "penalty.inner_scale");
@@ -491,6 +493,8 @@ gan_status gan_session_set_precision(gan_session *s, struct gan_error *err)
 {
     if (gan_ctx_set_precision(s->ctx, s->set.precision, s->set.level) != GAN_OK)
         return gan_session_ctx_fail(s, err, "setting the precision");
+    if (gan_ctx_set_clamp(s->ctx, (float)s->set.clamp) != GAN_OK)
+        return gan_session_ctx_fail(s, err, "precision.clamp");
     const char *const *patterns;
     size_t n = 0;
     if (gan_config_get_strings(s->cfg, "precision.fp32", &patterns, &n) != GAN_OK)

@@ -52,6 +52,7 @@ struct gan_session_settings {
     int join_batches;             /* critic.join_batches */
     enum gan_dtype precision;     /* GAN_F32, GAN_F16 or GAN_BF16 */
     enum gan_precision_level level;
+    double clamp;                 /* precision.clamp; 0 (off) when unset */
     int inner_outer_scale;        /* penalty.inner_scale = "outer" */
     double inner_scale;           /* ... else this number */
     const char *data_name;        /* data.name */
@@ -112,7 +113,7 @@ gan_status gan_session_open(gan_config *cfg, const gan_loader *loader, const str
 void gan_session_free(gan_session *s);
 
 /* The precision policy of the context: precision.mode and .level, the FP32 patterns of
- * precision.fp32. Separate from gan_session_open so that what must run in FP32 whatever
+ * precision.fp32, the activation clamp of precision.clamp. Separate from gan_session_open so that what must run in FP32 whatever
  * the run's precision (the trainer's evaluation sets, the image metrics' floor) is made
  * before it. */
 gan_status gan_session_set_precision(gan_session *s, struct gan_error *err);
