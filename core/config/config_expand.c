@@ -200,8 +200,9 @@ static void chain(char *out, size_t size, const struct gan_config_expanded *x,
     for (int i = n - 1; i >= 0 && used < size; i--)
         used += (size_t)snprintf(out + used, size - used, "%s%s", x->files[list[i]->file].name,
                                  i == n - 1 ? " includes " : ", which includes ");
-    if (used < size)
-        snprintf(out + used, size - used, "%s", last);
+    /* A chain too long for the message ends cut short, as the message itself would. */
+    if (used < size && snprintf(out + used, size - used, "%s", last) < 0)
+        out[used] = '\0';
 }
 
 /* The path an include names, read against the folder of the file that holds it. */
