@@ -16,10 +16,13 @@
  * would then refuse for its path, so that no include slips past. */
 
 /* The path of a directive, its quote consumed: `\\` and `\"` are one character, as
- * libconfig's INCLUDE state reads them; an unterminated path runs to the end. */
-static const char *include_path(const char *c, unsigned *line, char *path, size_t size)
+ * libconfig's INCLUDE state reads them; an unterminated path runs to the end. Fills
+ * d->path, d->truncated and d->closed; returns what follows the closing quote. */
+static const char *include_path(const char *c, unsigned *line, struct gan_config_directive *d,
+                                char *path, size_t size)
 {
     size_t n = 0;
+    d->truncated = 0;
     while (*c && *c != '"') {
         char ch = *c++;
         if (ch == '\\' && (*c == '\\' || *c == '"'))
@@ -28,9 +31,12 @@ static const char *include_path(const char *c, unsigned *line, char *path, size_
             (*line)++;
         if (n + 1 < size)
             path[n++] = ch;
+        else
+            d->truncated = 1;
     }
-    if (size)
-        path[n] = '\0';
+    path[n] = '\0';
+    d->path = path;
+    d->closed = *c == '"';
     return *c ? c + 1 : c;
 }
 
@@ -63,10 +69,14 @@ int gan_config_scan_includes(const char *text, gan_config_include_visit visit, v
             while (*p == ' ' || *p == '\t')
                 p++;
             if (directive_at(p, &after)) {
-                unsigned at = line;
+                struct gan_config_directive d;
                 char path[4096];
-                c = include_path(after, &line, path, sizeof path);
-                int r = visit(ctx, at, path);
+                d.line = line;
+                d.start = (size_t)(p - text);
+                c = include_path(after, &line, &d, path, sizeof path);
+                d.end = (size_t)(c - text);
+                d.end_line = line;
+                int r = visit(ctx, &d);
                 if (r)
                     return r;
                 line_start = 0;
@@ -103,10 +113,9 @@ int gan_config_scan_includes(const char *text, gan_config_include_visit visit, v
     return 0;
 }
 
-static int first_line(void *ctx, unsigned line, const char *path)
+static int first_line(void *ctx, const struct gan_config_directive *d)
 {
-    (void)path;
-    *(unsigned *)ctx = line;
+    *(unsigned *)ctx = d->line;
     return 1;
 }
 

@@ -5,6 +5,7 @@
 #define GANCTL_CORE_CONFIG_PRIVATE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "base/strings.h"
 #include "config/configuration.h"
@@ -99,15 +100,69 @@ gan_status gan_config_saved_refusal(struct gan_error *err, const char *origin,
 
 /* ---------------------------------------------------------- includes (config_include.c) */
 
-/* Called for each @include directive with its line and its path as libconfig reads it
- * (at most 4095 bytes kept); a nonzero return stops the scan and is its result. */
-typedef int (*gan_config_include_visit)(void *ctx, unsigned line, const char *path);
+/* One @include directive as libconfig's scanner reads it. */
+struct gan_config_directive {
+    unsigned line;                /* the line of `@include` */
+    unsigned end_line;            /* the line of its closing quote (a path may hold newlines) */
+    size_t start;                 /* the offset of its `@` in the text */
+    size_t end;                   /* the offset just past its closing quote */
+    const char *path;             /* as libconfig reads it: at most 4095 bytes kept */
+    int truncated;                /* the path was longer than what is kept */
+    int closed;                   /* a closing quote ends the path (not the end of the text) */
+};
+/* Called for each @include directive; a nonzero return stops the scan and is its result. */
+typedef int (*gan_config_include_visit)(void *ctx, const struct gan_config_directive *d);
 /* Visits the @include directives of `text` that libconfig's scanner would act on: at
  * the start of a line after blanks, outside strings and comments. Returns 0 or the
  * first nonzero result of `visit`. */
 int gan_config_scan_includes(const char *text, gan_config_include_visit visit, void *ctx);
 /* The line of the first @include directive in `text`, or 0 when it holds none. */
 unsigned gan_config_include_line(const char *text);
+
+/* ---------------------------------------------- expanding includes (config_expand.c) */
+
+/* The whole of a regular file as text (/dev/null reads as empty), and what fstat says
+ * of it; anything else (a FIFO, a device) is refused by `*kind` without a wait.
+ * Returns 0; or -1 with errno, or with *kind set. */
+int gan_config_read_regular(const char *path, char **out, const char **kind, struct stat *sb);
+
+/* A file of an expanded text: the named one first, then each included one. */
+struct gan_config_file {
+    char *name;                   /* as opened: read against the including file's folder */
+    size_t parent;                /* the file whose @include names it (SIZE_MAX: none) */
+    unsigned line;                /* that @include's line */
+};
+
+/* From line `first` of the expanded text on, the lines of file `file` from `file_line`. */
+struct gan_config_span {
+    unsigned first;
+    size_t file;
+    unsigned file_line;
+};
+
+/* A user's file with its @include directives replaced by the files they name. */
+struct gan_config_expanded {
+    char *text;
+    size_t len, cap;
+    unsigned lines;               /* the line the text ends on */
+    struct gan_config_file *files;
+    size_t n_files, cap_files;
+    struct gan_config_span *spans;
+    size_t n_spans, cap_spans;
+};
+
+/* Expands the includes of `text`, the file `path` (`sb`: what fstat said of it): each
+ * path read against the folder of the file that holds the directive, each file opened
+ * only when it is a regular one, at most ten levels deep, no file including itself
+ * through any chain. On GAN_ERR_CONFIG the message names the file and line of the
+ * directive at fault. */
+gan_status gan_config_expand(const char *path, const char *text, const struct stat *sb,
+                             struct gan_config_expanded *out, struct gan_error *err);
+/* The file (its name) and, in *file_line, the line that line `line` of the expanded
+ * text came from. */
+const char *gan_config_expanded_where(const struct gan_config_expanded *x, unsigned line,
+                                      unsigned *file_line);
+void gan_config_expanded_free(struct gan_config_expanded *x);
 
 /* ------------------------------------------------- nan and inf (config_nonfinite.c) */
 

@@ -80,22 +80,11 @@ static gan_status from_setting(const config_setting_t *s, struct parsed *p, stru
     return GAN_OK;
 }
 
-/* libconfig names an @include'd file as the directive wrote it; messages should name
- * the file that was read, which is relative to the including file's folder. */
-static void source_name(char *out, size_t size, const char *file, const char *path,
-                        const char *dir)
-{
-    if (!file || strcmp(file, path) == 0)
-        snprintf(out, size, "%s", path);
-    else if (file[0] == '/' || !dir)
-        snprintf(out, size, "%s", file);
-    else
-        snprintf(out, size, "%s/%s", dir, file);
-}
-
+/* Stores the settings of `group`. Their origins are "label:line", or, with `map`, the
+ * file and line each line of the expanded text came from. */
 static gan_status walk(gan_config *cfg, const config_setting_t *group, const char *prefix,
-                       const char *path, const char *dir, enum gan_config_source source,
-                       struct gan_error *err)
+                       const char *label, const struct gan_config_expanded *map,
+                       enum gan_config_source source, struct gan_error *err)
 {
     int n = config_setting_length(group);
     for (int i = 0; i < n; i++) {
@@ -105,13 +94,13 @@ static gan_status walk(gan_config *cfg, const config_setting_t *group, const cha
             continue;
         char key[256], origin[1024];
         snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", name);
-        char file[800];
-        source_name(file, sizeof file, config_setting_source_file(s), path, dir);
-        snprintf(origin, sizeof origin, "%s:%u", file, (unsigned)config_setting_source_line(s));
+        unsigned line = (unsigned)config_setting_source_line(s);
+        const char *file = map ? gan_config_expanded_where(map, line, &line) : label;
+        snprintf(origin, sizeof origin, "%s:%u", file, line);
         gan_status st;
         if (config_setting_type(s) == CONFIG_TYPE_GROUP &&
             (gan_config_is_core_group(key) || gan_config_is_loss_term_group(key))) {
-            if ((st = walk(cfg, s, key, path, dir, source, err)) != GAN_OK)
+            if ((st = walk(cfg, s, key, label, map, source, err)) != GAN_OK)
                 return st;
             continue;
         }
@@ -186,7 +175,8 @@ static const char *source_fix(enum gan_config_source source)
     }
 }
 
-static gan_status note_file(gan_config *cfg, const char *path, enum gan_config_source source,
+/* Notes a file read, for the debug log: "PATH (PHRASE)". */
+static gan_status note_file(gan_config *cfg, const char *path, const char *phrase,
                             struct gan_error *err)
 {
     if (cfg->file_count == cfg->file_cap) {
@@ -197,104 +187,13 @@ static gan_status note_file(gan_config *cfg, const char *path, enum gan_config_s
         cfg->files = grown;
         cfg->file_cap = cap;
     }
-    size_t n = strlen(path) + strlen(source_phrase(source)) + 4;
+    size_t n = strlen(path) + strlen(phrase) + 4;
     char *line = malloc(n);
     if (!line)
         return gan_config_nomem(err);
-    snprintf(line, n, "%s (%s)", path, source_phrase(source));
+    snprintf(line, n, "%s (%s)", path, phrase);
     cfg->files[cfg->file_count++] = line;
     return GAN_OK;
-}
-
-/* The whole of a regular file as text; anything else (a FIFO, a device) is refused by
- * `*kind` without a wait. -1 with errno, or with *kind set; 0 when read. */
-static int read_regular(const char *path, char **out, const char **kind)
-{
-    *out = NULL;
-    *kind = NULL;
-    if (gan_is_dev_null(path))
-        return (*out = gan_strdup("")) ? 0 : (errno = ENOMEM, -1);
-    FILE *f = gan_fopen_regular(path, kind);
-    if (!f)
-        return -1;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len + 1 >= cap) {
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-                errno = ENOMEM;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    int e = errno;
-    int bad = !buf || ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        errno = e ? e : EIO;
-        return -1;
-    }
-    buf[len] = '\0';
-    *out = buf;
-    return 0;
-}
-
-/* libconfig's own bound on nested includes. */
-#define MAX_INCLUDE_DEPTH 10
-
-/* Checks the includes of a user's file before libconfig opens them. */
-struct include_check {
-    const char *file;             /* the file holding the directives */
-    const char *dir;              /* where libconfig resolves them, or NULL: the current folder */
-    enum gan_config_source source;
-    int depth;
-    struct gan_error *err;
-    gan_status st;
-};
-
-static int check_include(void *ctx, unsigned line, const char *name)
-{
-    struct include_check *c = ctx;
-    /* libconfig 1.5 resolves every include, nested ones too, against the folder it was
-     * given (the top file's), or the current folder; so is the file looked at here. */
-    char path[4200];
-    if (name[0] == '/' || !c->dir)
-        snprintf(path, sizeof path, "%s", name);
-    else
-        snprintf(path, sizeof path, "%s/%s", c->dir, name);
-    char *text;
-    const char *kind;
-    if (read_regular(path, &text, &kind) != 0) {
-        /* A file that cannot be opened is libconfig's to report, as before. */
-        if (!kind)
-            return 0;
-        c->st = gan_error_set(c->err, GAN_ERR_CONFIG,
-                              "%s:%u: the @include names %s, which is %s, not a regular file: include only regular files (%s)",
-                              c->file, line, path, kind, source_fix(c->source));
-        return 1;
-    }
-    if (c->depth + 1 >= MAX_INCLUDE_DEPTH) {
-        free(text);
-        c->st = gan_error_set(c->err, GAN_ERR_CONFIG,
-                              "%s:%u: includes nest more than %d deep: include the files from fewer levels",
-                              c->file, line, MAX_INCLUDE_DEPTH);
-        return 1;
-    }
-    struct include_check inner = { path, c->dir, c->source, c->depth + 1, c->err, GAN_OK };
-    int r = gan_config_scan_includes(text, check_include, &inner);
-    free(text);
-    c->st = inner.st;
-    return r;
 }
 
 /* A saved text read from a file (a run folder's config.conf): as data, through
@@ -304,7 +203,8 @@ static gan_status read_saved_file(gan_config *cfg, const char *path,
 {
     char *text;
     const char *kind;
-    if (read_regular(path, &text, &kind) != 0)
+    struct stat sb;
+    if (gan_config_read_regular(path, &text, &kind, &sb) != 0)
         return kind ? gan_error_set(err, GAN_ERR_CONFIG,
                                     "cannot read %s (%s): it is %s, not a regular file; only regular files are read",
                                     path, source_phrase(source), kind)
@@ -335,56 +235,49 @@ gan_status gan_config_read_file(gan_config *cfg, const char *path,
     /* Read here, not by libconfig: a FIFO or a device is refused at once, not waited on. */
     char *text;
     const char *kind;
-    if (read_regular(path, &text, &kind) != 0)
+    if (gan_config_read_regular(path, &text, &kind, &sb) != 0)
         return kind ? gan_error_set(err, GAN_ERR_CONFIG,
                                     "cannot read configuration file %s (%s): it is %s, not a regular file: %s",
                                     path, source_phrase(source), kind, source_fix(source))
                     : gan_error_set(err, GAN_ERR_CONFIG,
                                     "cannot read configuration file %s (%s): %s: %s", path,
                                     source_phrase(source), strerror(errno), source_fix(source));
-
+    /* The includes are expanded here too, each against its own file's folder, so that
+     * libconfig reads one text that includes nothing. */
+    struct gan_config_expanded x;
+    gan_status st = gan_config_expand(path, text, &sb, &x, err);
+    free(text);
+    if (st != GAN_OK)
+        return st;
     config_t lc;
     config_init(&lc);
-    /* @include "x.conf" is resolved next to the including file. */
-    char dir_buf[1024];
-    const char *dir = NULL;
-    snprintf(dir_buf, sizeof dir_buf, "%s", path);
-    char *slash = strrchr(dir_buf, '/');
-    if (slash) {
-        slash[slash == dir_buf ? 1 : 0] = '\0';
-        dir = dir_buf;
-        config_set_include_dir(&lc, dir);
-    }
-    /* libconfig opens the includes itself; each is looked at first. */
-    struct include_check check = { path, dir, source, 0, err, GAN_OK };
-    gan_config_scan_includes(text, check_include, &check);
-    gan_status st = check.st;
-    if (st == GAN_OK && !config_read_string(&lc, text)) {
-        char efile[800], key[256], word[32];
-        source_name(efile, sizeof efile, config_error_file(&lc), path, dir);
-        if (config_error_type(&lc) == CONFIG_ERR_FILE_IO)
-            st = gan_error_set(err, GAN_ERR_CONFIG, "cannot read configuration file %s (%s): %s: %s",
-                               efile, source_phrase(source), config_error_text(&lc),
-                               source_fix(source));
-        /* Only the named file's own text is at hand; an included file's error keeps
-         * libconfig's words. */
-        else if (!config_error_file(&lc) &&
-                 gan_config_nonfinite_line(text, config_error_line(&lc), key, sizeof key,
-                                           word, sizeof word))
+    if (!config_read_string(&lc, x.text)) {
+        char key[256], word[32];
+        int eline = config_error_line(&lc);
+        unsigned line;
+        const char *efile = gan_config_expanded_where(&x, eline > 0 ? (unsigned)eline : 1, &line);
+        if (gan_config_nonfinite_line(x.text, eline, key, sizeof key, word, sizeof word))
             st = gan_error_set(err, GAN_ERR_CONFIG,
-                               "%s:%d: %s = %s: a setting must be a finite number; write a number",
-                               efile, config_error_line(&lc), key, word);
+                               "%s:%u: %s = %s: a setting must be a finite number; write a number",
+                               efile, line, key, word);
         else
             st = gan_error_set(err, GAN_ERR_CONFIG,
-                               "%s:%d: syntax error (libconfig: %s): fix the file; ganctl.conf(5) describes the syntax",
-                               efile, config_error_line(&lc), config_error_text(&lc));
-    } else if (st == GAN_OK) {
-        st = walk(cfg, config_root_setting(&lc), "", path, dir, source, err);
+                               "%s:%u: syntax error (libconfig: %s): fix the file; ganctl.conf(5) describes the syntax",
+                               efile, line, config_error_text(&lc));
+    } else {
+        st = walk(cfg, config_root_setting(&lc), "", path, &x, source, err);
     }
     config_destroy(&lc);
-    free(text);
     if (st == GAN_OK)
-        st = note_file(cfg, path, source, err);
+        st = note_file(cfg, path, source_phrase(source), err);
+    /* The debug log names each included file and where it was included. */
+    for (size_t i = 1; st == GAN_OK && i < x.n_files; i++) {
+        char phrase[900];
+        snprintf(phrase, sizeof phrase, "included at %s:%u", x.files[x.files[i].parent].name,
+                 x.files[i].line);
+        st = note_file(cfg, x.files[i].name, phrase, err);
+    }
+    gan_config_expanded_free(&x);
     return st;
 }
 
@@ -423,7 +316,7 @@ gan_status gan_config_read_string(gan_config *cfg, const char *text, const char 
         st = walk(cfg, config_root_setting(&lc), "", label, NULL, source, err);
     config_destroy(&lc);
     if (st == GAN_OK)
-        st = note_file(cfg, label, source, err);
+        st = note_file(cfg, label, source_phrase(source), err);
     return st;
 }
 

@@ -421,13 +421,15 @@ gan_status gan_image_sampler_seek(gan_image_sampler *s, struct gan_image_positio
 {
     if (!s)
         return gan_error_set(err, GAN_ERR_INVALID, "fashion-mnist sampler: none given");
+    /* The position is the checkpoint's, which the user did not write: it is named by
+     * its entries, never quoted. */
     if (pos.index > s->set->count)
-        return gan_error_set(err, GAN_ERR_INVALID, "%s: the saved position (epoch "
-                             "%llu, image %llu) lies past the end of the %s split's %zu "
-                             "images; was the checkpoint made with another data set?",
-                             s->set->label, (unsigned long long)pos.epoch,
-                             (unsigned long long)pos.index,
-                             split_names[s->set->split], s->set->count);
+        return gan_error_set(err, GAN_ERR_INVALID, "%s: the saved data position "
+                             "(data.epoch, data.index) lies past the end of the %s "
+                             "split's %zu images: the checkpoint was made with another "
+                             "data set or is damaged; resume with the data.name and "
+                             "data.path the run was trained with, or start a new run",
+                             s->set->label, split_names[s->set->split], s->set->count);
     if (pos.epoch != s->pos.epoch)
         gan_image_shuffle(s->seed, pos.epoch, s->order, s->set->count);
     s->pos = pos;

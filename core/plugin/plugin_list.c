@@ -154,10 +154,14 @@ static gan_status list_one(struct gan_plugin_list *list, const char *dir, const 
     struct gan_plugin_info *p = &list->items[list->count];
     memset(p, 0, sizeof *p);
     list->count++;
-    size_t len = strlen(dir) + strlen(file) + 2;
-    if (!(p->path = malloc(len)))
+    /* Joined by hand: with UBSan's null checks gcc takes `dir`, already read by strlen,
+     * for a null snprintf argument and warns, which -Werror makes an error. */
+    size_t dir_len = strlen(dir), file_len = strlen(file);
+    if (!(p->path = malloc(dir_len + file_len + 2)))
         return GAN_ERR_NOMEM;
-    snprintf(p->path, len, "%s/%s", dir, file);
+    memcpy(p->path, dir, dir_len);
+    p->path[dir_len] = '/';
+    memcpy(p->path + dir_len + 1, file, file_len + 1);
     const char *dash = strchr(file, '-');
     p->kind = malloc((size_t)(dash - file) + 1);
     p->name = gan_strdup(dash + 1);

@@ -374,12 +374,15 @@ struct refusal {
     const char *message;
 };
 
+/* The damaged metadata value: a refusal names the entry, never quotes the file's text. */
+#define BAD_METADATA_VALUE "12x_SECRET4242"
+
 static const struct refusal refusals[] = {
     { EDIT_TRUNCATE, GAN_ERR_FORMAT, "not a usable checkpoint" },
     { EDIT_FLIP_HEADER, GAN_ERR_FORMAT, "not a usable checkpoint" },
     { EDIT_DROP_TENSOR, GAN_ERR_FORMAT, "the checkpoint lacks critic.fc1.bias" },
     { EDIT_EXTRA_TENSOR, GAN_ERR_FORMAT, "the checkpoint holds critic.fc9.weight, which these networks do not have" },
-    { EDIT_BAD_METADATA, GAN_ERR_FORMAT, "metadata \"rng.z_offset\" is \"12x\", not a whole number" },
+    { EDIT_BAD_METADATA, GAN_ERR_FORMAT, "metadata \"rng.z_offset\" is not a whole number from 0 to 18446744073709551615: the file is damaged; resume from a copy of the run folder or start a new run" },
     { EDIT_NOT_GANCTL, GAN_ERR_FORMAT, "not a ganctl checkpoint" },
     { EDIT_REMOVE, GAN_ERR_NOT_FOUND, "no checkpoint there" },
     { EDIT_BAD_REPORTED, GAN_ERR_FORMAT, "entry \"reported.*\" (the " },
@@ -428,7 +431,7 @@ static void rewrite(const char *path, enum edit edit)
         if (edit == EDIT_NOT_GANCTL && strcmp(key, "format") == 0)
             continue;
         if (edit == EDIT_BAD_METADATA && strcmp(key, "rng.z_offset") == 0)
-            value = "12x";
+            value = BAD_METADATA_VALUE;
         ck_assert_int_eq(gan_st_writer_set_metadata(w, key, value, msg, sizeof msg), GAN_OK);
     }
     /* A lazy term's last value that is no number; the message must not quote it. */
@@ -464,7 +467,7 @@ START_TEST(damaged_checkpoint_is_refused)
     ck_assert_ptr_null(t);
     ck_assert_msg(strstr(err.message, c->message), "\"%s\" lacks \"%s\"", err.message, c->message);
     ck_assert_msg(strstr(err.message, path), "\"%s\" does not name the file", err.message);
-    ck_assert_msg(!strstr(err.message, "SECRET4242"), "\"%s\" quotes the file", err.message);
+    ck_assert_msg(!strstr(err.message, "SECRET4242"), "\"%s\" quotes the file's value", err.message);
     gan_config_free(cfg);
     gan_config_free(again);
     gan_loader_free(loader);

@@ -1175,7 +1175,8 @@ static gan_tensor *mini_param(struct mini *m, int p)
 
 static gan_tensor *mini_forward(struct mini *m, gan_tensor *x)
 {
-    char name[8];
+    /* Room for any int: under UBSan gcc loses the loop's bound on i and warns. */
+    char name[16];
     ck_assert_int_eq(gan_ctx_scope_push(CTX, "critic"), GAN_OK);
     gan_tensor *h = x;
     for (int i = 0; i < 3; i++) {

@@ -287,10 +287,11 @@ static gan_status meta_get_u64(const gan_st_file *f, const char *key, uint64_t *
     char *end;
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
+    /* The value is the file's, not the user's: named by its key, never quoted. */
     if (!*text || *text == '-' || *text == '+' || *end || errno)
         return gan_error_set(err, GAN_ERR_FORMAT,
-                             "%s: the checkpoint's metadata \"%s\" is \"%.40s\", not a whole number: the file is damaged",
-                             path, key, text);
+                             "%s: the checkpoint's metadata \"%s\" is not a whole number from 0 to %" PRIu64 ": " DAMAGED,
+                             path, key, UINT64_MAX);
     *out = v;
     return GAN_OK;
 }
