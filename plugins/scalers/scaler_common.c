@@ -228,6 +228,14 @@ static const char *type_word(enum gan_scaler_value_type type)
     return type == GAN_SCALER_INT64 ? "int64" : type == GAN_SCALER_FLOAT64 ? "float64" : "unknown";
 }
 
+/* A scaler name as --scaler takes one: 1 to 31 letters, digits, '-' or '_'. */
+static int plain_name(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 0 && n < 32 &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == n;
+}
+
 gan_status scaler_state_check(const struct gan_host *host, const char *who,
                               const struct gan_scaler_state *st, int64_t version,
                               const struct scaler_field *fields, size_t n)
@@ -238,10 +246,15 @@ gan_status scaler_state_check(const struct gan_host *host, const char *who,
     if (!terminated(st->scaler))
         return host->fail(host->ctx, GAN_ERR_FORMAT,
                           "scaler %s: the saved state's scaler name is not NUL-terminated", who);
+    /* The name is the file's text: said only when it names a scaler as a user types
+     * one, so that a crafted file cannot put its words into the message. */
     if (strcmp(st->scaler, who) != 0)
         return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "scaler %s: the saved state belongs to scaler \"%s\": resume with "
-                          "that scaler, or start this one afresh", who, st->scaler);
+                          "scaler %s: the saved state belongs to %s%s%s: resume with "
+                          "that scaler, or start this one afresh", who,
+                          plain_name(st->scaler) ? "scaler \"" : "another scaler",
+                          plain_name(st->scaler) ? st->scaler : "",
+                          plain_name(st->scaler) ? "\"" : "");
     if (st->version > version)
         return host->fail(host->ctx, GAN_ERR_UNSUPPORTED,
                           "scaler %s: the saved state is version %lld, newer than this scaler "

@@ -1139,6 +1139,8 @@ struct bad_state {
 
 static const struct bad_state bad_states[] = {
     { "other scaler", GAN_ERR_INVALID, "\"dynamic\"" },
+    /* A name no user types is not quoted: it is the file's text. */
+    { "crafted name", GAN_ERR_INVALID, "belongs to another scaler: resume" },
     { "newer", GAN_ERR_UNSUPPORTED, "version 2" },
     { "older", GAN_ERR_FORMAT, "version 0" },
     { "missing", GAN_ERR_FORMAT, "good_steps" },
@@ -1170,6 +1172,8 @@ START_TEST(test_state_rejected)
     const char *w = c->what;
     if (!strcmp(w, "other scaler"))
         snprintf(st.scaler, sizeof st.scaler, "dynamic");
+    else if (!strcmp(w, "crafted name"))
+        snprintf(st.scaler, sizeof st.scaler, "SECRET 4242\n");
     else if (!strcmp(w, "newer"))
         st.version = 2;
     else if (!strcmp(w, "older"))
@@ -1209,6 +1213,8 @@ START_TEST(test_state_rejected)
                   (int)c->status, r.th.last_error);
     ck_assert_msg(strstr(r.th.last_error, c->message), "%s: message \"%s\" lacks \"%s\"", w,
                   r.th.last_error, c->message);
+    ck_assert_msg(!strstr(r.th.last_error, "SECRET"), "%s: \"%s\" quotes the state", w,
+                  r.th.last_error);
     struct gan_scaler_state now;
     ck_assert_int_eq(r.m.ops->save_state(r.sc, &now), GAN_OK);
     same_state(&good, &now);

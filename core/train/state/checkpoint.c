@@ -376,8 +376,8 @@ static gan_status load_scaling(const gan_st_file *f, const struct gan_checkpoint
     if (!slash || slash == text || (size_t)(slash - text) >= sizeof sc->state.scaler ||
         !slash[1] || *end || version < 1)
         return gan_error_set(err, GAN_ERR_FORMAT,
-                             "%s: the checkpoint's metadata \"%s\" is \"%.60s\", not NAME/VERSION: the file is damaged",
-                             path, key, text);
+                             "%s: the checkpoint's metadata \"%s\" is not NAME/VERSION (the scaler's name, a slash and its state format from 1): " DAMAGED,
+                             path, key);
     memcpy(sc->state.scaler, text, (size_t)(slash - text));
     sc->state.version = version;
     for (size_t k = 0; k < gan_st_count(f); k++) {

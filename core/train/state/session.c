@@ -635,9 +635,10 @@ gan_status gan_session_load_checkpoint(gan_session *s, const char *path,
         struct gan_amp_net *a = &s->amp[i];
         a->host.error.message[0] = '\0';
         if ((st = gan_scaler_load_state(a->module, a->sc, &a->host.host, &scalings[i].state)) != GAN_OK)
-            return gan_error_set(err, st, "%s: the %s's loss scaler \"%s\" refuses the saved state (%s/%lld): %s",
+            /* The state's own name and version are the file's text: not quoted. */
+            return gan_error_set(err, st, "%s: the %s's loss scaler \"%s\" refuses the saved state (metadata \"scaler.%s\"): %s",
                                  path, gan_net_role_names[i], a->module->plugin.name,
-                                 scalings[i].state.scaler, (long long)scalings[i].state.version,
+                                 gan_net_role_names[i],
                                  a->host.error.message[0] ? a->host.error.message : "it gave no reason");
         a->skipped = scalings[i].skipped;
         a->overflows = (unsigned)scalings[i].overflows;
