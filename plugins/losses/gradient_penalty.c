@@ -100,16 +100,6 @@ static gan_status gp_create(const struct gan_host *host, gan_loss **out)
     return GAN_OK;
 }
 
-static void gp_destroy(gan_loss *l)
-{
-    free(l);
-}
-
-static unsigned gp_targets(gan_loss *l)
-{
-    (void)l;
-    return GAN_LOSS_CRITIC;
-}
 
 /* ------------------------------------------------------------------ the term */
 
@@ -267,8 +257,8 @@ static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
 static const struct gan_loss_ops gp_ops = {
     .struct_size = sizeof(struct gan_loss_ops),
     .create = gp_create,
-    .destroy = gp_destroy,
-    .targets = gp_targets,
+    .destroy = loss_free,
+    .targets = loss_critic_only,
     .term = gp_term,
 };
 

@@ -2,6 +2,8 @@
 /* loss_common.c — the helpers every shipped loss term links in (loss_common.h). */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include "loss_common.h"
 
 gan_status loss_setting_result(const struct gan_host *host, const char *who, const char *key,
@@ -28,6 +30,17 @@ gan_status loss_get_int(const struct gan_host *host, const char *who, const char
 {
     return loss_setting_result(host, who, key, host->get_int(host->ctx, key, value),
                                "a whole number");
+}
+
+void loss_free(gan_loss *l)
+{
+    free(l);
+}
+
+unsigned loss_critic_only(gan_loss *l)
+{
+    (void)l;
+    return GAN_LOSS_CRITIC;
 }
 
 gan_tensor *loss_reduce(gan_ctx *ctx, gan_tensor *t, int sum)

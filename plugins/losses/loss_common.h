@@ -19,6 +19,11 @@ gan_status loss_get_float(const struct gan_host *host, const char *who, const ch
 gan_status loss_get_int(const struct gan_host *host, const char *who, const char *key,
                         long long *value);
 
+/* A term's destroy when its instance is one malloc'd block. */
+void loss_free(gan_loss *l);
+/* The targets of a penalty: the critic's objective only. */
+unsigned loss_critic_only(gan_loss *l);
+
 /* The batch's mean, or its sum with `sum` set, of every element of t: a 0-d tensor. */
 gan_tensor *loss_reduce(gan_ctx *ctx, gan_tensor *t, int sum);
 

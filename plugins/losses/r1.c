@@ -64,16 +64,6 @@ static gan_status r1_create(const struct gan_host *host, gan_loss **out)
     return GAN_OK;
 }
 
-static void r1_destroy(gan_loss *l)
-{
-    free(l);
-}
-
-static unsigned r1_targets(gan_loss *l)
-{
-    (void)l;
-    return GAN_LOSS_CRITIC;
-}
 
 /* mean over the batch of ‖∇ₓD(x)‖², from checked inputs, inside the "penalty" scope. */
 static gan_tensor *r1_penalty(gan_loss *l, gan_ctx *ctx, const struct gan_loss_inputs *in,
@@ -151,8 +141,8 @@ static gan_tensor *r1_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
 static const struct gan_loss_ops r1_ops = {
     .struct_size = sizeof(struct gan_loss_ops),
     .create = r1_create,
-    .destroy = r1_destroy,
-    .targets = r1_targets,
+    .destroy = loss_free,
+    .targets = loss_critic_only,
     .term = r1_term,
 };
 

@@ -5,7 +5,6 @@
  * adversarial bit, and refused inputs. */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <check.h>
 
 #include "../lib/backend_fixture.h"
+#include "../lib/plugin_module.h"
 
 #ifndef GAN_TEST_LOSS_DIR
 #error "GAN_TEST_LOSS_DIR must name the folder that holds the loss modules"
@@ -21,44 +21,22 @@
 
 /* ------------------------------------------------------------------ fixture */
 
-struct module {
-    void *handle;
-    const struct gan_plugin *plugin;
-};
-
-static struct module ns_mod, hinge_mod;
-
-static void open_module(struct module *m, const char *path, const char *name)
-{
-    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(m->handle, "%s did not load: %s", path, dlerror());
-    void *sym = dlsym(m->handle, GAN_PLUGIN_SYMBOL);
-    ck_assert_msg(sym, "%s has no %s", path, GAN_PLUGIN_SYMBOL);
-    gan_plugin_descriptor_fn get;
-    memcpy(&get, &sym, sizeof get);
-    m->plugin = get();
-    ck_assert_int_eq(m->plugin->abi_major, GAN_ABI_MAJOR);
-    ck_assert_int_eq(m->plugin->abi_minor, GAN_ABI_MINOR);
-    ck_assert_int_eq(m->plugin->kind, GAN_PLUGIN_LOSS);
-    ck_assert_str_eq(m->plugin->name, name);
-}
+static struct test_module ns_mod, hinge_mod;
 
 static void setup(void)
 {
     backend_fixture_setup();
-    open_module(&ns_mod, GAN_TEST_LOSS_DIR "/loss-non-saturating.so", "non-saturating");
-    open_module(&hinge_mod, GAN_TEST_LOSS_DIR "/loss-hinge.so", "hinge");
+    test_module_open(&ns_mod, GAN_TEST_LOSS_DIR "/loss-non-saturating.so", GAN_PLUGIN_LOSS,
+                     "non-saturating");
+    ck_assert_int_eq(ns_mod.plugin->abi_minor, GAN_ABI_MINOR);
+    test_module_open(&hinge_mod, GAN_TEST_LOSS_DIR "/loss-hinge.so", GAN_PLUGIN_LOSS, "hinge");
 }
 
 static void teardown(void)
 {
     backend_fixture_teardown();
-    struct module *all[2] = { &ns_mod, &hinge_mod };
-    for (int i = 0; i < 2; i++) {
-        if (all[i]->handle)
-            dlclose(all[i]->handle);
-        memset(all[i], 0, sizeof *all[i]);
-    }
+    test_module_close(&ns_mod);
+    test_module_close(&hinge_mod);
 }
 
 struct term {
@@ -67,7 +45,7 @@ struct term {
     gan_loss *loss;
 };
 
-static void term_make(struct term *t, const struct module *m)
+static void term_make(struct term *t, const struct test_module *m)
 {
     memset(t, 0, sizeof *t);
     test_host_init_declared(&t->th, NULL, m->plugin->settings);

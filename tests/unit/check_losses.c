@@ -3,7 +3,6 @@
  * tree: values against hand and host computations, gradients against finite differences, α, edge cases. */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <check.h>
 
 #include "../lib/backend_fixture.h"
+#include "../lib/plugin_module.h"
 #include "nn/net.h"
 #include "plugin/plugin_loader.h"
 
@@ -24,51 +24,27 @@
 
 /* ------------------------------------------------------------------ fixture */
 
-struct module {
-    void *handle;
-    const struct gan_plugin *plugin;
-};
-
-static struct module ws_mod, gp_mod, mlp_mod;
-
-static void open_module(struct module *m, const char *path, enum gan_plugin_kind kind,
-                        const char *name)
-{
-    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(m->handle, "%s did not load: %s", path, dlerror());
-    void *sym = dlsym(m->handle, GAN_PLUGIN_SYMBOL);
-    ck_assert_msg(sym, "%s has no %s", path, GAN_PLUGIN_SYMBOL);
-    gan_plugin_descriptor_fn get;
-    memcpy(&get, &sym, sizeof get);
-    m->plugin = get();
-    ck_assert_ptr_nonnull(m->plugin);
-    ck_assert_int_eq(m->plugin->abi_major, GAN_ABI_MAJOR);
-    ck_assert_int_eq(m->plugin->kind, kind);
-    ck_assert_str_eq(m->plugin->name, name);
-}
+static struct test_module ws_mod, gp_mod, mlp_mod;
 
 static void setup(void)
 {
     backend_fixture_setup();
-    open_module(&ws_mod, GAN_TEST_LOSS_DIR "/loss-wasserstein.so", GAN_PLUGIN_LOSS,
-                "wasserstein");
-    open_module(&gp_mod, GAN_TEST_LOSS_DIR "/loss-gradient-penalty.so", GAN_PLUGIN_LOSS,
-                "gradient-penalty");
-    open_module(&mlp_mod, GAN_TEST_MODEL_DIR "/model-mlp.so", GAN_PLUGIN_MODEL, "mlp");
+    test_module_open(&ws_mod, GAN_TEST_LOSS_DIR "/loss-wasserstein.so", GAN_PLUGIN_LOSS,
+                     "wasserstein");
+    test_module_open(&gp_mod, GAN_TEST_LOSS_DIR "/loss-gradient-penalty.so", GAN_PLUGIN_LOSS,
+                     "gradient-penalty");
+    test_module_open(&mlp_mod, GAN_TEST_MODEL_DIR "/model-mlp.so", GAN_PLUGIN_MODEL, "mlp");
 }
 
 static void teardown(void)
 {
     backend_fixture_teardown();
-    struct module *all[3] = { &ws_mod, &gp_mod, &mlp_mod };
-    for (int i = 0; i < 3; i++) {
-        if (all[i]->handle)
-            dlclose(all[i]->handle);
-        memset(all[i], 0, sizeof *all[i]);
-    }
+    test_module_close(&ws_mod);
+    test_module_close(&gp_mod);
+    test_module_close(&mlp_mod);
 }
 
-static const struct gan_loss_ops *lops(const struct module *m)
+static const struct gan_loss_ops *lops(const struct test_module *m)
 {
     return m->plugin->ops;
 }
@@ -81,7 +57,7 @@ struct term {
     gan_loss *loss;
 };
 
-static gan_status term_make(struct term *t, const struct module *m, const char *const *settings)
+static gan_status term_make(struct term *t, const struct test_module *m, const char *const *settings)
 {
     memset(t, 0, sizeof *t);
     for (int i = 0; settings && settings[i] && i < 5; i++)

@@ -7,7 +7,6 @@
  * and inputs refused. */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <check.h>
 
 #include "../lib/backend_fixture.h"
+#include "../lib/plugin_module.h"
 #include "nn/net.h"
 
 #ifndef GAN_TEST_LOSS_DIR
@@ -27,42 +27,21 @@
 
 /* ------------------------------------------------------------------ fixture */
 
-struct module {
-    void *handle;
-    const struct gan_plugin *plugin;
-};
-
-static struct module r1_mod, dcgan_mod;
-
-static void open_module(struct module *m, const char *path, const char *name)
-{
-    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(m->handle, "%s did not load: %s", path, dlerror());
-    void *sym = dlsym(m->handle, GAN_PLUGIN_SYMBOL);
-    ck_assert_msg(sym, "%s has no %s", path, GAN_PLUGIN_SYMBOL);
-    gan_plugin_descriptor_fn get;
-    memcpy(&get, &sym, sizeof get);
-    m->plugin = get();
-    ck_assert_int_eq(m->plugin->abi_major, GAN_ABI_MAJOR);
-    ck_assert_str_eq(m->plugin->name, name);
-}
+static struct test_module r1_mod, dcgan_mod;
 
 static void setup(void)
 {
     backend_fixture_setup();
-    open_module(&r1_mod, GAN_TEST_LOSS_DIR "/loss-r1.so", "r1");
-    open_module(&dcgan_mod, GAN_TEST_MODEL_DIR "/model-dcgan.so", "dcgan");
+    test_module_open(&r1_mod, GAN_TEST_LOSS_DIR "/loss-r1.so", GAN_PLUGIN_LOSS, "r1");
+    test_module_open(&dcgan_mod, GAN_TEST_MODEL_DIR "/model-dcgan.so", GAN_PLUGIN_MODEL,
+                     "dcgan");
 }
 
 static void teardown(void)
 {
     backend_fixture_teardown();
-    struct module *all[2] = { &r1_mod, &dcgan_mod };
-    for (int i = 0; i < 2; i++) {
-        if (all[i]->handle)
-            dlclose(all[i]->handle);
-        memset(all[i], 0, sizeof *all[i]);
-    }
+    test_module_close(&r1_mod);
+    test_module_close(&dcgan_mod);
 }
 
 struct term {
