@@ -85,9 +85,8 @@ gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const cha
 
 gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *terms,
                                         size_t count,
-                                        void (*dropped)(void *ctx, const char *key,
-                                                        const char *origin),
-                                        void *dropped_ctx, struct gan_error *err)
+                                        const struct gan_config_replaced_terms *replaced,
+                                        struct gan_error *err)
 {
     size_t n = strlen(LOSS_GROUP);
     const struct gan_config_value *list = gan_config_find(cfg, "loss.terms");
@@ -107,11 +106,16 @@ gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *term
         }
         /* Written for the list that a later source replaced: not a mistake of the text
          * that holds it, and never read. */
-        if (!listed && v->source < list_source && !gan_config_source_is_saved(list_source)) {
-            if (dropped)
-                dropped(dropped_ctx, v->key, v->origin);
-            gan_config_remove_at(cfg, i--);
-            continue;
+        if (!listed && replaced && v->source < list_source &&
+            !gan_config_source_is_saved(list_source) && !gan_config_source_is_saved(v->source)) {
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", (int)len, term);
+            if (replaced->installed && replaced->installed(replaced->ctx, name)) {
+                if (replaced->dropped)
+                    replaced->dropped(replaced->ctx, v->key, v->origin);
+                gan_config_remove_at(cfg, i--);
+                continue;
+            }
         }
         if (!listed && gan_config_source_is_saved(v->source))
             return gan_config_saved_refusal(err, v->origin, NULL, v->source);

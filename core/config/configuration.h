@@ -122,17 +122,26 @@ int gan_config_is_core_key(const char *key);
 /* The core's one-line description of `key`, or NULL for a key that is not the core's. */
 const char *gan_config_key_summary(const char *key);
 
+/* How gan_config_check_loss_groups treats the settings of a term loss.terms does not
+ * list that a source below loss.terms' own wrote (a file's loss.gradient-penalty.lambda
+ * when --set replaced the file's list): `installed` says whether TERM is a loss term
+ * that exists (a misspelt one is still refused), and `dropped` is told each setting
+ * left unused. Both take `ctx`. */
+struct gan_config_replaced_terms {
+    int (*installed)(void *ctx, const char *term);
+    void (*dropped)(void *ctx, const char *key, const char *origin);
+    void *ctx;
+};
+
 /* Keys loss.TERM.* whose TERM is not in `terms` (count names): the first one found is
  * reported as GAN_ERR_CONFIG, since no loaded plugin would ever read it; ganctl's own
- * defaults for such a term are dropped instead. So is a setting from a source that
- * loss.terms' own source overrides (a file's loss.gradient-penalty.lambda when --set
- * replaced the file's list): it configured a term of the list that was replaced, and
- * `dropped` (may be NULL) is told its key and origin. */
+ * defaults for such a term are dropped instead. So is, when `replaced` is given, a
+ * setting of an installed term from a source that loss.terms' own source overrides: it
+ * configured a term of the list that was replaced. A saved setting is never dropped. */
 gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *terms,
                                         size_t count,
-                                        void (*dropped)(void *ctx, const char *key,
-                                                        const char *origin),
-                                        void *dropped_ctx, struct gan_error *err);
+                                        const struct gan_config_replaced_terms *replaced,
+                                        struct gan_error *err);
 
 /* Every value as a libconfig file: nested groups, values in the order their keys were
  * first set, each followed by "# origin" when with_origins is set. Reading the text

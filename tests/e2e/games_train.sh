@@ -74,6 +74,12 @@ check "the resumed metrics.csv equals the uninterrupted run's" \
     cmp "$work/whole/metrics.csv" "$work/part/metrics.csv"
 check "the resumed final.png equals the uninterrupted run's" \
     cmp "$work/whole/final.png" "$work/part/final.png"
+# Resumed once more with the options that started it: the file's gradient-penalty
+# setting, which the run never used, is no change.
+# shellcheck disable=SC2086
+"$GANCTL" --resume "$work/part" $tiny $lazy -s run.iterations=9 >"$work/out" 2>"$work/err"
+rc=$?
+check "--resume with the -c and --set that started the run exits 0" rc_is 0
 r1col=$(column "$work/whole/metrics.csv" r1)
 # Critic steps 0, 3, 6, 9, 12 and 15 compute it: iterations 0, 1, 3, 4, 6 and 7, whose
 # rows are 1, 2, 4, 5, 7 and 8; the rows between repeat the last value.

@@ -273,6 +273,11 @@ static const struct resume_case resume_cases[] = {
     { "8gaussians", 7, "run.checkpoint_every=0",
       { "loss.terms=[\"hinge\",\"gradient-penalty\",\"r1\"]", "loss.r1.interval=4",
         "loss.r1.gamma=0.5", NULL }, 0 },
+    /* One critic step an iteration, stopped after the first: the checkpoint follows
+     * the only step that has computed r1, and the resumed rows show its value. */
+    { "8gaussians", 1, "run.checkpoint_every=0",
+      { "loss.terms=[\"hinge\",\"gradient-penalty\",\"r1\"]", "loss.r1.interval=4",
+        "critic.iterations=1" }, 0 },
 };
 
 START_TEST(resume_is_bit_identical)

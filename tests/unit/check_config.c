@@ -742,7 +742,7 @@ START_TEST(unused_term_groups)
     gan_error_clear(&err);
     const char *only[] = { "wasserstein" };
     ck_assert(gan_config_find(cfg, "loss.gradient-penalty.lambda") != NULL);
-    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, NULL, NULL, &err), GAN_OK);
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, NULL, &err), GAN_OK);
     ck_assert_ptr_null(gan_config_find(cfg, "loss.gradient-penalty.lambda"));
     /* A model plugin without "width": ganctl's default width is dropped, not an error. */
     ck_assert(gan_config_find(cfg, "critic.model.width") != NULL);
@@ -752,7 +752,7 @@ START_TEST(unused_term_groups)
     assert_value(cfg, "critic.model.depth", 2, "default");
     /* The user's own value is not dropped: it is reported. */
     set_ok(cfg, "loss.hinge.margin=1");
-    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, NULL, NULL, &err), GAN_ERR_CONFIG);
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, NULL, &err), GAN_ERR_CONFIG);
     ck_assert_str_eq(err.message, "--set loss.hinge.margin=1: \"loss.hinge.margin\" configures the loss term \"hinge\", which loss.terms does not list: add \"hinge\" to loss.terms or remove the setting");
     set_ok(cfg, "generator.model.width=9");
     ck_assert_int_eq(gan_config_apply_plugin(cfg, "generator.model", "model \"tiny\"", tiny_spec, &err),
@@ -766,6 +766,18 @@ struct unused_seen {
     int n;
     char key[64], origin[64];
 };
+
+/* The shipped terms, as the loader would find them. */
+static int is_installed(void *ctx, const char *term)
+{
+    (void)ctx;
+    static const char *const shipped[] = { "wasserstein", "gradient-penalty", "non-saturating",
+                                           "hinge", "r1" };
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++)
+        if (strcmp(term, shipped[i]) == 0)
+            return 1;
+    return 0;
+}
 
 static void on_unused(void *ctx, const char *key, const char *origin)
 {
@@ -790,15 +802,26 @@ START_TEST(test_loss_groups_of_a_replaced_list)
     set_ok(cfg, "loss.terms=[\"hinge\"]");
     const char *only[] = { "hinge" };
     struct unused_seen u = { 0 };
-    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, on_unused, &u, &err), GAN_OK);
+    const struct gan_config_replaced_terms replaced = { is_installed, on_unused, &u };
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, &replaced, &err), GAN_OK);
     ck_assert_int_eq(u.n, 1);
     ck_assert_str_eq(u.key, "loss.gradient-penalty.lambda");
     ck_assert_str_eq(u.origin, "run.conf:3");
     ck_assert_ptr_null(gan_config_find(cfg, "loss.gradient-penalty.lambda"));
     set_ok(cfg, "loss.r1.gamma=1");
-    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, on_unused, &u, &err),
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, &replaced, &err),
                      GAN_ERR_CONFIG);
     ck_assert_ptr_nonnull(strstr(err.message, "\"loss.r1.gamma\" configures the loss term \"r1\""));
+    ck_assert_int_eq(u.n, 1);
+    gan_config_free(cfg);
+    /* A misspelt term in the file is still refused, replaced list or not. */
+    cfg = fresh();
+    ck_assert_int_eq(gan_config_read_string(cfg, "loss = { rl = { gamma = 3.0; }; };\n",
+                                            "typo.conf", GAN_CONFIG_FILE, &err), GAN_OK);
+    set_ok(cfg, "loss.terms=[\"hinge\"]");
+    ck_assert_int_eq(gan_config_check_loss_groups(cfg, only, 1, &replaced, &err),
+                     GAN_ERR_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err.message, "typo.conf:1: \"loss.rl.gamma\" configures the loss term \"rl\""));
     ck_assert_int_eq(u.n, 1);
     gan_config_free(cfg);
 }

@@ -72,30 +72,26 @@ gan_status gan_trainer_create_run_dir(gan_trainer *t, struct gan_error *err)
     return gan_run_folder_create(&t->folder, t->cfg, t->s->set.data_name, err);
 }
 
-/* The last values of the metrics that some steps do not report (a lazy term's), by
- * their columns, into the checkpoint. */
-static void keep_sparse_values(const struct gan_metrics_sink *m, struct gan_checkpoint_state *state)
+/* The last value of every reported column, into the checkpoint: a lazy term's rows
+ * between its steps show it (checkpoint.h). */
+static void keep_reported_values(const struct gan_metrics_sink *m, struct gan_checkpoint_state *state)
 {
     for (int role = 0; role < GAN_NET_ROLES; role++)
-        for (size_t k = 0; k < m->n_metrics[role]; k++)
-            if (m->latest.sparse[role][k] && state->n_reported < GAN_CHECKPOINT_MAX_REPORTED) {
-                struct gan_checkpoint_reported *r = &state->reported[state->n_reported++];
-                snprintf(r->name, sizeof r->name, "%s", m->metric_names[role][k]);
-                r->value = m->latest.metric[role][k];
-            }
+        for (size_t k = 0; k < m->n_metrics[role] && state->n_reported < GAN_CHECKPOINT_MAX_REPORTED; k++) {
+            struct gan_checkpoint_reported *r = &state->reported[state->n_reported++];
+            snprintf(r->name, sizeof r->name, "%s", m->metric_names[role][k]);
+            r->value = m->latest.metric[role][k];
+        }
 }
 
-/* ...and back, for the columns this run has; they stay marked, so the next checkpoint
- * keeps them too. */
-static void restore_sparse_values(struct gan_metrics_sink *m, const struct gan_checkpoint_state *state)
+/* ...and back, for the columns this run has. */
+static void restore_reported_values(struct gan_metrics_sink *m, const struct gan_checkpoint_state *state)
 {
     for (size_t i = 0; i < state->n_reported; i++)
         for (int role = 0; role < GAN_NET_ROLES; role++)
             for (size_t k = 0; k < m->n_metrics[role]; k++)
-                if (strcmp(m->metric_names[role][k], state->reported[i].name) == 0) {
+                if (strcmp(m->metric_names[role][k], state->reported[i].name) == 0)
                     m->latest.metric[role][k] = state->reported[i].value;
-                    m->latest.sparse[role][k] = 1;
-                }
 }
 
 /* Every rank loads the checkpoint; its sampler and counters go where it left off. */
@@ -119,7 +115,7 @@ gan_status gan_trainer_resume(gan_trainer *t, int64_t *resume_after, struct gan_
     }
     if (st != GAN_OK)
         return st;
-    restore_sparse_values(&t->metrics, &state);
+    restore_reported_values(&t->metrics, &state);
     t->iteration = state.iteration;
     t->batch.z_offset = state.z_offset;
     t->batch.loss_offset = state.loss_offset;
@@ -217,7 +213,7 @@ gan_status gan_trainer_save_checkpoint(gan_trainer *t, struct gan_error *err)
         gan_toy_sampler_get_state(t->batch.sampler, &state.data);
     }
     state.elapsed_s = t->elapsed_before + gan_trainer_session_s(t);
-    keep_sparse_values(&t->metrics, &state);
+    keep_reported_values(&t->metrics, &state);
     /* The rows the checkpoint follows are on disk before it. */
     st = gan_metrics_sync(&t->metrics, err);
     return st == GAN_OK ? gan_run_folder_save_checkpoint(&t->folder, t->s, &state, t->log, err)

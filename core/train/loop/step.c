@@ -60,7 +60,6 @@ static gan_status read_values(struct gan_metrics_sink *m, gan_ctx *ctx, enum gan
     for (size_t k = 0; st == GAN_OK && k < m->n_metrics[role]; k++) {
         gan_tensor *v = gan_objective_reported(sink, names[k]);
         st = v ? scalar_value(ctx, v, &m->latest.metric[role][k]) : GAN_OK;
-        m->latest.sparse[role][k] |= v == NULL;
     }
     return st;
 }

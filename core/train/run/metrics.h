@@ -26,9 +26,6 @@ struct gan_trainer_latest {
     double loss[GAN_NET_ROLES];
     double norm[GAN_NET_ROLES];
     double metric[GAN_NET_ROLES][GAN_TRAINER_MAX_METRICS];
-    /* Set once a step's terms did not report the value (a lazy term's): a checkpoint
-     * then keeps its last value for the rows of a resumed run (checkpoint.h). */
-    unsigned char sparse[GAN_NET_ROLES][GAN_TRAINER_MAX_METRICS];
 };
 
 /* Which columns a row has besides the fixed ones and the reported values. */

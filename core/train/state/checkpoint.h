@@ -66,13 +66,14 @@ struct gan_checkpoint_net {
     struct gan_checkpoint_scaling *scaling;
 };
 
-/* A value a loss term reports on some steps only (a lazy term's), as the metrics last
- * showed it: a resumed run's rows before the term reports again show what the rows of a
- * run never stopped show. Metadata "reported.NAME"; a run whose terms report on every
- * step writes none. */
-#define GAN_CHECKPOINT_MAX_REPORTED 32
+/* The last value of each value the loss terms report, as the metrics last showed it, so
+ * that where a term reports on some steps only (a lazy one), a resumed run's rows before
+ * it reports again show what the rows of a run never stopped show. Metadata
+ * "reported.COLUMN"; a file without them (an older ganctl's) resumes with none. */
+#define GAN_CHECKPOINT_MAX_REPORTED 64     /* both networks' GAN_OBJECTIVE_MAX_REPORTED */
+#define GAN_CHECKPOINT_MAX_COLUMN 74       /* "generator_" and a 64-byte name */
 struct gan_checkpoint_reported {
-    char name[72];                /* the metrics.csv column */
+    char name[GAN_CHECKPOINT_MAX_COLUMN + 1];   /* the metrics.csv column */
     double value;
 };
 

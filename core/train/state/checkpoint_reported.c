@@ -24,11 +24,12 @@ gan_status gan_checkpoint_reported_save(gan_st_writer *w, const struct gan_check
     return GAN_OK;
 }
 
-/* A column name as ganctl writes one: 1 to 64 letters, digits, '_', '.' or '-'. */
+/* A column name as ganctl writes one: letters, digits, '_', '.' or '-', at most
+ * GAN_CHECKPOINT_MAX_COLUMN of them. */
 static int plain_name(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > 64)
+    if (n == 0 || n > GAN_CHECKPOINT_MAX_COLUMN)
         return 0;
     return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
 }

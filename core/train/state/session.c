@@ -129,11 +129,30 @@ static gan_status check_precision(gan_config *cfg, const gan_session *s,
     return GAN_OK;
 }
 
-/* A loss term's setting left unused because a later source replaced loss.terms. */
-static void note_unused(void *log, const char *key, const char *origin)
+/* What gan_config_check_loss_groups asks about a term a replaced loss.terms named. */
+struct replaced_terms {
+    const gan_loader *loader;
+    const struct gan_log *log;
+};
+
+static int term_installed(void *arg, const char *term)
 {
-    gan_log_write(log, GAN_LOG_INFO, "%s: %s is not used: loss.terms, replaced since, no "
-                  "longer lists its term", origin, key);
+    struct replaced_terms *r = arg;
+    struct gan_module *m = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    if (gan_loader_open(r->loader, GAN_PLUGIN_LOSS, term, &m, &err) != GAN_OK)
+        return 0;
+    gan_module_close(m);
+    return 1;
+}
+
+/* A loss term's setting left unused because a later source replaced loss.terms. */
+static void note_unused(void *arg, const char *key, const char *origin)
+{
+    struct replaced_terms *r = arg;
+    gan_log_write(r->log, GAN_LOG_WARN, "%s: %s is not used: loss.terms, replaced since, "
+                  "no longer lists its term", origin, key);
 }
 
 static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader *loader,
@@ -171,7 +190,9 @@ static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader
         if (st != GAN_OK)
             return st;
     }
-    if ((st = gan_config_check_loss_groups(cfg, terms, n, note_unused, (void *)s->log, err)) != GAN_OK)
+    struct replaced_terms rt = { loader, s->log };
+    const struct gan_config_replaced_terms replaced = { term_installed, note_unused, &rt };
+    if ((st = gan_config_check_loss_groups(cfg, terms, n, &replaced, err)) != GAN_OK)
         return st;
     if ((st = open_scalers(s, cfg, loader, err)) != GAN_OK)
         return st;
