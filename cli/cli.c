@@ -227,21 +227,6 @@ static int same_value(const struct gan_config_value *a, const struct gan_config_
     return a->type == b->type && strcmp(x, y) == 0;
 }
 
-/* Nonzero when `key` is loss.TERM.something and loss.terms does not list TERM. */
-static int of_unlisted_term(const gan_config *cfg, const char *key)
-{
-    const char *term = strncmp(key, "loss.", 5) == 0 ? key + 5 : NULL;
-    const char *dot = term ? strchr(term, '.') : NULL;
-    const char *const *terms;
-    size_t n;
-    if (!dot || gan_config_get_strings(cfg, "loss.terms", &terms, &n) != GAN_OK)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (strlen(terms[i]) == (size_t)(dot - term) && strncmp(terms[i], term, (size_t)(dot - term)) == 0)
-            return 0;
-    return 1;
-}
-
 /* A resumed run's settings against those it was trained with. */
 static gan_status check_resume_changes(const struct cli *c, const gan_config *cfg,
                                        const gan_loader *loader, const struct gan_log *log,
@@ -260,7 +245,7 @@ static gan_status check_resume_changes(const struct cli *c, const gan_config *cf
         /* A setting of a loss term that loss.terms does not list: the session drops it
          * as it opens (ganctl's default, or a file's setting for the list that --set
          * replaced) or refuses it, saying why; the run never had it either way. */
-        if (!was && of_unlisted_term(cfg, v->key))
+        if (!was && gan_config_of_unlisted_term(cfg, v->key))
             continue;
         char now[512], then[512];
         gan_config_format_value(v, now, sizeof now);

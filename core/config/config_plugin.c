@@ -83,6 +83,21 @@ gan_status gan_config_apply_plugin(gan_config *cfg, const char *group, const cha
     return GAN_OK;
 }
 
+int gan_config_of_unlisted_term(const gan_config *cfg, const char *key)
+{
+    size_t n = strlen(LOSS_GROUP), count;
+    const char *term = strncmp(key, LOSS_GROUP, n) == 0 && key[n] == '.' ? key + n + 1 : NULL;
+    const char *dot = term ? strchr(term, '.') : NULL;
+    const char *const *terms;
+    if (!dot || gan_config_get_strings(cfg, "loss.terms", &terms, &count) != GAN_OK)
+        return 0;
+    for (size_t i = 0; i < count; i++)
+        if (strlen(terms[i]) == (size_t)(dot - term) &&
+            strncmp(terms[i], term, (size_t)(dot - term)) == 0)
+            return 0;
+    return 1;
+}
+
 gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *terms,
                                         size_t count,
                                         const struct gan_config_replaced_terms *replaced,

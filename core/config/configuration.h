@@ -122,6 +122,9 @@ int gan_config_is_core_key(const char *key);
 /* The core's one-line description of `key`, or NULL for a key that is not the core's. */
 const char *gan_config_key_summary(const char *key);
 
+/* Nonzero when `key` is loss.TERM.something and loss.terms does not list TERM. */
+int gan_config_of_unlisted_term(const gan_config *cfg, const char *key);
+
 /* How gan_config_check_loss_groups treats the settings of a term loss.terms does not
  * list that a source below loss.terms' own wrote (a file's loss.gradient-penalty.lambda
  * when --set replaced the file's list): `installed` says whether TERM is a loss term
