@@ -114,7 +114,9 @@ GAN_API gan_tensor *gan_sigmoid(gan_ctx *ctx, gan_tensor *a);
 GAN_API gan_tensor *gan_square(gan_ctx *ctx, gan_tensor *a);
 GAN_API gan_tensor *gan_sqrt(gan_ctx *ctx, gan_tensor *a);
 /* log(1 + eᵃ), without overflow for any a (plugin ABI 1.5): the logistic losses
- * softplus(−D(x)) and softplus(D(G(z))). Its derivative is sigmoid(a). */
+ * softplus(−D(x)) and softplus(D(G(z))). Its derivative is sigmoid(a). Under the 16-bit
+ * policy it computes in the 16-bit type, where 1 + e^−|a| rounds to 1 once |a| > 7.7
+ * (FP16) or 5.5 (BF16): a loss widens its input to FP32 first, as the shipped games do. */
 GAN_API gan_tensor *gan_softplus(gan_ctx *ctx, gan_tensor *a);
 /* Heaviside step (a > 0): no gradient flows through it (it is piecewise constant). */
 GAN_API gan_tensor *gan_step(gan_ctx *ctx, gan_tensor *a);
