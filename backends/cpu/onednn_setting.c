@@ -5,7 +5,9 @@
  * at the end, which send every call to OpenBLAS. */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <cpuid.h>
@@ -16,7 +18,7 @@
 /* AVX512-BF16 is CPUID leaf 7 subleaf 1, EAX bit 5; AMX-BF16 leaf 7 subleaf 0, EDX bit
  * 22. Read directly: __builtin_cpu_supports knows neither in every compiler the backend
  * builds with. */
-int cpu_has_bf16_dot(void)
+static int cpuid_bf16_dot(void)
 {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     unsigned eax, ebx, ecx, edx;
@@ -34,6 +36,24 @@ int cpu_has_bf16_dot(void)
 #else
     return 0;
 #endif
+}
+
+/* The answer, found once per process: the CPU's, unless the test hook
+ * GANCTL_TEST_NO_BF16_DOT (set and not "0") makes this CPU one without, so that the
+ * paths of such a CPU are tested on any. */
+static pthread_once_t bf16_dot_once = PTHREAD_ONCE_INIT;
+static int bf16_dot;
+
+static void find_bf16_dot(void)
+{
+    const char *hook = getenv("GANCTL_TEST_NO_BF16_DOT");
+    bf16_dot = hook && *hook && strcmp(hook, "0") != 0 ? 0 : cpuid_bf16_dot();
+}
+
+int cpu_has_bf16_dot(void)
+{
+    pthread_once(&bf16_dot_once, find_bf16_dot);
+    return bf16_dot;
 }
 
 const char *cpu_gemm_path_name(enum cpu_gemm_path path)
