@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* onednn_setting.c — the CPU backend's setting "gemm" (which library computes GEMMs and
- * convolutions) and whether the CPU has the BF16 dot products oneDNN's fast paths need.
+ * convolutions) and whether the CPU has the BF16 dot products oneDNN's fast BF16 paths
+ * need.
  * Built with or without oneDNN; without it, the oneDNN entry points are the fallbacks
  * at the end, which send every call to OpenBLAS. */
 #include "config.h"
@@ -92,11 +93,8 @@ gan_status cpu_gemm_path_setting(const struct gan_host *host, enum cpu_gemm_path
                       "install libdnnl-dev and reconfigure --with-onednn, or use "
                       "\"auto\" or \"openblas\"");
 #else
-    if (!cpu_has_bf16_dot())
-        return host->fail(host->ctx, GAN_ERR_CONFIG,
-                          "backend cpu: gemm = \"onednn\", but this CPU has neither "
-                          "AVX512-BF16 nor AMX-BF16, without which oneDNN's BF16 is no "
-                          "faster than OpenBLAS; use \"auto\" or \"openblas\"");
+    /* Taken on any CPU: oneDNN runs every type, BF16 without a fast kernel where the
+     * CPU has no BF16 dot product (the description says so). */
     *path = CPU_GEMM_ONEDNN;
     return GAN_OK;
 #endif
@@ -116,9 +114,9 @@ void cpu_onednn_close(gan_backend *be)
 
 void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
 {
-    (void)be;
     if (size)
-        snprintf(out, size, "GEMM through OpenBLAS (built without oneDNN)");
+        snprintf(out, size, "GEMM %s: OpenBLAS for FP32 GEMM, FP32 convolutions and BF16 "
+                 "(built without oneDNN)", cpu_gemm_path_name(be->gemm_path));
 }
 
 int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)
