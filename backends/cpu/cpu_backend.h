@@ -51,9 +51,9 @@ enum cpu_isa {
 struct cpu_pool;
 /* Which library computes the GEMMs and convolutions (the setting "gemm"): OpenBLAS
  * (im2col + sgemm for convolutions), or oneDNN's matmul and convolution primitives.
- * "auto", where the CPU has BF16 dot products, takes oneDNN for BF16 products and for
- * every convolution, OpenBLAS for FP32 products (as fast, measured), and OpenBLAS for
- * everything on a CPU without. FP16 is always the emulation of a tensor core (FP16
+ * "auto" takes oneDNN for FP32 and FP16 convolutions on every x86-64 CPU, for BF16
+ * products and convolutions where the CPU has BF16 dot products (OpenBLAS on a CPU
+ * without), and OpenBLAS for FP32 products (as fast, measured). FP16 is always the emulation of a tensor core (FP16
  * storage, FP32 accumulation, one rounding): its products through sgemm, its
  * convolutions through oneDNN's FP32 primitives on widened copies where oneDNN runs. */
 enum cpu_gemm_path {
@@ -80,12 +80,12 @@ struct gan_backend {
     unsigned char *scratch;
     size_t scratch_bytes;
     /* The setting "gemm", and the oneDNN state when it may be used: NULL (a zeroed
-     * instance, a build without oneDNN, "openblas", or a CPU without BF16 under
+     * instance, a build without oneDNN, "openblas", or a CPU other than x86-64 under
      * "auto") sends every call to OpenBLAS. */
     enum cpu_gemm_path gemm_path;
     struct cpu_onednn *onednn;
     char onednn_absent[192];       /* why "auto" runs without oneDNN, for the description */
-    char description[576];
+    char description[832];
 };
 
 /* Address of byte `offset` of a buffer (backends/common/transfer.h resolves the memory
@@ -145,11 +145,11 @@ int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t 
 void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_range_fn fn,
                       void *arg);
 /* onednn_setting.c: the path the host's setting "gemm" names ("auto" when absent);
- * "onednn" is refused through host->fail when the build has no oneDNN or the CPU has
- * no BF16 dot product (AVX512-BF16 or AMX-BF16). */
+ * "onednn" is refused through host->fail when the build has no oneDNN. */
 gan_status cpu_gemm_path_setting(const struct gan_host *host, enum cpu_gemm_path *path);
 const char *cpu_gemm_path_name(enum cpu_gemm_path path);
-/* Nonzero when this CPU has AVX512-BF16 or AMX-BF16. */
+/* Nonzero when this CPU has AVX512-BF16 or AMX-BF16, found once per process; 0 when
+ * the environment sets GANCTL_TEST_NO_BF16_DOT (other than to "0"), a test hook. */
 int cpu_has_bf16_dot(void);
 
 /* onednn.c (built with oneDNN only; without it, open leaves be->onednn NULL). */
@@ -157,8 +157,9 @@ int cpu_has_bf16_dot(void);
  * not to be used; fails through host->fail when oneDNN cannot start. */
 gan_status cpu_onednn_open(gan_backend *be);
 void cpu_onednn_close(gan_backend *be);
-/* "GEMM auto: oneDNN 2.6.3 brg:avx512_core_bf16 for BF16 products and BF16/FP32/FP16
- * convolutions (…), FP32 and FP16 products through OpenBLAS (…)", for describe. */
+/* "GEMM auto: oneDNN 2.6.3; FP32 GEMM: OpenBLAS (…); FP32 convolutions: oneDNN (…),
+ * FP16 ones staged in FP32; BF16: oneDNN brg:avx512_core_bf16 (…); FP16 products:
+ * OpenBLAS; …", each path with its reason, for describe. */
 void cpu_onednn_describe(gan_backend *be, char *out, size_t size);
 /* Each returns 1 when oneDNN computed the call (its status in *st), 0 when the call
  * is the OpenBLAS path's: no oneDNN, a dtype it does not take, or a shape whose

@@ -293,11 +293,14 @@ gan_status cpu_onednn_open(gan_backend *be)
     be->onednn_absent[0] = '\0';
     if (be->gemm_path == CPU_GEMM_OPENBLAS)
         return GAN_OK;
-    if (be->gemm_path == CPU_GEMM_AUTO && !cpu_has_bf16_dot()) {
-        snprintf(be->onednn_absent, sizeof be->onednn_absent,
-                 "this CPU has no BF16 dot product");
+#if !defined(__x86_64__)
+    /* oneDNN's speed was measured on x86-64 CPUs only: elsewhere "auto" keeps to the
+     * OpenBLAS path, which is known there. */
+    if (be->gemm_path == CPU_GEMM_AUTO) {
+        snprintf(be->onednn_absent, sizeof be->onednn_absent, "not an x86-64 CPU");
         return GAN_OK;
     }
+#endif
     const struct gan_host *host = be->host;
     struct cpu_onednn *o = calloc(1, sizeof *o);
     if (!o)
@@ -320,6 +323,7 @@ gan_status cpu_onednn_open(gan_backend *be)
     const dnnl_version_t *v = o->api.dnnl_version();
     snprintf(o->version, sizeof o->version, "%d.%d.%d", v->major, v->minor, v->patch);
     probe_bf16(o);
+    o->bf16 = be->gemm_path == CPU_GEMM_ONEDNN || cpu_has_bf16_dot();
     be->onednn = o;
     return GAN_OK;
 }
@@ -331,21 +335,38 @@ void cpu_onednn_close(gan_backend *be)
     be->onednn = NULL;
 }
 
+/* For each of FP32 GEMM, FP32 convolutions and BF16, the path and why. */
 void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
 {
     const struct cpu_onednn *o = be->onednn;
+    const char *path = cpu_gemm_path_name(be->gemm_path);
     if (!o) {
-        snprintf(out, size, "GEMM %s: OpenBLAS%s%s%s", cpu_gemm_path_name(be->gemm_path),
-                 be->onednn_absent[0] ? " (" : "", be->onednn_absent,
-                 be->onednn_absent[0] ? ")" : "");
+        snprintf(out, size, "GEMM %s: OpenBLAS for FP32 GEMM, FP32 convolutions and BF16 "
+                 "(%s)", path, be->onednn_absent[0] ? be->onednn_absent
+                                                    : "set by backend.gemm");
         return;
     }
+    const int forced = be->gemm_path == CPU_GEMM_ONEDNN;
+    const char *dot = cpu_has_bf16_dot() ? "this CPU has a BF16 dot product"
+                                         : "this CPU has no BF16 dot product";
+    char bf16[160];
+    if (o->bf16 && strcmp(o->bf16_impl, "unavailable") == 0)
+        /* oneDNN makes no BF16 primitive for this CPU: every call falls back */
+        snprintf(bf16, sizeof bf16, "OpenBLAS (oneDNN has no BF16 kernel for this CPU; %s)",
+                 dot);
+    else if (o->bf16)
+        snprintf(bf16, sizeof bf16, "oneDNN %s (%s%s)", o->bf16_impl,
+                 forced ? "set by backend.gemm; " : "", dot);
+    else
+        snprintf(bf16, sizeof bf16, "OpenBLAS (%s)", dot);
     /* FP16 products stay on OpenBLAS; FP16 convolutions run on oneDNN's FP32 ones. */
-    snprintf(out, size, "GEMM %s: oneDNN %s %s for BF16%s products and BF16/FP32/FP16 "
-             "convolutions (FP16 staged in FP32), %sFP16 products through OpenBLAS (%s)",
-             cpu_gemm_path_name(be->gemm_path), o->version, o->bf16_impl,
-             be->gemm_path == CPU_GEMM_ONEDNN ? " and FP32" : "",
-             be->gemm_path == CPU_GEMM_ONEDNN ? "" : "FP32 and ", o->waits);
+    snprintf(out, size, "GEMM %s: oneDNN %s; FP32 GEMM: %s; FP32 convolutions: oneDNN (%s), "
+             "FP16 ones staged in FP32; BF16: %s; FP16 products: OpenBLAS; %s",
+             path, o->version,
+             forced ? "oneDNN (set by backend.gemm)"
+                    : "OpenBLAS (its sgemm is as fast for the networks' shapes)",
+             forced ? "set by backend.gemm" : "faster than im2col + sgemm",
+             bf16, o->waits);
 }
 
 void cpu_onednn_cache_counts(gan_backend *be, int *held, long *created)

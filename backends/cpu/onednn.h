@@ -95,6 +95,11 @@ struct cpu_onednn {
     long created;
     char version[24];          /* "2.6.3" */
     char bf16_impl[64];        /* the implementation of a probe BF16 matmul */
+    /* Whether BF16 products and convolutions go through oneDNN: under "onednn" always,
+     * under "auto" where the CPU has a BF16 dot product (AVX512-BF16 or AMX-BF16);
+     * without one, oneDNN's BF16 kernels are no faster than OpenBLAS's sgemm on
+     * staged operands. FP32 (and FP16) convolutions go through oneDNN either way. */
+    int bf16;
 };
 
 /* The cached entry for `key`, made empty (refused = 0, prim = NULL) when it is new:

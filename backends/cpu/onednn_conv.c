@@ -13,15 +13,14 @@
 
 #include "onednn.h"
 
-/* Whether oneDNN takes this convolution, where the instance has oneDNN: every float
- * dtype. For FP32, oneDNN's direct convolutions ran the fashion-mnist DCGAN 1.3–1.7
+/* Whether oneDNN takes this convolution, where the instance has oneDNN: FP32 and FP16
+ * on every CPU, BF16 where the instance sends BF16 to oneDNN (o->bf16). For FP32, oneDNN's direct convolutions ran the fashion-mnist DCGAN 1.3–1.7
  * times as fast as im2col + sgemm on 1 thread and 3.6–4.1 times on 2 (bench/README.md),
  * so "auto" takes them too, and FP16, which no CPU multiplies with FP32 accumulation,
  * goes through the same FP32 primitives (staged, below) rather than through im2col. */
 static int takes(const gan_backend *be, enum gan_dtype dtype)
 {
-    (void)be;
-    return dtype == GAN_BF16 || dtype == GAN_F32 || dtype == GAN_F16;
+    return (dtype == GAN_BF16 && be->onednn->bf16) || dtype == GAN_F32 || dtype == GAN_F16;
 }
 
 /* FP16 is staged: its tensors are widened to FP32 around an FP32 primitive. */

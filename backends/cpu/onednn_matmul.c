@@ -8,15 +8,15 @@
 
 #include "onednn.h"
 
-/* Whether oneDNN takes this product. BF16 × BF16 (into BF16 or FP32) always, where
- * the instance has oneDNN; FP32 only under gemm = "onednn": on the CPUs measured
+/* Whether oneDNN takes this product. BF16 × BF16 (into BF16 or FP32) where the
+ * instance sends BF16 to oneDNN (o->bf16); FP32 only under gemm = "onednn": on the CPUs measured
  * (bench/README.md) OpenBLAS's sgemm is as fast or faster for every shape the
  * networks use, and FP32 results then stay those of the OpenBLAS path bit for bit. */
 static int takes(const gan_backend *be, const struct gan_gemm *g)
 {
     const enum gan_dtype a = g->a.dtype, b = g->b.dtype, c = g->c.dtype;
     if (a == GAN_BF16 && b == GAN_BF16)
-        return c == GAN_BF16 || c == GAN_F32;
+        return be->onednn->bf16 && (c == GAN_BF16 || c == GAN_F32);
     if (a == GAN_F32 && b == GAN_F32 && c == GAN_F32)
         return be->gemm_path == CPU_GEMM_ONEDNN;
     return 0;

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* onednn_setting.c — the CPU backend's setting "gemm" (which library computes GEMMs and
- * convolutions) and whether the CPU has the BF16 dot products oneDNN's fast paths need.
+ * convolutions) and whether the CPU has the BF16 dot products oneDNN's fast BF16 paths
+ * need.
  * Built with or without oneDNN; without it, the oneDNN entry points are the fallbacks
  * at the end, which send every call to OpenBLAS. */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <cpuid.h>
@@ -16,7 +19,7 @@
 /* AVX512-BF16 is CPUID leaf 7 subleaf 1, EAX bit 5; AMX-BF16 leaf 7 subleaf 0, EDX bit
  * 22. Read directly: __builtin_cpu_supports knows neither in every compiler the backend
  * builds with. */
-int cpu_has_bf16_dot(void)
+static int cpuid_bf16_dot(void)
 {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     unsigned eax, ebx, ecx, edx;
@@ -34,6 +37,24 @@ int cpu_has_bf16_dot(void)
 #else
     return 0;
 #endif
+}
+
+/* The answer, found once per process: the CPU's, unless the test hook
+ * GANCTL_TEST_NO_BF16_DOT (set and not "0") makes this CPU one without, so that the
+ * paths of such a CPU are tested on any. */
+static pthread_once_t bf16_dot_once = PTHREAD_ONCE_INIT;
+static int bf16_dot;
+
+static void find_bf16_dot(void)
+{
+    const char *hook = getenv("GANCTL_TEST_NO_BF16_DOT");
+    bf16_dot = hook && *hook && strcmp(hook, "0") != 0 ? 0 : cpuid_bf16_dot();
+}
+
+int cpu_has_bf16_dot(void)
+{
+    pthread_once(&bf16_dot_once, find_bf16_dot);
+    return bf16_dot;
 }
 
 const char *cpu_gemm_path_name(enum cpu_gemm_path path)
@@ -72,11 +93,8 @@ gan_status cpu_gemm_path_setting(const struct gan_host *host, enum cpu_gemm_path
                       "install libdnnl-dev and reconfigure --with-onednn, or use "
                       "\"auto\" or \"openblas\"");
 #else
-    if (!cpu_has_bf16_dot())
-        return host->fail(host->ctx, GAN_ERR_CONFIG,
-                          "backend cpu: gemm = \"onednn\", but this CPU has neither "
-                          "AVX512-BF16 nor AMX-BF16, without which oneDNN's BF16 is no "
-                          "faster than OpenBLAS; use \"auto\" or \"openblas\"");
+    /* Taken on any CPU: oneDNN runs every type, BF16 without a fast kernel where the
+     * CPU has no BF16 dot product (the description says so). */
     *path = CPU_GEMM_ONEDNN;
     return GAN_OK;
 #endif
@@ -96,9 +114,9 @@ void cpu_onednn_close(gan_backend *be)
 
 void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
 {
-    (void)be;
     if (size)
-        snprintf(out, size, "GEMM through OpenBLAS (built without oneDNN)");
+        snprintf(out, size, "GEMM %s: OpenBLAS for FP32 GEMM, FP32 convolutions and BF16 "
+                 "(built without oneDNN)", cpu_gemm_path_name(be->gemm_path));
 }
 
 int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)

@@ -13,7 +13,8 @@ const struct gan_setting_spec cpu_settings[] = {
     { "blas_threads", GAN_SETTING_INT, "0",
       "OpenBLAS's threads, at most threads; 0 = threads" },
     { "gemm", GAN_SETTING_STRING, "auto",
-      "library for GEMMs and convolutions: auto (oneDNN for BF16 products and for every "
-      "convolution where the CPU has BF16 dot products, else OpenBLAS), openblas, onednn" },
+      "library for GEMMs and convolutions: auto (oneDNN for FP32 and FP16 convolutions, and "
+      "for BF16 where the CPU has BF16 dot products; OpenBLAS for the rest), openblas, "
+      "onednn" },
     { NULL, 0, NULL, NULL },
 };

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: MIT
 # onednn_train.sh — BF16 O2 training end to end with backend.gemm = onednn and = openblas
 # (the toy MLP, and the dcgan pair on Fashion-MNIST when the data is installed), the
-# describe line naming the path, FP32 products staying with OpenBLAS under "auto", and the
-# setting's errors. Skips (77) when the build has no oneDNN or the CPU no BF16 dot product.
+# describe line naming the path of FP32 GEMM, FP32 convolutions and BF16, FP32 products
+# staying with OpenBLAS under "auto", the paths of a CPU without a BF16 dot product
+# (acted with GANCTL_TEST_NO_BF16_DOT), and the setting's errors. Skips (77) when the
+# build has no oneDNN or "auto" leaves it out (not an x86-64 CPU); on a CPU without a
+# BF16 dot product, skips the BF16 parts only.
 
 . "$(dirname "$0")/../lib/test_lib.sh"
 srcdir=${srcdir:-.}
@@ -12,12 +15,23 @@ XDG_CACHE_HOME=${GANCTL_TEST_CACHE:-$PWD/tests/image-train-cache}
 export XDG_CACHE_HOME
 
 if ! "$GANCTL" --backend cpu -s backend.gemm=onednn --version >"$work/version" 2>&1; then
-    if grep -q 'has no oneDNN\|neither AVX512-BF16 nor AMX-BF16' "$work/version"; then
+    if grep -q 'has no oneDNN' "$work/version"; then
         echo "skip: $(tail -n 1 "$work/version")"
         exit 77
     fi
     echo "FAIL: ganctl --backend cpu -s backend.gemm=onednn --version: $(cat "$work/version")"
     exit 1
+fi
+
+"$GANCTL" --backend cpu --version >"$work/auto" 2>&1
+if grep -q 'GEMM auto: OpenBLAS' "$work/auto"; then
+    echo "skip: $(grep -o '(.*)$' "$work/auto")"
+    exit 77
+fi
+bf16=1
+if ! grep -q 'this CPU has a BF16 dot product' "$work/auto"; then
+    bf16=0
+    echo "note: the BF16 parts are skipped: this CPU has neither AVX512-BF16 nor AMX-BF16"
 fi
 
 rows() { test "$(($(wc -l <"$1") - 1))" -eq "$2"; }
@@ -29,19 +43,46 @@ finite() {
              END { exit bad }' "$1"
 }
 
+# ganctl with these options; with $hook set, as on a CPU without a BF16 dot product
+hook=
 run() {
-    "$GANCTL" "$@" >"$work/out" 2>"$work/err"
+    env ${hook:+GANCTL_TEST_NO_BF16_DOT=$hook} "$GANCTL" "$@" >"$work/out" 2>"$work/err"
     rc=$?
 }
 
 # ------------------------------------------------------------------ the describe line
-check "gemm = onednn names oneDNN and its BF16 implementation" \
-    grep -q 'GEMM onednn: oneDNN [0-9.]* [a-z_0-9:]* for BF16 and FP32 products' "$work/version"
+check "gemm = onednn names oneDNN for FP32 GEMM and FP32 convolutions" \
+    grep -q 'GEMM onednn: oneDNN [0-9.]*; FP32 GEMM: oneDNN (set by backend.gemm); FP32 convolutions: oneDNN (set by backend.gemm), FP16 ones staged in FP32; BF16: ' "$work/version"
+if test $bf16 = 1; then
+    check "gemm = onednn names oneDNN's BF16 implementation" \
+        grep -q 'BF16: oneDNN [a-z_0-9:]* (set by backend.gemm; this CPU has a BF16 dot product)' "$work/version"
+fi
 "$GANCTL" --backend cpu -s backend.gemm=openblas --version >"$work/version" 2>&1
-check "gemm = openblas names OpenBLAS" has "$work/version" "GEMM openblas: OpenBLAS"
-"$GANCTL" --backend cpu --version >"$work/version" 2>&1
-check "gemm = auto takes oneDNN for BF16 products and every convolution, OpenBLAS for FP32 and FP16 products" \
-    grep -q 'GEMM auto: oneDNN .* for BF16 products and BF16/FP32/FP16 convolutions (FP16 staged in FP32), FP32 and FP16 products through OpenBLAS' "$work/version"
+check "gemm = openblas names OpenBLAS for everything" has "$work/version" \
+    "GEMM openblas: OpenBLAS for FP32 GEMM, FP32 convolutions and BF16 (set by backend.gemm)"
+check "gemm = auto: OpenBLAS for FP32 GEMM, oneDNN for FP32 convolutions, each with its reason" \
+    has "$work/auto" "FP32 GEMM: OpenBLAS (its sgemm is as fast for the networks' shapes); FP32 convolutions: oneDNN (faster than im2col + sgemm), FP16 ones staged in FP32; BF16: "
+if test $bf16 = 1; then
+    check "gemm = auto: oneDNN for BF16 on a CPU with a BF16 dot product" \
+        grep -q 'BF16: oneDNN [a-z_0-9:]* (this CPU has a BF16 dot product); FP16 products: OpenBLAS' "$work/auto"
+else
+    check "gemm = auto: OpenBLAS for BF16 on a CPU without a BF16 dot product" \
+        has "$work/auto" "BF16: OpenBLAS (this CPU has no BF16 dot product); FP16 products: OpenBLAS"
+fi
+
+# ------------------------------------------------------------------ without a BF16 dot product
+# GANCTL_TEST_NO_BF16_DOT acts as a CPU without one: "auto" keeps oneDNN for the FP32
+# convolutions and sends BF16 to OpenBLAS, and "onednn" is taken.
+GANCTL_TEST_NO_BF16_DOT=1 "$GANCTL" --backend cpu --version >"$work/nodot" 2>&1
+check "no BF16 dot product: auto keeps oneDNN's FP32 convolutions" \
+    has "$work/nodot" "FP32 convolutions: oneDNN (faster than im2col + sgemm)"
+check "no BF16 dot product: auto sends BF16 to OpenBLAS, saying why" \
+    has "$work/nodot" "BF16: OpenBLAS (this CPU has no BF16 dot product)"
+GANCTL_TEST_NO_BF16_DOT=1 "$GANCTL" --backend cpu -s backend.gemm=onednn --version >"$work/nodot" 2>&1
+check "no BF16 dot product: gemm = onednn is taken" \
+    has "$work/nodot" "GEMM onednn: oneDNN"
+check "no BF16 dot product: gemm = onednn names the missing unit" \
+    has "$work/nodot" "this CPU has no BF16 dot product"
 
 # ------------------------------------------------------------------ the toy, BF16 O2
 toy="-s backend.threads=1 -s generator.model.width=32 -s generator.model.depth=2
@@ -49,6 +90,7 @@ toy="-s backend.threads=1 -s generator.model.width=32 -s generator.model.depth=2
      -s critic.iterations=2 -s run.iterations=20 -s run.log_every=1 -s run.eval_every=10
      -s run.image_every=0 -s run.checkpoint_every=0 -s run.metrics_time=false"
 for path in onednn openblas; do
+    test $bf16 = 1 || test $path = openblas || continue
     # shellcheck disable=SC2086 # $toy is a list of options
     run $toy --precision bf16 -s precision.level=O2 -s backend.gemm=$path -s run.dir="$work/toy-$path"
     check "toy BF16 O2 with gemm = $path exits 0" test "$rc" -eq 0
@@ -57,10 +99,19 @@ for path in onednn openblas; do
 done
 # The two paths round the same FP32 sums, summed in different orders: the losses agree
 # to BF16's precision at the first row, before the runs drift apart.
-check "the first row's critic loss agrees between the paths" awk -F, '
+test $bf16 = 0 || check "the first row's critic loss agrees between the paths" awk -F, '
     FNR == 2 { if (FILENAME ~ /toy-onednn/) a = $2; else b = $2 }
     END { d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); exit !(d <= 0.05 * m + 1e-3) }' \
     "$work/toy-onednn/metrics.csv" "$work/toy-openblas/metrics.csv"
+
+# Without a BF16 dot product, "auto" computes the toy's BF16 products (it has no
+# convolutions) through OpenBLAS: bit for bit the openblas path's.
+# shellcheck disable=SC2086
+hook=1 && run $toy --precision bf16 -s precision.level=O2 -s run.dir="$work/toy-nodot"
+hook=
+check "no BF16 dot product: toy BF16 O2 with gemm = auto exits 0" test "$rc" -eq 0
+check "no BF16 dot product: toy BF16 O2 with gemm = auto writes the openblas path's metrics.csv" \
+    cmp -s "$work/toy-nodot/metrics.csv" "$work/toy-openblas/metrics.csv"
 
 # FP32 products stay with OpenBLAS under "auto": the toy (no convolutions) is bit for bit
 # the openblas path's.
@@ -80,6 +131,7 @@ if test -f "$data/train-images-idx3-ubyte.gz"; then
             -s critic.iterations=2 -s run.iterations=4 -s run.log_every=1 -s run.eval_every=0
             -s run.image_every=0 -s run.checkpoint_every=0 -s run.metrics_time=false"
     for path in onednn openblas; do
+        test $bf16 = 1 || break
         # shellcheck disable=SC2086
         run $images --precision bf16 -s precision.level=O2 -s backend.gemm=$path -s run.dir="$work/img-$path"
         check "images BF16 O2 with gemm = $path exits 0" test "$rc" -eq 0
@@ -100,6 +152,17 @@ if test -f "$data/train-images-idx3-ubyte.gz"; then
         FNR == 2 { if (FILENAME ~ /img16-onednn/) a = $2; else b = $2 }
         END { d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); exit !(d <= 0.002 * m + 1e-4) }' \
         "$work/img16-onednn/metrics.csv" "$work/img16-openblas/metrics.csv"
+    # Without a BF16 dot product, "auto" keeps FP32 convolutions on oneDNN: the FP32
+    # run is bit for bit the one on a CPU with one, where they go through oneDNN too.
+    for hook in "" 1; do
+        # shellcheck disable=SC2086
+        run $images -s run.dir="$work/img32-$hook"
+        check "images FP32 with gemm = auto${hook:+ and no BF16 dot product} exits 0" test "$rc" -eq 0
+        check "images FP32 with gemm = auto${hook:+ and no BF16 dot product} logs 4 rows" rows "$work/img32-$hook/metrics.csv" 4
+    done
+    hook=
+    check "images FP32: no BF16 dot product leaves the metrics.csv of gemm = auto as it is" \
+        cmp -s "$work/img32-/metrics.csv" "$work/img32-1/metrics.csv"
 else
     echo "note: $data is missing; the image runs are left out"
 fi
