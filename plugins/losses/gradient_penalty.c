@@ -116,8 +116,7 @@ static int same_shape(const gan_tensor *a, const gan_tensor *b)
 
 /* The term itself, from checked inputs; runs inside the "penalty" scope. */
 static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_inputs *in,
-                              const struct gan_metric_sink *metrics, int ndim, int64_t batch,
-                              int64_t features);
+                              const struct gan_metric_sink *metrics, int ndim, int64_t batch);
 
 static gan_tensor *gp_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target target,
                            const struct gan_loss_inputs *in,
@@ -145,7 +144,6 @@ static gan_tensor *gp_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
         return NULL;
     }
     int64_t batch = gan_tensor_dim(in->real, 0);
-    int64_t features = gan_tensor_numel(in->real) / batch;
     if (in->alpha && gan_tensor_numel(in->alpha) != batch) {
         host->fail(host->ctx, GAN_ERR_INVALID, "loss gradient-penalty: the given alpha has "
                    "%lld values for a batch of %lld; give one per sample, shaped [%lld, 1]",
@@ -158,14 +156,13 @@ static gan_tensor *gp_term(gan_loss *l, gan_ctx *ctx, enum gan_loss_target targe
      * of the nodes they differentiate, so they follow). */
     if (gan_ctx_scope_push(ctx, "penalty") != GAN_OK)
         return NULL;
-    gan_tensor *term = gp_compute(l, ctx, in, metrics, ndim, batch, features);
+    gan_tensor *term = gp_compute(l, ctx, in, metrics, ndim, batch);
     gan_ctx_scope_pop(ctx);
     return term;
 }
 
 static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_inputs *in,
-                              const struct gan_metric_sink *metrics, int ndim, int64_t batch,
-                              int64_t features)
+                              const struct gan_metric_sink *metrics, int ndim, int64_t batch)
 {
     gan_tensor *real = loss_detached(ctx, in->real), *fake = loss_detached(ctx, in->fake);
     if (!real || !fake)
@@ -203,30 +200,10 @@ static gan_tensor *gp_compute(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
     if (!d)
         return NULL;
 
-    /* ∇ₓ̂ Σ s·D(x̂) with the graph recorded (the critic's update differentiates it again),
-     * then ·1/s: PyTorch's recipe for a penalty under loss scaling. s is the seed the host
-     * asks for (ganctl: the critic's loss scale, or penalty.inner_scale), else the
-     * inner_scale setting. The host sees the scaled gradient first: an overflow there is
-     * the scale's doing, which its loss scaler must know. */
-    float inner = in->inner_scale > 0.0 ? (float)in->inner_scale : l->inner_scale;
-    int64_t ddims[GAN_TENSOR_MAX_DIMS];
-    int dn = gan_tensor_ndim(d);
-    for (int k = 0; k < dn; k++)
-        ddims[k] = gan_tensor_dim(d, k);
-    gan_tensor *seed = gan_tensor_full(ctx, gan_tensor_dtype(d), dn, ddims, inner);
-    gan_tensor *g = NULL;
-    if (!seed || gan_grad(ctx, 1, &d, &seed, 1, &xhat, &g, 1) != GAN_OK)
-        return NULL;
-    if (in->inner_grad)
-        in->inner_grad(in->inner_ctx, "penalty.inner", xhat, g, (double)inner);
-    if (inner != 1.0f)
-        g = gan_scale(ctx, g, 1.0f / inner);
-    int64_t flat[2] = { batch, features };
-    g = gan_reshape(ctx, g, 2, flat);
-
-    gan_tensor *sumsq = gan_sum(ctx, gan_square(ctx, g), 1, 0);          /* [B] */
-    if (sumsq && gan_tensor_dtype(sumsq) != GAN_F32)
-        sumsq = gan_cast(ctx, sumsq, GAN_F32);
+    /* Σ (∇ₓ̂ D(x̂))² per sample, the gradient seeded with the host's scale (the critic's
+     * loss scale or penalty.inner_scale), else the inner_scale setting (loss_common.h). */
+    gan_tensor *sumsq = loss_inner_sum_squares(ctx, in, d, xhat, "penalty.inner",
+                                               l->inner_scale);
     /* eps = 0 adds nothing, so the op is left out: the paper's norm, op for op. */
     gan_tensor *norm = gan_sqrt(ctx, l->eps > 0.0f ? gan_add_scalar(ctx, sumsq, l->eps) : sumsq);
     gan_tensor *dev = gan_add_scalar(ctx, norm, -l->target);

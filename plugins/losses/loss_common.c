@@ -97,3 +97,28 @@ gan_tensor *loss_scores_f32(gan_ctx *ctx, gan_tensor *scores)
         return scores;
     return gan_cast(ctx, scores, GAN_F32);
 }
+
+gan_tensor *loss_inner_sum_squares(gan_ctx *ctx, const struct gan_loss_inputs *in,
+                                   gan_tensor *d, gan_tensor *x, const char *name,
+                                   float fallback)
+{
+    float inner = in->inner_scale > 0.0 ? (float)in->inner_scale : fallback;
+    int64_t ddims[GAN_TENSOR_MAX_DIMS];
+    int dn = gan_tensor_ndim(d);
+    for (int k = 0; k < dn; k++)
+        ddims[k] = gan_tensor_dim(d, k);
+    gan_tensor *seed = gan_tensor_full(ctx, gan_tensor_dtype(d), dn, ddims, inner);
+    gan_tensor *g = NULL;
+    if (!seed || gan_grad(ctx, 1, &d, &seed, 1, &x, &g, 1) != GAN_OK)
+        return NULL;
+    if (in->inner_grad)
+        in->inner_grad(in->inner_ctx, name, x, g, (double)inner);
+    if (inner != 1.0f)
+        g = gan_scale(ctx, g, 1.0f / inner);
+    int64_t batch = gan_tensor_dim(x, 0);
+    int64_t flat[2] = { batch, gan_tensor_numel(x) / batch };
+    gan_tensor *sumsq = gan_sum(ctx, gan_square(ctx, gan_reshape(ctx, g, 2, flat)), 1, 0);
+    if (sumsq && gan_tensor_dtype(sumsq) != GAN_F32)
+        sumsq = gan_cast(ctx, sumsq, GAN_F32);
+    return sumsq;
+}

@@ -24,6 +24,18 @@ void loss_free(gan_loss *l);
 /* The targets of a penalty: the critic's objective only. */
 unsigned loss_critic_only(gan_loss *l);
 
+/* A penalty's inner gradient, per sample: ‖∇ₓD‖² for each row of x, in FP32 ([B]).
+ * d = D(x) with x marked as requiring a gradient. The gradient is taken with the graph
+ * recorded (the critic's update differentiates it again), seeded with s, the seed the
+ * host asks for (in->inner_scale: the critic's loss scale or penalty.inner_scale), else
+ * `fallback`; shown to the host as `name` before the seed is divided out, so that an
+ * overflow the seed caused reaches its loss scaler as a gradient overflow; then ·1/s
+ * (PyTorch's recipe for a penalty under loss scaling). The sums of squares are taken to
+ * FP32 before anything is added to them or averaged. */
+gan_tensor *loss_inner_sum_squares(gan_ctx *ctx, const struct gan_loss_inputs *in,
+                                   gan_tensor *d, gan_tensor *x, const char *name,
+                                   float fallback);
+
 /* The batch's mean, or its sum with `sum` set, of every element of t: a 0-d tensor. */
 gan_tensor *loss_reduce(gan_ctx *ctx, gan_tensor *t, int sum);
 

@@ -78,28 +78,10 @@ static gan_tensor *r1_penalty(gan_loss *l, gan_ctx *ctx, const struct gan_loss_i
     gan_tensor *d = in->critic(in->critic_ctx, ctx, x);
     if (!d)
         return NULL;
-    /* ∇ₓ Σ s·D(x), recorded, then ·1/s: the inner-scale recipe of gradient-penalty (s is
-     * the critic's loss scale or penalty.inner_scale, as the host asks), shown to the
-     * host before the seed is divided out. */
-    float inner = in->inner_scale > 0.0 ? (float)in->inner_scale : 1.0f;
-    int64_t ddims[GAN_TENSOR_MAX_DIMS];
-    int dn = gan_tensor_ndim(d);
-    for (int k = 0; k < dn; k++)
-        ddims[k] = gan_tensor_dim(d, k);
-    gan_tensor *seed = gan_tensor_full(ctx, gan_tensor_dtype(d), dn, ddims, inner);
-    gan_tensor *g = NULL;
-    if (!seed || gan_grad(ctx, 1, &d, &seed, 1, &x, &g, 1) != GAN_OK)
-        return NULL;
-    if (in->inner_grad)
-        in->inner_grad(in->inner_ctx, l->on_fake ? "r2.inner" : "r1.inner", x, g, (double)inner);
-    if (inner != 1.0f)
-        g = gan_scale(ctx, g, 1.0f / inner);
-    int64_t batch = gan_tensor_dim(x, 0);
-    int64_t flat[2] = { batch, gan_tensor_numel(x) / batch };
-    /* Σ g² per sample, taken to FP32 before the batch mean, as the gradient penalty's. */
-    gan_tensor *sumsq = gan_sum(ctx, gan_square(ctx, gan_reshape(ctx, g, 2, flat)), 1, 0);
-    if (sumsq && gan_tensor_dtype(sumsq) != GAN_F32)
-        sumsq = gan_cast(ctx, sumsq, GAN_F32);
+    /* The inner gradient as gradient-penalty takes it (loss_common.h), seeded with
+     * the host's scale, else 1. */
+    gan_tensor *sumsq = loss_inner_sum_squares(ctx, in, d, x,
+                                               l->on_fake ? "r2.inner" : "r1.inner", 1.0f);
     return gan_mean(ctx, sumsq, GAN_ALL_AXES, 0);
 }
 
