@@ -10,6 +10,7 @@
 #include <ganctl/dtype.h>
 #include <ganctl/host.h>
 #include <ganctl/grad_stats.h>
+#include <ganctl/fp8.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -141,6 +142,26 @@ enum gan_cast_flag {
     GAN_CAST_SATURATE = 1u << 0
 };
 
+/* A product of two FP8 operands, each with its own scales (ABI 1.6): fp8_quantize's
+ * output fed to a GEMM. g is an ordinary gan_gemm with these limits: a and b are
+ * GAN_F8E4M3 or GAN_F8E5M2 (either, independently), c is F32, BF16 or F16, batch is
+ * 1, and each matrix is contiguous (lda, ldb and ldc equal the stored column counts).
+ * Products accumulate in FP32. Each operand's scales follow struct gan_fp8_layout
+ * (fp8.h) with its blocks along k:
+ *   a is stored m×k, ALONG_ROWS (trans_a 0), or k×m, ALONG_COLUMNS (trans_a 1);
+ *   b is stored k×n, ALONG_COLUMNS (trans_b 0), or n×k, ALONG_ROWS (trans_b 1).
+ * With inv = 1/scale rounded to FP32:
+ *   both per tensor:  c = ((alpha·inv_a)·inv_b) · Σ qa·qb + beta·c, the factors
+ *                     multiplied in FP32 and the sum rescaled once;
+ *   otherwise:        each q widened as q·inv of its block (exact for power-of-two
+ *                     scales, E8M0), then c = alpha · Σ a·b + beta·c.
+ * The result is rounded once into c's dtype. */
+struct gan_gemm_fp8 {
+    struct gan_gemm g;
+    struct gan_ref scale_a, scale_b;   /* F32, gan_fp8_scale_count() values each */
+    int64_t block_a, block_b;          /* 0: per tensor */
+};
+
 /* One Adam step over n elements (Kingma & Ba, with bias correction):
  *   g = grad · grad_scale + weight_decay · param      (L2, as torch.optim.Adam)
  *   m = beta1·m + (1 − beta1)·g;  v = beta2·v + (1 − beta2)·g²
@@ -237,6 +258,21 @@ typedef gan_status gan_backend_grad_stats_fn(gan_backend *be, size_t n,
                                              const struct gan_ref *unscaled,
                                              struct gan_grad_stats *stats);
 typedef gan_status gan_backend_synchronize_fn(gan_backend *be);
+typedef gan_status gan_backend_fp8_stats_fn(gan_backend *be, const struct gan_fp8_layout *l,
+                                            const struct gan_ref *x, int histogram,
+                                            float *block_amax, struct gan_fp8_stats *stats);
+typedef gan_status gan_backend_fp8_quantize_fn(gan_backend *be,
+                                               const struct gan_fp8_layout *l,
+                                               const struct gan_ref *x,
+                                               const struct gan_ref *scale, uint32_t flags,
+                                               const struct gan_ref *y,
+                                               struct gan_fp8_cast_stats *stats);
+typedef gan_status gan_backend_fp8_dequantize_fn(gan_backend *be,
+                                                 const struct gan_fp8_layout *l,
+                                                 const struct gan_ref *q,
+                                                 const struct gan_ref *scale,
+                                                 const struct gan_ref *y);
+typedef gan_status gan_backend_gemm_fp8_fn(gan_backend *be, const struct gan_gemm_fp8 *g);
 
 struct gan_backend_ops {
     size_t struct_size;           /* sizeof(struct gan_backend_ops) as the plugin was built */
@@ -299,6 +335,27 @@ struct gan_backend_ops {
     /* cast, with `flags` a set of enum gan_cast_flag bits; flags 0 is cast itself.
      * Optional (ABI 1.5): a backend without it has no saturating cast. */
     gan_backend_cast_flags_fn *cast_flags;
+
+    /* FP8 products (ABI 1.6). Optional, all four: a backend without them has no FP8
+     * products, and a run with precision.mode "fp8" is refused when it starts. Every
+     * operand is described by a struct gan_fp8_layout (fp8.h); x, q and y are
+     * contiguous rows·cols elements, scales are F32 (gan_fp8_scale_count of them).
+     *
+     * fp8_stats: measures x (F32, BF16 or F16) into *stats (its log2 histogram only when
+     * `histogram` is nonzero, else zeros), and when block_amax is not NULL writes there,
+     * in host memory, the max |x| over the finite values of each block (0 for a block
+     * with none), in the layout's scale order. Waits for the result. */
+    gan_backend_fp8_stats_fn *fp8_stats;
+    /* y (GAN_F8E4M3 or GAN_F8E5M2) = fp8(x · scale of its block), rounded to nearest
+     * even; `flags` as cast_flags takes them (GAN_CAST_SATURATE). When `stats` is not
+     * NULL it waits and fills it, the amax measured in the same pass. */
+    gan_backend_fp8_quantize_fn *fp8_quantize;
+    /* y (F32, BF16 or F16) = q · (1/scale of its block, rounded to FP32), rounded once to
+     * y's dtype: the operand an FP8 product reads, for products that take no FP8
+     * (convolutions emulated through their FP32 or BF16 kernels). */
+    gan_backend_fp8_dequantize_fn *fp8_dequantize;
+    /* See struct gan_gemm_fp8. */
+    gan_backend_gemm_fp8_fn *gemm_fp8;
 };
 
 /* Every slot of struct gan_backend_ops after struct_size, in the table's order, each
@@ -332,7 +389,11 @@ struct gan_backend_ops {
     X(adam, ADAM, GAN_SLOT_REQUIRED) \
     X(grad_stats, GRAD_STATS, GAN_SLOT_REQUIRED) \
     X(synchronize, SYNCHRONIZE, GAN_SLOT_OPTIONAL) \
-    X(cast_flags, CAST_FLAGS, GAN_SLOT_OPTIONAL)
+    X(cast_flags, CAST_FLAGS, GAN_SLOT_OPTIONAL) \
+    X(fp8_stats, FP8_STATS, GAN_SLOT_OPTIONAL) \
+    X(fp8_quantize, FP8_QUANTIZE, GAN_SLOT_OPTIONAL) \
+    X(fp8_dequantize, FP8_DEQUANTIZE, GAN_SLOT_OPTIONAL) \
+    X(gemm_fp8, GEMM_FP8, GAN_SLOT_OPTIONAL)
 
 /* Whether a module must fill a slot of its ops table. */
 enum gan_slot_requirement {

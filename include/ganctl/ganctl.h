@@ -10,11 +10,13 @@
 #include <ganctl/host.h>
 #include <ganctl/plugin.h>
 #include <ganctl/grad_stats.h>
+#include <ganctl/fp8.h>
 #include <ganctl/backend.h>
 #include <ganctl/philox.h>
 #include <ganctl/tensor.h>
 #include <ganctl/model.h>
 #include <ganctl/loss.h>
 #include <ganctl/scaler.h>
+#include <ganctl/recipe.h>
 
 #endif

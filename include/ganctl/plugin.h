@@ -17,7 +17,8 @@ enum gan_plugin_kind {
     GAN_PLUGIN_BACKEND = 1, /* ops: const struct gan_backend_ops * (backend.h) */
     GAN_PLUGIN_MODEL = 2,   /* ops: const struct gan_model_ops *   (model.h) */
     GAN_PLUGIN_LOSS = 3,    /* ops: const struct gan_loss_ops *    (loss.h) */
-    GAN_PLUGIN_SCALER = 4   /* ops: const struct gan_scaler_ops *  (scaler.h) */
+    GAN_PLUGIN_SCALER = 4,  /* ops: const struct gan_scaler_ops *  (scaler.h) */
+    GAN_PLUGIN_RECIPE = 5   /* ops: const struct gan_recipe_ops *  (recipe.h; ABI 1.6) */
 };
 
 struct gan_plugin {
@@ -61,7 +62,7 @@ typedef const struct gan_plugin *(*gan_plugin_descriptor_fn)(void);
     GAN_PLUGIN_EXPORT const struct gan_plugin *ganctl_plugin_descriptor(void); \
     GAN_PLUGIN_EXPORT const struct gan_plugin *ganctl_plugin_descriptor(void) { return &(descriptor); }
 
-/* Human-readable kind ("backend", "model", "loss", "scaler"), or NULL. */
+/* Human-readable kind ("backend", "model", "loss", "scaler", "recipe"), or NULL. */
 static inline const char *gan_plugin_kind_name(enum gan_plugin_kind kind)
 {
     switch (kind) {
@@ -69,6 +70,7 @@ static inline const char *gan_plugin_kind_name(enum gan_plugin_kind kind)
     case GAN_PLUGIN_MODEL: return "model";
     case GAN_PLUGIN_LOSS: return "loss";
     case GAN_PLUGIN_SCALER: return "scaler";
+    case GAN_PLUGIN_RECIPE: return "recipe";
     default: return NULL;
     }
 }
