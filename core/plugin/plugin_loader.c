@@ -240,6 +240,10 @@ static gan_status copy_kind_ops(struct gan_module *m, struct gan_error *err)
                                  "%s: the scaler name \"%s\" is longer than a scaler state holds (%d bytes): shorten it",
                                  m->path, m->plugin.name, GAN_SCALER_NAME_MAX - 1);
         return st;
+    case GAN_PLUGIN_RECIPE:
+        return gan_error_set(err, GAN_ERR_UNSUPPORTED,
+                             "%s: a scaling recipe, which this build does not load yet",
+                             m->path);
     }
     return GAN_OK;
 }

@@ -205,6 +205,7 @@ void gan_ctx_step_end(gan_ctx *ctx)
         ti_tensor_release(ctx, t);
     }
     ctx->n_step = 0;
+    ti_fp8_step_end(ctx);
     /* Casts cached on persistent tensors, and their 16-bit gradients, were step tensors:
      * a new step number makes every one of them stale at once. */
     ctx->step_no++;
@@ -229,6 +230,7 @@ void gan_ctx_free(gan_ctx *ctx)
     }
     ti_tape_destroy(ctx);
     ti_precision_destroy(ctx);
+    ti_fp8_destroy(ctx);
     free(ctx);
 }
 

@@ -304,6 +304,9 @@ static gan_tensor *policy_input(gan_ctx *ctx, gan_tensor *t, enum gan_dtype dtyp
     gan_tensor *y = gan_cast(ctx, t, dtype);
     if (!y)
         return NULL;
+    /* A copy made for an op is the tensor it copies: a weight first cast inside a
+     * backward pass is still no gradient (an FP8 product's format depends on it). */
+    y->from_backward = t->from_backward;
     ctx->policy_casts++;
     c->copy = y;
     c->step = ctx->step_no;

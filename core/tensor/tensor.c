@@ -88,6 +88,7 @@ static gan_tensor *tensor_alloc(gan_ctx *ctx, const char *op, enum gan_dtype dty
     }
     t->id = ctx->next_id++;
     t->persistent = persistent;
+    t->from_backward = ctx->in_backward != 0;
     if (persistent) {
         list_push(&ctx->persist_head, t);
         ctx->n_persist++;

@@ -94,6 +94,55 @@ void gan_ctx_clamp_count_stop(gan_ctx *ctx, uint64_t *changed, uint64_t *seen);
  * function and differs from the 16-bit pass by rounding alone. */
 void gan_ctx_clamp_as(gan_ctx *ctx, enum gan_dtype mode, enum gan_precision_level level);
 
+/* ------------------------------------------------------------------ FP8 products
+ * precision.mode "fp8" of ganctl.conf(5), on top of the 16-bit policy (O2 in the "rest"
+ * type, FP16 or BF16, which gan_ctx_set_precision sets): every gan_matmul, gan_linear
+ * and convolution whose compute type is 16 bit casts both its operands to FP8 under the
+ * scaling recipe (recipe.h) and multiplies them through the backend's FP8 product
+ * (gemm_fp8; convolutions through fp8_dequantize into FP32 and the FP32 convolution).
+ * An operand made by a backward pass (a gradient) takes gradient_format, any other
+ * forward_format ("hybrid": E4M3 forward, E5M2 gradients).
+ *
+ * The cast's derivative is the identity (straight through): the node records the
+ * 16-bit operands, and its backward is made of products that cast their own operands,
+ * so that a double backward runs through FP8 products at every order. */
+
+/* What one operand's cast did, for the debug log (GANCTL debug level 2). */
+struct gan_fp8_operand_report {
+    const char *name;              /* "critic.fc1/gan_linear#0/x" */
+    enum gan_dtype format;
+    int gradient;
+    struct gan_fp8_layout layout;
+    float scale_min, scale_max;    /* over its blocks (equal per tensor) */
+    struct gan_fp8_cast_stats cast;
+    const char *reason;            /* the recipe's, "" when it gave none */
+};
+
+struct gan_fp8_setup {
+    enum gan_dtype forward_format, gradient_format;   /* GAN_F8E4M3 or GAN_F8E5M2 */
+    uint32_t cast_flags;                              /* GAN_CAST_SATURATE or 0 */
+    const struct gan_recipe_ops *recipe;              /* borrowed; outlives the setting */
+    gan_recipe *recipe_instance;
+    const char *recipe_name;                          /* for messages */
+    /* Optional: called after every operand's cast. */
+    void (*report)(void *arg, const struct gan_fp8_operand_report *r);
+    void *report_arg;
+};
+
+/* Turns FP8 products on (setup copied) or off (NULL). GAN_ERR_UNSUPPORTED (recorded)
+ * when the backend lacks one of the four FP8 slots, GAN_ERR_INVALID for a format that
+ * is not FP8 or a setup without a recipe. */
+gan_status gan_ctx_set_fp8(gan_ctx *ctx, const struct gan_fp8_setup *setup);
+int gan_ctx_fp8_on(const gan_ctx *ctx);
+
+/* What the casts did since the last reset: summed counts, and the range of the scales
+ * chosen (log2; both 0 when no operand was cast). */
+struct gan_fp8_totals {
+    uint64_t operands, elements, overflow, underflow, subnormal, nonfinite;
+    double log2_scale_min, log2_scale_max;
+};
+void gan_ctx_fp8_totals(gan_ctx *ctx, struct gan_fp8_totals *out, int reset);
+
 /* ------------------------------------------------------------------ ops */
 
 /* The filter gradient of a convolution as an op of its own, so that the gradient of a

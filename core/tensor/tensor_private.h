@@ -48,6 +48,7 @@ struct gan_tensor {
     uint64_t version;           /* bumped whenever the values change in place */
     struct ti_cast_cache cast[2];  /* [1]: a recorded cast, [0]: an unrecorded one */
     gan_tensor *grad16;         /* the 16-bit gradient its cast passed back (gan_tensor_grad16) */
+    unsigned char from_backward;  /* made while a backward pass ran: a gradient operand */
     uint64_t grad16_step;       /* the step it belongs to */
 };
 
@@ -193,6 +194,35 @@ gan_tensor *ti_clamp(gan_ctx *ctx, gan_tensor *a, float lo, float hi, uint64_t *
 void ti_tape_clear(gan_ctx *ctx);
 void ti_tape_destroy(gan_ctx *ctx);
 
+/* ------------------------------------------------------------------ FP8 products
+ * (fp8.c; the rules are in tensor_core.h). */
+
+/* How many times an op ran in a scope this step: the occurrence in an operand's name. */
+struct ti_fp8_use {
+    const struct ti_scope *scope;
+    const char *op;
+    uint32_t count;
+};
+
+/* Whether an op whose compute dtype is dt casts its operands to FP8. */
+int ti_fp8_active(const gan_ctx *ctx, enum gan_dtype dt);
+/* The next occurrence of `op` in the current scope this step (0, 1, …). */
+uint32_t ti_fp8_occurrence(gan_ctx *ctx, const char *op);
+/* C = op(a)·op(b) (+ beta·C) through the backend's FP8 product: g as for gemm, its a
+ * and b the 16-bit operands, which are cast here under the recipe, named
+ * "<scope>/<op>#<occurrence>/<a_name>" and "…/<b_name>". */
+gan_status ti_fp8_gemm(gan_ctx *ctx, const char *op, uint32_t occurrence,
+                       const struct gan_gemm *g, gan_tensor *a, const char *a_name,
+                       gan_tensor *b, const char *b_name);
+/* x cast to FP8 under the recipe as one rows × cols operand with blocks along its rows,
+ * and widened back into a new FP32 step tensor shaped like x: the operand an emulated
+ * convolution reads. NULL on failure (recorded). */
+gan_tensor *ti_fp8_widened(gan_ctx *ctx, const char *op, uint32_t occurrence,
+                           gan_tensor *x, const char *name, int64_t rows, int64_t cols);
+/* Forgets the occurrences (gan_ctx_step_end) and frees (gan_ctx_free). */
+void ti_fp8_step_end(gan_ctx *ctx);
+void ti_fp8_destroy(gan_ctx *ctx);
+
 /* ------------------------------------------------------------------ buffer pool
  * (pool.c) */
 
@@ -269,6 +299,15 @@ struct gan_ctx {
     uint64_t clamp_changed, clamp_seen;
     int clamp_as;                        /* gan_ctx_clamp_as: an FP32 shadow of a 16-bit pass */
     int clamp_as_level;
+
+    /* FP8 products (fp8.c). */
+    int fp8_on;
+    struct gan_fp8_setup fp8;
+    struct ti_fp8_use *fp8_uses;         /* occurrences this step, per scope and op */
+    size_t n_fp8_uses, cap_fp8_uses;
+    struct gan_fp8_totals fp8_totals;
+    float *fp8_host;                     /* scratch: block amaxes, then scales */
+    size_t fp8_host_cap;
 };
 
 #endif

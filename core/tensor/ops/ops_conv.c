@@ -75,6 +75,38 @@ static int64_t out_padding(int64_t in, int64_t out, int64_t k, int stride, int p
 
 /* ------------------------------------------------------------------ conv2d */
 
+/* One of the backend's three convolution kernels, which share a signature. */
+typedef gan_status conv_kernel_fn(gan_backend *be, const struct gan_conv2d *c,
+                                  const struct gan_ref *a, const struct gan_ref *b, float beta,
+                                  const struct gan_ref *y);
+
+/* y = kernel(a, b) in c->dtype, or, when the op's operands go through FP8 (fp8.c), in
+ * FP32 from a and b cast to FP8 and widened back (each a rows × cols operand, a sample
+ * or a filter's output channel per row), then rounded once into y's dtype: the CPU's
+ * emulation of an FP8 convolution, exact up to the final rounding and the FP32 sums. */
+static gan_status run_conv(gan_ctx *ctx, const char *op, const char *kernel_name,
+                           conv_kernel_fn *kernel, struct gan_conv2d c, gan_tensor *a,
+                           const char *a_name, gan_tensor *b, const char *b_name,
+                           gan_tensor *y)
+{
+    gan_tensor *out = y;
+    if (ti_fp8_active(ctx, c.dtype)) {
+        uint32_t occurrence = ti_fp8_occurrence(ctx, op);
+        a = ti_fp8_widened(ctx, op, occurrence, a, a_name, a->dim[0], a->numel / a->dim[0]);
+        b = a ? ti_fp8_widened(ctx, op, occurrence, b, b_name, b->dim[0],
+                               b->numel / b->dim[0]) : NULL;
+        out = b ? ti_new_step(ctx, op, GAN_F32, y->ndim, y->dim) : NULL;
+        if (!out)
+            return ti_result(ctx, 0);
+        c.dtype = GAN_F32;
+    }
+    struct gan_ref ar = ti_ref(a), br = ti_ref(b), yr = ti_ref(out);
+    gan_status st = kernel(ctx->be, &c, &ar, &br, 0.0f, &yr);
+    if (st != GAN_OK)
+        return ti_backend_fail(ctx, op, kernel_name, st);
+    return out == y ? GAN_OK : ti_cast_into(ctx, op, out, y);
+}
+
 static gan_status conv2d_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
                                   gan_tensor **gin)
 {
@@ -121,12 +153,9 @@ gan_tensor *gan_conv2d(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, int stride, i
     if (y->numel > 0) {
         struct gan_conv2d c = conv_desc(x->dim, w->dim[0], w->dim[2], w->dim[3], stride, pad,
                                         ho, wo, dt);
-        struct gan_ref xr = ti_ref(x2), wr = ti_ref(w2), yr = ti_ref(y);
-        gan_status st = ctx->ops.conv2d_forward(ctx->be, &c, &xr, &wr, 0.0f, &yr);
-        if (st != GAN_OK) {
-            ti_backend_fail(ctx, op, "conv2d_forward", st);
+        if (run_conv(ctx, op, "conv2d_forward", ctx->ops.conv2d_forward, c, x2, "x", w2,
+                     "w", y) != GAN_OK)
             return NULL;
-        }
     }
     struct ti_node *node;
     if (ti_record(ctx, y, op, conv2d_backward, x, w, &node) != GAN_OK)
@@ -195,12 +224,9 @@ gan_tensor *gan_conv2d_transpose_hw(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, 
          * [n, c_out_t, ho, wo] to x's shape, and its data gradient is this op. */
         struct gan_conv2d c = conv_desc(dims, x->dim[1], kh, kw, stride, pad, x->dim[2],
                                         x->dim[3], dt);
-        struct gan_ref xr = ti_ref(x2), wr = ti_ref(w2), yr = ti_ref(y);
-        gan_status st = ctx->ops.conv2d_backward_data(ctx->be, &c, &xr, &wr, 0.0f, &yr);
-        if (st != GAN_OK) {
-            ti_backend_fail(ctx, op, "conv2d_backward_data", st);
+        if (run_conv(ctx, op, "conv2d_backward_data", ctx->ops.conv2d_backward_data, c,
+                     x2, "x", w2, "w", y) != GAN_OK)
             return NULL;
-        }
     }
     struct ti_node *node;
     if (ti_record(ctx, y, op, transpose_backward, x, w, &node) != GAN_OK)
@@ -267,12 +293,9 @@ gan_tensor *gan_conv2d_backward_filter(gan_ctx *ctx, gan_tensor *x, gan_tensor *
     if (y->numel > 0) {
         struct gan_conv2d c = conv_desc(x->dim, dy->dim[1], kh, kw, stride, pad, dy->dim[2],
                                         dy->dim[3], dt);
-        struct gan_ref xr = ti_ref(x2), dr = ti_ref(d2), yr = ti_ref(y);
-        gan_status st = ctx->ops.conv2d_backward_filter(ctx->be, &c, &xr, &dr, 0.0f, &yr);
-        if (st != GAN_OK) {
-            ti_backend_fail(ctx, op, "conv2d_backward_filter", st);
+        if (run_conv(ctx, op, "conv2d_backward_filter", ctx->ops.conv2d_backward_filter,
+                     c, x2, "x", d2, "dy", y) != GAN_OK)
             return NULL;
-        }
     }
     struct ti_node *node;
     if (ti_record(ctx, y, op, filter_backward, x, dy, &node) != GAN_OK)

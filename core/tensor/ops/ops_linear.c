@@ -60,6 +60,8 @@ static gan_status product(gan_ctx *ctx, const char *op, gan_tensor *x, gan_tenso
     gm.stride_a = x->numel;
     gm.stride_b = w->numel;
     gm.stride_c = c->numel;
+    if (ti_fp8_active(ctx, c->dtype))
+        return ti_fp8_gemm(ctx, op, ti_fp8_occurrence(ctx, op), &gm, x2, "x", w2, "w");
     gan_status st = ctx->ops.gemm(ctx->be, &gm);
     return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "gemm", st);
 }

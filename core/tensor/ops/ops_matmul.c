@@ -84,10 +84,16 @@ gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int trans_a, 
         gm.stride_a = a->numel;
         gm.stride_b = b->numel;
         gm.stride_c = y->numel;
-        gan_status st = ctx->ops.gemm(ctx->be, &gm);
-        if (st != GAN_OK) {
-            ti_backend_fail(ctx, op, "gemm", st);
-            return NULL;
+        if (ti_fp8_active(ctx, dt)) {
+            if (ti_fp8_gemm(ctx, op, ti_fp8_occurrence(ctx, op), &gm, a2, "a", b2, "b")
+                != GAN_OK)
+                return NULL;
+        } else {
+            gan_status st = ctx->ops.gemm(ctx->be, &gm);
+            if (st != GAN_OK) {
+                ti_backend_fail(ctx, op, "gemm", st);
+                return NULL;
+            }
         }
     }
     struct ti_node *node;
