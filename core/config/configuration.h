@@ -12,6 +12,10 @@
 
 typedef struct gan_config gan_config;
 
+/* The group under which each FP8 scaling recipe (recipe.h) has a group of its own, named
+ * after it, as each loss term has one under "loss": fp8.delayed.history. */
+#define GAN_CONFIG_RECIPE_GROUP "fp8"
+
 /* Where a value came from, lowest precedence first. A source read later replaces what
  * earlier ones set; the program reads them in this order. */
 enum gan_config_source {

@@ -101,12 +101,14 @@ static gan_status describe_settings(struct gan_plugin_info *p, const struct gan_
         return GAN_ERR_NOMEM;
     p->setting_count = n;
     /* Where the settings go in a configuration: a model's under the group of the
-     * network that uses it, a loss term's under its own name. */
+     * network that uses it, a loss term's and a recipe's under their own names. */
     char group[300];
     if (d->kind == GAN_PLUGIN_MODEL)
         snprintf(group, sizeof group, "{generator,critic}.model");
     else if (d->kind == GAN_PLUGIN_LOSS)
         snprintf(group, sizeof group, "loss.%s", d->name ? d->name : "?");
+    else if (d->kind == GAN_PLUGIN_RECIPE)
+        snprintf(group, sizeof group, GAN_CONFIG_RECIPE_GROUP ".%s", d->name ? d->name : "?");
     else
         snprintf(group, sizeof group, "%s", gan_plugin_kind_name(d->kind));
     for (size_t i = 0; i < n; i++) {
@@ -185,7 +187,7 @@ static gan_status list_one(struct gan_plugin_list *list, const char *dir, const 
     struct gan_module *m = NULL;
     if (!kind)
         gan_error_set(&e, GAN_ERR_INVALID,
-                      "%s: unknown plugin kind \"%s\" in its file name (modules are named backend-, model-, loss- or scaler-NAME.so): rename or remove it",
+                      "%s: unknown plugin kind \"%s\" in its file name (modules are named backend-, model-, loss-, scaler- or recipe-NAME.so): rename or remove it",
                       p->path, p->kind);
     else if (gan_module_open(p->path, kind, p->name, &m, &e) == GAN_ERR_NOMEM)
         return GAN_ERR_NOMEM;

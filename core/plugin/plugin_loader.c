@@ -99,7 +99,8 @@ const char *gan_loader_dir_at(const gan_loader *l, size_t index)
 enum gan_plugin_kind gan_plugin_kind_parse(const char *word)
 {
     static const enum gan_plugin_kind kinds[] = {
-        GAN_PLUGIN_BACKEND, GAN_PLUGIN_MODEL, GAN_PLUGIN_LOSS, GAN_PLUGIN_SCALER
+        GAN_PLUGIN_BACKEND, GAN_PLUGIN_MODEL, GAN_PLUGIN_LOSS, GAN_PLUGIN_SCALER,
+        GAN_PLUGIN_RECIPE
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (word && strcmp(word, gan_plugin_kind_name(kinds[i])) == 0)
@@ -157,6 +158,15 @@ static const struct slot scaler_required[] = {
     { "create", offsetof(struct gan_scaler_ops, create), GAN_SLOT_REQUIRED },
     { "scale", offsetof(struct gan_scaler_ops, scale), GAN_SLOT_REQUIRED },
     { "update", offsetof(struct gan_scaler_ops, update), GAN_SLOT_REQUIRED },
+};
+
+/* A recipe without destroy keeps nothing to free; without observe it learns nothing
+ * from a cast; without save_state and load_state it keeps no state; without describe it
+ * is logged by name. */
+static const struct slot recipe_required[] = {
+    { "create", offsetof(struct gan_recipe_ops, create), GAN_SLOT_REQUIRED },
+    { "plan", offsetof(struct gan_recipe_ops, plan), GAN_SLOT_REQUIRED },
+    { "scales", offsetof(struct gan_recipe_ops, scales), GAN_SLOT_REQUIRED },
 };
 
 /* A synchronous backend has no queued work to wait for. */
@@ -241,9 +251,19 @@ static gan_status copy_kind_ops(struct gan_module *m, struct gan_error *err)
                                  m->path, m->plugin.name, GAN_SCALER_NAME_MAX - 1);
         return st;
     case GAN_PLUGIN_RECIPE:
-        return gan_error_set(err, GAN_ERR_UNSUPPORTED,
-                             "%s: a scaling recipe, which this build does not load yet",
-                             m->path);
+        st = copy_ops(m, &m->recipe, sizeof m->recipe, recipe_required,
+                      COUNT_OF(recipe_required), "recipe", err);
+        if (st == GAN_OK && !m->recipe.save_state != !m->recipe.load_state)
+            return gan_error_set(err, GAN_ERR_ABI,
+                                 "%s: its recipe ops table sets %s but not %s: set both, or leave both NULL for a recipe without state",
+                                 m->path, m->recipe.save_state ? "save_state" : "load_state",
+                                 m->recipe.save_state ? "load_state" : "save_state");
+        /* Every checkpoint names its recipe, a stateless one's too (recipe.h). */
+        if (st == GAN_OK && strlen(m->plugin.name) >= GAN_RECIPE_NAME_MAX)
+            return gan_error_set(err, GAN_ERR_INVALID,
+                                 "%s: the recipe name \"%s\" is longer than a checkpoint keeps (%d bytes): shorten it",
+                                 m->path, m->plugin.name, GAN_RECIPE_NAME_MAX - 1);
+        return st;
     }
     return GAN_OK;
 }

@@ -39,6 +39,8 @@ struct gan_module {
     struct gan_loss_ops loss;         /* required: create, targets, term */
     struct gan_scaler_ops scaler;     /* required: create, scale, update; save_state and
                                          load_state both or neither */
+    struct gan_recipe_ops recipe;     /* required: create, plan, scales; save_state and
+                                         load_state both or neither */
 };
 
 /* Opens the module file at `path`, which must be the plugin of `kind` named `name`.
@@ -132,7 +134,7 @@ gan_status gan_loader_scan(const gan_loader *loader, struct gan_plugin_list *out
                            struct gan_error *err);
 void gan_plugin_list_clear(struct gan_plugin_list *list);
 
-/* The enum for "backend", "model", "loss", "scaler"; 0 for anything else. */
+/* The enum for "backend", "model", "loss", "scaler", "recipe"; 0 for anything else. */
 enum gan_plugin_kind gan_plugin_kind_parse(const char *word);
 
 #endif

@@ -70,6 +70,11 @@ struct gan_recipe_plan {
     enum gan_recipe_scale_type scale_type;
 };
 
+/* Bytes of a recipe's name, the NUL included. The core writes the name into every
+ * checkpoint (its metadata "recipe"), stateless recipes' too, so the loader refuses a
+ * module whose name is longer, as it does a stateless scaler's (scaler.h). */
+#define GAN_RECIPE_NAME_MAX 32
+
 /* One named array of a recipe's state. */
 struct gan_recipe_array {
     const char *name;            /* [A-Za-z0-9_.#/-]+, at most 255 bytes */

@@ -435,6 +435,117 @@ START_TEST(stateless_scaler_state)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ recipes */
+
+#define RECIPES GAN_TEST_PLUGIN_DIR "/recipes/.libs"
+
+static const struct gan_plugin_info *find_info(const struct gan_plugin_list *list,
+                                               const char *path);
+
+static gan_status open_recipe(const char *name, struct gan_module **m, struct gan_error *err)
+{
+    char path[600];
+    snprintf(path, sizeof path, RECIPES "/recipe-%s.so", name);
+    *m = NULL;
+    gan_error_clear(err);
+    return gan_module_open(path, GAN_PLUGIN_RECIPE, name, m, err);
+}
+
+/* A recipe's table is copied like a scaler's: the host's size, nothing read beyond the
+ * plugin's struct_size, and the required slots (create, plan, scales) checked. */
+START_TEST(recipe_tables_copied_and_checked)
+{
+    struct gan_module *m;
+    struct gan_error err;
+    ck_assert_msg(open_recipe("unit", &m, &err) == GAN_OK, "%s", err.message);
+    ck_assert_int_eq(m->plugin.kind, GAN_PLUGIN_RECIPE);
+    const struct gan_plugin *d = raw_descriptor(m);
+    const struct gan_recipe_ops *theirs = d->ops;
+    ck_assert_ptr_eq(m->plugin.ops, &m->recipe);
+    ck_assert_uint_eq(m->recipe.struct_size, sizeof(struct gan_recipe_ops));
+    ck_assert_ptr_eq(m->recipe.create, theirs->create);
+    ck_assert_ptr_eq(m->recipe.plan, theirs->plan);
+    ck_assert_ptr_eq(m->recipe.scales, theirs->scales);
+    ck_assert_ptr_eq(m->recipe.load_state, theirs->load_state);
+    ck_assert_ptr_null(m->recipe.observe);
+    ck_assert_ptr_nonnull(theirs->describe);
+    ck_assert_ptr_null(m->recipe.describe);
+    gan_recipe *rc = NULL;
+    ck_assert_int_eq(m->recipe.create(NULL, &rc), GAN_OK);
+    float scale = 0;
+    char reason[96] = "";
+    ck_assert_int_eq(m->recipe.scales(rc, NULL, NULL, NULL, &scale, reason), GAN_OK);
+    ck_assert_float_eq(scale, 1.0f);
+    ck_assert_str_eq(reason, "always 1");
+    gan_module_close(m);
+
+    ck_assert_int_eq(open_recipe("noplan", &m, &err), GAN_ERR_ABI);
+    ck_assert_ptr_null(m);
+    ck_assert_str_eq(err.message, RECIPES "/recipe-noplan.so: required slot plan missing from "
+                     "its recipe ops table: implement it, or rebuild the plugin against these headers");
+    assert_one_line(err.message);
+}
+END_TEST
+
+/* Both state slots or neither; and a name that fits a checkpoint's, stateless or not. */
+START_TEST(recipe_state_pair_and_name)
+{
+    struct gan_module *m;
+    struct gan_error err;
+    ck_assert_msg(open_recipe("stateless", &m, &err) == GAN_OK, "%s", err.message);
+    ck_assert_ptr_null(m->recipe.save_state);
+    ck_assert_ptr_null(m->recipe.load_state);
+    gan_module_close(m);
+
+    ck_assert_int_eq(open_recipe("halfstate", &m, &err), GAN_ERR_ABI);
+    ck_assert_ptr_null(m);
+    ck_assert_str_eq(err.message, RECIPES "/recipe-halfstate.so: its recipe ops table sets "
+                     "save_state but not load_state: set both, or leave both NULL for a recipe "
+                     "without state");
+    assert_one_line(err.message);
+
+    ck_assert_uint_eq(strlen("name-of-exactly-thirty-two-bytes"), GAN_RECIPE_NAME_MAX);
+    ck_assert_int_eq(open_recipe("name-of-exactly-thirty-two-bytes", &m, &err), GAN_ERR_INVALID);
+    ck_assert_ptr_null(m);
+    ck_assert_str_eq(err.message, RECIPES "/recipe-name-of-exactly-thirty-two-bytes.so: the "
+                     "recipe name \"name-of-exactly-thirty-two-bytes\" is longer than a "
+                     "checkpoint keeps (31 bytes): shorten it");
+}
+END_TEST
+
+/* The loader finds recipes by their kind's word, and the listing names their settings
+ * by the group they live in, fp8.NAME. */
+START_TEST(recipe_found_and_listed)
+{
+    static const char *const dirs[] = { RECIPES };
+    gan_loader *l = loader_of(dirs, 1, NULL, NO_PKGLIBDIR);
+    ck_assert_int_eq(gan_plugin_kind_parse("recipe"), GAN_PLUGIN_RECIPE);
+    struct gan_module *m = NULL;
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_msg(gan_loader_open(l, GAN_PLUGIN_RECIPE, "unit", &m, &err) == GAN_OK, "%s",
+                  err.message);
+    ck_assert_str_eq(m->path, RECIPES "/recipe-unit.so");
+    gan_module_close(m);
+
+    struct gan_plugin_list list;
+    ck_assert_int_eq(gan_loader_scan(l, &list, &err), GAN_OK);
+    ck_assert_uint_eq(list.count, 5);
+    const struct gan_plugin_info *unit = find_info(&list, RECIPES "/recipe-unit.so");
+    ck_assert_str_eq(unit->kind, "recipe");
+    ck_assert_ptr_null(unit->error);
+    ck_assert_int_eq(unit->is_backend, 0);
+    ck_assert_str_eq(unit->summary, "a recipe for the loader's tests");
+    ck_assert_uint_eq(unit->setting_count, 1);
+    ck_assert_str_eq(unit->settings[0].name, "fp8.unit.factor");
+    ck_assert_str_eq(unit->settings[0].default_value, "2");
+    const struct gan_plugin_info *half = find_info(&list, RECIPES "/recipe-halfstate.so");
+    assert_contains(half->error, "sets save_state but not load_state");
+    gan_plugin_list_clear(&list);
+    gan_loader_free(l);
+}
+END_TEST
+
 /* A scratch folder for files the build does not make. */
 static void scratch_dir(char *dir, size_t size)
 {
@@ -789,6 +900,9 @@ static Suite *loader_suite(void)
     tcase_add_test(search, missing_module_names_folders);
     tcase_add_test(search, scaler_tables_copied_and_checked);
     tcase_add_test(search, stateless_scaler_state);
+    tcase_add_test(search, recipe_tables_copied_and_checked);
+    tcase_add_test(search, recipe_state_pair_and_name);
+    tcase_add_test(search, recipe_found_and_listed);
     tcase_add_test(search, search_path_parts);
     tcase_add_test(search, unsafe_name_refused);
     tcase_add_loop_test(search, search_order, 0,
