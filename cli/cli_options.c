@@ -35,7 +35,7 @@ void gan_cli_usage(FILE *out)
           "Settings (highest precedence first: these options, --config, $GANCTL_CONFIG,\n"
           "the installed ganctl.conf; a resumed run starts from its saved settings):\n"
           "      --backend NAME     the compute backend, backend-NAME.so (sets backend.name)\n"
-          "      --precision MODE   fp32, fp16 or bf16 (sets precision.mode)\n"
+          "      --precision MODE   fp32, fp16, bf16 or fp8 (sets precision.mode)\n"
           "      --scaler NAME      the loss scaler, scaler-NAME.so (sets scaler.name); one\n"
           "                         other than none implies --precision fp16 unless given\n"
           "      --debug-level N    1: per-tensor gradient statistics; 2: also true underflow\n"

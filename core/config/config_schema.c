@@ -28,7 +28,9 @@ struct schema_key {
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
 static const char *const data_names[] = { "8gaussians", "25gaussians", "swissroll", "fashion-mnist", "folder", NULL };
 static const char *const decays[] = { "none", "linear", NULL };
-static const char *const precision_modes[] = { "fp32", "fp16", "bf16", NULL };
+static const char *const precision_modes[] = { "fp32", "fp16", "bf16", "fp8", NULL };
+static const char *const fp8_formats[] = { "hybrid", "e4m3", NULL };
+static const char *const fp8_rests[] = { "bf16", "fp16", NULL };
 static const char *const precision_levels[] = { "O1", "O2", NULL };
 static const char *const inner_scales[] = { "outer", NULL };
 
@@ -87,6 +89,12 @@ static const struct schema_key core_keys[] = {
      * they were before the setting existed; unset means 0. At most FP16's largest finite
      * value, so that the limit is a finite number in both 16-bit types. */
     FLOAT_RANGE_NO_DEFAULT("precision.clamp", 0, 65504, "fp16 and bf16: clamp every 16-bit result of a matrix product or convolution to +-this (StyleGAN2-ADA's conv_clamp, 256); 0 (off) when unset"),
+    /* No defaults: a run that sets none keeps its config.conf and checkpoints as they
+     * were before FP8 existed; core/train/state/fp8_session.c has what unset means. */
+    STR("fp8.recipe", NULL, NULL, "precision.mode = \"fp8\": the scaling recipe, recipe-NAME.so; \"current\" when unset"),
+    STR("fp8.format", NULL, fp8_formats, "precision.mode = \"fp8\": \"hybrid\" (E4M3 forward operands, E5M2 gradients) or \"e4m3\" (E4M3 everywhere); hybrid when unset"),
+    STR("fp8.rest", NULL, fp8_rests, "precision.mode = \"fp8\": the 16-bit type between the FP8 products, \"bf16\" or \"fp16\"; bf16 when unset"),
+    { "fp8.saturate", GAN_SETTING_BOOL, NULL, NULL, 0, 0, 0, 0, 0, "precision.mode = \"fp8\": a cast beyond the format's range saturates to +-max (true, as GPUs' satfinite) or overflows to inf (E5M2) or NaN (E4M3); true when unset", 0 },
     STR_OR_NUMBER("penalty.inner_scale", "\"outer\"", inner_scales, "seed of the penalty's inner gradient: \"outer\" (the critic's loss scale) or a number"),
     STR("scaler.name", "\"none\"", NULL, "the loss scaler of both networks, scaler-NAME.so"),
     STR("data.name", "\"8gaussians\"", data_names, "the data set: a 2-D toy, \"fashion-mnist\" (28x28 images), or \"folder\" (your PNG and JPEG images in data.path)"),
@@ -129,7 +137,7 @@ static const struct {
 static const char *const core_groups[] = {
     "backend", "log", "run", "data", "generator", "generator.model", "generator.optimizer",
     "generator.scaler", "critic", "critic.model", "critic.optimizer", "critic.scaler", "loss",
-    "precision", "penalty", "scaler", "eval"
+    "precision", "penalty", "scaler", "eval", "fp8"
 };
 #define CORE_GROUP_COUNT (sizeof core_groups / sizeof core_groups[0])
 

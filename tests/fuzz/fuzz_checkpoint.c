@@ -134,9 +134,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const char *path = fuzz_scratch_file(data, size);
     struct gan_checkpoint_state state;
+    struct gan_fp8_state fp8;
+    memset(&state, 0, sizeof state);
+    memset(&fp8, 0, sizeof fp8);
+    state.fp8 = &fp8;
     struct gan_error err;
     gan_error_clear(&err);
     gan_status st = gan_checkpoint_load(path, nets.cn, 2, &state, &err);
+    gan_fp8_state_clear(&fp8);
     if (st != GAN_OK) {
         check_refusal(st, &state, &err, path);
         return 0;

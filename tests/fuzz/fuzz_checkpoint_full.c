@@ -70,8 +70,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(text);
 
     struct gan_checkpoint_state state;
+    struct gan_fp8_state fp8;
+    memset(&state, 0, sizeof state);
+    memset(&fp8, 0, sizeof fp8);
+    state.fp8 = &fp8;
     gan_error_clear(&err);
     gan_status lst = gan_checkpoint_load(path, nets.cn, 2, &state, &err);
+    gan_fp8_state_clear(&fp8);
     if (lst != GAN_OK)
         check_message(&err, "the checkpoint");
     else if (state.config_text)

@@ -117,6 +117,27 @@ static gan_status add_scaling(gan_st_writer *w, const struct gan_checkpoint_net 
     return meta_u64(w, name, (uint64_t)sc->overflows, path, err);
 }
 
+/* The FP8 recipe's state: metadata "recipe" and a tensor recipe.ARRAY per array. The
+ * values stay in *fp8 while the writer needs them. */
+static gan_status add_recipe(gan_st_writer *w, const struct gan_fp8_state *fp8,
+                             const char *path, struct gan_error *err)
+{
+    if (!fp8 || !fp8->recipe[0])
+        return GAN_OK;
+    gan_status st = meta(w, "recipe", fp8->recipe, path, err);
+    for (size_t i = 0; st == GAN_OK && i < fp8->count; i++) {
+        const struct gan_recipe_array *a = &fp8->arrays[i];
+        char name[300], msg[512];
+        snprintf(name, sizeof name, "recipe.%s", a->name);
+        uint64_t shape[1] = { a->count };
+        st = gan_st_writer_add(w, name, GAN_ST_F64, 1, shape, a->values,
+                               a->count * sizeof(double), msg, sizeof msg);
+        if (st != GAN_OK)
+            gan_error_set(err, st, "%s: %s", path, msg);
+    }
+    return st;
+}
+
 /* Copies a net's parameters and moments to host memory and adds them to the writer. */
 static gan_status add_net(gan_st_writer *w, const struct gan_checkpoint_net *cn,
                           struct host_net *h, const char *path, struct gan_error *err)
@@ -204,6 +225,8 @@ gan_status gan_checkpoint_save(const char *path, const struct gan_checkpoint_net
         st = meta(w, "config", state->config_text ? state->config_text : "", path, err);
     if (st == GAN_OK)
         st = gan_checkpoint_reported_save(w, state, path, err);
+    if (st == GAN_OK)
+        st = add_recipe(w, state->fp8, path, err);
     if (st == GAN_OK) {
         char msg[768];
         st = gan_st_writer_write(w, path, msg, sizeof msg);
@@ -416,13 +439,62 @@ static gan_status load_scaling(const gan_st_file *f, const struct gan_checkpoint
     return st;
 }
 
+/* Whether a recipe's name or array name is one ganctl writes: the characters recipe.h
+ * allows, not empty, shorter than `max`. */
+static int plain_name(const char *s, size_t max, const char *extra)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= max)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || strchr(extra, s[i])))
+            return 0;
+    return 1;
+}
+
+/* The FP8 recipe's state from the file: metadata "recipe" and every recipe.* tensor.
+ * The names are checked, never quoted; the values are the recipe's to check. */
+static gan_status load_recipe(const gan_st_file *f, struct gan_fp8_state *fp8,
+                              const char *path, struct gan_error *err)
+{
+    const char *name = gan_st_metadata_get(f, "recipe");
+    gan_fp8_state_clear(fp8);
+    if (name && !plain_name(name, sizeof fp8->recipe, ""))
+        return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint's metadata \"recipe\" "
+                             "is not a scaling recipe's name: " DAMAGED, path);
+    if (name)
+        snprintf(fp8->recipe, sizeof fp8->recipe, "%s", name);
+    for (size_t k = 0; k < gan_st_count(f); k++) {
+        const struct gan_st_tensor *t = gan_st_tensor_at(f, k);
+        if (strncmp(t->name, "recipe.", 7) != 0)
+            continue;
+        if (!name || !plain_name(t->name + 7, 256, ".#/") || t->dtype != GAN_ST_F64 ||
+            t->ndim != 1)
+            return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint's tensor %zu is "
+                                 "named as FP8 recipe state but is not one (an F64 vector "
+                                 "with a plain name, beside the metadata \"recipe\"): "
+                                 DAMAGED, path, k);
+        double *values = malloc(t->nbytes ? t->nbytes : 1);
+        if (!values)
+            return gan_error_set(err, GAN_ERR_NOMEM, "%s: out of memory", path);
+        memcpy(values, t->data, t->nbytes);
+        gan_status st = gan_fp8_state_add(fp8, t->name + 7, values, (size_t)t->count);
+        free(values);
+        if (st != GAN_OK)
+            return gan_error_set(err, st, "%s: out of memory", path);
+    }
+    return GAN_OK;
+}
+
 /* Every tensor of the file must belong to one of the nets. */
 static gan_status check_no_strangers(const gan_st_file *f, const struct gan_checkpoint_net *nets,
                                      size_t count, const char *path, struct gan_error *err)
 {
     for (size_t k = 0; k < gan_st_count(f); k++) {
         const char *name = gan_st_tensor_at(f, k)->name;
-        int known = 0;
+        /* The FP8 recipe's state: load_recipe checks it. */
+        int known = strncmp(name, "recipe.", 7) == 0;
         for (size_t i = 0; i < count && !known; i++) {
             gan_net *net = nets[i].net;
             if (gan_net_find(net, name) >= 0 && strncmp(name, nets[i].name, strlen(nets[i].name)) == 0)
@@ -578,6 +650,8 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
     }
     if (st == GAN_OK)
         st = gan_checkpoint_reported_load(f, state, path, err);
+    if (st == GAN_OK && state->fp8)
+        st = load_recipe(f, state->fp8, path, err);
     state->iteration = (int64_t)iteration;
     state->config_text = NULL;
     gan_st_close(f);

@@ -9,6 +9,7 @@
 #include <ganctl/scaler.h>
 #include <ganctl/status.h>
 
+#include "amp/fp8_recipe.h"
 #include "base/error.h"
 #include "nn/net.h"
 #include "data/image_data.h"
@@ -36,6 +37,9 @@
  *   scaler.NET (metadata)                "NAME/VERSION": the scaler and its state format
  *   trainer.NET.skipped (metadata)       optimizer steps the trainer skipped so far
  *   trainer.NET.overflows (metadata)     overflow kinds seen since the last metrics row
+ * and, for a run with FP8 products (precision.mode "fp8"):
+ *   recipe (metadata)                    the scaling recipe's name
+ *   recipe.ARRAY                         one array of its state (recipe.h): F64, [n]
  * so `torch.load`-free tools (safetensors.torch.load_file) see every tensor, and
  * load_state_dict of a torch.nn.Sequential takes the NET.* tensors with the prefix cut. */
 
@@ -91,6 +95,9 @@ struct gan_checkpoint_state {
     const char *config_text;      /* save: borrowed; from load: see gan_checkpoint_load */
     struct gan_checkpoint_reported reported[GAN_CHECKPOINT_MAX_REPORTED];
     size_t n_reported;
+    /* The FP8 scaling recipe's state. Save: NULL, or recipe "" (no FP8), writes none.
+     * Load: filled when not NULL and cleared first; recipe "" when the file has none. */
+    struct gan_fp8_state *fp8;
 };
 
 /* Writes the checkpoint atomically (temporary file, fsync, rename, folder fsync): a

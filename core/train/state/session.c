@@ -194,7 +194,8 @@ static gan_status plugins_open(gan_session *s, gan_config *cfg, const gan_loader
     const struct gan_config_replaced_terms replaced = { term_installed, note_unused, &rt };
     if ((st = gan_config_check_loss_groups(cfg, terms, n, &replaced, err)) != GAN_OK)
         return st;
-    if ((st = open_scalers(s, cfg, loader, err)) != GAN_OK)
+    if ((st = open_scalers(s, cfg, loader, err)) != GAN_OK ||
+        (st = gan_session_fp8_open(s, cfg, loader, err)) != GAN_OK)
         return st;
     return check_precision(cfg, s, err);
 }
@@ -210,7 +211,8 @@ static void plugins_close(gan_session *s)
     for (int i = 0; i < GAN_NET_ROLES; i++)
         gan_module_close(s->scaler_module[i]);
     gan_module_close(s->scaler_shared);
-    s->backend_module = s->scaler_shared = NULL;
+    gan_module_close(s->recipe_module);
+    s->backend_module = s->scaler_shared = s->recipe_module = NULL;
     memset(s->model_module, 0, sizeof s->model_module);
     memset(s->loss_module, 0, sizeof s->loss_module);
     memset(s->scaler_module, 0, sizeof s->scaler_module);
@@ -278,6 +280,9 @@ static gan_status read_settings(gan_session *s, struct gan_error *err)
     gan_config_get_string(cfg, "precision.mode", &mode);
     gan_config_get_string(cfg, "precision.level", &level);
     set->precision = strcmp(mode, "fp16") == 0 ? GAN_F16 : strcmp(mode, "bf16") == 0 ? GAN_BF16 : GAN_F32;
+    gan_fp8_read_settings(cfg, &set->fp8);
+    if (set->fp8.on)
+        set->precision = set->fp8.rest;
     set->level = strcmp(level, "O1") == 0 ? GAN_PRECISION_O1 : GAN_PRECISION_O2;
     if (gan_config_get_float(cfg, "precision.clamp", &set->clamp) != GAN_OK)
         set->clamp = 0.0;
@@ -306,6 +311,9 @@ const char *gan_session_precision_name(const gan_session *s)
 {
     if (s->set.precision == GAN_F32)
         return "fp32";
+    if (s->set.fp8.on)
+        return s->set.precision == GAN_F16 ? "fp8 (fp16 between products)"
+                                           : "fp8 (bf16 between products)";
     if (s->set.precision == GAN_F16)
         return s->set.level == GAN_PRECISION_O1 ? "fp16 O1" : "fp16 O2";
     return s->set.level == GAN_PRECISION_O1 ? "bf16 O1" : "bf16 O2";
@@ -471,6 +479,8 @@ gan_status gan_session_open(gan_config *cfg, const gan_loader *loader, const str
     for (int i = 0; st == GAN_OK && i < GAN_NET_ROLES; i++)
         st = gan_amp_net_init(&s->amp[i], s->scaler_module[i], s->scaler_group[i],
                               gan_net_role_names[i], gan_net_count(s->net[i]), cfg, log, err);
+    if (st == GAN_OK)
+        st = gan_session_fp8_init(s, err);
     /* Initialised from the seed even when a checkpoint is loaded next (it then
      * overwrites the values): the same code path either way. */
     uint64_t init[GAN_NET_ROLES] = { GAN_STREAM_INIT_GENERATOR, GAN_STREAM_INIT_CRITIC };
@@ -495,6 +505,7 @@ void gan_session_free(gan_session *s)
         return;
     for (int i = 0; i < GAN_NET_ROLES; i++)
         gan_amp_net_release(&s->amp[i]);
+    gan_amp_fp8_free(&s->fp8);
     for (size_t i = 0; i < s->n_loss; i++)
         if (s->loss[i].loss && s->loss[i].module->loss.destroy)
             s->loss[i].module->loss.destroy(s->loss[i].loss);
@@ -523,7 +534,7 @@ gan_status gan_session_set_precision(gan_session *s, struct gan_error *err)
     for (size_t i = 0; i < n; i++)
         if (gan_ctx_add_fp32_scope(s->ctx, patterns[i]) != GAN_OK)
             return gan_session_ctx_fail(s, err, "precision.fp32");
-    return GAN_OK;
+    return gan_session_fp8_apply(s, err);
 }
 
 /* ------------------------------------------------------------------ a step's parts */
@@ -582,7 +593,14 @@ gan_status gan_session_save_checkpoint(gan_session *s, const char *path,
         scalings[i].overflows = a->overflows;
         nets[i] = (struct gan_checkpoint_net){ gan_net_role_names[i], s->net[i], s->opt[i], &scalings[i] };
     }
-    return gan_checkpoint_save(path, nets, GAN_NET_ROLES, state, err);
+    struct gan_checkpoint_state with_fp8 = *state;
+    struct gan_fp8_state fp8;
+    gan_status st = gan_session_fp8_save(s, &fp8, err);
+    with_fp8.fp8 = &fp8;
+    if (st == GAN_OK)
+        st = gan_checkpoint_save(path, nets, GAN_NET_ROLES, &with_fp8, err);
+    gan_fp8_state_clear(&fp8);
+    return st;
 }
 
 /* The backward passes a network has made by the end of `iteration`, as the trainer's
@@ -647,9 +665,16 @@ gan_status gan_session_load_checkpoint(gan_session *s, const char *path,
     struct gan_checkpoint_scaling scalings[GAN_NET_ROLES];
     for (int i = 0; i < GAN_NET_ROLES; i++)
         nets[i] = (struct gan_checkpoint_net){ gan_net_role_names[i], s->net[i], s->opt[i], &scalings[i] };
+    struct gan_fp8_state fp8;
+    memset(&fp8, 0, sizeof fp8);
+    state->fp8 = &fp8;
     gan_status st = gan_checkpoint_load(path, nets, GAN_NET_ROLES, state, err);
+    state->fp8 = NULL;
     if (st == GAN_OK)
         st = check_counts(s, path, state, scalings, err);
+    if (st == GAN_OK)
+        st = gan_session_fp8_load(s, &fp8, path, err);
+    gan_fp8_state_clear(&fp8);
     if (st != GAN_OK)
         return st;
     for (int i = 0; i < GAN_NET_ROLES; i++) {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <ganctl/ganctl.h>
 
+#include "amp/fp8_recipe.h"
 #include "amp/scaling.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -53,6 +54,7 @@ struct gan_session_settings {
     enum gan_dtype precision;     /* GAN_F32, GAN_F16 or GAN_BF16 */
     enum gan_precision_level level;
     double clamp;                 /* precision.clamp; 0 (off) when unset */
+    struct gan_fp8_settings fp8;  /* precision.mode "fp8" (precision is then fp8.rest) */
     int inner_outer_scale;        /* penalty.inner_scale = "outer" */
     double inner_scale;           /* ... else this number */
     const char *data_name;        /* data.name */
@@ -83,6 +85,7 @@ typedef struct gan_session {
     struct gan_module *scaler_module[GAN_NET_ROLES];
     char scaler_group[GAN_NET_ROLES][32];
     struct gan_module *scaler_shared;
+    struct gan_module *recipe_module;          /* precision.mode "fp8": fp8.recipe's */
 
     struct gan_backend_instance *backend;
     gan_ctx *ctx;
@@ -92,6 +95,7 @@ typedef struct gan_session {
     struct gan_session_loss loss[GAN_SESSION_MAX_TERMS];
     size_t n_loss;
     struct gan_amp_net amp[GAN_NET_ROLES];     /* each network's loss scaling */
+    struct gan_amp_fp8 fp8;                    /* the FP8 scaling recipe's instance */
     struct gan_objective objective;
     struct gan_amp_inner inner;                /* the objective being built */
 } gan_session;
@@ -156,5 +160,18 @@ gan_status gan_session_load_checkpoint(gan_session *s, const char *path,
 
 /* "fp32", "fp16 O2", ... */
 const char *gan_session_precision_name(const gan_session *s);
+
+/* session_fp8.c: precision.mode "fp8". Open: the recipe's module (plugins); init: its
+ * instance (after the context); apply: the context's FP8 products (with the precision);
+ * save and load: the recipe's state for a checkpoint (a run without FP8 saves none and
+ * refuses a checkpoint that holds one). */
+gan_status gan_session_fp8_open(gan_session *s, gan_config *cfg, const gan_loader *loader,
+                                struct gan_error *err);
+gan_status gan_session_fp8_init(gan_session *s, struct gan_error *err);
+gan_status gan_session_fp8_apply(gan_session *s, struct gan_error *err);
+gan_status gan_session_fp8_save(gan_session *s, struct gan_fp8_state *out,
+                                struct gan_error *err);
+gan_status gan_session_fp8_load(gan_session *s, const struct gan_fp8_state *in,
+                                const char *path, struct gan_error *err);
 
 #endif
