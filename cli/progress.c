@@ -16,7 +16,7 @@
 
 /* Fields in the order the line shows them. */
 enum field {
-    F_ITER, F_RATE, F_ETA, F_CRITIC, F_GEN, F_W, F_CRITIC_SCALE, F_GEN_SCALE,
+    F_ITER, F_RATE, F_ETA, F_CRITIC, F_GEN, F_W, F_CRITIC_SCALE, F_GEN_SCALE, F_FP8,
     F_QUALITY0, F_QUALITY1, F_QUALITY2,   /* toys: modes, hq, sW1; images: sW1, Fréchet */
     F_COUNT
 };
@@ -25,7 +25,7 @@ enum field {
  * are the line's reason to exist in mixed precision, so they come right after the
  * iteration. */
 static const enum field by_rank[F_COUNT] = {
-    F_ITER, F_CRITIC_SCALE, F_GEN_SCALE, F_CRITIC, F_ETA, F_W, F_GEN,
+    F_ITER, F_CRITIC_SCALE, F_GEN_SCALE, F_FP8, F_CRITIC, F_ETA, F_W, F_GEN,
     F_QUALITY2, F_QUALITY0, F_QUALITY1, F_RATE,
 };
 
@@ -66,6 +66,12 @@ static void make_fields(char (*text)[FIELD_SIZE], const struct gan_progress *p)
         gan_amp_scale_text(g, sizeof g, p->generator_scale);
         field(text, F_CRITIC_SCALE, "C %s skip %lld", c, (long long)p->critic_skipped);
         field(text, F_GEN_SCALE, "G %s skip %lld", g, (long long)p->generator_skipped);
+    }
+    if (p->fp8) {
+        char lo[32], hi[32];
+        gan_amp_scale_text(lo, sizeof lo, p->fp8_scale_min);
+        gan_amp_scale_text(hi, sizeof hi, p->fp8_scale_max);
+        field(text, F_FP8, "fp8 %s..%s", lo, hi);
     }
     if (p->has_quality && p->quality_count) {
         /* Image runs: the last value (the Fréchet distance) is ranked like the toys' sW1. */

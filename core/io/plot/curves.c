@@ -558,6 +558,7 @@ gan_status gan_curves_draw(const char *csv_path, const char *png_path, const cha
         return st;
     }
     int image = gan_curves_column(&t, "frechet") >= 0;
+    int fp8 = gan_curves_column(&t, "fp8_scale_min") >= 0;
     const struct panel panels[6] = {
         { "losses", "loss (critic, generator) and W estimate",
           { { "critic_loss", "critic loss", CRITIC, 0 }, { "generator_loss", "generator loss", GENERATOR, 0 },
@@ -565,8 +566,9 @@ gan_status gan_curves_draw(const char *csv_path, const char *png_path, const cha
         { "gradient penalty", "penalty, critic gradient norm",
           { { "penalty", "gradient penalty", FOURTH, 0 }, { "grad_norm", "||grad_x D|| (mean)", THIRD, 1 } },
           AXIS_LINEAR, 1, 0, 0, 0, 0 },
-        { "loss scale", "log2 loss scale",
-          { { "critic_scale", "critic scale", CRITIC, 0 }, { "generator_scale", "generator scale", GENERATOR, 0 } },
+        { "loss scale", fp8 ? "log2 loss scale; FP8 casts' scales" : "log2 loss scale",
+          { { "critic_scale", "critic scale", CRITIC, 0 }, { "generator_scale", "generator scale", GENERATOR, 0 },
+            { "fp8_scale_min", "FP8 scale, least", THIRD, 1 }, { "fp8_scale_max", "FP8 scale, most", FOURTH, 1 } },
           AXIS_LOG2, 0, 1, 0, 0, 0 },
         { "skipped steps", "skipped steps (cumulative)",
           { { "critic_skipped", "critic", CRITIC, 0 }, { "generator_skipped", "generator", GENERATOR, 0 } },

@@ -47,7 +47,9 @@ gan_status gan_trainer_make_columns(gan_trainer *t, struct gan_error *err)
         .time = t->set.metrics_time, .image = t->s->set.is_image,
         .frechet = t->batch.images && gan_image_run_has_frechet(t->batch.images),
         .modes = gan_evaluator_modes(t->eval.evaluator)->count != 0,
+        .fp8 = t->s->set.fp8.on,
     };
+    t->metrics.latest.fp8_scale_min = t->metrics.latest.fp8_scale_max = NAN;
     return gan_metrics_make_columns(&t->metrics, &layout, err);
 }
 
@@ -177,8 +179,10 @@ gan_status gan_trainer_write_row(gan_trainer *t, struct gan_error *err)
     double true_underflow[GAN_NET_ROLES];
     for (int i = 0; i < GAN_NET_ROLES; i++)
         true_underflow[i] = gan_probe_param_fraction(t->shadow.probe[i]);
+    struct gan_fp8_totals fp8;
+    gan_ctx_fp8_totals(t->s->ctx, &fp8, 1);
     gan_status st = gan_metrics_write_row(&t->metrics, t->folder.run_dir, &c, t->s->amp,
-                                          true_underflow, &q, t->log, err);
+                                          true_underflow, &fp8, &q, t->log, err);
     if (st == GAN_OK && t->shadow.csv)
         st = gan_trainer_write_underflow(t, err);
     /* The next row counts from here. */

@@ -50,6 +50,14 @@ gan_status gan_metrics_make_columns(struct gan_metrics_sink *m,
             names[n++] = scaling_columns[i][k];
     names[n++] = "critic_true_underflow";
     names[n++] = "generator_true_underflow";
+    if (layout->fp8) {
+        /* Over every FP8 cast since the previous row: the range of the scales the recipe
+         * chose, the share of non-zero values flushed to zero, the values saturated. */
+        names[n++] = "fp8_scale_min";
+        names[n++] = "fp8_scale_max";
+        names[n++] = "fp8_flushed_frac";
+        names[n++] = "fp8_saturated";
+    }
     if (layout->image) {
         names[n++] = "sliced_w1_pixel";
         /* An image folder's metrics have no Fréchet distance (image_run.h): no column. */
@@ -247,6 +255,7 @@ gan_status gan_metrics_write_row(struct gan_metrics_sink *m, const char *run_dir
                                  const struct gan_run_clock *c,
                                  const struct gan_amp_net amp[GAN_NET_ROLES],
                                  const double true_underflow[GAN_NET_ROLES],
+                                 const struct gan_fp8_totals *fp8,
                                  const struct gan_run_quality *q, const struct gan_log *log,
                                  struct gan_error *err)
 {
@@ -276,6 +285,19 @@ gan_status gan_metrics_write_row(struct gan_metrics_sink *m, const char *run_dir
     /* Debug level 2: filled where a network's last step was compared with its shadow. */
     for (int i = GAN_NET_CRITIC; i >= 0; i--)
         cells[n++] = cell_float(!isnan(true_underflow[i]), true_underflow[i]);
+    if (m->layout.fp8) {
+        int cast = fp8 && fp8->operands > 0;
+        double lo = cast ? exp2(fp8->log2_scale_min) : NAN;
+        double hi = cast ? exp2(fp8->log2_scale_max) : NAN;
+        cells[n++] = cell_float(cast, lo);
+        cells[n++] = cell_float(cast, hi);
+        cells[n++] = cell_float(cast && fp8->elements > 0,
+                                cast && fp8->elements > 0
+                                    ? (double)fp8->underflow / (double)fp8->elements : 0.0);
+        cells[n++] = cell_int(cast, cast ? (int64_t)fp8->overflow : 0);
+        m->latest.fp8_scale_min = lo;
+        m->latest.fp8_scale_max = hi;
+    }
     if (m->layout.image) {
         cells[n++] = cell_float(evaluated, q->values[0].value);
         if (m->layout.frechet)
@@ -331,6 +353,9 @@ void gan_metrics_fill_progress(const struct gan_metrics_sink *m, const struct ga
     p->critic_scale = gan_amp_scale(&amp[GAN_NET_CRITIC]);
     p->generator_scale = gan_amp_scale(&amp[GAN_NET_GENERATOR]);
     p->critic_skipped = amp[GAN_NET_CRITIC].skipped;
+    p->fp8 = m->layout.fp8 && !isnan(m->latest.fp8_scale_min);
+    p->fp8_scale_min = m->latest.fp8_scale_min;
+    p->fp8_scale_max = m->latest.fp8_scale_max;
     p->generator_skipped = amp[GAN_NET_GENERATOR].skipped;
 }
 

@@ -15,6 +15,7 @@
 #include "io/metrics_csv.h"
 #include "io/tensorboard.h"
 #include "nn/objective.h"
+#include "tensor/tensor_core.h"
 #include "train/run/folder.h"
 #include "train/run/run_dir.h"
 #include "train/state/state.h"
@@ -26,6 +27,7 @@ struct gan_trainer_latest {
     double loss[GAN_NET_ROLES];
     double norm[GAN_NET_ROLES];
     double metric[GAN_NET_ROLES][GAN_TRAINER_MAX_METRICS];
+    double fp8_scale_min, fp8_scale_max;   /* the last row's; NaN before one */
 };
 
 /* Which columns a row has besides the fixed ones and the reported values. */
@@ -34,6 +36,7 @@ struct gan_metrics_layout {
     int image;                    /* an image run's quality (sliced_w1_pixel), else a toy's */
     int frechet;                  /* image: frechet, where the data has the distance */
     int modes;                    /* toy: modes_covered and high_quality_pct */
+    int fp8;                      /* precision.mode "fp8": the casts' scales and flushes */
 };
 
 /* Where the rows go: the values each network's terms report, by their column names (a
@@ -95,6 +98,7 @@ gan_status gan_metrics_write_row(struct gan_metrics_sink *m, const char *run_dir
                                  const struct gan_run_clock *c,
                                  const struct gan_amp_net amp[GAN_NET_ROLES],
                                  const double true_underflow[GAN_NET_ROLES],
+                                 const struct gan_fp8_totals *fp8,
                                  const struct gan_run_quality *q, const struct gan_log *log,
                                  struct gan_error *err);
 

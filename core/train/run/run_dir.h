@@ -131,6 +131,9 @@ struct gan_progress {
     int scaled;
     double critic_scale, generator_scale;
     int64_t critic_skipped, generator_skipped;
+    /* FP8 products: the range of the scales the recipe chose up to the last row. */
+    int fp8;
+    double fp8_scale_min, fp8_scale_max;
 };
 
 /* "1h02m", "3m09s", "12s": a duration for people. */
