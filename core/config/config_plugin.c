@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* config_plugin.c — checking the settings of a plugin's group against the settings the
- * loaded plugin declares, its defaults, and the groups of loss terms nobody loads. */
+ * loaded plugin declares, its defaults, and the groups of loss terms and FP8 recipes
+ * nobody loads. */
 #include "config.h"
 
 #include <math.h>
@@ -138,6 +139,36 @@ gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *term
             return gan_error_set(err, GAN_ERR_CONFIG,
                                  "%s: \"%s\" configures the loss term \"%.*s\", which loss.terms does not list: add \"%.*s\" to loss.terms or remove the setting",
                                  v->origin, v->key, (int)len, term, (int)len, term);
+    }
+    return GAN_OK;
+}
+
+gan_status gan_config_check_recipe_groups(gan_config *cfg, const char *recipe,
+                                          struct gan_error *err)
+{
+    size_t n = strlen(GAN_CONFIG_RECIPE_GROUP);
+    for (size_t i = 0; i < cfg->count; i++) {
+        const struct gan_config_value *v = &cfg->values[i];
+        if (!gan_config_in_plugin_group(v->key) || strncmp(v->key, GAN_CONFIG_RECIPE_GROUP, n) != 0 ||
+            v->key[n] != '.')
+            continue;
+        const char *name = v->key + n + 1;
+        int len = (int)(strchr(name, '.') - name);
+        if (recipe && strlen(recipe) == (size_t)len && strncmp(recipe, name, (size_t)len) == 0)
+            continue;
+        if (v->source == GAN_CONFIG_DEFAULT) {
+            gan_config_remove_at(cfg, i--);
+            continue;
+        }
+        if (gan_config_source_is_saved(v->source))
+            return gan_config_saved_refusal(err, v->origin, NULL, v->source);
+        if (!recipe)
+            return gan_error_set(err, GAN_ERR_CONFIG,
+                                 "%s: \"%s\" configures the FP8 recipe \"%.*s\", but this run uses no FP8 recipe: remove the setting",
+                                 v->origin, v->key, len, name);
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: \"%s\" configures the FP8 recipe \"%.*s\", but fp8.recipe selects \"%s\": remove the setting, or select \"%.*s\"",
+                             v->origin, v->key, len, name, recipe, len, name);
     }
     return GAN_OK;
 }

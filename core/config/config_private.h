@@ -71,7 +71,10 @@ const struct schema_key *gan_config_core_key(const char *key);
 int gan_config_is_core_group(const char *key);
 /* Nonzero when `key` is loss.TERM (one name after "loss.") and not a core key. */
 int gan_config_is_loss_term_group(const char *key);
-/* Nonzero when `key` is group.something for a plugin group, or loss.TERM.something. */
+/* Nonzero when `key` is fp8.RECIPE (one name after "fp8.") and not a core key. */
+int gan_config_is_recipe_group(const char *key);
+/* Nonzero when `key` is group.something for a plugin group, loss.TERM.something or
+ * fp8.RECIPE.something. */
 int gan_config_in_plugin_group(const char *key);
 /* A character of a libconfig name ([A-Za-z][-A-Za-z0-9_]*), `first` or not. */
 int gan_config_name_char(char c, int first);

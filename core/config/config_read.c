@@ -99,7 +99,8 @@ static gan_status walk(gan_config *cfg, const config_setting_t *group, const cha
         snprintf(origin, sizeof origin, "%s:%u", file, line);
         gan_status st;
         if (config_setting_type(s) == CONFIG_TYPE_GROUP &&
-            (gan_config_is_core_group(key) || gan_config_is_loss_term_group(key))) {
+            (gan_config_is_core_group(key) || gan_config_is_loss_term_group(key) ||
+             gan_config_is_recipe_group(key))) {
             if ((st = walk(cfg, s, key, label, map, source, err)) != GAN_OK)
                 return st;
             continue;

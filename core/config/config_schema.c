@@ -90,7 +90,7 @@ static const struct schema_key core_keys[] = {
      * value, so that the limit is a finite number in both 16-bit types. */
     FLOAT_RANGE_NO_DEFAULT("precision.clamp", 0, 65504, "fp16 and bf16: clamp every 16-bit result of a matrix product or convolution to +-this (StyleGAN2-ADA's conv_clamp, 256); 0 (off) when unset"),
     /* No defaults: a run that sets none keeps its config.conf and checkpoints as they
-     * were before FP8 existed; core/train/state/fp8_session.c has what unset means. */
+     * were before FP8 existed; core/amp/fp8_recipe.c has what unset means. */
     STR("fp8.recipe", NULL, NULL, "precision.mode = \"fp8\": the scaling recipe, recipe-NAME.so; \"current\" when unset"),
     STR("fp8.format", NULL, fp8_formats, "precision.mode = \"fp8\": \"hybrid\" (E4M3 forward operands, E5M2 gradients) or \"e4m3\" (E4M3 everywhere); hybrid when unset"),
     STR("fp8.rest", NULL, fp8_rests, "precision.mode = \"fp8\": the 16-bit type between the FP8 products, \"bf16\" or \"fp16\"; bf16 when unset"),
@@ -137,13 +137,14 @@ static const struct {
 static const char *const core_groups[] = {
     "backend", "log", "run", "data", "generator", "generator.model", "generator.optimizer",
     "generator.scaler", "critic", "critic.model", "critic.optimizer", "critic.scaler", "loss",
-    "precision", "penalty", "scaler", "eval", "fp8"
+    "precision", "penalty", "scaler", "eval", GAN_CONFIG_RECIPE_GROUP
 };
 #define CORE_GROUP_COUNT (sizeof core_groups / sizeof core_groups[0])
 
 /* Groups whose keys, beyond the core's, belong to the plugin selected for the group
  * and are checked against its declared settings once it is loaded. Besides these,
- * every group loss.TERM holds the settings of the loss term TERM. */
+ * every group loss.TERM holds the settings of the loss term TERM, and every group
+ * fp8.RECIPE those of the FP8 scaling recipe RECIPE. */
 static const char *const plugin_groups[] = {
     "backend", "generator.model", "critic.model", "scaler", "generator.scaler", "critic.scaler"
 };
@@ -340,16 +341,38 @@ int gan_config_is_core_group(const char *key)
     return 0;
 }
 
+/* Nonzero when `key` is PARENT.NAME (one name after the parent) and not a core key. */
+static int named_group(const char *key, const char *parent)
+{
+    size_t n = strlen(parent);
+    return strncmp(key, parent, n) == 0 && key[n] == '.' && key[n + 1] &&
+           !strchr(key + n + 1, '.') && !gan_config_core_key(key);
+}
+
+/* Nonzero when `key` is PARENT.NAME.something. */
+static int in_named_group(const char *key, const char *parent)
+{
+    size_t n = strlen(parent);
+    if (strncmp(key, parent, n) != 0 || key[n] != '.')
+        return 0;
+    const char *dot = strchr(key + n + 1, '.');
+    return dot && dot > key + n + 1 && dot[1];
+}
+
 /* Nonzero when `key` is loss.TERM (one name after "loss.") and not a core key: the
  * group of a loss term's settings. */
 int gan_config_is_loss_term_group(const char *key)
 {
-    size_t n = strlen(LOSS_GROUP);
-    return strncmp(key, LOSS_GROUP, n) == 0 && key[n] == '.' && key[n + 1] &&
-           !strchr(key + n + 1, '.') && !gan_config_core_key(key);
+    return named_group(key, LOSS_GROUP);
 }
 
-/* Nonzero when `key` is group.something for a plugin group, or loss.TERM.something. */
+int gan_config_is_recipe_group(const char *key)
+{
+    return named_group(key, GAN_CONFIG_RECIPE_GROUP);
+}
+
+/* Nonzero when `key` is group.something for a plugin group, loss.TERM.something or
+ * fp8.RECIPE.something. */
 int gan_config_in_plugin_group(const char *key)
 {
     for (size_t i = 0; i < PLUGIN_GROUP_COUNT; i++) {
@@ -357,12 +380,7 @@ int gan_config_in_plugin_group(const char *key)
         if (strncmp(key, plugin_groups[i], n) == 0 && key[n] == '.' && key[n + 1])
             return 1;
     }
-    size_t n = strlen(LOSS_GROUP);
-    if (strncmp(key, LOSS_GROUP, n) == 0 && key[n] == '.') {
-        const char *dot = strchr(key + n + 1, '.');
-        return dot && dot > key + n + 1 && dot[1];
-    }
-    return 0;
+    return in_named_group(key, LOSS_GROUP) || in_named_group(key, GAN_CONFIG_RECIPE_GROUP);
 }
 
 int gan_config_name_char(char c, int first)
@@ -527,6 +545,10 @@ gan_status gan_config_put(gan_config *cfg, const char *key, struct parsed *p, co
     if (gan_config_is_loss_term_group(key))
         return gan_error_set(err, GAN_ERR_CONFIG,
                              "%s: \"%s\" must be a group, got %s: a loss term's settings go inside it, e.g. %s = { lambda = 0.1; }",
+                             origin, key, gan_config_type_phrase(p->type), key);
+    if (gan_config_is_recipe_group(key))
+        return gan_error_set(err, GAN_ERR_CONFIG,
+                             "%s: \"%s\" must be a group, got %s: a recipe's settings go inside it, e.g. %s = { margin = 1; }",
                              origin, key, gan_config_type_phrase(p->type), key);
     return gan_config_unknown_key(err, origin, key, NULL, NULL, NULL);
 }

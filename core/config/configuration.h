@@ -150,6 +150,14 @@ gan_status gan_config_check_loss_groups(gan_config *cfg, const char *const *term
                                         const struct gan_config_replaced_terms *replaced,
                                         struct gan_error *err);
 
+/* Keys fp8.NAME.* of every recipe but `recipe` (the one the run uses; NULL when it
+ * uses none): the first one found is GAN_ERR_CONFIG, as a setting no loaded plugin
+ * would read (a saved one with the refusal of a saved setting); ganctl's own defaults
+ * are dropped instead. The selected recipe's own group is checked against what it
+ * declares by gan_config_apply_plugin(cfg, "fp8.NAME", ...). */
+gan_status gan_config_check_recipe_groups(gan_config *cfg, const char *recipe,
+                                          struct gan_error *err);
+
 /* Every value as a libconfig file: nested groups, values in the order their keys were
  * first set, each followed by "# origin" when with_origins is set. Reading the text
  * back gives the same values. NULL when out of memory; free() the result. */

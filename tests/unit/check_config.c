@@ -827,6 +827,76 @@ START_TEST(test_loss_groups_of_a_replaced_list)
 }
 END_TEST
 
+/* Each FP8 recipe has a group of its own under fp8, read from a file's nested groups,
+ * --set and the saved text alike; the selected recipe's group is checked against what it
+ * declares, and a group of any other recipe is refused. */
+START_TEST(recipe_groups)
+{
+    static const struct gan_setting_spec delayed_spec[] = {
+        { "history", GAN_SETTING_INT, "1024", "window" },
+        { "algorithm", GAN_SETTING_STRING, "\"max\"", "max or most_recent" },
+        { "margin", GAN_SETTING_INT, "0", "binades" },
+        { NULL, 0, NULL, NULL },
+    };
+    const char *path = put_file("fp8.conf",
+        "fp8 = {\n"
+        "  delayed = { history = 16; algorithm = \"most_recent\"; };\n"
+        "  current = {\n"
+        "    margin = 2;\n"
+        "  };\n"
+        "};\n");
+    gan_config *cfg = fresh();
+    read_ok(cfg, path, GAN_CONFIG_FILE);
+    assert_value(cfg, "fp8.delayed.history", 16, at(path, 2));
+    assert_value(cfg, "fp8.current.margin", 2, at(path, 4));
+    set_ok(cfg, "fp8.block.size=128");
+    assert_value(cfg, "fp8.block.size", 128, "--set fp8.block.size=128");
+
+    struct gan_error err;
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_config_set(cfg, "fp8.delayed=1", &err), GAN_ERR_CONFIG);
+    ck_assert_str_eq(err.message, "--set fp8.delayed=1: \"fp8.delayed\" must be a group, got an "
+                     "integer: a recipe's settings go inside it, e.g. fp8.delayed = { margin = 1; }");
+
+    char *text = gan_config_to_text(cfg, 0);
+    ck_assert_ptr_nonnull(text);
+    gan_config *back = fresh();
+    ck_assert_msg(gan_config_read_string(back, text, "saved", GAN_CONFIG_FILE, &err) == GAN_OK,
+                  "%s", err.message);
+    const struct gan_config_value *size = gan_config_find(back, "fp8.block.size");
+    ck_assert_ptr_nonnull(size);
+    ck_assert_int_eq(size->i, 128);
+    ck_assert_int_eq(strncmp(size->origin, "saved:", 6), 0);
+    ck_assert_ptr_nonnull(gan_config_find(back, "fp8.delayed.algorithm"));
+    free(text);
+    gan_config_free(back);
+
+    ck_assert_msg(gan_config_apply_plugin(cfg, "fp8.delayed", "recipe \"delayed\"", delayed_spec,
+                                          &err) == GAN_OK, "%s", err.message);
+    assert_value(cfg, "fp8.delayed.margin", 0, "default");
+    ck_assert_int_eq(gan_config_check_recipe_groups(cfg, "delayed", &err), GAN_ERR_CONFIG);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "%s: \"fp8.current.margin\" configures the FP8 recipe "
+             "\"current\", but fp8.recipe selects \"delayed\": remove the setting, or select "
+             "\"current\"", at(path, 4));
+    ck_assert_str_eq(err.message, expected);
+    gan_config_free(cfg);
+
+    cfg = fresh();
+    set_ok(cfg, "fp8.delayed.history=4");
+    ck_assert_int_eq(gan_config_check_recipe_groups(cfg, "delayed", &err), GAN_OK);
+    ck_assert_int_eq(gan_config_check_recipe_groups(cfg, NULL, &err), GAN_ERR_CONFIG);
+    ck_assert_str_eq(err.message, "--set fp8.delayed.history=4: \"fp8.delayed.history\" configures "
+                     "the FP8 recipe \"delayed\", but this run uses no FP8 recipe: remove the "
+                     "setting");
+    gan_error_clear(&err);
+    ck_assert_int_eq(gan_config_apply_plugin(cfg, "fp8.delayed", "recipe \"delayed\"", NULL, &err),
+                     GAN_ERR_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err.message, "unknown setting \"fp8.delayed.history\""));
+    gan_config_free(cfg);
+}
+END_TEST
+
 /* The configuration written as text reads back to the same values, lists and nested
  * plugin groups included. */
 START_TEST(text_reads_back)
@@ -905,6 +975,7 @@ static Suite *config_suite(void)
     tcase_add_loop_test(train, training_values_checked, 0, COUNT(bad_training_cases));
     tcase_add_test(train, unused_term_groups);
     tcase_add_test(train, test_loss_groups_of_a_replaced_list);
+    tcase_add_test(train, recipe_groups);
     tcase_add_test(train, text_reads_back);
     suite_add_tcase(s, train);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "plugin/plugin_loader.h"
+#include "plugin/recipe_instance.h"
 
 #define PLUGINS GAN_TEST_PLUGIN_DIR "/.libs"
 #define ORDER1 GAN_TEST_PLUGIN_DIR "/order1/.libs"
@@ -546,6 +547,103 @@ START_TEST(recipe_found_and_listed)
 }
 END_TEST
 
+/* What a state's put received. */
+struct put_record {
+    int calls;
+    char name[64];
+    double first;
+    size_t count;
+    gan_status answer;
+};
+
+static gan_status record_put(void *arg, const char *name, const double *values, size_t count)
+{
+    struct put_record *r = arg;
+    r->calls++;
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->first = count ? values[0] : 0;
+    r->count = count;
+    return r->answer;
+}
+
+/* An instance is created with the group fp8.NAME of the configuration, and its state
+ * goes through the module's pair or, for a recipe without state, the core's stand-ins:
+ * nothing saved, nothing accepted. Another recipe's state is refused either way. */
+START_TEST(recipe_instance_and_state)
+{
+    struct gan_module *m;
+    struct gan_error err;
+    ck_assert_msg(open_recipe("unit", &m, &err) == GAN_OK, "%s", err.message);
+    gan_config *cfg = NULL;
+    ck_assert_int_eq(gan_config_new(&cfg, &err), GAN_OK);
+    ck_assert_int_eq(gan_config_set(cfg, "fp8.unit.factor=5", &err), GAN_OK);
+    char group[64];
+    gan_recipe_group(group, sizeof group, "unit");
+    ck_assert_str_eq(group, "fp8.unit");
+    ck_assert_msg(gan_config_apply_plugin(cfg, group, "recipe \"unit\"", m->plugin.settings,
+                                          &err) == GAN_OK, "%s", err.message);
+    struct gan_recipe_instance *inst = NULL;
+    ck_assert_msg(gan_recipe_instance_new(m, cfg, NULL, &inst, &err) == GAN_OK, "%s",
+                  err.message);
+    ck_assert_ptr_nonnull(inst->rc);
+    ck_assert_str_eq(inst->host.group, "fp8.unit");
+    ck_assert_str_eq(inst->host.label, "recipe unit");
+    long long factor = 0;
+    ck_assert_int_eq(inst->host.host.get_int(inst->host.host.ctx, "factor", &factor), GAN_OK);
+    ck_assert_int_eq(factor, 5);
+    /* Its describe lies beyond its table: the instance is described by its name. */
+    ck_assert_str_eq(inst->description, "unit");
+
+    struct put_record rec = { .answer = GAN_OK };
+    ck_assert_int_eq(gan_recipe_instance_save_state(inst, record_put, &rec, &err), GAN_OK);
+    ck_assert_int_eq(rec.calls, 1);
+    ck_assert_str_eq(rec.name, "calls");
+    ck_assert_uint_eq(rec.count, 1);
+    ck_assert_double_eq(rec.first, 7);
+    /* A failing put's status comes back as it is. */
+    rec.answer = GAN_ERR_IO;
+    ck_assert_int_eq(gan_recipe_instance_save_state(inst, record_put, &rec, &err), GAN_ERR_IO);
+
+    static const double seven = 7;
+    struct gan_recipe_array a[2] = { { "calls", &seven, 1 }, { "calls", &seven, 1 } };
+    ck_assert_int_eq(gan_recipe_instance_load_state(inst, "unit", a, 1, &err), GAN_OK);
+    ck_assert_int_eq(gan_recipe_instance_load_state(inst, "unit", a, 2, &err), GAN_ERR_FORMAT);
+    ck_assert_str_eq(err.message, "the checkpoint's state of recipe \"unit\" has the array "
+                     "\"calls\" twice");
+    a[0].name = "calls;rm";
+    ck_assert_int_eq(gan_recipe_instance_load_state(inst, "unit", a, 1, &err), GAN_ERR_FORMAT);
+    assert_contains(err.message, "has an array whose name is not one a recipe writes");
+    a[0].name = "other";
+    ck_assert_int_eq(gan_recipe_instance_load_state(inst, "unit", a, 1, &err), GAN_ERR_FORMAT);
+    assert_contains(err.message, "recipe \"unit\" (" RECIPES "/recipe-unit.so) refused the "
+                    "checkpoint's state: ");
+    a[0].name = "calls";
+    ck_assert_int_eq(gan_recipe_instance_load_state(inst, "delayed", a, 1, &err), GAN_ERR_INVALID);
+    ck_assert_str_eq(err.message, "the checkpoint's FP8 state belongs to recipe \"delayed\", not "
+                     "to recipe \"unit\": resume with that recipe (fp8.recipe), or start afresh");
+    ck_assert_int_eq(gan_recipe_instance_load_state(inst, "a\"b", a, 1, &err), GAN_ERR_INVALID);
+    assert_contains(err.message, "belongs to another recipe, not to recipe \"unit\"");
+    gan_recipe_instance_free(inst);
+    gan_module_close(m);
+
+    ck_assert_msg(open_recipe("stateless", &m, &err) == GAN_OK, "%s", err.message);
+    ck_assert_msg(gan_recipe_instance_new(m, cfg, NULL, &inst, &err) == GAN_OK, "%s",
+                  err.message);
+    rec.calls = 0;
+    ck_assert_int_eq(gan_recipe_instance_save_state(inst, record_put, &rec, &err), GAN_OK);
+    ck_assert_int_eq(rec.calls, 0);
+    ck_assert_int_eq(gan_recipe_instance_load_state(inst, "stateless", NULL, 0, &err), GAN_OK);
+    ck_assert_int_eq(gan_recipe_instance_load_state(inst, "stateless", a, 1, &err),
+                     GAN_ERR_FORMAT);
+    ck_assert_str_eq(err.message, "the checkpoint holds 1 state array (\"calls\" first) for "
+                     "recipe \"stateless\", which keeps no state in this build: resume with the "
+                     "build that saved it");
+    gan_recipe_instance_free(inst);
+    gan_module_close(m);
+    gan_config_free(cfg);
+}
+END_TEST
+
 /* A scratch folder for files the build does not make. */
 static void scratch_dir(char *dir, size_t size)
 {
@@ -903,6 +1001,7 @@ static Suite *loader_suite(void)
     tcase_add_test(search, recipe_tables_copied_and_checked);
     tcase_add_test(search, recipe_state_pair_and_name);
     tcase_add_test(search, recipe_found_and_listed);
+    tcase_add_test(search, recipe_instance_and_state);
     tcase_add_test(search, search_path_parts);
     tcase_add_test(search, unsafe_name_refused);
     tcase_add_loop_test(search, search_order, 0,
