@@ -39,33 +39,15 @@ const char *gan_fp8_describe(const struct gan_fp8_settings *set, char *buf, size
     return buf;
 }
 
-void gan_fp8_recipe_group(const char *name, char *buf, size_t size)
-{
-    snprintf(buf, size, "fp8.%s", name);
-}
-
 gan_status gan_amp_fp8_init(struct gan_amp_fp8 *f, const struct gan_fp8_settings *set,
                             struct gan_module *module, const gan_config *cfg,
                             const struct gan_log *log, int log_casts, struct gan_error *err)
 {
     memset(f, 0, sizeof *f);
     f->set = *set;
-    f->module = module;
     f->log = log;
     f->log_casts = log_casts;
-    char label[96], group[96];
-    snprintf(label, sizeof label, "recipe %s", module->plugin.name);
-    gan_fp8_recipe_group(module->plugin.name, group, sizeof group);
-    gan_plugin_host_init(&f->host, label, group, module->plugin.settings, cfg, log);
-    gan_status st = module->recipe.create(&f->host.host, &f->rc);
-    if (st != GAN_OK) {
-        f->rc = NULL;
-        return gan_error_set(err, st, "%s: the scaling recipe \"%s\" could not start: %s",
-                             module->path, module->plugin.name,
-                             f->host.error.message[0] ? f->host.error.message
-                                                      : "it gave no reason");
-    }
-    return GAN_OK;
+    return gan_recipe_instance_new(module, cfg, log, &f->recipe, err);
 }
 
 static const char *format_name(enum gan_dtype dt)
@@ -102,9 +84,9 @@ gan_status gan_amp_fp8_apply(struct gan_amp_fp8 *f, gan_ctx *ctx, struct gan_err
     s.forward_format = f->set.forward_format;
     s.gradient_format = f->set.gradient_format;
     s.cast_flags = f->set.saturate ? GAN_CAST_SATURATE : 0;
-    s.recipe = &f->module->recipe;
-    s.recipe_instance = f->rc;
-    s.recipe_name = f->module->plugin.name;
+    s.recipe = &f->recipe->module->recipe;
+    s.recipe_instance = f->recipe->rc;
+    s.recipe_name = f->recipe->module->plugin.name;
     if (f->log_casts) {
         s.report = log_cast;
         s.report_arg = f;
@@ -120,9 +102,8 @@ gan_status gan_amp_fp8_apply(struct gan_amp_fp8 *f, gan_ctx *ctx, struct gan_err
 
 void gan_amp_fp8_free(struct gan_amp_fp8 *f)
 {
-    if (f->rc && f->module && f->module->recipe.destroy)
-        f->module->recipe.destroy(f->rc);
-    f->rc = NULL;
+    gan_recipe_instance_free(f->recipe);
+    f->recipe = NULL;
 }
 
 /* ------------------------------------------------------------------ state */
@@ -170,47 +151,28 @@ gan_status gan_amp_fp8_save(struct gan_amp_fp8 *f, struct gan_fp8_state *out,
                             struct gan_error *err)
 {
     gan_fp8_state_clear(out);
-    snprintf(out->recipe, sizeof out->recipe, "%s", f->module->plugin.name);
-    if (!f->module->recipe.save_state)
-        return GAN_OK;
-    f->host.error.message[0] = '\0';
-    gan_status st = f->module->recipe.save_state(f->rc, put_array, out);
-    if (st != GAN_OK) {
+    snprintf(out->recipe, sizeof out->recipe, "%s", f->recipe->module->plugin.name);
+    gan_status st = gan_recipe_instance_save_state(f->recipe, put_array, out, err);
+    if (st != GAN_OK)
         gan_fp8_state_clear(out);
-        return gan_error_set(err, st, "the scaling recipe \"%s\" could not save its state: %s",
-                             f->module->plugin.name,
-                             f->host.error.message[0] ? f->host.error.message
-                                                      : "out of memory");
-    }
-    return GAN_OK;
+    return st;
 }
 
 gan_status gan_amp_fp8_load(struct gan_amp_fp8 *f, const struct gan_fp8_state *in,
                             const char *path, struct gan_error *err)
 {
-    const char *name = f->module->plugin.name;
     if (in->recipe[0] == '\0')
         return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint holds no FP8 recipe "
                              "state (metadata \"recipe\"), but this run casts through FP8 "
                              "under \"%s\": it was saved by a run in another precision; "
-                             "resume with its precision.mode", path, name);
-    if (strcmp(in->recipe, name) != 0)
-        return gan_error_set(err, GAN_ERR_CONFIG, "%s: the checkpoint's FP8 state belongs to "
-                             "another scaling recipe than fp8.recipe = \"%s\": resume with "
-                             "the recipe that saved it", path, name);
-    if (!f->module->recipe.load_state) {
-        if (in->count == 0)
-            return GAN_OK;
-        return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint holds %zu arrays of "
-                             "state for the recipe \"%s\", which keeps none: the file is "
-                             "damaged", path, in->count, name);
+                             "resume with its precision.mode", path,
+                             f->recipe->module->plugin.name);
+    gan_status st = gan_recipe_instance_load_state(f->recipe, in->recipe, in->arrays, in->count,
+                                                   err);
+    if (st != GAN_OK) {
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        gan_error_set(err, st, "%s: %s", path, why);
     }
-    f->host.error.message[0] = '\0';
-    gan_status st = f->module->recipe.load_state(f->rc, in->arrays, in->count);
-    if (st != GAN_OK)
-        return gan_error_set(err, st, "%s: the scaling recipe \"%s\" refuses the saved state: "
-                             "%s", path, name,
-                             f->host.error.message[0] ? f->host.error.message
-                                                      : "it gave no reason");
-    return GAN_OK;
+    return st;
 }

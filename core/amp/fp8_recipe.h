@@ -11,8 +11,8 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "config/configuration.h"
-#include "plugin/host.h"
 #include "plugin/plugin_loader.h"
+#include "plugin/recipe_instance.h"
 
 /* What the settings say, with what unset means (ganctl.conf(5)). */
 struct gan_fp8_settings {
@@ -30,15 +30,10 @@ void gan_fp8_read_settings(const gan_config *cfg, struct gan_fp8_settings *out);
 /* "fp8 hybrid (E4M3/E5M2) under \"current\", bf16 between products". */
 const char *gan_fp8_describe(const struct gan_fp8_settings *set, char *buf, size_t size);
 
-/* The recipe's settings group: "fp8.NAME". */
-void gan_fp8_recipe_group(const char *name, char *buf, size_t size);
-
 /* A run's recipe instance. */
 struct gan_amp_fp8 {
     struct gan_fp8_settings set;
-    struct gan_module *module;       /* borrowed: the session's */
-    struct gan_plugin_host host;
-    gan_recipe *rc;
+    struct gan_recipe_instance *recipe;
     const struct gan_log *log;
     int log_casts;                   /* every cast at debug (run.debug_level 2) */
 };

@@ -14,10 +14,11 @@ gan_status gan_session_fp8_open(gan_session *s, gan_config *cfg, const gan_loade
 {
     struct gan_fp8_settings set;
     gan_fp8_read_settings(cfg, &set);
-    if (!set.on)
-        return GAN_OK;
+    gan_status st = gan_config_check_recipe_groups(cfg, set.on ? set.recipe : NULL, err);
+    if (st != GAN_OK || !set.on)
+        return st;
     char group[96];
-    gan_fp8_recipe_group(set.recipe, group, sizeof group);
+    gan_recipe_group(group, sizeof group, set.recipe);
     return gan_open_configured(loader, cfg, GAN_PLUGIN_RECIPE, set.recipe, group,
                                &s->recipe_module, err);
 }
