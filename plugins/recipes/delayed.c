@@ -335,9 +335,9 @@ static gan_status load_array(gan_recipe *rc, struct table *t, const struct gan_r
     const struct gan_host *host = rc->host;
     int is_history = strncmp(a->name, HISTORY_PREFIX, sizeof HISTORY_PREFIX - 1) == 0;
     int is_overflows = strncmp(a->name, OVERFLOWS_PREFIX, sizeof OVERFLOWS_PREFIX - 1) == 0;
-    const char *operand = a->name + (is_history ? sizeof HISTORY_PREFIX - 1
-                                                : sizeof OVERFLOWS_PREFIX - 1);
-    if ((!is_history && !is_overflows) || !keepable_name(operand))
+    const char *operand = is_history ? a->name + sizeof HISTORY_PREFIX - 1
+                        : is_overflows ? a->name + sizeof OVERFLOWS_PREFIX - 1 : NULL;
+    if (!operand || !keepable_name(operand))
         return host->fail(host->ctx, GAN_ERR_FORMAT,
                           "recipe delayed: the state array \"%s\" is not one it writes", a->name);
     if (a->count && !a->values)
