@@ -62,7 +62,7 @@ run -h
 check "-h is --help" rc_is 0
 run --version
 check "--version exits 0" rc_is 0
-check "--version names the version and ABI" stdout_has "ganctl 0.1.0 (plugin ABI 1.5)"
+check "--version names the version and ABI" stdout_has "ganctl 0.1.0 (plugin ABI 1.6)"
 check "--version alone prints one line" test "$(wc -l <"$work/out")" -eq 1
 
 # usage errors: exit 2, one line
@@ -82,6 +82,8 @@ check "--list-plugins shows the cpu backend's setting" stdout_has "setting:  bac
 check "--list-plugins says the cpu backend is available" stdout_has "status:   available (cpu:"
 check "--list-plugins shows where a model's settings go" stdout_has "setting:  {generator,critic}.model.width, an integer"
 check "--list-plugins shows where a loss term's settings go" stdout_has "setting:  loss.gradient-penalty.lambda, a number"
+check "--list-plugins lists the FP8 recipes" stdout_has "recipe underflow-aware 0.1.0"
+check "--list-plugins shows where a recipe's settings go" stdout_has "setting:  fp8.delayed.history, an integer, default 1024"
 
 # a missing backend: one line naming the folders, exit 1
 run --backend nope
@@ -96,7 +98,7 @@ cp "$TEST_PLUGINS/.libs/backend-abimajor.so" "$work/plugins/" || exit 99
 run --plugin-dir "$work/plugins" --backend abimajor
 check "a wrong-ABI module exits 1 with one line" one_error 1
 check "a wrong-ABI module names file, reason and fix" \
-    stderr_has "ganctl: $work/plugins/backend-abimajor.so: built for plugin ABI 2.0, this ganctl has ABI 1.5: rebuild the plugin against these headers"
+    stderr_has "ganctl: $work/plugins/backend-abimajor.so: built for plugin ABI 2.0, this ganctl has ABI 1.6: rebuild the plugin against these headers"
 run --plugin-dir "$work/plugins" --list-plugins
 check "--list-plugins still works with a broken module" rc_is 0
 check "--list-plugins shows the broken module's error" stdout_has "error:    $work/plugins/backend-abimajor.so: built for plugin ABI 2.0"

@@ -4,7 +4,8 @@
 # and each documents what the program and the installed ganctl.conf actually have.
 #
 # Run from the top of the build tree: ganctl(1), ganctl.conf(5) and ganctl-plugin(7) are
-# made there from their templates (man/man.am); ganctl-scaler(7) is read from the source.
+# made there from their templates (man/man.am); ganctl-scaler(7) and ganctl-recipe(7) are
+# read from the source.
 
 srcdir=${srcdir:-.}
 command -v groff >/dev/null 2>&1 || { echo "skip: groff is not installed"; exit 77; }
@@ -14,7 +15,8 @@ fail() {
     failures=$((failures + 1))
 }
 
-for page in man/ganctl.1 man/ganctl.conf.5 man/ganctl-plugin.7 "$srcdir/man/ganctl-scaler.7"; do
+for page in man/ganctl.1 man/ganctl.conf.5 man/ganctl-plugin.7 "$srcdir/man/ganctl-scaler.7" \
+    "$srcdir/man/ganctl-recipe.7"; do
     [ -f "$page" ] || { fail "$page was not made (make all makes it)"; continue; }
     warnings=$(groff -man -ww -z "$page" 2>&1)
     if [ -n "$warnings" ]; then
