@@ -47,6 +47,7 @@ gan_status gan_amp_fp8_init(struct gan_amp_fp8 *f, const struct gan_fp8_settings
     f->set = *set;
     f->log = log;
     f->log_casts = log_casts;
+    f->log_now = 1;
     return gan_recipe_instance_new(module, cfg, log, &f->recipe, err);
 }
 
@@ -60,6 +61,8 @@ static const char *format_name(enum gan_dtype dt)
 static void log_cast(void *arg, const struct gan_fp8_operand_report *r)
 {
     struct gan_amp_fp8 *f = arg;
+    if (!f->log_now)
+        return;
     char scale[64];
     if (r->scale_min == r->scale_max)
         snprintf(scale, sizeof scale, "scale 2^%.2f", log2((double)r->scale_min));
@@ -98,6 +101,11 @@ gan_status gan_amp_fp8_apply(struct gan_amp_fp8 *f, gan_ctx *ctx, struct gan_err
         return st;
     }
     return GAN_OK;
+}
+
+void gan_amp_fp8_log_now(struct gan_amp_fp8 *f, int on)
+{
+    f->log_now = on;
 }
 
 void gan_amp_fp8_free(struct gan_amp_fp8 *f)

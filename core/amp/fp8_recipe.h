@@ -35,8 +35,13 @@ struct gan_amp_fp8 {
     struct gan_fp8_settings set;
     struct gan_recipe_instance *recipe;
     const struct gan_log *log;
-    int log_casts;                   /* every cast at debug (run.debug_level 2) */
+    int log_casts;                   /* casts at debug (run.debug_level 2) ... */
+    int log_now;                     /* ... during the steps before a metrics row */
 };
+
+/* Whether the casts from now on are logged (at debug level 2: the trainer turns it on
+ * for the iterations that end in a metrics row). */
+void gan_amp_fp8_log_now(struct gan_amp_fp8 *f, int on);
 
 /* Creates the instance from the module (opened with its group's settings checked). */
 gan_status gan_amp_fp8_init(struct gan_amp_fp8 *f, const struct gan_fp8_settings *set,

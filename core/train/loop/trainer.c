@@ -388,6 +388,8 @@ gan_status gan_trainer_run(gan_trainer *t, struct gan_trainer_result *result,
          * n_critic critic steps, each on a fresh real batch. */
         /* Debug level 2 compares each network's last step before a metrics row. */
         int probe = t->shadow.probe[GAN_NET_GENERATOR] && row_at(t, t->iteration + 1);
+        /* ... and logs its FP8 casts in the same iteration. */
+        gan_amp_fp8_log_now(&t->s->fp8, row_at(t, t->iteration + 1));
         t->shadow.due = probe;
         if (t->iteration > 0 && (st = gan_trainer_generator_step(t, err)) != GAN_OK)
             return st;
