@@ -10,6 +10,8 @@
 #   GANCTL_DRILL_TRIALS=N runs at least N trials (default 12), and more (up to 3N) until
 #                         some kills came before the first checkpoint and some while a
 #                         checkpoint was being written
+#   GANCTL_DRILL_ARGS=... further ganctl options for every run (fp8_train.sh drills an
+#                         FP8 run with them)
 
 GANCTL=${GANCTL:-./cli/ganctl}
 trials=${GANCTL_DRILL_TRIALS:-12}
@@ -33,7 +35,8 @@ echo "kill drill: seed $seed, $trials trials (GANCTL_DRILL_SEED=$seed replays th
 common="-s backend.threads=1 -s generator.model.width=16 -s generator.model.depth=2
         -s critic.model.width=16 -s critic.model.depth=2 -s data.batch_size=32
         -s critic.iterations=2 -s loss.gradient-penalty.lambda=0.1 -s run.iterations=200
-        -s run.log_every=5 -s run.eval_every=50 -s run.image_every=100 -s run.metrics_time=false"
+        -s run.log_every=5 -s run.eval_every=50 -s run.image_every=100 -s run.metrics_time=false
+        ${GANCTL_DRILL_ARGS:-}"
 # Every trial trains in this one folder, so that the saved configurations (which name
 # the folder) are alike but for run.id.
 run=$work/run
