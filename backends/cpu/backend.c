@@ -120,5 +120,10 @@ static const char *cpu_describe(gan_backend *be)
  * reads as a synchronous backend. */
 #define GAN_OPS_PREFIX cpu
 #define cpu_synchronize NULL
+/* The FP8 products (ABI 1.6) are not implemented yet: their slots stay empty. */
+#define cpu_fp8_stats NULL
+#define cpu_fp8_quantize NULL
+#define cpu_fp8_dequantize NULL
+#define cpu_gemm_fp8 NULL
 GAN_BACKEND_MODULE("CPU: OpenBLAS GEMM, oneDNN for convolutions where built and for BF16 where "
                    "the CPU has BF16 dot products, FP16 stored in 16 bits and computed in FP32")

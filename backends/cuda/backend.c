@@ -318,4 +318,9 @@ static const char *cuda_describe(gan_backend *be)
 
 /* The ops table, the descriptor and its export (backends/common/backend_module.h). */
 #define GAN_OPS_PREFIX cuda
+/* The FP8 products (ABI 1.6) are not implemented yet: their slots stay empty. */
+#define cuda_fp8_stats NULL
+#define cuda_fp8_quantize NULL
+#define cuda_fp8_dequantize NULL
+#define cuda_gemm_fp8 NULL
 GAN_BACKEND_MODULE("NVIDIA GPU: cuBLAS GEMM, cuDNN convolutions, own kernels for the rest")

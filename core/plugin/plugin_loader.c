@@ -240,6 +240,12 @@ static gan_status copy_kind_ops(struct gan_module *m, struct gan_error *err)
                                  "%s: the scaler name \"%s\" is longer than a scaler state holds (%d bytes): shorten it",
                                  m->path, m->plugin.name, GAN_SCALER_NAME_MAX - 1);
         return st;
+    case GAN_PLUGIN_RECIPE:
+        /* ABI 1.6 declares the kind; the host learns to load it with FP8 training, and
+         * until then refuses a recipe module rather than keep a table it cannot check. */
+        return gan_error_set(err, GAN_ERR_UNSUPPORTED,
+                             "%s: recipe modules are not loaded by this version of ganctl",
+                             m->path);
     }
     return GAN_OK;
 }
