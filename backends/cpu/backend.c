@@ -90,7 +90,8 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         snprintf(blas_note, sizeof blas_note, " (OpenBLAS %d)", be->blas_threads);
     cpu_onednn_describe(be, gemm, sizeof gemm);
     snprintf(be->description, sizeof be->description,
-             "cpu: %s kernel %s (%s), %d thread%s%s, %s; vector level %s%s; %s",
+             "cpu: %s kernel %s (%s), %d thread%s%s, %s; vector level %s%s; %s; "
+             "FP8: emulated, exact widening into the FP32 GEMM",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
              be->threads == 1 ? "" : "s", blas_note, be->blas.path, cpu_isa_name(be->isa),
              be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm);
@@ -107,6 +108,7 @@ static void cpu_destroy(gan_backend *be)
     cpu_pool_close(be);
     cpu_blas_close(&be->blas);
     free(be->scratch);
+    free(be->operand_scratch);
     free(be);
 }
 
@@ -120,9 +122,5 @@ static const char *cpu_describe(gan_backend *be)
  * reads as a synchronous backend. */
 #define GAN_OPS_PREFIX cpu
 #define cpu_synchronize NULL
-#define cpu_fp8_stats NULL
-#define cpu_fp8_quantize NULL
-#define cpu_fp8_dequantize NULL
-#define cpu_gemm_fp8 NULL
 GAN_BACKEND_MODULE("CPU: OpenBLAS GEMM, oneDNN for convolutions where built and for BF16 where "
                    "the CPU has BF16 dot products, FP16 stored in 16 bits and computed in FP32")

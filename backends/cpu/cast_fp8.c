@@ -247,8 +247,8 @@ static void fp8_to_f32_avx512(const uint8_t *x, float *y, size_t n, enum gan_dty
 
 /* ---------------------------------------------------------------- by level */
 
-static void f32_to_fp8(enum cpu_isa isa, const float *x, uint8_t *y, size_t n,
-                       enum gan_dtype dt, int saturate)
+void cpu_fp8_encode(enum cpu_isa isa, const float *x, uint8_t *y, size_t n,
+                    enum gan_dtype dt, int saturate)
 {
 #ifdef CPU_FP8_X86
     if (isa == CPU_ISA_AVX512) {
@@ -265,8 +265,8 @@ static void f32_to_fp8(enum cpu_isa isa, const float *x, uint8_t *y, size_t n,
     f32_to_fp8_portable(x, y, n, dt, saturate);
 }
 
-static void fp8_to_f32(enum cpu_isa isa, const uint8_t *x, float *y, size_t n,
-                       enum gan_dtype dt)
+void cpu_fp8_decode(enum cpu_isa isa, const uint8_t *x, float *y, size_t n,
+                    enum gan_dtype dt)
 {
 #ifdef CPU_FP8_X86
     if (isa == CPU_ISA_AVX512) {
@@ -308,13 +308,13 @@ static void convert_block(const struct fp8_job *j, const unsigned char *xp,
     if (j->xt == GAN_F32)
         wide = (const float *)(const void *)xp;
     else if (gan_is_fp8(j->xt))
-        fp8_to_f32(j->isa, xp, into, n, j->xt);
+        cpu_fp8_decode(j->isa, xp, into, n, j->xt);
     else
         cpu_convert(j->isa, xp, j->xt, into, GAN_F32, n);
     if (j->yt == GAN_F32)
         return; /* decoded into y already */
     if (gan_is_fp8(j->yt))
-        f32_to_fp8(j->isa, wide, yp, n, j->yt, j->saturate);
+        cpu_fp8_encode(j->isa, wide, yp, n, j->yt, j->saturate);
     else
         cpu_convert(j->isa, wide, GAN_F32, yp, j->yt, n);
 }

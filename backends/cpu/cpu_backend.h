@@ -79,6 +79,8 @@ struct gan_backend {
      * grown on demand and kept for the instance's life. */
     unsigned char *scratch;
     size_t scratch_bytes;
+    unsigned char *operand_scratch;   /* cpu_operand_scratch's, likewise */
+    size_t operand_scratch_bytes;
     /* The setting "gemm", and the oneDNN state when it may be used: NULL (a zeroed
      * instance, a build without oneDNN, "openblas", or a CPU other than x86-64 under
      * "auto") sends every call to OpenBLAS. */
@@ -103,6 +105,9 @@ static inline unsigned char *cpu_ref_ptr(const struct gan_ref *r)
 
 /* Scratch space of at least `bytes`, 64-byte aligned; valid until the next call. */
 gan_status cpu_scratch(gan_backend *be, size_t bytes, void **out);
+/* A second space like it, for operands a kernel stages before it calls another kernel
+ * that takes cpu_scratch for itself (gemm_fp8's widened operands, read by cpu_gemm). */
+gan_status cpu_operand_scratch(gan_backend *be, size_t bytes, void **out);
 
 /* blas.c: chooses OPENBLAS_CORETYPE when unset, loads the library, sets threads. */
 gan_status cpu_blas_open(gan_backend *be, int threads);
@@ -243,6 +248,21 @@ void cpu_convert_threads(gan_backend *be, const void *x, enum gan_dtype xt, void
  * sets c's four counts when c is not NULL. */
 void cpu_cast_fp8(gan_backend *be, const void *x, enum gan_dtype xt, void *y,
                   enum gan_dtype yt, size_t n, int saturate, struct gan_cast_counts *c);
+/* Its two conversions of n contiguous elements at vector level `isa`, on the calling
+ * thread: FP32 into FP8 type dt (gan_fp8_encode, saturating when `saturate`), and FP8
+ * type dt into FP32 (gan_fp8_decode, exact). The FP8 products' passes call them on the
+ * blocks they stage. */
+void cpu_fp8_encode(enum cpu_isa isa, const float *x, uint8_t *y, size_t n,
+                    enum gan_dtype dt, int saturate);
+void cpu_fp8_decode(enum cpu_isa isa, const uint8_t *x, float *y, size_t n,
+                    enum gan_dtype dt);
+
+/* fp8_products.c and gemm_fp8.c: the FP8 products, emulated (fp8_products.h has the
+ * passes they share) */
+gan_backend_fp8_stats_fn cpu_fp8_stats;
+gan_backend_fp8_quantize_fn cpu_fp8_quantize;
+gan_backend_fp8_dequantize_fn cpu_fp8_dequantize;
+gan_backend_gemm_fp8_fn cpu_gemm_fp8;
 
 /* rng.c (Philox4x32-10 itself is in <ganctl/philox.h>) */
 gan_backend_rng_bits_fn cpu_rng_bits;

@@ -92,26 +92,38 @@ gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                           src_byte_offset, bytes);
 }
 
-gan_status cpu_scratch(gan_backend *be, size_t bytes, void **out)
+/* One of the instance's scratch spaces (*space, *space_bytes) grown to `bytes`. */
+static gan_status grow_scratch(gan_backend *be, unsigned char **space, size_t *space_bytes,
+                               size_t bytes, void **out)
 {
-    if (be->scratch && be->scratch_bytes >= bytes) {
-        *out = be->scratch;
+    if (*space && *space_bytes >= bytes) {
+        *out = *space;
         return GAN_OK;
     }
     *out = NULL;
     size_t rounded = round_up(bytes);
     /* The old contents need not survive, so free before allocating: the peak is the
      * new size, not old plus new. */
-    free(be->scratch);
-    be->scratch = NULL;
-    be->scratch_bytes = 0;
+    free(*space);
+    *space = NULL;
+    *space_bytes = 0;
     unsigned char *p = rounded ? aligned_alloc(CPU_ALIGN, rounded) : NULL;
     if (!p)
         return be->host->fail(be->host->ctx, GAN_ERR_NOMEM,
                               "out of memory allocating %zu bytes of scratch space for "
                               "a kernel; use smaller batches or models", bytes);
-    be->scratch = p;
-    be->scratch_bytes = rounded;
+    *space = p;
+    *space_bytes = rounded;
     *out = p;
     return GAN_OK;
+}
+
+gan_status cpu_scratch(gan_backend *be, size_t bytes, void **out)
+{
+    return grow_scratch(be, &be->scratch, &be->scratch_bytes, bytes, out);
+}
+
+gan_status cpu_operand_scratch(gan_backend *be, size_t bytes, void **out)
+{
+    return grow_scratch(be, &be->operand_scratch, &be->operand_scratch_bytes, bytes, out);
 }

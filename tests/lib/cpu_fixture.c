@@ -45,6 +45,7 @@ void cpu_fixture_free(gan_backend *be)
     cpu_pool_close(be);
     cpu_blas_close(&be->blas);
     free(be->scratch);
+    free(be->operand_scratch);
     free(be);
 }
 

@@ -176,6 +176,8 @@ START_TEST(test_describe)
     const char *core = expected_core();
     if (core && strstr(d, "chosen from CPU features"))
         ck_assert_msg(strstr(d, core) != NULL, "description names no %s: %s", core, d);
+    ck_assert_msg(strstr(d, "; FP8: emulated, exact widening into the FP32 GEMM"),
+                  "description: %s", d);
 }
 END_TEST
 
@@ -346,6 +348,56 @@ START_TEST(test_cast_slot)
     ck_assert_uint_eq(counts.overflow, 1);
     ops->buffer_free(be, x);
     ops->buffer_free(be, y);
+}
+END_TEST
+
+/* ABI 1.6: the FP8 products through the module's table. x = (1, −3, 0.5, 96) scaled by
+ * 2 into E4M3 is (2, −6, 1, 192) exactly; its statistics, and the product of that 2×2
+ * operand with itself, which the two inverse scales bring back to x·x. */
+START_TEST(test_fp8_slots)
+{
+    ck_assert(ops->fp8_stats && ops->fp8_quantize && ops->fp8_dequantize && ops->gemm_fp8);
+    const float x[4] = { 1.0f, -3.0f, 0.5f, 96.0f }, two = 2.0f;
+    gan_buffer *bx = upload_floats(x, 4), *bs = upload_floats(&two, 1), *bq = NULL;
+    gan_buffer *by = upload_floats(x, 4);
+    ck_assert_int_eq(ops->buffer_alloc(be, 4, &bq), GAN_OK);
+    struct gan_fp8_layout l = { 2, 2, 0, GAN_FP8_ALONG_ROWS };
+    struct gan_ref rx = { bx, 0, GAN_F32 }, rs = { bs, 0, GAN_F32 }, rq = { bq, 0, GAN_F8E4M3 };
+    struct gan_ref ry = { by, 0, GAN_F32 };
+    struct gan_fp8_stats st;
+    float block_amax = 0.0f;
+    ck_assert_int_eq(ops->fp8_stats(be, &l, &rx, 1, &block_amax, &st), GAN_OK);
+    ck_assert(st.elements == 4 && st.zeros == 0 && st.nonfinite == 0 && st.amax == 96.0f);
+    ck_assert(block_amax == 96.0f);
+    ck_assert_uint_eq(st.log2_hist[6 - GAN_FP8_LOG2_MIN], 1);  /* 96 = 1.5 · 2^6 */
+    ck_assert_uint_eq(st.log2_hist[-1 - GAN_FP8_LOG2_MIN], 1); /* 0.5 */
+
+    struct gan_fp8_cast_stats cs;
+    ck_assert_int_eq(ops->fp8_quantize(be, &l, &rx, &rs, 0, &rq, &cs), GAN_OK);
+    uint8_t q[4];
+    ck_assert_int_eq(ops->download(be, q, bq, 0, 4), GAN_OK);
+    /* E4M3: 2 = 0 1000 000, −6 = 1 1001 100, 1 = 0 0111 000, 192 = 0 1110 100 */
+    ck_assert(q[0] == 0x40 && q[1] == 0xcc && q[2] == 0x38 && q[3] == 0x74);
+    ck_assert(cs.elements == 4 && cs.overflow == 0 && cs.amax == 96.0f);
+
+    float y[4];
+    ck_assert_int_eq(ops->fp8_dequantize(be, &l, &rq, &rs, &ry), GAN_OK);
+    download_floats(y, by, 4);
+    assert_floats(y, x, 4, 0.0, "dequantized");
+
+    struct gan_gemm_fp8 f = {
+        .g = { .m = 2, .n = 2, .k = 2, .alpha = 1.0f, .a = rq, .b = rq, .c = ry, .lda = 2,
+               .ldb = 2, .ldc = 2, .batch = 1 },
+        .scale_a = rs, .scale_b = rs,
+    };
+    ck_assert_int_eq(ops->gemm_fp8(be, &f), GAN_OK);
+    download_floats(y, by, 4);
+    const float xx[4] = { 1 - 3 * 0.5f, -3 - 3 * 96.0f, 0.5f + 96 * 0.5f, -1.5f + 96.0f * 96.0f };
+    assert_floats(y, xx, 4, 0.0, "x·x");
+    ops->buffer_free(be, bx);
+    ops->buffer_free(be, bs);
+    ops->buffer_free(be, bq);
+    ops->buffer_free(be, by);
 }
 END_TEST
 
@@ -734,6 +786,7 @@ static Suite *module_suite(void)
     tcase_add_test(tc, test_rng_slots);
     tcase_add_test(tc, test_adam_slot);
     tcase_add_test(tc, test_grad_stats_slot);
+    tcase_add_test(tc, test_fp8_slots);
     tcase_add_test(tc, test_blas_threads_setting);
     suite_add_tcase(s, tc);
     return s;

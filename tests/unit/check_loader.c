@@ -786,6 +786,8 @@ START_TEST(backend_slot_names)
     ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_CREATE), "create");
     ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_GEMM), "gemm");
     ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_SYNCHRONIZE), "synchronize");
+    ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_FP8_STATS), "fp8_stats");
+    ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_GEMM_FP8), "gemm_fp8");
     ck_assert_ptr_null(gan_backend_slot_name(GAN_BACKEND_SLOT_COUNT));
     enum gan_backend_slot slot;
     ck_assert(gan_backend_slot_parse("conv2d_backward_filter", &slot));
@@ -813,6 +815,9 @@ START_TEST(backend_supports)
     ck_assert(!gan_backend_supports(noconv, GAN_BACKEND_SLOT_CONV2D_BACKWARD_DATA));
     ck_assert(!gan_backend_supports(noconv, GAN_BACKEND_SLOT_CONV2D_BACKWARD_FILTER));
     ck_assert(!gan_backend_supports(noconv, GAN_BACKEND_SLOT_COUNT));
+    /* the FP8 products (ABI 1.6) are optional: a module without them loads */
+    ck_assert(!gan_backend_supports(noconv, GAN_BACKEND_SLOT_FP8_QUANTIZE));
+    ck_assert(!gan_backend_supports(good, GAN_BACKEND_SLOT_GEMM_FP8));
     ck_assert(gan_backend_supports(good, GAN_BACKEND_SLOT_CONV2D_FORWARD));
 
     static const char *const convolves[] = { "gemm", "conv2d_forward", NULL };

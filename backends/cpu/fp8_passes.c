@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* fp8_passes.c — the loops of the FP8 products' passes over one chunk of a row: measure,
+ * scale, count, rescale. Written once in plain C and compiled for each vector level. */
+#include "config.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
+
+#include <stdint.h>
+
+#include "fp8_products.h"
+#include "../common/fp8_ops.h"
+
+/* Each loop is branch-free integer and single floating-point steps, which the compiler
+ * vectorises: at -O2 GCC's cheapest cost model takes only loops of a known trip count,
+ * so this file asks for its dynamic one, which takes a chunk's length as it comes. A
+ * wrapper compiled with a target attribute vectorises the same steps over 8 or 16
+ * lanes; the steps, and so the bits, are those of the portable one
+ * (tests/unit/check_fp8_products.c runs every level against a scalar reference).
+ *
+ * Values are read as their FP32 bits through an alias-safe type: the tests of fp8_ops.h
+ * are on bits, so that NaN and subnormals are what their bits say. */
+typedef uint32_t __attribute__((may_alias)) fp8_bits32;
+
+#define FP8_INLINE static inline __attribute__((always_inline))
+
+FP8_INLINE void measure_loop(const float *restrict x, size_t n, uint32_t *restrict ab,
+                             struct cpu_fp8_counts *c)
+{
+    const fp8_bits32 *xb = (const fp8_bits32 *)(const void *)x;
+    uint32_t zeros = 0, nonfinite = 0, amax = c->amax_bits;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a = xb[i] & 0x7fffffffu;
+        uint32_t bad = a >= GAN_FP8_NONFINITE_BITS;
+        uint32_t v = a & (bad - 1u); /* 0 where not finite */
+        nonfinite += bad;
+        zeros += a == 0;
+        ab[i] = v;
+        amax = v > amax ? v : amax;
+    }
+    c->zeros += zeros;
+    c->nonfinite += nonfinite;
+    c->amax_bits = amax;
+}
+
+FP8_INLINE void max_into_loop(uint32_t *restrict dst, const uint32_t *restrict src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = src[i] > dst[i] ? src[i] : dst[i];
+}
+
+FP8_INLINE void mul_loop(const float *restrict x, const float *restrict s, float *restrict p,
+                         size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = x[i] * s[i];
+}
+
+/* gan_f64_to_f32_odd without its branches: a NaN or infinite product is exact as far
+ * as this step is concerned (it stays what FP32 makes of it). */
+FP8_INLINE void mul_odd_loop(const float *restrict x, const float *restrict s,
+                             float *restrict p, size_t n)
+{
+    fp8_bits32 *pb = (fp8_bits32 *)(void *)p;
+    for (size_t i = 0; i < n; i++) {
+        double v = (double)x[i] * (double)s[i];
+        float f = (float)v;
+        double back = (double)f, mag = __builtin_fabs(v);
+        uint32_t inexact = (back != v) & (v == v) & (mag != __builtin_inf());
+        uint32_t away = inexact & (__builtin_fabs(back) > mag);
+        union { float f; uint32_t u; } bits = { f };
+        pb[i] = (bits.u - away) | inexact;
+    }
+}
+
+FP8_INLINE void fill_loop(float *restrict dst, float v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = v;
+}
+
+FP8_INLINE uint32_t max_loop(const uint32_t *restrict src, size_t n, uint32_t m)
+{
+    for (size_t i = 0; i < n; i++)
+        m = src[i] > m ? src[i] : m;
+    return m;
+}
+
+FP8_INLINE void recip_loop(const float *restrict s, float *restrict r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        r[i] = 1.0f / s[i];
+}
+
+FP8_INLINE void count_loop(const float *restrict x, const float *restrict p,
+                           const uint8_t *restrict q, size_t n, uint32_t overflow_above,
+                           uint32_t subnormal_below, struct cpu_fp8_counts *c)
+{
+    const fp8_bits32 *xb = (const fp8_bits32 *)(const void *)x;
+    const fp8_bits32 *pb = (const fp8_bits32 *)(const void *)p;
+    uint32_t over = 0, under = 0, sub = 0, nonfinite = 0, amax = c->amax_bits;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ax = xb[i] & 0x7fffffffu, ap = pb[i] & 0x7fffffffu, aq = q[i] & 0x7fu;
+        uint32_t finite = ax < GAN_FP8_NONFINITE_BITS;
+        nonfinite += finite ^ 1u;
+        over += finite & (ap > overflow_above) & (ap <= GAN_FP8_NONFINITE_BITS);
+        under += finite & (ax != 0) & (aq == 0);
+        sub += (aq != 0) & (aq < subnormal_below);
+        uint32_t v = ax & (0u - finite);
+        amax = v > amax ? v : amax;
+    }
+    c->overflow += over;
+    c->underflow += under;
+    c->subnormal += sub;
+    c->nonfinite += nonfinite;
+    c->amax_bits = amax;
+}
+
+/* The wrappers of one vector level, named with its suffix. */
+#define FP8_LEVEL(sfx, target)                                                            \
+    target static void measure_##sfx(const float *x, size_t n, uint32_t *ab,             \
+                                     struct cpu_fp8_counts *c)                            \
+    {                                                                                     \
+        measure_loop(x, n, ab, c);                                                        \
+    }                                                                                     \
+    target static void max_into_##sfx(uint32_t *dst, const uint32_t *src, size_t n)      \
+    {                                                                                     \
+        max_into_loop(dst, src, n);                                                       \
+    }                                                                                     \
+    target static void mul_##sfx(const float *x, const float *s, float *p, size_t n)     \
+    {                                                                                     \
+        mul_loop(x, s, p, n);                                                             \
+    }                                                                                     \
+    target static void mul_odd_##sfx(const float *x, const float *s, float *p, size_t n) \
+    {                                                                                     \
+        mul_odd_loop(x, s, p, n);                                                         \
+    }                                                                                     \
+    target static void fill_##sfx(float *dst, float v, size_t n)                         \
+    {                                                                                     \
+        fill_loop(dst, v, n);                                                             \
+    }                                                                                     \
+    target static uint32_t max_##sfx(const uint32_t *src, size_t n, uint32_t m)          \
+    {                                                                                     \
+        return max_loop(src, n, m);                                                       \
+    }                                                                                     \
+    target static void recip_##sfx(const float *s, float *r, size_t n)                   \
+    {                                                                                     \
+        recip_loop(s, r, n);                                                              \
+    }                                                                                     \
+    target static void count_##sfx(const float *x, const float *p, const uint8_t *q,     \
+                                   size_t n, uint32_t over, uint32_t sub,                 \
+                                   struct cpu_fp8_counts *c)                              \
+    {                                                                                     \
+        count_loop(x, p, q, n, over, sub, c);                                             \
+    }
+
+FP8_LEVEL(portable, )
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define FP8_X86 1
+FP8_LEVEL(avx2, __attribute__((target("avx2"))))
+FP8_LEVEL(avx512, __attribute__((target("avx512f,avx512bw,avx512vl,avx2"))))
+/* The level's wrapper: AVX-512 and F16C levels run the loops compiled for them (the
+ * F16C level is an AVX2 one, cpu_backend.h), the portable level plain C. */
+#define FP8_DISPATCH(isa, name, ...)                     \
+    do {                                                 \
+        if ((isa) == CPU_ISA_AVX512)                     \
+            name##_avx512(__VA_ARGS__);                  \
+        else if ((isa) == CPU_ISA_F16C)                  \
+            name##_avx2(__VA_ARGS__);                    \
+        else                                             \
+            name##_portable(__VA_ARGS__);                \
+    } while (0)
+#else
+#define FP8_DISPATCH(isa, name, ...) ((void)(isa), name##_portable(__VA_ARGS__))
+#endif
+
+void cpu_fp8_measure(enum cpu_isa isa, const float *x, size_t n, uint32_t *ab,
+                     struct cpu_fp8_counts *c)
+{
+    FP8_DISPATCH(isa, measure, x, n, ab, c);
+}
+
+void cpu_fp8_max_into(enum cpu_isa isa, uint32_t *dst, const uint32_t *src, size_t n)
+{
+    FP8_DISPATCH(isa, max_into, dst, src, n);
+}
+
+void cpu_fp8_mul(enum cpu_isa isa, const float *x, const float *s, float *p, size_t n)
+{
+    FP8_DISPATCH(isa, mul, x, s, p, n);
+}
+
+void cpu_fp8_mul_odd(enum cpu_isa isa, const float *x, const float *s, float *p, size_t n)
+{
+    FP8_DISPATCH(isa, mul_odd, x, s, p, n);
+}
+
+void cpu_fp8_fill(enum cpu_isa isa, float *dst, float v, size_t n)
+{
+    FP8_DISPATCH(isa, fill, dst, v, n);
+}
+
+uint32_t cpu_fp8_max(enum cpu_isa isa, const uint32_t *src, size_t n, uint32_t m)
+{
+#ifdef FP8_X86
+    if (isa == CPU_ISA_AVX512)
+        return max_avx512(src, n, m);
+    if (isa == CPU_ISA_F16C)
+        return max_avx2(src, n, m);
+#else
+    (void)isa;
+#endif
+    return max_portable(src, n, m);
+}
+
+void cpu_fp8_recip(enum cpu_isa isa, const float *s, float *r, size_t n)
+{
+    FP8_DISPATCH(isa, recip, s, r, n);
+}
+
+void cpu_fp8_count(enum cpu_isa isa, const float *x, const float *p, const uint8_t *q,
+                   size_t n, const struct gan_fp8_format *f, struct cpu_fp8_counts *c)
+{
+    /* q's magnitude bits below 1 << mant_bits have a zero exponent field */
+    FP8_DISPATCH(isa, count, x, p, q, n, f->overflow_above, 1u << f->mant_bits, c);
+}

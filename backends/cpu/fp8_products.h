@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* fp8_products.h — what the CPU backend's FP8 product files share: the vectorised
+ * loops over one chunk of a row (fp8_passes.c), the walk over an operand's rows in
+ * chunks with each element's scale at hand (fp8_products.c), and the widening of an
+ * FP8 operand that gemm_fp8.c feeds to the FP32 GEMM. */
+#ifndef GANCTL_CPU_FP8_PRODUCTS_H
+#define GANCTL_CPU_FP8_PRODUCTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ganctl/fp8.h>
+
+#include "cpu_backend.h"
+#include "../common/fp8.h"
+
+/* Elements one loop handles at a time: a run of one row, staged in FP32 on the stack,
+ * where the few loops over it stay in the first-level cache. */
+#define FP8_CHUNK 256
+
+/* ---------------------------------------------------------------- fp8_passes.c */
+
+/* What the loops below count over a chunk, each in its own 32-bit counter (a chunk
+ * has at most FP8_CHUNK elements), and the largest finite |x| as FP32 bits. */
+struct cpu_fp8_counts {
+    uint32_t zeros, nonfinite, overflow, underflow, subnormal;
+    uint32_t amax_bits;
+};
+
+/* Each runs n ≤ FP8_CHUNK elements at vector level `isa`: the portable one in plain C,
+ * the others the same loops compiled for AVX2 or AVX-512. Integer steps and single
+ * FP32 or FP64 operations only, so every level gives the same bits. */
+
+/* fp8_stats: ab[i] = |x[i]|'s FP32 bits where finite, 0 where not; counts zeros and
+ * non-finite values; c->amax_bits grows to the largest ab. */
+void cpu_fp8_measure(enum cpu_isa isa, const float *x, size_t n, uint32_t *ab,
+                     struct cpu_fp8_counts *c);
+/* dst[i] = max(dst[i], src[i]): a block's amax down a column. */
+void cpu_fp8_max_into(enum cpu_isa isa, uint32_t *dst, const uint32_t *src, size_t n);
+/* p[i] = fl32(x[i] · s[i]). */
+void cpu_fp8_mul(enum cpu_isa isa, const float *x, const float *s, float *p, size_t n);
+/* p[i] = x[i] · s[i] exactly in FP64, rounded to odd in FP32 (gan_f64_to_f32_odd). */
+void cpu_fp8_mul_odd(enum cpu_isa isa, const float *x, const float *s, float *p, size_t n);
+/* dst[i] = v: the scale of a run of one block along a row, repeated. */
+void cpu_fp8_fill(enum cpu_isa isa, float *dst, float v, size_t n);
+/* max(m, src[0], …, src[n − 1]): a block's amax along a row. */
+uint32_t cpu_fp8_max(enum cpu_isa isa, const uint32_t *src, size_t n, uint32_t m);
+/* r[i] = fl32(1 / s[i]). */
+void cpu_fp8_recip(enum cpu_isa isa, const float *s, float *r, size_t n);
+/* fp8_quantize's counts (backends/common/fp8_ops.h, gan_fp8_tally_element) of x, its
+ * products p and their FP8 bits q in format f. */
+void cpu_fp8_count(enum cpu_isa isa, const float *x, const float *p, const uint8_t *q,
+                   size_t n, const struct gan_fp8_format *f, struct cpu_fp8_counts *c);
+
+/* ---------------------------------------------------------------- fp8_products.c */
+
+/* y = q · (1/scale of its block, rounded to FP32) as FP32, for every element of an
+ * operand of layout l (checked): fp8_dequantize into F32, which is how gemm_fp8 widens
+ * a scaled operand. Split across the instance's threads. */
+void cpu_fp8_widen(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
+                   enum gan_dtype qt, const float *scale, float *y);
+
+#endif
