@@ -61,6 +61,18 @@ void gan_ctx_fp8_totals(gan_ctx *ctx, struct gan_fp8_totals *out, int reset)
         memset(&ctx->fp8_totals, 0, sizeof ctx->fp8_totals);
 }
 
+void gan_ctx_fp8_hold(gan_ctx *ctx, int hold)
+{
+    if (ctx)
+        ctx->fp8_held += hold ? 1 : (ctx->fp8_held > 0 ? -1 : 0);
+}
+
+void gan_ctx_fp8_set_totals(gan_ctx *ctx, const struct gan_fp8_totals *totals)
+{
+    if (ctx && totals)
+        ctx->fp8_totals = *totals;
+}
+
 int ti_fp8_active(const gan_ctx *ctx, enum gan_dtype dt)
 {
     return ctx->fp8_on && ctx->policy_off == 0 && ctx->prec_mode != GAN_F32
@@ -200,6 +212,8 @@ static gan_status quantize(gan_ctx *ctx, const char *op, const char *name, gan_t
                            &cast);
     if (st != GAN_OK)
         return ti_backend_fail(ctx, op, "fp8_quantize", st);
+    if (ctx->fp8_held)
+        return GAN_OK;
     if (r->observe && (st = r->observe(rc, &operand, &cast, scales)) != GAN_OK)
         return ti_fail(ctx, st, "%s: recipe \"%s\" could not take the cast of %s", op,
                        ctx->fp8.recipe_name, name);

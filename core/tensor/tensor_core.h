@@ -142,6 +142,15 @@ struct gan_fp8_totals {
     double log2_scale_min, log2_scale_max;
 };
 void gan_ctx_fp8_totals(gan_ctx *ctx, struct gan_fp8_totals *out, int reset);
+/* While held (calls nest), casts still ask the recipe for their scales but tell it
+ * nothing back (no observe) and count nothing: forward passes that are not training
+ * steps (the trial step, evaluations, pictures) leave the recipe's history and the
+ * metrics as they were, so that a run's training does not depend on when it evaluated
+ * or where it was stopped. */
+void gan_ctx_fp8_hold(gan_ctx *ctx, int hold);
+/* Puts back totals a checkpoint kept, so that a resumed run's next row counts what the
+ * row of a run never stopped counts. */
+void gan_ctx_fp8_set_totals(gan_ctx *ctx, const struct gan_fp8_totals *totals);
 
 /* ------------------------------------------------------------------ ops */
 

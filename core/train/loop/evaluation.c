@@ -105,7 +105,7 @@ gan_status gan_trainer_set_up_eval(gan_trainer *t, struct gan_error *err)
 
 /* ------------------------------------------------------------------ evaluation */
 
-gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
+static gan_status evaluate(gan_trainer *t, struct gan_error *err)
 {
     /* Data parallel: the ranks' weights are the same; rank 0 evaluates for all. */
     if (!gan_trainer_dp_leader(t))
@@ -202,7 +202,7 @@ static gan_status image_picture(gan_trainer *t, const char *name, struct gan_err
 }
 
 /* A picture of the current state into `name` in the run folder. */
-gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_error *err)
+static gan_status picture(gan_trainer *t, const char *name, struct gan_error *err)
 {
     if (!gan_trainer_dp_leader(t))
         return GAN_OK;
@@ -212,7 +212,7 @@ gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_erro
     if (!field)
         return gan_trainer_nomem(err);
     /* The evaluation's samples are the picture's generated points. */
-    gan_status st = gan_trainer_evaluate(t, err);
+    gan_status st = evaluate(t, err);
     if (st == GAN_OK)
         st = critic_field(t, field, err);
     /* The title strip holds 42 characters at the default size: the data set is in the
@@ -251,3 +251,22 @@ gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_erro
     return st;
 }
 
+
+/* Evaluations and pictures are forward passes, not training: FP8 casts there leave the
+ * recipe's history and the metrics' counts alone (gan_ctx_fp8_hold), so that a run
+ * trains the same whenever it evaluates, on one rank or several. */
+gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
+{
+    gan_ctx_fp8_hold(t->s->ctx, 1);
+    gan_status st = evaluate(t, err);
+    gan_ctx_fp8_hold(t->s->ctx, 0);
+    return st;
+}
+
+gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_error *err)
+{
+    gan_ctx_fp8_hold(t->s->ctx, 1);
+    gan_status st = picture(t, name, err);
+    gan_ctx_fp8_hold(t->s->ctx, 0);
+    return st;
+}

@@ -70,6 +70,19 @@ static void read_settings(struct gan_run_settings *set, const gan_config *cfg)
 
 /* ------------------------------------------------------------------ the trial step */
 
+static gan_status trial_step(gan_session *s, struct gan_metrics_sink *m, const float *samples,
+                             int64_t n_real, int64_t iteration, struct gan_error *err);
+
+/* The trial step changes nothing, an FP8 recipe's history included. */
+static gan_status trial_step_keeping_fp8(gan_trainer *t, struct gan_error *err)
+{
+    gan_ctx_fp8_hold(t->s->ctx, 1);
+    gan_status st = trial_step(t->s, &t->metrics, t->eval.eval_real,
+                               (int64_t)t->eval.n_eval_real, t->iteration, err);
+    gan_ctx_fp8_hold(t->s->ctx, 0);
+    return st;
+}
+
 /* A reported value's name becomes a CSV column and a JSON key: keep it plain. */
 static int plain_name(const char *name)
 {
@@ -220,8 +233,7 @@ gan_status gan_trainer_new(const struct gan_trainer_setup *setup, gan_trainer **
     if (st == GAN_OK)
         st = gan_session_set_precision(t->s, err);
     if (st == GAN_OK)
-        st = trial_step(t->s, &t->metrics, t->eval.eval_real, (int64_t)t->eval.n_eval_real,
-                        t->iteration, err);
+        st = trial_step_keeping_fp8(t, err);
     if (st == GAN_OK)
         st = gan_trainer_make_columns(t, err);
     /* The run folder (outputs.c), every check before its first change. */

@@ -120,11 +120,18 @@ static gan_status add_scaling(gan_st_writer *w, const struct gan_checkpoint_net 
 /* The FP8 recipe's state: metadata "recipe" and a tensor recipe.ARRAY per array. The
  * values stay in *fp8 while the writer needs them. */
 static gan_status add_recipe(gan_st_writer *w, const struct gan_fp8_state *fp8,
-                             const char *path, struct gan_error *err)
+                             const struct gan_fp8_totals *t, const char *path,
+                             struct gan_error *err)
 {
     if (!fp8 || !fp8->recipe[0])
         return GAN_OK;
+    char totals[320];
+    snprintf(totals, sizeof totals, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+             " %" PRIu64 " %.17g %.17g", t->operands, t->elements, t->overflow, t->underflow,
+             t->subnormal, t->nonfinite, t->log2_scale_min, t->log2_scale_max);
     gan_status st = meta(w, "recipe", fp8->recipe, path, err);
+    if (st == GAN_OK)
+        st = meta(w, "recipe.totals", totals, path, err);
     for (size_t i = 0; st == GAN_OK && i < fp8->count; i++) {
         const struct gan_recipe_array *a = &fp8->arrays[i];
         char name[300], msg[512];
@@ -226,7 +233,7 @@ gan_status gan_checkpoint_save(const char *path, const struct gan_checkpoint_net
     if (st == GAN_OK)
         st = gan_checkpoint_reported_save(w, state, path, err);
     if (st == GAN_OK)
-        st = add_recipe(w, state->fp8, path, err);
+        st = add_recipe(w, state->fp8, &state->fp8_totals, path, err);
     if (st == GAN_OK) {
         char msg[768];
         st = gan_st_writer_write(w, path, msg, sizeof msg);
@@ -456,13 +463,29 @@ static int plain_name(const char *s, size_t max, const char *extra)
 /* The FP8 recipe's state from the file: metadata "recipe" and every recipe.* tensor.
  * The names are checked, never quoted; the values are the recipe's to check. */
 static gan_status load_recipe(const gan_st_file *f, struct gan_fp8_state *fp8,
-                              const char *path, struct gan_error *err)
+                              struct gan_fp8_totals *totals_out, const char *path,
+                              struct gan_error *err)
 {
     const char *name = gan_st_metadata_get(f, "recipe");
     gan_fp8_state_clear(fp8);
     if (name && !plain_name(name, sizeof fp8->recipe, ""))
         return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint's metadata \"recipe\" "
                              "is not a scaling recipe's name: " DAMAGED, path);
+    const char *totals = gan_st_metadata_get(f, "recipe.totals");
+    if (name) {
+        uint64_t v[6];
+        double lo, hi;
+        int used = 0;
+        if (!totals ||
+            sscanf(totals, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %"
+                   SCNu64 " %lf %lf%n", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &lo, &hi,
+                   &used) != 8 || totals[used] != '\0' || !isfinite(lo) || !isfinite(hi) ||
+            lo > hi || v[2] > v[1] || v[3] > v[1] || v[4] > v[1] || v[5] > v[1])
+            return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint's metadata "
+                                 "\"recipe.totals\" is missing or not the FP8 casts' eight "
+                                 "counts: " DAMAGED, path);
+        *totals_out = (struct gan_fp8_totals){ v[0], v[1], v[2], v[3], v[4], v[5], lo, hi };
+    }
     if (name)
         snprintf(fp8->recipe, sizeof fp8->recipe, "%s", name);
     for (size_t k = 0; k < gan_st_count(f); k++) {
@@ -590,7 +613,9 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
                                size_t count, struct gan_checkpoint_state *state,
                                struct gan_error *err)
 {
+    struct gan_fp8_state *fp8 = state->fp8;   /* where the recipe's state goes, if asked */
     memset(state, 0, sizeof *state);
+    state->fp8 = fp8;
     gan_st_file *f;
     gan_status st = open_file(path, &f, err);
     if (st != GAN_OK)
@@ -651,7 +676,7 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
     if (st == GAN_OK)
         st = gan_checkpoint_reported_load(f, state, path, err);
     if (st == GAN_OK && state->fp8)
-        st = load_recipe(f, state->fp8, path, err);
+        st = load_recipe(f, state->fp8, &state->fp8_totals, path, err);
     state->iteration = (int64_t)iteration;
     state->config_text = NULL;
     gan_st_close(f);

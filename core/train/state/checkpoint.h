@@ -10,6 +10,7 @@
 #include <ganctl/status.h>
 
 #include "amp/fp8_recipe.h"
+#include "tensor/tensor_core.h"
 #include "base/error.h"
 #include "nn/net.h"
 #include "data/image_data.h"
@@ -40,6 +41,7 @@
  * and, for a run with FP8 products (precision.mode "fp8"):
  *   recipe (metadata)                    the scaling recipe's name
  *   recipe.ARRAY                         one array of its state (recipe.h): F64, [n]
+ *   recipe.totals (metadata)             the casts' counts since the last metrics row
  * so `torch.load`-free tools (safetensors.torch.load_file) see every tensor, and
  * load_state_dict of a torch.nn.Sequential takes the NET.* tensors with the prefix cut. */
 
@@ -96,8 +98,12 @@ struct gan_checkpoint_state {
     struct gan_checkpoint_reported reported[GAN_CHECKPOINT_MAX_REPORTED];
     size_t n_reported;
     /* The FP8 scaling recipe's state. Save: NULL, or recipe "" (no FP8), writes none.
-     * Load: filled when not NULL and cleared first; recipe "" when the file has none. */
+     * Load: the one member read before the load (every other is overwritten): filled
+     * when not NULL and cleared first; recipe "" when the file has none. */
     struct gan_fp8_state *fp8;
+    /* With it, what the FP8 casts counted since the last metrics row (metadata
+     * recipe.totals), for the resumed run's next row. */
+    struct gan_fp8_totals fp8_totals;
 };
 
 /* Writes the checkpoint atomically (temporary file, fsync, rename, folder fsync): a

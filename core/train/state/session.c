@@ -597,6 +597,7 @@ gan_status gan_session_save_checkpoint(gan_session *s, const char *path,
     struct gan_fp8_state fp8;
     gan_status st = gan_session_fp8_save(s, &fp8, err);
     with_fp8.fp8 = &fp8;
+    gan_ctx_fp8_totals(s->ctx, &with_fp8.fp8_totals, 0);
     if (st == GAN_OK)
         st = gan_checkpoint_save(path, nets, GAN_NET_ROLES, &with_fp8, err);
     gan_fp8_state_clear(&fp8);
@@ -674,6 +675,8 @@ gan_status gan_session_load_checkpoint(gan_session *s, const char *path,
         st = check_counts(s, path, state, scalings, err);
     if (st == GAN_OK)
         st = gan_session_fp8_load(s, &fp8, path, err);
+    if (st == GAN_OK && s->set.fp8.on)
+        gan_ctx_fp8_set_totals(s->ctx, &state->fp8_totals);
     gan_fp8_state_clear(&fp8);
     if (st != GAN_OK)
         return st;
