@@ -142,6 +142,8 @@ static void cuda_destroy(gan_backend *be)
         cuda_conv_plans_free(be);
         if (be->scratch)
             cuda_device_free(be, be->scratch);
+        if (be->operand_scratch)
+            cuda_device_free(be, be->operand_scratch);
         if (be->workspace)
             cuda_device_free(be, be->workspace);
         if (be->stream)
@@ -154,6 +156,8 @@ static void cuda_destroy(gan_backend *be)
             cudnnDestroy(be->dnn);
         if (be->blas)
             cublasDestroy(be->blas);
+        if (be->lt)
+            cublasLtDestroy(be->lt);
         if (be->stream)
             cudaStreamDestroy(be->stream);
         if (be->pool)
@@ -184,11 +188,13 @@ static void describe_instance(gan_backend *be, const struct cudaDeviceProp *prop
     cudnnGetProperty(PATCH_LEVEL, &dpatch);
     snprintf(be->description, sizeof be->description,
              "cuda: device %d, %s (sm_%d%d, %d SMs, %.1f GiB), driver %s, runtime %s, "
-             "cuBLAS %d.%d.%d, cuDNN %d.%d.%d%s",
+             "cuBLAS %d.%d.%d, cuDNN %d.%d.%d%s; %s",
              be->device, prop->name, prop->major, prop->minor, prop->multiProcessorCount,
              (double)prop->totalGlobalMem / (1024.0 * 1024.0 * 1024.0), dv, rv,
              bmaj, bmin, bpatch, dmaj, dmin, dpatch,
-             be->pools ? "" : "; no memory pools (cudaMalloc per buffer)");
+             be->pools ? "" : "; no memory pools (cudaMalloc per buffer)",
+             be->fp8 ? "FP8 products: cuBLASLt's FP8 GEMM where it takes a product, else BF16"
+                     : "no FP8 products (they need compute capability 8.9)");
 }
 
 /* The memory pool the instance allocates buffers from, in stream order. Its release
@@ -278,6 +284,10 @@ static gan_status cuda_create(const struct gan_host *host, gan_backend **out)
     be->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     be->deterministic = deterministic != 0;
     be->workspace_limit = (size_t)workspace_mb << 20;
+    be->cc_major = prop.major;
+    be->cc_minor = prop.minor;
+    be->fp8 = prop.major > 8 || (prop.major == 8 && prop.minor >= 9);
+    snprintf(be->device_name, sizeof be->device_name, "%s", prop.name);
 
     st = cuda_check_rt(be, "cudaStreamCreateWithFlags",
                        cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking));
@@ -287,6 +297,8 @@ static gan_status cuda_create(const struct gan_host *host, gan_backend **out)
         st = cuda_check_blas(be, "cublasCreate", cublasCreate(&be->blas));
     if (st == GAN_OK)
         st = cuda_check_blas(be, "cublasSetStream", cublasSetStream(be->blas, be->stream));
+    if (st == GAN_OK)
+        st = cuda_check_blas(be, "cublasLtCreate", cublasLtCreate(&be->lt));
     if (st == GAN_OK)
         st = cuda_check_dnn(be, "cudnnCreate", cudnnCreate(&be->dnn));
     if (st == GAN_OK)
@@ -318,8 +330,4 @@ static const char *cuda_describe(gan_backend *be)
 
 /* The ops table, the descriptor and its export (backends/common/backend_module.h). */
 #define GAN_OPS_PREFIX cuda
-#define cuda_fp8_stats NULL
-#define cuda_fp8_quantize NULL
-#define cuda_fp8_dequantize NULL
-#define cuda_gemm_fp8 NULL
 GAN_BACKEND_MODULE("NVIDIA GPU: cuBLAS GEMM, cuDNN convolutions, own kernels for the rest")

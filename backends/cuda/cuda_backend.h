@@ -9,6 +9,16 @@
 
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
+/* cublasLt.h declares a function without a prototype (cublasLtLoggerForceDisable()),
+ * which the C files' -Wstrict-prototypes -Werror would refuse; C++ has no such warning. */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#endif
+#include <cublasLt.h>
+#if defined(__GNUC__) && !defined(__cplusplus)
+#pragma GCC diagnostic pop
+#endif
 #include <cudnn.h>
 
 #include <ganctl/status.h>
@@ -42,11 +52,21 @@ struct gan_backend {
     cudaStream_t stream;           /* every kernel, copy and library call is queued here */
     cudaMemPool_t pool;            /* the instance's own pool for buffers (when `pools`) */
     cublasHandle_t blas;
+    cublasLtHandle_t lt;           /* cuBLASLt, for FP8 products */
     cudnnHandle_t dnn;
+    /* FP8 products need compute capability 8.9 (Ada, Hopper) or newer; on an older GPU
+     * every FP8 slot refuses, naming the device (fp8.cu). */
+    int fp8;
+    int cc_major, cc_minor;
+    char device_name[256];
     /* Staging copies and partial results of one call at a time, grown on demand;
      * work on the one stream is ordered, so reusing it call after call is safe. */
     void *scratch;
     size_t scratch_bytes;
+    /* A second such area, for operands a kernel stages before it calls another kernel
+     * that takes the scratch for itself (gemm_fp8's BF16 operands, read by cuda_gemm). */
+    void *operand_scratch;
+    size_t operand_scratch_bytes;
     /* cuDNN's workspace, grown on demand up to workspace_limit. */
     void *workspace;
     size_t workspace_bytes, workspace_limit;
@@ -103,6 +123,8 @@ gan_backend_synchronize_fn cuda_synchronize;
 /* Device scratch of at least `bytes` (256-byte aligned), valid until the next call
  * that asks for scratch; `what` names the kernel for an out-of-memory message. */
 gan_status cuda_scratch(gan_backend *be, const char *what, size_t bytes, void **out);
+/* The operand scratch of at least `bytes`, likewise. */
+gan_status cuda_operand_scratch(gan_backend *be, const char *what, size_t bytes, void **out);
 /* cuDNN's workspace of at least `bytes` (NULL for 0). */
 gan_status cuda_workspace(gan_backend *be, const char *what, size_t bytes, void **out);
 /* Copies `bytes` (at most CUDA_RESULT_BYTES) of device results at be->results to
@@ -146,6 +168,25 @@ gan_backend_adam_fn cuda_adam;
 
 /* grad_stats.cu */
 gan_backend_grad_stats_fn cuda_grad_stats;
+
+/* fp8.cu: the FP8 products' element-wise kernels */
+gan_backend_fp8_stats_fn cuda_fp8_stats;
+gan_backend_fp8_quantize_fn cuda_fp8_quantize;
+gan_backend_fp8_dequantize_fn cuda_fp8_dequantize;
+/* The refusal of FP8 slot `slot` on a GPU without FP8 products: one line naming the
+ * device and its compute capability. */
+gan_status cuda_fp8_refused(gan_backend *be, const char *slot);
+/* Queues y = q · (1/scale of its block) rounded once into float type yt, for an operand
+ * of layout l (checked), or y = q itself when scale is NULL: fp8_dequantize without its
+ * checks, for gemm_fp8's fallback. */
+gan_status cuda_fp8_widen(gan_backend *be, const struct gan_fp8_layout *l, const void *q,
+                          enum gan_dtype qt, const float *scale, void *y, enum gan_dtype yt);
+/* Queues inv[0] = 1/scale_a[0], inv[1] = 1/scale_b[0] (device memory, FP32). */
+gan_status cuda_fp8_inverses(gan_backend *be, const float *scale_a, const float *scale_b,
+                             float *inv);
+
+/* gemm_fp8.c (cuBLASLt, or a BF16 product) */
+gan_backend_gemm_fp8_fn cuda_gemm_fp8;
 
 #ifdef __cplusplus
 }

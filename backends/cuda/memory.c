@@ -211,6 +211,11 @@ gan_status cuda_scratch(gan_backend *be, const char *what, size_t bytes, void **
     return grow(be, what, &be->scratch, &be->scratch_bytes, bytes, out);
 }
 
+gan_status cuda_operand_scratch(gan_backend *be, const char *what, size_t bytes, void **out)
+{
+    return grow(be, what, &be->operand_scratch, &be->operand_scratch_bytes, bytes, out);
+}
+
 gan_status cuda_workspace(gan_backend *be, const char *what, size_t bytes, void **out)
 {
     if (!bytes) {

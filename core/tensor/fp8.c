@@ -41,6 +41,15 @@ gan_status gan_ctx_set_fp8(gan_ctx *ctx, const struct gan_fp8_setup *setup)
         return ti_fail(ctx, GAN_ERR_UNSUPPORTED, "%s: this backend has no FP8 products (its "
                        "%s slot is empty): use precision.mode \"bf16\" or \"fp16\", or a "
                        "backend with FP8 products", op, missing);
+    /* A module whose devices differ (CUDA below compute capability 8.9) fills the
+     * slots and refuses every call on an instance without FP8: an empty measurement
+     * asks (backend.h). */
+    struct gan_fp8_layout none = { 0, 0, 0, GAN_FP8_ALONG_ROWS };
+    struct gan_ref nothing = { NULL, 0, GAN_BF16 };
+    struct gan_fp8_stats stats;
+    gan_status st = ops->fp8_stats(ctx->be, &none, &nothing, 0, NULL, &stats);
+    if (st != GAN_OK)
+        return ti_backend_fail(ctx, op, "fp8_stats", st);
     ctx->fp8 = *setup;
     ctx->fp8_on = 1;
     return GAN_OK;

@@ -153,9 +153,14 @@ enum gan_cast_flag {
  * With inv = 1/scale rounded to FP32:
  *   both per tensor:  c = ((alpha·inv_a)·inv_b) · Σ qa·qb + beta·c, the factors
  *                     multiplied in FP32 and the sum rescaled once;
- *   otherwise:        each q widened as q·inv of its block (exact for power-of-two
- *                     scales, E8M0), then c = alpha · Σ a·b + beta·c.
- * The result is rounded once into c's dtype. */
+ *   otherwise:        each q widened as q·inv of its block, rounded once to the type
+ *                     the backend's product reads (FP32 on the CPU, BF16 where a GPU
+ *                     has no FP8 kernel for the call), so exact for power-of-two
+ *                     scales (E8M0) in any case; then c = alpha · Σ a·b + beta·c.
+ * The result is rounded once into c's dtype. An FP8 tensor core (Hopper's, through
+ * cuBLASLt) sums the products of one instruction in fewer bits than FP32 before it adds
+ * them to its FP32 accumulator, so its results may differ from FP32 accumulation's by
+ * more than FP32's rounding. */
 struct gan_gemm_fp8 {
     struct gan_gemm g;
     struct gan_ref scale_a, scale_b;   /* F32, gan_fp8_scale_count() values each */
@@ -339,7 +344,12 @@ struct gan_backend_ops {
     /* FP8 products (ABI 1.6). Optional, all four: a backend without them has no FP8
      * products, and a run with precision.mode "fp8" is refused when it starts. Every
      * operand is described by a struct gan_fp8_layout (fp8.h); x, q and y are
-     * contiguous rows·cols elements, scales are F32 (gan_fp8_scale_count of them).
+     * contiguous rows·cols elements, scales are F32 (gan_fp8_scale_count of them); an
+     * operand without elements needs no buffer. A module whose instances differ (a GPU
+     * backend on devices with and without FP8) fills the four, and an instance without
+     * FP8 products refuses every call with GAN_ERR_UNSUPPORTED and one line naming its
+     * device, before it reads its arguments: fp8_stats of a 0×0 layout asks an instance
+     * whether it has them, at no cost.
      *
      * fp8_stats: measures x (F32, BF16 or F16) into *stats (its log2 histogram only when
      * `histogram` is nonzero, else zeros), and when block_amax is not NULL writes there,

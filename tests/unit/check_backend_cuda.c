@@ -1647,6 +1647,314 @@ START_TEST(test_cast_fp8)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- FP8 products */
+
+/* FP8 pattern b's value, from the OCP definition (E5M2's exponent 31 is inf or NaN,
+ * E4M3's S.1111.111 its only NaN). */
+static double fp8_value(enum gan_dtype dt, unsigned b)
+{
+    const int e5 = dt == GAN_F8E5M2, mb = e5 ? 2 : 3, bias = e5 ? 15 : 7;
+    const unsigned e = (b & 0x7fu) >> mb, m = b & ((1u << mb) - 1u);
+    double mag = e5 && e == 31 ? (m ? NAN : INFINITY)
+                 : !e5 && (b & 0x7fu) == 0x7fu ? NAN
+                 : e == 0 ? ldexp(m, 1 - bias - mb)
+                          : ldexp((1 << mb) + (int)m, (int)e - bias - mb);
+    return (b & 0x80u) ? -mag : mag;
+}
+
+/* The scale index of stored element (r, c), from fp8.h's description. */
+static int64_t scale_index_of(const struct gan_fp8_layout *l, int64_t r, int64_t c)
+{
+    if (l->along == GAN_FP8_ALONG_ROWS)
+        return r * ((l->cols + l->block - 1) / l->block) + c / l->block;
+    return (r / l->block) * l->cols + c;
+}
+
+/* Whether the "cuda" side has FP8 products: a GPU of compute capability 8.9 or newer
+ * (its description says so), or the substitute module. */
+static int gpu_has_fp8(void)
+{
+    return !real_cuda(&mod[GPU]) || !strstr(ops[GPU]->describe(be[GPU]), "no FP8 products");
+}
+
+/* On a GPU without them, each FP8 slot refuses, naming the device's capability, before
+ * it looks at its arguments (an empty operand included: how a caller can ask). */
+static void assert_fp8_refused(void)
+{
+    const struct gan_fp8_layout l = { 0, 0, 0, GAN_FP8_ALONG_ROWS };
+    struct gan_ref none = { NULL, 0, GAN_F32 };
+    struct gan_fp8_stats st;
+    struct gan_gemm_fp8 f;
+    memset(&f, 0, sizeof f);
+    f.g.batch = 1;
+    gan_status got[4] = {
+        ops[GPU]->fp8_stats(be[GPU], &l, &none, 0, NULL, &st),
+        ops[GPU]->fp8_quantize(be[GPU], &l, &none, &none, 0, &none, NULL),
+        ops[GPU]->fp8_dequantize(be[GPU], &l, &none, &none, &none),
+        ops[GPU]->gemm_fp8(be[GPU], &f),
+    };
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(got[i], GAN_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(th[GPU].last_error, "compute capability"));
+}
+
+/* fp8_stats, fp8_quantize and fp8_dequantize: the same statistics, block maxima, bytes
+ * and counts on both backends, per tensor and per block in both directions (short last
+ * blocks), from F32, BF16 and F16 inputs over both formats' ranges and beyond. */
+START_TEST(test_fp8_passes)
+{
+    static const enum gan_dtype xts[3] = { GAN_F32, GAN_BF16, GAN_F16 };
+    static const enum gan_dtype fp8s[2] = { GAN_F8E4M3, GAN_F8E5M2 };
+    static const struct gan_fp8_layout fp8_layouts[] = {
+        { 37, 100, 0, GAN_FP8_ALONG_ROWS }, { 37, 100, 32, GAN_FP8_ALONG_ROWS },
+        { 37, 100, 16, GAN_FP8_ALONG_COLUMNS }, { 300, 7, 128, GAN_FP8_ALONG_COLUMNS },
+    };
+    if (!gpu_has_fp8()) {
+        assert_fp8_refused();
+        return;
+    }
+    const enum gan_dtype xt = xts[_i];
+    seed(900 + (uint64_t)_i);
+    for (size_t li = 0; li < sizeof fp8_layouts / sizeof fp8_layouts[0]; li++) {
+        const struct gan_fp8_layout *l = &fp8_layouts[li];
+        const size_t n = (size_t)(l->rows * l->cols), count = (size_t)gan_fp8_scale_count(l);
+        float *v = malloc(n * sizeof *v), *sv = malloc(count * sizeof *sv);
+        uint8_t *patterns = malloc(n);
+        ck_assert(v && sv && patterns);
+        for (size_t i = 0; i < n; i++) {
+            v[i] = (float)ldexp(pick(15), (int)(next_u64() % 24) - 12);
+            patterns[i] = (uint8_t)(i * 13 + 5);
+        }
+        for (size_t i = 0; i < count; i++)
+            sv[i] = (float)ldexp(uniform(1.0f, 2.0f), (int)(next_u64() % 21) - 10);
+        struct twin X = twin_from(v, n, xt), S = twin_from(sv, count, GAN_F32);
+        char what[96];
+
+        struct gan_fp8_stats st[2];
+        float *bam[2];
+        for (int s = 0; s < 2; s++) {
+            bam[s] = malloc(count * sizeof(float));
+            ck_assert_ptr_nonnull(bam[s]);
+            struct gan_ref x = twin_ref(&X, s, 0);
+            ok(s, ops[s]->fp8_stats(be[s], l, &x, 1, bam[s], &st[s]), "fp8_stats");
+        }
+        snprintf(what, sizeof what, "fp8_stats of %s, layout %zu", gan_dtype_name(xt), li);
+        ck_assert_msg(st[0].elements == st[1].elements && st[0].zeros == st[1].zeros &&
+                          st[0].nonfinite == st[1].nonfinite && st[0].amax == st[1].amax &&
+                          !memcmp(st[0].log2_hist, st[1].log2_hist, sizeof st[0].log2_hist),
+                      "%s: statistics differ", what);
+        ck_assert_msg(!memcmp(bam[0], bam[1], count * sizeof(float)), "%s: block maxima differ",
+                      what);
+        free(bam[0]);
+        free(bam[1]);
+
+        for (int k = 0; k < 4; k++) {
+            const enum gan_dtype dt = fp8s[k / 2];
+            const uint32_t flags = k % 2 ? GAN_CAST_SATURATE : 0;
+            struct twin Y = twin_new(n, dt, NULL), Z = twin_new(n, dt, NULL);
+            struct gan_fp8_cast_stats cs[2];
+            for (int s = 0; s < 2; s++) {
+                struct gan_ref x = twin_ref(&X, s, 0), sc = twin_ref(&S, s, 0);
+                struct gan_ref y = twin_ref(&Y, s, 0), z = twin_ref(&Z, s, 0);
+                ok(s, ops[s]->fp8_quantize(be[s], l, &x, &sc, flags, &y, &cs[s]), "fp8_quantize");
+                ok(s, ops[s]->fp8_quantize(be[s], l, &x, &sc, flags, &z, NULL), "fp8_quantize");
+            }
+            snprintf(what, sizeof what, "fp8_quantize %s → %s%s, layout %zu",
+                     gan_dtype_name(xt), gan_dtype_name(dt), flags ? " saturating" : "", li);
+            assert_same_bytes(&Y, what);
+            assert_same_bytes(&Z, what);
+            ck_assert_msg(cs[0].elements == cs[1].elements && cs[0].overflow == cs[1].overflow &&
+                              cs[0].underflow == cs[1].underflow &&
+                              cs[0].subnormal == cs[1].subnormal &&
+                              cs[0].nonfinite == cs[1].nonfinite && cs[0].amax == cs[1].amax,
+                          "%s: counts %llu/%llu/%llu/%llu amax %a on cpu, %llu/%llu/%llu/%llu "
+                          "amax %a on cuda", what, (unsigned long long)cs[0].overflow,
+                          (unsigned long long)cs[0].underflow, (unsigned long long)cs[0].subnormal,
+                          (unsigned long long)cs[0].nonfinite, (double)cs[0].amax,
+                          (unsigned long long)cs[1].overflow, (unsigned long long)cs[1].underflow,
+                          (unsigned long long)cs[1].subnormal, (unsigned long long)cs[1].nonfinite,
+                          (double)cs[1].amax);
+            twin_free(&Y);
+            twin_free(&Z);
+        }
+
+        /* every FP8 pattern back through FP32 scales, rounded once into each type */
+        for (int k = 0; k < 6; k++) {
+            const enum gan_dtype qt = fp8s[k / 3], yt = xts[k % 3];
+            struct twin Q = twin_new(n, qt, patterns), D = twin_new(n, yt, NULL);
+            for (int s = 0; s < 2; s++) {
+                struct gan_ref q = twin_ref(&Q, s, 0), sc = twin_ref(&S, s, 0);
+                struct gan_ref d = twin_ref(&D, s, 0);
+                ok(s, ops[s]->fp8_dequantize(be[s], l, &q, &sc, &d), "fp8_dequantize");
+            }
+            snprintf(what, sizeof what, "fp8_dequantize %s → %s, layout %zu",
+                     gan_dtype_name(qt), gan_dtype_name(yt), li);
+            assert_same_bytes(&D, what);
+            twin_free(&Q);
+            twin_free(&D);
+        }
+        twin_free(&X);
+        twin_free(&S);
+        free(v);
+        free(sv);
+        free(patterns);
+    }
+}
+END_TEST
+
+/* One FP8 product on both backends against the FP64 sum of the dequantized operands.
+ * Identical bytes where the data make every sum exact (small integers, power-of-two
+ * scales); else each side within its own bound of the exact result, S = |alpha|·Σ|a·b|
+ * + |beta·c| over the dequantized operands:
+ *   cpu (FP32 operands, FP32 sums): (k + 3)·u·S;
+ *   cuda through cuBLASLt: (k + 2)·4u·S + 2^-12·S, for FP8 tensor cores keep fewer bits
+ *     of a sum inside one instruction before cuBLASLt adds it in FP32;
+ *   cuda through its BF16 fallback: (k + 2)·4u·S, and 2^-8·S more where blocks of FP32
+ *     scales round both widened operands to BF16;
+ * plus one ulp of a 16-bit C. */
+struct fp8_gemm_case {
+    int64_t m, n, k;
+    int trans_a, trans_b;
+    int64_t block;
+    int exact;                  /* small integers and power-of-two scales */
+    enum gan_dtype at, bt;
+};
+
+static void fp8_gemm_case(const struct fp8_gemm_case *t, enum gan_dtype ct, float beta)
+{
+    const int64_t m = t->m, n = t->n, k = t->k;
+    const int64_t ar = t->trans_a ? k : m, ac = t->trans_a ? m : k;
+    const int64_t br = t->trans_b ? n : k, bc = t->trans_b ? k : n;
+    const struct gan_fp8_layout la = { ar, ac, t->block,
+                                       t->trans_a ? GAN_FP8_ALONG_COLUMNS : GAN_FP8_ALONG_ROWS };
+    const struct gan_fp8_layout lb = { br, bc, t->block,
+                                       t->trans_b ? GAN_FP8_ALONG_ROWS : GAN_FP8_ALONG_COLUMNS };
+    const size_t na = (size_t)(ar * ac), nb = (size_t)(br * bc), nc = (size_t)(m * n);
+    const size_t ca = (size_t)gan_fp8_scale_count(&la), cb = (size_t)gan_fp8_scale_count(&lb);
+    uint8_t *qa = malloc(na), *qb = malloc(nb);
+    float *sa = malloc(ca * sizeof *sa), *sb = malloc(cb * sizeof *sb), *c0 = malloc(nc * 4);
+    ck_assert(qa && qb && sa && sb && c0);
+    for (int side = 0; side < 2; side++) {
+        uint8_t *q = side ? qb : qa;
+        const enum gan_dtype dt = side ? t->bt : t->at;
+        for (size_t i = 0; i < (side ? nb : na); i++) {
+            unsigned b;
+            do /* exact: integers in [-8, 8]; else finite values up to 4 */
+                b = (unsigned)(next_u64() % 256);
+            while (t->exact ? !(fabs(fp8_value(dt, b)) <= 8.0 &&
+                                fp8_value(dt, b) == nearbyint(fp8_value(dt, b)))
+                            : !(fabs(fp8_value(dt, b)) <= 4.0));
+            q[i] = (uint8_t)b;
+        }
+        float *s = side ? sb : sa;
+        for (size_t i = 0; i < (side ? cb : ca); i++)
+            s[i] = (float)ldexp(t->exact ? 1.0 : uniform(1.0f, 2.0f), (int)(next_u64() % 5) - 1);
+    }
+    for (size_t i = 0; i < nc; i++)
+        c0[i] = beta == 0.0f ? NAN : t->exact ? (float)((int)(next_u64() % 33) - 16) / 4.0f
+                                              : uniform(-4.0f, 4.0f);
+    const float alpha = t->exact ? 0.5f : 0.75f;
+    void *hc = typed(c0, nc, ct);
+    struct twin A = twin_new(na, t->at, qa), B = twin_new(nb, t->bt, qb);
+    struct twin SA = twin_from(sa, ca, GAN_F32), SB = twin_from(sb, cb, GAN_F32);
+    struct twin C = twin_new(nc, ct, hc);
+    for (int s = 0; s < 2; s++) {
+        struct gan_gemm_fp8 f = {
+            .g = { .trans_a = t->trans_a, .trans_b = t->trans_b, .m = m, .n = n, .k = k,
+                   .alpha = alpha, .beta = beta, .a = twin_ref(&A, s, 0),
+                   .b = twin_ref(&B, s, 0), .c = twin_ref(&C, s, 0), .lda = ac, .ldb = bc,
+                   .ldc = n, .batch = 1 },
+            .scale_a = twin_ref(&SA, s, 0), .scale_b = twin_ref(&SB, s, 0),
+            .block_a = t->block, .block_b = t->block,
+        };
+        ok(s, ops[s]->gemm_fp8(be[s], &f), "gemm_fp8");
+    }
+    char what[160];
+    snprintf(what, sizeof what, "gemm_fp8 %s·%s→%s m=%lld n=%lld k=%lld trans %d%d block %lld "
+             "beta %g", gan_dtype_name(t->at), gan_dtype_name(t->bt), gan_dtype_name(ct),
+             (long long)m, (long long)n, (long long)k, t->trans_a, t->trans_b,
+             (long long)t->block, (double)beta);
+    if (t->exact) {
+        assert_same_bytes(&C, what);
+    } else {
+        const int lt = t->block == 0 && !t->trans_a && t->trans_b && k % 16 == 0 &&
+                       !(t->at == GAN_F8E5M2 && t->bt == GAN_F8E5M2);
+        const double u = 0x1p-24;
+        double *tol = malloc(nc * sizeof *tol);
+        ck_assert_ptr_nonnull(tol);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double sum = 0.0, mag = 0.0;
+                for (int64_t p = 0; p < k; p++) {
+                    int64_t ra = t->trans_a ? p : i, cla = t->trans_a ? i : p;
+                    int64_t rb = t->trans_b ? j : p, clb = t->trans_b ? p : j;
+                    double a = fp8_value(t->at, qa[ra * ac + cla]);
+                    double b = fp8_value(t->bt, qb[rb * bc + clb]);
+                    a /= sa[t->block ? scale_index_of(&la, ra, cla) : 0];
+                    b /= sb[t->block ? scale_index_of(&lb, rb, clb) : 0];
+                    sum += a * b;
+                    mag += fabs(a * b);
+                }
+                const size_t at = (size_t)(i * n + j);
+                const double old = beta == 0.0f ? 0.0 : value_at(hc, ct, at);
+                const double S = fabs(alpha) * mag + fabs(beta * old);
+                double gpu = (double)(k + 2) * 4 * u * S;
+                if (lt)
+                    gpu += 0x1p-12 * S;
+                else if (t->block)
+                    gpu += 0x1p-8 * S;
+                const double err = (double)(k + 3) * u * S + gpu;
+                tol[at] = err + (ct == GAN_F32 ? 0.0
+                                               : ulp_of(ct, fabs(alpha * sum + beta * old) + err));
+            }
+        void *rc, *rg;
+        twin_read(&C, &rc, &rg);
+        assert_close(rc, rg, ct, nc, tol, 0, what);
+        free(rc);
+        free(rg);
+        free(tol);
+    }
+    twin_free(&A);
+    twin_free(&B);
+    twin_free(&SA);
+    twin_free(&SB);
+    twin_free(&C);
+    free(hc);
+    free(qa);
+    free(qb);
+    free(sa);
+    free(sb);
+    free(c0);
+}
+
+/* Both of the CUDA backend's paths: cuBLASLt's FP8 matmul (per tensor, C = A·Bᵀ, k a
+ * multiple of 16, not E5M2 by E5M2) and the BF16 fallback (every other transpose,
+ * blocks of scales, E5M2 by E5M2, odd sizes), for each C type and beta 0 and 1. */
+START_TEST(test_fp8_gemm)
+{
+    static const struct fp8_gemm_case cases[] = {
+        { 64, 32, 128, 0, 1, 0, 1, GAN_F8E4M3, GAN_F8E4M3 },
+        { 64, 32, 128, 0, 1, 0, 0, GAN_F8E4M3, GAN_F8E5M2 },
+        { 48, 16, 256, 0, 1, 0, 0, GAN_F8E5M2, GAN_F8E4M3 },
+        { 64, 32, 128, 0, 1, 0, 0, GAN_F8E5M2, GAN_F8E5M2 },
+        { 7, 5, 37, 0, 0, 0, 0, GAN_F8E4M3, GAN_F8E4M3 },
+        { 7, 5, 37, 1, 0, 32, 1, GAN_F8E4M3, GAN_F8E5M2 },
+        { 9, 6, 300, 1, 1, 128, 0, GAN_F8E5M2, GAN_F8E4M3 },
+        { 33, 17, 64, 0, 1, 32, 0, GAN_F8E4M3, GAN_F8E4M3 },
+    };
+    static const enum gan_dtype cts[3] = { GAN_F32, GAN_BF16, GAN_F16 };
+    if (!gpu_has_fp8()) {
+        assert_fp8_refused();
+        return;
+    }
+    seed(950);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int c = 0; c < 3; c++)
+            for (int beta = 0; beta < 2; beta++)
+                fp8_gemm_case(&cases[i], cts[c], (float)beta);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- random numbers */
 
 static const uint64_t rng_seeds[] = { 0, 0x0123456789abcdefull, UINT64_MAX };
@@ -2004,6 +2312,13 @@ static Suite *backend_cuda_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_cast);
     tcase_add_test(tc, test_cast_fp8);
+    tcase_set_timeout(tc, limit);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("fp8 products");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_fp8_passes, 0, 3);
+    tcase_add_test(tc, test_fp8_gemm);
     tcase_set_timeout(tc, limit);
     suite_add_tcase(s, tc);
 
