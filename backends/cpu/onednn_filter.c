@@ -24,12 +24,13 @@
 /* At most this many parts: two for each thread of an 8-thread instance; each part keeps
  * a partial gradient, which the sum reads once. */
 #define FILTER_MAX_PARTS 16
-/* A part gets at least this many multiply-adds (2^23, about 0.15 ms of BF16 work on one
+/* A part gets at least this many multiply-adds (2^24, about 0.3 ms of BF16 work on one
  * Zen 4 core), so that starting its primitive and summing its partial stay small beside
- * it. Measured on the DCGAN's 14×14 and 7×7 layers at batch 64 (4 parts) on a 2-core
- * Zen 4, BF16 and FP32 alike: one thread took 3–7 % longer than the single call, two
- * threads 1.4–1.7 times less; 16 parts of 4 images took 15–40 % longer on one thread. */
-#define FILTER_PART_WORK ((int64_t)1 << 23)
+ * it. Measured on the DCGAN's 14×14 and 7×7 layers at batch 64 on a 2-core Zen 4 (the
+ * fastest of 60 calls, BF16 and FP32 alike): in 2 parts, one thread took 0–5 % longer
+ * than the single call and two threads 1.7–2.0 times less; in 4 parts, 1–9 % longer
+ * and 1.4–1.8 times less; in 16, 15–40 % longer on one thread. */
+#define FILTER_PART_WORK ((int64_t)1 << 24)
 /* A part also sums at least this many products into each gradient element (images ×
  * output pixels), so that summing the partials adds a few per cent to the products at
  * most. */

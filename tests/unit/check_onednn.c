@@ -238,8 +238,8 @@ static const struct conv_case conv_cases[] = {
     { 2, 5, 7, 7, 3, 1, 1, 0, 1 },
     { 2, 3, 11, 11, 7, 3, 1, 2, 2 },
     { 1, 7, 13, 5, 9, 3, 3, 1, 1 },
-    { 32, 16, 14, 14, 32, 5, 2, 2, 1 },
-    { 12, 17, 21, 19, 40, 3, 1, 1, 1 },
+    { 64, 16, 14, 14, 32, 5, 2, 2, 1 },
+    { 12, 17, 21, 19, 80, 3, 1, 1, 1 },
 };
 /* The cases whose filter gradient runs in parts. */
 #define CONV_PARTED_FIRST 7
