@@ -364,6 +364,61 @@ void cpu_convert_threads(gan_backend *be, const void *x, enum gan_dtype xt, void
     cpu_parallel_for(be, parts, (int64_t)n, CAST_ALIGN, cast_range, &j);
 }
 
+/* Conversions of rows, split across the threads over their elements taken in order:
+ * the first conversion's rows, then the next one's. */
+struct rows_job {
+    enum cpu_isa isa;
+    int count;
+    struct cpu_convert_rows r[CPU_CONVERT_ROWS_MAX];
+};
+
+static void rows_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    (void)part;
+    const struct rows_job *j = arg;
+    int64_t first = 0; /* the element the conversion at hand starts at */
+    for (int k = 0; k < j->count && first < end; k++) {
+        const struct cpu_convert_rows *r = &j->r[k];
+        const int64_t n = r->rows * r->cols;
+        int64_t lo = begin > first ? begin - first : 0;
+        const int64_t hi = end - first < n ? end - first : n;
+        first += n;
+        /* row by row, from column lo % cols of row lo / cols */
+        while (lo < hi) {
+            const int64_t row = lo / r->cols, col = lo % r->cols;
+            const int64_t run = hi - lo < r->cols - col ? hi - lo : r->cols - col;
+            cpu_convert(j->isa,
+                        (const unsigned char *)r->x + (size_t)(row * r->x_ld + col) * gan_dtype_size(r->xt),
+                        r->xt, (unsigned char *)r->y + (size_t)(row * r->y_ld + col) * gan_dtype_size(r->yt),
+                        r->yt, (size_t)run);
+            lo += run;
+        }
+    }
+}
+
+void cpu_convert_rows_threads(gan_backend *be, const struct cpu_convert_rows *r, int count)
+{
+    struct rows_job j = { .isa = be->isa, .count = 0 };
+    int64_t total = 0;
+    for (int k = 0; k < count && k < CPU_CONVERT_ROWS_MAX; k++) {
+        if (r[k].rows <= 0 || r[k].cols <= 0)
+            continue;
+        struct cpu_convert_rows *q = &j.r[j.count++];
+        *q = r[k];
+        /* packed rows are one run, converted in one call per part */
+        if (q->x_ld == q->cols && q->y_ld == q->cols) {
+            q->cols *= q->rows;
+            q->x_ld = q->y_ld = q->cols;
+            q->rows = 1;
+        }
+        total += q->rows * q->cols;
+    }
+    if (total == 0)
+        return;
+    int parts = cpu_parallel_parts(be, total, CAST_ALIGN, 1);
+    cpu_parallel_for(be, parts, total, CAST_ALIGN, rows_range, &j);
+}
+
 gan_status cpu_cast_flags(gan_backend *be, size_t n, const struct gan_ref *x,
                           const struct gan_ref *y, uint32_t flags,
                           struct gan_cast_counts *counts)

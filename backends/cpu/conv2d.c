@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* conv2d.c — the CPU backend's 2-D convolution: forward, backward-data and
- * backward-filter, each as im2col (or col2im) around one BLAS sgemm per image. Where
+ * backward-filter, each as im2col (or col2im) around one BLAS sgemm per group of
+ * images; the images' padding, widening from 16 bits, gathering and scattering are split
+ * across the instance's threads (thread_pool.c), with the same bits at any count. Where
  * the instance has oneDNN, every dtype goes to oneDNN's convolutions instead
  * (onednn_conv.c; FP16 on its FP32 primitives); this path is backend.gemm = "openblas",
  * a build without oneDNN, and any shape oneDNN refuses. */
@@ -242,22 +244,62 @@ static void unpad_into(enum cpu_isa isa, const struct gan_conv2d *c, const struc
         }
 }
 
+/* The group's images are split across the instance's threads (thread_pool.c): an
+ * image's columns, its padded copy, its rows of an output-shaped tensor and its col2im
+ * are its own, computed the same way on any thread, so every split gives the same
+ * bits. A part that pads images has a padded copy of its own: `xp` holds one per part,
+ * image_parts(…) of them. */
+static int image_parts(const gan_backend *be, const struct conv_dims *d, size_t g)
+{
+    /* an image's work: its K × P columns */
+    return cpu_parallel_parts(be, (int64_t)g, 1, (int64_t)(d->k * d->p));
+}
+
+/* What the image loops below share: the call, the group (images b0 … b0 + g − 1),
+ * and the buffers of the one running. */
+struct group_job {
+    enum cpu_isa isa;
+    const struct gan_conv2d *c;
+    const struct conv_dims *d;
+    size_t b0, g;
+    const int32_t *base;
+    const unsigned char *in;   /* x, dy or y as stored */
+    unsigned char *out;        /* y or dx as stored */
+    float *xp, *col, *mat;
+    float beta;
+};
+
+/* xp of part `part` (NULL when the images are read in place). */
+static float *part_pad(const struct group_job *j, int part)
+{
+    return j->xp ? j->xp + (size_t)part * j->d->padded_elems : NULL;
+}
+
+static void im2col_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    const struct group_job *j = arg;
+    const size_t es = gan_dtype_size(j->c->dtype);
+    float *xp = part_pad(j, part);
+    for (size_t i = (size_t)begin; i < (size_t)end; i++) {
+        const void *xi = j->in + (j->b0 + i) * j->d->in_elems * es;
+        const float *src = xi;
+        if (xp) {
+            pad_image(j->isa, j->c, j->d, xi, xp);
+            src = xp;
+        }
+        im2col(j->c, j->d, src, j->base, j->col + i * j->d->p, j->g * j->d->p);
+    }
+}
+
 /* The column matrix [K, g·P] of images b0 … b0 + g − 1 of x. An FP32 image without
- * padding is read in place; any other goes through `xp`, one padded FP32 image. */
-static void im2col_group(enum cpu_isa isa, const struct gan_conv2d *c,
+ * padding is read in place; any other goes through a padded FP32 copy in `xp`. */
+static void im2col_group(gan_backend *be, const struct gan_conv2d *c,
                          const struct conv_dims *d, const unsigned char *x, size_t b0,
                          size_t g, const int32_t *base, float *xp, float *col)
 {
-    const size_t es = gan_dtype_size(c->dtype);
-    for (size_t j = 0; j < g; j++) {
-        const void *xi = x + (b0 + j) * d->in_elems * es;
-        const float *src = xi;
-        if (xp) {
-            pad_image(isa, c, d, xi, xp);
-            src = xp;
-        }
-        im2col(c, d, src, base, col + j * d->p, g * d->p);
-    }
+    struct group_job j = { .isa = be->isa, .c = c, .d = d, .b0 = b0, .g = g, .base = base,
+                           .in = x, .xp = xp, .col = col };
+    cpu_parallel_for(be, image_parts(be, d, g), (int64_t)g, 1, im2col_range, &j);
 }
 
 /* True when the kernels need the padded FP32 copy of an input image. */
@@ -266,17 +308,68 @@ static int needs_padded(const struct gan_conv2d *c)
     return c->dtype != GAN_F32 || c->pad_h != 0 || c->pad_w != 0;
 }
 
-/* The [c_out, g·P] matrix of images b0 … b0 + g − 1 of an output-shaped tensor
- * ([n, c_out, P] in NCHW), as FP32. */
-static void gather_group(enum cpu_isa isa, const struct gan_conv2d *c,
+/* Rows (image i, channel co) of an output-shaped tensor ([n, c_out, P] in NCHW) as the
+ * FP32 matrix [c_out, g·P], unit u = i·c_out + co. */
+static void gather_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    (void)part;
+    const struct group_job *j = arg;
+    const struct conv_dims *d = j->d;
+    const size_t es = gan_dtype_size(j->c->dtype), c_out = (size_t)j->c->c_out;
+    for (size_t u = (size_t)begin; u < (size_t)end; u++) {
+        const size_t i = u / c_out, co = u % c_out;
+        load_f32(j->isa, j->mat + co * j->g * d->p + i * d->p,
+                 j->in + ((j->b0 + i) * d->out_elems + co * d->p) * es, j->c->dtype, d->p);
+    }
+}
+
+/* The [c_out, g·P] matrix of images b0 … b0 + g − 1 of an output-shaped tensor, as
+ * FP32. */
+static void gather_group(gan_backend *be, const struct gan_conv2d *c,
                          const struct conv_dims *d, const unsigned char *t, size_t b0,
                          size_t g, float *m)
 {
-    const size_t es = gan_dtype_size(c->dtype);
-    for (size_t j = 0; j < g; j++)
-        for (int64_t co = 0; co < c->c_out; co++)
-            load_f32(isa, m + (size_t)co * g * d->p + j * d->p,
-                     t + ((b0 + j) * d->out_elems + (size_t)co * d->p) * es, c->dtype, d->p);
+    struct group_job j = { .isa = be->isa, .c = c, .d = d, .b0 = b0, .g = g, .in = t, .mat = m };
+    const int64_t rows = (int64_t)(g * (size_t)c->c_out);
+    cpu_parallel_for(be, cpu_parallel_parts(be, rows, 1, (int64_t)d->p), rows, 1, gather_range,
+                     &j);
+}
+
+/* The product matrix [c_out, g·P] written (or added, beta 1) into y's rows (image i,
+ * channel co), unit u = i·c_out + co, rounded once to y's dtype. */
+static void scatter_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    (void)part;
+    const struct group_job *j = arg;
+    const struct conv_dims *d = j->d;
+    const size_t c_out = (size_t)j->c->c_out, cols = j->g * d->p;
+    for (size_t u = (size_t)begin; u < (size_t)end; u++) {
+        const size_t i = u / c_out, co = u % c_out;
+        const float *src = j->mat + co * cols + i * d->p;
+        const size_t at = (j->b0 + i) * d->out_elems + co * d->p;
+        if (j->c->dtype == GAN_F32) {
+            float *dst = (float *)(void *)j->out + at;
+            for (size_t q = 0; q < d->p; q++)
+                dst[q] = j->beta != 0.0f ? dst[q] + src[q] : src[q];
+        } else {
+            store_run_16(j->isa, j->out, j->c->dtype, at, src, d->p, j->beta != 0.0f);
+        }
+    }
+}
+
+/* Each image's columns (rows `ld` = g·P apart) added into its own zeroed padded copy,
+ * whose interior is then written (or added) to dx and rounded once. */
+static void col2im_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    const struct group_job *j = arg;
+    const struct conv_dims *d = j->d;
+    const size_t es = gan_dtype_size(j->c->dtype), ld = j->g * d->p;
+    float *xp = part_pad(j, part);
+    for (size_t i = (size_t)begin; i < (size_t)end; i++) {
+        memset(xp, 0, d->padded_elems * sizeof *xp);
+        col2im_add(j->c, d, j->col + i * d->p, ld, j->base, xp);
+        unpad_into(j->isa, j->c, d, xp, j->beta, j->out + (j->b0 + i) * d->in_elems * es);
+    }
 }
 
 /* Scratch of one call, as byte counts for scratch_parts. */
@@ -307,7 +400,8 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
         [PART_COL] = cols_in_place ? 0 : d.k * g * d.p * sizeof(float),
         [PART_MAT] = direct ? 0 : (size_t)c->c_out * g * d.p * sizeof(float),
         [PART_W] = f32 ? 0 : d.w_elems * sizeof(float),
-        [PART_PAD] = needs_padded(c) ? d.padded_elems * sizeof(float) : 0,
+        [PART_PAD] = needs_padded(c) ? (size_t)image_parts(be, &d, g) * d.padded_elems *
+                                           sizeof(float) : 0,
         [PART_BASE] = d.p * sizeof(int32_t),
     };
     void *part[PARTS];
@@ -318,7 +412,7 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
 
     const float *wf = f32 ? (const float *)cpu_ref_ptr(w) : part[PART_W];
     if (!f32)
-        load_f32(be->isa, part[PART_W], cpu_ref_ptr(w), c->dtype, d.w_elems);
+        cpu_convert_threads(be, cpu_ref_ptr(w), c->dtype, part[PART_W], GAN_F32, d.w_elems);
     const unsigned char *xb = cpu_ref_ptr(x);
     unsigned char *yb = cpu_ref_ptr(y);
     const size_t es = gan_dtype_size(c->dtype);
@@ -327,7 +421,7 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
         size_t gn = (size_t)c->n - b0 < g ? (size_t)c->n - b0 : g, cols = gn * d.p;
         const float *colm = cols_in_place ? (const float *)(xb + b0 * d.in_elems * es) : col;
         if (!cols_in_place)
-            im2col_group(be->isa, c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
+            im2col_group(be, c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
         if (direct) {
             /* y[c_out, P] = w[c_out, K] · col[K, P] + beta · y */
             be->blas.sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)c->c_out, (int)d.p, (int)d.k,
@@ -338,18 +432,11 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
         /* prod[c_out, gn·P] = w[c_out, K] · col[K, gn·P], then added into y's images */
         be->blas.sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)c->c_out, (int)cols, (int)d.k,
                        1.0f, wf, (int)d.k, colm, (int)cols, 0.0f, prod, (int)cols);
-        for (size_t j = 0; j < gn; j++)
-            for (int64_t co = 0; co < c->c_out; co++) {
-                const float *src = prod + (size_t)co * cols + j * d.p;
-                size_t at = (b0 + j) * d.out_elems + (size_t)co * d.p;
-                if (f32) {
-                    float *dst = (float *)yb + at;
-                    for (size_t q = 0; q < d.p; q++)
-                        dst[q] = beta != 0.0f ? dst[q] + src[q] : src[q];
-                } else {
-                    store_run_16(be->isa, yb, c->dtype, at, src, d.p, beta != 0.0f);
-                }
-            }
+        struct group_job j = { .isa = be->isa, .c = c, .d = &d, .b0 = b0, .g = gn, .out = yb,
+                               .mat = prod, .beta = beta };
+        const int64_t rows = (int64_t)(gn * (size_t)c->c_out);
+        cpu_parallel_for(be, cpu_parallel_parts(be, rows, 1, (int64_t)d.p), rows, 1,
+                         scatter_range, &j);
     }
     return GAN_OK;
 }
@@ -377,18 +464,18 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         [PART_COL] = d.k * g * d.p * sizeof(float),
         [PART_MAT] = direct ? 0 : (size_t)c->c_out * g * d.p * sizeof(float),
         [PART_W] = f32 ? 0 : d.w_elems * sizeof(float),
-        [PART_PAD] = d.padded_elems * sizeof(float),
+        [PART_PAD] = (size_t)image_parts(be, &d, g) * d.padded_elems * sizeof(float),
         [PART_BASE] = d.p * sizeof(int32_t),
     };
     void *part[PARTS];
     if ((st = scratch_parts(be, op, PARTS, bytes, part)) != GAN_OK)
         return st;
-    float *col = part[PART_COL], *xp = part[PART_PAD];
+    float *col = part[PART_COL];
     tap_base(c, &d, part[PART_BASE]);
 
     const float *wf = f32 ? (const float *)cpu_ref_ptr(w) : part[PART_W];
     if (!f32)
-        load_f32(be->isa, part[PART_W], cpu_ref_ptr(w), c->dtype, d.w_elems);
+        cpu_convert_threads(be, cpu_ref_ptr(w), c->dtype, part[PART_W], GAN_F32, d.w_elems);
     const unsigned char *dyb = cpu_ref_ptr(dy);
     unsigned char *dxb = cpu_ref_ptr(dx);
     const size_t es = gan_dtype_size(c->dtype);
@@ -396,7 +483,7 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         size_t gn = (size_t)c->n - b0 < g ? (size_t)c->n - b0 : g, cols = gn * d.p;
         const float *dym = (const float *)(dyb + b0 * d.out_elems * es);
         if (!direct) {
-            gather_group(be->isa, c, &d, dyb, b0, gn, part[PART_MAT]);
+            gather_group(be, c, &d, dyb, b0, gn, part[PART_MAT]);
             dym = part[PART_MAT];
         }
         /* col[K, gn·P] = wᵀ[K, c_out] · dy[c_out, gn·P], then scattered onto dx: into
@@ -404,11 +491,10 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
          * rounded once. */
         be->blas.sgemm(ROW_MAJOR, TRANS, NO_TRANS, (int)d.k, (int)cols, (int)c->c_out,
                        1.0f, wf, (int)d.k, dym, (int)cols, 0.0f, col, (int)cols);
-        for (size_t j = 0; j < gn; j++) {
-            memset(xp, 0, d.padded_elems * sizeof *xp);
-            col2im_add(c, &d, col + j * d.p, cols, part[PART_BASE], xp);
-            unpad_into(be->isa, c, &d, xp, beta, dxb + (b0 + j) * d.in_elems * es);
-        }
+        struct group_job j = { .isa = be->isa, .c = c, .d = &d, .b0 = b0, .g = gn,
+                               .base = part[PART_BASE], .out = dxb, .xp = part[PART_PAD],
+                               .col = col, .beta = beta };
+        cpu_parallel_for(be, image_parts(be, &d, gn), (int64_t)gn, 1, col2im_range, &j);
     }
     return GAN_OK;
 }
@@ -436,7 +522,8 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
         [PART_COL] = cols_in_place ? 0 : d.k * g * d.p * sizeof(float),
         [PART_MAT] = direct ? 0 : (size_t)c->c_out * g * d.p * sizeof(float),
         [PART_W] = f32 ? 0 : d.w_elems * sizeof(float),
-        [PART_PAD] = needs_padded(c) ? d.padded_elems * sizeof(float) : 0,
+        [PART_PAD] = needs_padded(c) ? (size_t)image_parts(be, &d, g) * d.padded_elems *
+                                           sizeof(float) : 0,
         [PART_BASE] = d.p * sizeof(int32_t),
     };
     void *part[PARTS];
@@ -449,7 +536,7 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
      * the first, and for 16-bit dtypes is rounded once at the end. */
     float *dwf = f32 ? (float *)cpu_ref_ptr(dw) : part[PART_W];
     if (!f32 && beta != 0.0f)
-        load_f32(be->isa, dwf, cpu_ref_ptr(dw), c->dtype, d.w_elems);
+        cpu_convert_threads(be, cpu_ref_ptr(dw), c->dtype, dwf, GAN_F32, d.w_elems);
     const unsigned char *xb = cpu_ref_ptr(x), *dyb = cpu_ref_ptr(dy);
     const size_t es = gan_dtype_size(c->dtype);
     for (size_t b0 = 0; b0 < (size_t)c->n; b0 += g) {
@@ -457,17 +544,17 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
         const float *dym = (const float *)(dyb + b0 * d.out_elems * es);
         const float *colm = cols_in_place ? (const float *)(xb + b0 * d.in_elems * es) : col;
         if (!direct) {
-            gather_group(be->isa, c, &d, dyb, b0, gn, part[PART_MAT]);
+            gather_group(be, c, &d, dyb, b0, gn, part[PART_MAT]);
             dym = part[PART_MAT];
         }
         if (!cols_in_place)
-            im2col_group(be->isa, c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
+            im2col_group(be, c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
         /* dw[c_out, K] = dy[c_out, gn·P] · colᵀ[gn·P, K] + beta_b · dw */
         float beta_b = b0 == 0 ? beta : 1.0f;
         be->blas.sgemm(ROW_MAJOR, NO_TRANS, TRANS, (int)c->c_out, (int)d.k, (int)cols,
                        1.0f, dym, (int)cols, colm, (int)cols, beta_b, dwf, (int)d.k);
     }
     if (!f32)
-        store_from_f32(be->isa, cpu_ref_ptr(dw), c->dtype, dwf, d.w_elems);
+        cpu_convert_threads(be, dwf, GAN_F32, cpu_ref_ptr(dw), c->dtype, d.w_elems);
     return GAN_OK;
 }

@@ -240,6 +240,24 @@ void cpu_convert(enum cpu_isa isa, const void *x, enum gan_dtype xt, void *y,
  * for the large tensors a kernel stages whole: the same bits at any thread count. */
 void cpu_convert_threads(gan_backend *be, const void *x, enum gan_dtype xt, void *y,
                          enum gan_dtype yt, size_t n);
+/* A conversion of `rows` runs of `cols` contiguous elements, x_ld and y_ld elements
+ * apart (a strided matrix, or one run when both lds are cols). */
+struct cpu_convert_rows {
+    const void *x;
+    enum gan_dtype xt;
+    int64_t x_ld;
+    void *y;
+    enum gan_dtype yt;
+    int64_t y_ld;
+    int64_t rows, cols;
+};
+#define CPU_CONVERT_ROWS_MAX 4
+/* Up to CPU_CONVERT_ROWS_MAX such conversions (the operands a kernel stages together)
+ * as one job split across the instance's threads: its size, not each one's, decides
+ * how many threads it takes, the workers are woken once for all of them, and a part
+ * may end inside a row, so a strided matrix is split like a packed one. The same bits
+ * at any thread count. */
+void cpu_convert_rows_threads(gan_backend *be, const struct cpu_convert_rows *r, int count);
 
 /* cast_fp8.c: cpu_cast's conversions with an FP8 type on one side or both and a float
  * type on the other, n > 0 checked elements of xt at x into yt at y (x == y: the same

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gemm.c — C = alpha·op(A)·op(B) + beta·C on the CPU through BLAS's sgemm, batched,
- * with FP16/BF16 operands staged through FP32 and the result rounded once; BF16
+ * with FP16/BF16 operands staged through FP32 (widened and narrowed on the instance's
+ * threads, cast.c) and the result rounded once; BF16
  * products through oneDNN's matmul where the instance has it (onednn_matmul.c). */
 #include "config.h"
 
@@ -16,30 +17,6 @@
 #define CBLAS_ROW_MAJOR 101
 #define CBLAS_NO_TRANS 111
 #define CBLAS_TRANS 112
-
-/* dst (row stride dst_ld) = src (row stride src_ld) converted, rows × cols. Goes
- * through cpu_cast for its vectorised F16C path (about 6x the scalar conversion
- * here): FP16 → FP32 is exact, FP32 → FP16/BF16 rounds to nearest even. Each run of
- * contiguous elements is wrapped in a buffer descriptor on the stack. */
-static gan_status convert(gan_backend *be, unsigned char *src, enum gan_dtype src_type,
-                          int64_t src_ld, unsigned char *dst, enum gan_dtype dst_type,
-                          int64_t dst_ld, int64_t rows, int64_t cols)
-{
-    const size_t ss = gan_dtype_size(src_type), ds = gan_dtype_size(dst_type);
-    if (src_ld == cols && dst_ld == cols) { /* both packed: one run */
-        cols *= rows;
-        rows = 1;
-    }
-    for (int64_t r = 0; r < rows; r++) {
-        struct gan_buffer sb = { (size_t)cols * ss, src + (size_t)(r * src_ld) * ss };
-        struct gan_buffer db = { (size_t)cols * ds, dst + (size_t)(r * dst_ld) * ds };
-        struct gan_ref x = { &sb, 0, src_type }, y = { &db, 0, dst_type };
-        gan_status st = cpu_cast(be, (size_t)cols, &x, &y, NULL);
-        if (st != GAN_OK)
-            return st;
-    }
-    return GAN_OK;
-}
 
 /* C = beta·C without a product (k = 0, or alpha = 0 where BLAS does not read A, B).
  * beta = 0 writes zeros without reading C, so NaN or inf there does not survive. */
@@ -114,31 +91,33 @@ static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
         float *pc = (float *)ci;
         int lda = (int)g->lda, ldb = (int)g->ldb, ldc = (int)g->ldc;
 
-        /* A shared operand (stride 0) is widened once for the whole batch. */
+        /* The staged operands are widened together, one job on the instance's threads
+         * (FP16 → FP32 and BF16 → FP32 are exact); a shared operand (stride 0) once
+         * for the whole batch. */
+        struct cpu_convert_rows wide[3];
+        int nwide = 0;
         if (stage_a) {
-            if ((i == 0 || g->stride_a != 0) &&
-                (st = convert(be, ai, g->a.dtype, sa->ld, (unsigned char *)wa, GAN_F32,
-                              sa->cols, sa->rows, sa->cols)) != GAN_OK)
-                return st;
+            if (i == 0 || g->stride_a != 0)
+                wide[nwide++] = (struct cpu_convert_rows){ ai, g->a.dtype, sa->ld, wa, GAN_F32,
+                                                           sa->cols, sa->rows, sa->cols };
             pa = wa;
             lda = (int)(sa->cols > 1 ? sa->cols : 1);
         }
         if (stage_b) {
-            if ((i == 0 || g->stride_b != 0) &&
-                (st = convert(be, bi, g->b.dtype, sb->ld, (unsigned char *)wb, GAN_F32,
-                              sb->cols, sb->rows, sb->cols)) != GAN_OK)
-                return st;
+            if (i == 0 || g->stride_b != 0)
+                wide[nwide++] = (struct cpu_convert_rows){ bi, g->b.dtype, sb->ld, wb, GAN_F32,
+                                                           sb->cols, sb->rows, sb->cols };
             pb = wb;
             ldb = (int)(sb->cols > 1 ? sb->cols : 1);
         }
         if (stage_c) {
-            if (g->beta != 0.0f &&
-                (st = convert(be, ci, g->c.dtype, sc->ld, (unsigned char *)wc, GAN_F32, n,
-                              m, n)) != GAN_OK)
-                return st;
+            if (g->beta != 0.0f)
+                wide[nwide++] = (struct cpu_convert_rows){ ci, g->c.dtype, sc->ld, wc, GAN_F32,
+                                                           n, m, n };
             pc = wc;
             ldc = (int)n;
         }
+        cpu_convert_rows_threads(be, wide, nwide);
         /* beta = 0 promises that C is not read. OpenBLAS 0.3.21 keeps that promise
          * (a NaN in C does not come through), but a BLAS that computes 0·C would not;
          * zeroing first costs one pass over C and makes it hold for any library. */
@@ -149,10 +128,11 @@ static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
         be->blas.sgemm(CBLAS_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, g->alpha, pa, lda,
                        pb, ldb, g->beta, pc, ldc);
 
-        if (stage_c &&
-            (st = convert(be, (unsigned char *)wc, GAN_F32, n, ci, g->c.dtype, sc->ld, m,
-                          n)) != GAN_OK)
-            return st;
+        /* the FP32 result rounded once (to nearest even) into the 16-bit C */
+        if (stage_c) {
+            const struct cpu_convert_rows narrow = { wc, GAN_F32, n, ci, g->c.dtype, sc->ld, m, n };
+            cpu_convert_rows_threads(be, &narrow, 1);
+        }
     }
     return GAN_OK;
 }

@@ -21,18 +21,24 @@ dnnl_data_type_t cpu_onednn_dtype(enum gan_dtype dtype)
     }
 }
 
+void cpu_onednn_arg_clear(const struct cpu_dnnl_api *api, struct cpu_onednn_arg *a)
+{
+    if (a->reorder)
+        api->dnnl_primitive_destroy(a->reorder);
+    if (a->inner)
+        api->dnnl_memory_destroy(a->inner);
+    if (a->user)
+        api->dnnl_memory_destroy(a->user);
+    free(a->buffer);
+    memset(a, 0, sizeof *a);
+}
+
 static void entry_clear(const struct cpu_dnnl_api *api, struct cpu_onednn_entry *e)
 {
-    for (int i = 0; i < e->nargs; i++) {
-        struct cpu_onednn_arg *a = &e->args[i];
-        if (a->reorder)
-            api->dnnl_primitive_destroy(a->reorder);
-        if (a->inner)
-            api->dnnl_memory_destroy(a->inner);
-        if (a->user)
-            api->dnnl_memory_destroy(a->user);
-        free(a->buffer);
-    }
+    for (int i = 0; i < e->nargs; i++)
+        cpu_onednn_arg_clear(api, &e->args[i]);
+    if (e->filter)
+        cpu_onednn_filter_free(api, e->filter);
     if (e->prim)
         api->dnnl_primitive_destroy(e->prim);
     free(e->extra);
@@ -72,6 +78,15 @@ struct cpu_onednn_entry *cpu_onednn_lookup(struct cpu_onednn *o,
     return e;
 }
 
+void cpu_onednn_reset(struct cpu_onednn *o, struct cpu_onednn_entry *e)
+{
+    const struct cpu_onednn_key key = e->key;
+    const unsigned long last_use = e->last_use;
+    entry_clear(&o->api, e);
+    e->key = key;
+    e->last_use = last_use;
+}
+
 int cpu_onednn_set_primitive(gan_backend *be, struct cpu_onednn_entry *e,
                              dnnl_primitive_desc_t pd)
 {
@@ -96,14 +111,14 @@ int cpu_onednn_set_primitive(gan_backend *be, struct cpu_onednn_entry *e,
     return 0;
 }
 
-int cpu_onednn_add_arg(struct cpu_onednn *o, struct cpu_onednn_entry *e, int which,
-                       int output, const dnnl_memory_desc_t *user_md,
-                       const dnnl_memory_desc_t *prim_md)
+int cpu_onednn_arg_init(struct cpu_onednn *o, struct cpu_onednn_arg *a, int which, int output,
+                        const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *prim_md,
+                        const_dnnl_primitive_attr_t attr)
 {
     const struct cpu_dnnl_api *api = &o->api;
-    if (e->nargs >= CPU_ONEDNN_MAX_ARGS || !prim_md)
+    memset(a, 0, sizeof *a);
+    if (!prim_md)
         return -1;
-    struct cpu_onednn_arg *a = &e->args[e->nargs++];
     a->which = which;
     a->output = output;
     if (api->dnnl_memory_create(&a->user, user_md, o->engine, DNNL_MEMORY_NONE) != dnnl_success) {
@@ -123,9 +138,15 @@ int cpu_onednn_add_arg(struct cpu_onednn *o, struct cpu_onednn_entry *e, int whi
     dnnl_primitive_desc_t rpd;
     const dnnl_memory_desc_t *from = output ? prim_md : user_md;
     const dnnl_memory_desc_t *to = output ? user_md : prim_md;
-    if (api->dnnl_reorder_primitive_desc_create(&rpd, from, o->engine, to, o->engine, NULL) !=
+    if (api->dnnl_reorder_primitive_desc_create(&rpd, from, o->engine, to, o->engine, attr) !=
         dnnl_success)
         return -1;
+    const dnnl_memory_desc_t *scratch =
+        attr ? api->dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0) : NULL;
+    if (scratch && api->dnnl_memory_desc_get_size(scratch) != 0) {
+        api->dnnl_primitive_desc_destroy(rpd);
+        return -1;
+    }
     dnnl_status_t s = api->dnnl_primitive_create(&a->reorder, rpd);
     api->dnnl_primitive_desc_destroy(rpd);
     if (s != dnnl_success) {
@@ -133,6 +154,15 @@ int cpu_onednn_add_arg(struct cpu_onednn *o, struct cpu_onednn_entry *e, int whi
         return -1;
     }
     return 0;
+}
+
+int cpu_onednn_add_arg(struct cpu_onednn *o, struct cpu_onednn_entry *e, int which,
+                       int output, const dnnl_memory_desc_t *user_md,
+                       const dnnl_memory_desc_t *prim_md)
+{
+    if (e->nargs >= CPU_ONEDNN_MAX_ARGS)
+        return -1;
+    return cpu_onednn_arg_init(o, &e->args[e->nargs++], which, output, user_md, prim_md, NULL);
 }
 
 void *cpu_onednn_extra(struct cpu_onednn_entry *e, size_t bytes)

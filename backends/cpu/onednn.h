@@ -20,6 +20,7 @@
     X(dnnl_memory_desc_get_size) X(dnnl_memory_create) X(dnnl_memory_destroy)              \
     X(dnnl_memory_set_data_handle) X(dnnl_primitive_attr_create)                           \
     X(dnnl_primitive_attr_destroy) X(dnnl_primitive_attr_set_output_scales)                \
+    X(dnnl_primitive_attr_set_scratchpad_mode)                                             \
     X(dnnl_primitive_attr_set_post_ops) X(dnnl_post_ops_create) X(dnnl_post_ops_destroy)   \
     X(dnnl_post_ops_append_sum) X(dnnl_matmul_desc_init)                                   \
     X(dnnl_dilated_convolution_forward_desc_init)                                          \
@@ -68,6 +69,7 @@ struct cpu_onednn_arg {
 };
 
 #define CPU_ONEDNN_MAX_ARGS 3
+struct cpu_onednn_filter;
 struct cpu_onednn_entry {
     struct cpu_onednn_key key;
     int refused;               /* no primitive, or one slower than OpenBLAS: use OpenBLAS */
@@ -80,6 +82,9 @@ struct cpu_onednn_entry {
     /* Space the convolutions keep for an FP32 result they add into the output. */
     void *extra;
     size_t extra_bytes;
+    /* A filter gradient computed in parts of the batch (onednn_filter.c), which holds
+     * its own arguments in place of args[]; NULL for every other entry. */
+    struct cpu_onednn_filter *filter;
 };
 
 #define CPU_ONEDNN_CACHE 128
@@ -108,6 +113,9 @@ struct cpu_onednn {
 struct cpu_onednn_entry *cpu_onednn_lookup(struct cpu_onednn *o,
                                            const struct cpu_onednn_key *key, int *fresh);
 
+/* Frees what a failed build left in e and makes it empty again, its key kept. */
+void cpu_onednn_reset(struct cpu_onednn *o, struct cpu_onednn_entry *e);
+
 /* Makes e->prim from `pd` (which it then destroys) and notes its implementation;
  * in "auto", a reference implementation (oneDNN's slow fallback) refuses the entry.
  * Returns 0 when the entry has a primitive. */
@@ -120,6 +128,15 @@ int cpu_onednn_add_arg(struct cpu_onednn *o, struct cpu_onednn_entry *e, int whi
                        int output, const dnnl_memory_desc_t *user_md,
                        const dnnl_memory_desc_t *prim_md);
 
+/* Sets up one argument `a` as cpu_onednn_add_arg does, its reorder made with `attr`
+ * (NULL: oneDNN's defaults). With an attr that asks for a scratchpad of the caller's,
+ * a reorder that would need one is refused: the arguments of parts run at once have
+ * none to give it. Returns 0, or −1 (what was made is freed by cpu_onednn_arg_clear). */
+int cpu_onednn_arg_init(struct cpu_onednn *o, struct cpu_onednn_arg *a, int which, int output,
+                        const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *prim_md,
+                        const_dnnl_primitive_attr_t attr);
+void cpu_onednn_arg_clear(const struct cpu_dnnl_api *api, struct cpu_onednn_arg *a);
+
 /* Space of at least `bytes` kept with the entry, 64-byte aligned; NULL when out of
  * memory. */
 void *cpu_onednn_extra(struct cpu_onednn_entry *e, size_t bytes);
@@ -130,5 +147,24 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
 
 /* The dnnl dtype of a backend dtype (F32, BF16, F16). */
 dnnl_data_type_t cpu_onednn_dtype(enum gan_dtype dtype);
+
+/* onednn_filter.c: a convolution's filter gradient on the instance's threads, the
+ * batch cut into parts by its shape alone (so the same bits at any thread count). */
+/* How many equal parts of the batch the filter gradient of c is computed in; 1: as one
+ * call of a primitive, on one thread. */
+int cpu_onednn_filter_parts(const struct gan_conv2d *c);
+/* Makes e a filter gradient in `parts` parts from `pd`, a backward-weights descriptor
+ * for one part's images (made with a scratchpad of the caller's, on one OpenMP thread),
+ * which it destroys: users[0] and users[1] describe one part's images of x and dy as the
+ * caller stores them, users[2] the caller's dw, inner[] what the primitive wants.
+ * Returns 0 when e can run. */
+int cpu_onednn_filter_build(gan_backend *be, struct cpu_onednn_entry *e,
+                            dnnl_primitive_desc_t pd, int parts,
+                            const dnnl_memory_desc_t *const users[3],
+                            const dnnl_memory_desc_t inner[3]);
+/* Runs such an entry on x, dy and dw (ptrs[0 … 2]), as cpu_onednn_execute runs others. */
+gan_status cpu_onednn_filter_execute(gan_backend *be, struct cpu_onednn_entry *e,
+                                     void *const *ptrs);
+void cpu_onednn_filter_free(const struct cpu_dnnl_api *api, struct cpu_onednn_filter *f);
 
 #endif

@@ -129,26 +129,41 @@ static size_t b_count(enum cpu_conv_kind kind, const struct gan_conv2d *c)
 }
 
 static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind kind,
-                 const struct gan_conv2d *c, int accumulate)
+                 const struct gan_conv2d *full, int accumulate, int parts)
 {
     struct cpu_onednn *o = be->onednn;
     const struct cpu_dnnl_api *api = &o->api;
     /* A staged FP16 call's primitive is the FP32 one, on the FP32 copies of its
      * tensors: the caller's side below is then FP32 too. */
-    const dnnl_data_type_t dt = staged(c->dtype) ? dnnl_f32 : cpu_onednn_dtype(c->dtype);
+    const dnnl_data_type_t dt = staged(full->dtype) ? dnnl_f32 : cpu_onednn_dtype(full->dtype);
     /* The output oneDNN writes: FP32 when it is added to the caller's, and always for
      * the filter gradient, a sum over the whole batch rounded once. */
     const int f32_out = accumulate || kind == CPU_CONV_BACKWARD_FILTER;
     const dnnl_data_type_t ot = f32_out ? dnnl_f32 : dt;
+    /* In parts (a filter gradient, onednn_filter.c), the primitive is made for one
+     * part's images. */
+    struct gan_conv2d part = *full;
+    part.n = full->n / parts;
+    const struct gan_conv2d *c = &part;
     struct conv_geometry g;
     geometry(&g, c);
-    /* oneDNN 2.6's BF16 filter gradient (jit_bf16 without AMX) splits its reduction over
-     * the batch between threads and meets at barriers many times a call: on two busy
-     * cores, the DCGAN's 14×14 and 7×7 layers took 16–43 ms a call on 2 threads against
-     * 0.5 ms on one (bench/README.md), so it gets one. A primitive divides its work
-     * for the team size in force when it is made, so the count is set before. */
+    /* A filter gradient's primitive runs on one thread, each part's on its own (see
+     * onednn_filter.c for why not on oneDNN's threads); the others on the instance's. A
+     * primitive divides its work for the team size in force when it is made, so the
+     * count is set before. */
     e->threads = kind == CPU_CONV_BACKWARD_FILTER ? 1 : be->threads;
     api->omp_set_num_threads(e->threads);
+    /* Parts run at once, each with a scratchpad of its own: oneDNN's is kept per thread
+     * that made the primitive. */
+    dnnl_primitive_attr_t attr = NULL;
+    if (parts > 1 &&
+        (api->dnnl_primitive_attr_create(&attr) != dnnl_success ||
+         api->dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) !=
+             dnnl_success)) {
+        if (attr)
+            api->dnnl_primitive_attr_destroy(attr);
+        return -1;
+    }
 
     dnnl_primitive_desc_t hint = NULL, pd = NULL;
     dnnl_convolution_desc_t desc;
@@ -173,11 +188,13 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
               api->dnnl_dilated_convolution_backward_weights_desc_init(
                   &desc, dnnl_convolution_direct, &any.x, &any.w, NULL, &any.y, g.strides,
                   g.dilates, g.pad_l, g.pad_r) != dnnl_success ||
-              api->dnnl_primitive_desc_create(&pd, &desc, NULL, o->engine, hint) != dnnl_success;
+              api->dnnl_primitive_desc_create(&pd, &desc, attr, o->engine, hint) != dnnl_success;
         break;
     }
     if (hint)
         api->dnnl_primitive_desc_destroy(hint);
+    if (attr)
+        api->dnnl_primitive_attr_destroy(attr);
     if (bad) {
         if (pd)
             api->dnnl_primitive_desc_destroy(pd);
@@ -206,7 +223,8 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
         inner[i] = *md;
     }
     /* The caller's side: its dtype, except an accumulated output, which oneDNN hands
-     * over as plain FP32 in the entry's extra space. */
+     * over as plain FP32 in the entry's extra space. (In parts, x and dy are one part's
+     * images; the filter's shape does not depend on the batch.) */
     struct conv_mds user, user_f32;
     if (conv_mds(api, &user, c, dt, dt, dt, 0) || conv_mds(api, &user_f32, c, dnnl_f32, dnnl_f32,
                                                       dnnl_f32, 0)) {
@@ -218,16 +236,28 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
         [CPU_CONV_BACKWARD_DATA] = { &user.y, &user.w, accumulate ? &user_f32.x : &user.x },
         [CPU_CONV_BACKWARD_FILTER] = { &user.x, &user.y, accumulate ? &user_f32.w : &user.w },
     };
-    if (cpu_onednn_set_primitive(be, e, pd) != 0)
-        return -1;
-    for (int i = 0; i < 3; i++)
-        if (cpu_onednn_add_arg(o, e, roles[kind][i].arg, i == 2, users[kind][i], &inner[i]) != 0)
+    if (parts > 1) {
+        if (cpu_onednn_filter_build(be, e, pd, parts, users[kind], inner) != 0)
             return -1;
+    } else {
+        if (cpu_onednn_set_primitive(be, e, pd) != 0)
+            return -1;
+        for (int i = 0; i < 3; i++)
+            if (cpu_onednn_add_arg(o, e, roles[kind][i].arg, i == 2, users[kind][i],
+                                   &inner[i]) != 0)
+                return -1;
+    }
     /* A staged call keeps its FP32 result in the backend's scratch instead. */
-    if (accumulate && !staged(c->dtype) &&
-        !cpu_onednn_extra(e, out_count(kind, c) * sizeof(float)))
+    if (accumulate && !staged(full->dtype) &&
+        !cpu_onednn_extra(e, out_count(kind, full) * sizeof(float)))
         return -1;
     return 0;
+}
+
+/* Runs a built entry on the caller's memory (x, w or dy, out). */
+static gan_status execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs)
+{
+    return e->filter ? cpu_onednn_filter_execute(be, e, ptrs) : cpu_onednn_execute(be, e, ptrs);
 }
 
 /* out = out + sum, n elements, rounded once to out's dtype. */
@@ -307,7 +337,7 @@ static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
     cpu_convert_threads(be, cpu_ref_ptr(a), c->dtype, fa, GAN_F32, na);
     cpu_convert_threads(be, cpu_ref_ptr(b), c->dtype, fb, GAN_F32, nb);
     void *ptrs[3] = { fa, fb, fo };
-    if ((st = cpu_onednn_execute(be, e, ptrs)) != GAN_OK)
+    if ((st = execute(be, e, ptrs)) != GAN_OK)
         return st;
     if (accumulate)
         add_into(be, cpu_ref_ptr(out), c->dtype, fo, no);
@@ -340,8 +370,17 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
                              "conv2d: out of memory for oneDNN's primitive cache");
         return 1;
     }
-    if (fresh && build(be, e, kind, c, accumulate) != 0)
-        e->refused = 1;
+    if (fresh) {
+        /* A filter gradient in parts of the batch, on the instance's threads; where
+         * oneDNN will not run those, as one call on one thread. */
+        const int parts = kind == CPU_CONV_BACKWARD_FILTER ? cpu_onednn_filter_parts(c) : 1;
+        int bad = build(be, e, kind, c, accumulate, parts) != 0;
+        if (bad && parts > 1) {
+            cpu_onednn_reset(o, e);
+            bad = build(be, e, kind, c, accumulate, 1) != 0;
+        }
+        e->refused = bad;
+    }
     if (e->refused)
         return 0;
     if (staged(c->dtype)) {
@@ -349,7 +388,7 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
         return 1;
     }
     void *ptrs[3] = { cpu_ref_ptr(a), cpu_ref_ptr(b), accumulate ? e->extra : cpu_ref_ptr(out) };
-    *st = cpu_onednn_execute(be, e, ptrs);
+    *st = execute(be, e, ptrs);
     if (*st == GAN_OK && accumulate)
         add_into(be, cpu_ref_ptr(out), c->dtype, e->extra, out_count(kind, c));
     return 1;

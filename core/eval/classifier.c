@@ -135,7 +135,9 @@ static gan_tensor *forward(gan_classifier *c, gan_tensor *x, gan_tensor **featur
 {
     gan_tensor *h = x;
     for (int l = 0; l < LAYERS; l++) {
-        h = gan_add(c->ctx, gan_matmul(c->ctx, h, c->w[l], 0, 1), c->b[l]);
+        /* w [out, in] as nn.Linear (and the file) stores it; one op, the bias under the
+         * GEMM's FP32 accumulator */
+        h = gan_linear(c->ctx, h, c->w[l], c->b[l]);
         if (l < LAYERS - 1)
             h = gan_relu(c->ctx, h);
         if (l == 1 && features)

@@ -489,12 +489,14 @@ static int enter(gan_ctx *ctx, const char *kind, int index)
     return gan_ctx_scope_push(ctx, name) == GAN_OK;
 }
 
-/* x·Wᵀ + b for x [B, in], in scope fc0. */
+/* x·Wᵀ + b for x [B, in], in scope fc0: one gan_linear, whose GEMM accumulates the
+ * product onto the bias rows (one rounding in FP32 and BF16) instead of a product and
+ * a separate pass for the bias. */
 static gan_tensor *linear(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, gan_tensor *b)
 {
     if (!enter(ctx, "fc", 0))
         return NULL;
-    gan_tensor *y = gan_add(ctx, gan_matmul(ctx, x, w, 0, 1), b);
+    gan_tensor *y = gan_linear(ctx, x, w, b);
     gan_ctx_scope_pop(ctx);
     return y;
 }

@@ -4,7 +4,8 @@
  * every transpose combination, alpha and beta, odd shapes, padded rows and batches;
  * BF16, FP32 and FP16 convolutions forward, backward-data and backward-filter against
  * the OpenBLAS path of the same backend, FP16's as the FP32 primitive's result rounded
- * once; primitives made once per shape and dtype; BF16 kept off oneDNN under "auto"
+ * once; the filter gradient in parts of the batch with the same bits on 1, 2 and 3
+ * threads; primitives made once per shape and dtype; BF16 kept off oneDNN under "auto"
  * on a CPU without a BF16 dot product; the setting "gemm".
  * Skips (77) when the build has no oneDNN or the CPU is not x86-64; on a CPU without a
  * BF16 dot product (or under GANCTL_TEST_NO_BF16_DOT) runs all but the BF16 parts. */
@@ -23,20 +24,23 @@
 #include "../../backends/cpu/onednn.h"
 #endif
 
-/* A backend whose GEMMs and convolutions go through oneDNN ("onednn" or "auto"), or
- * through OpenBLAS only. */
-static gan_backend *backend_with(const char *path)
+/* A backend on `threads` threads whose GEMMs and convolutions go through oneDNN
+ * ("onednn" or "auto"), or through OpenBLAS only. */
+static gan_backend *backend_threads(const char *path, int threads)
 {
-    static const char *const settings[3][3] = {
-        { "threads=2", "gemm=onednn", NULL },
-        { "threads=2", "gemm=auto", NULL },
-        { "threads=2", "gemm=openblas", NULL },
-    };
-    int i = strcmp(path, "onednn") == 0 ? 0 : strcmp(path, "auto") == 0 ? 1 : 2;
-    gan_backend *be = cpu_fixture_new(settings[i]);
+    char t[24], g[24];
+    snprintf(t, sizeof t, "threads=%d", threads);
+    snprintf(g, sizeof g, "gemm=%s", path);
+    const char *const settings[3] = { t, g, NULL };
+    gan_backend *be = cpu_fixture_new(settings);
     ck_assert_int_eq(cpu_gemm_path_setting(be->host, &be->gemm_path), GAN_OK);
     ck_assert_int_eq(cpu_onednn_open(be), GAN_OK);
     return be;
+}
+
+static gan_backend *backend_with(const char *path)
+{
+    return backend_threads(path, 2);
 }
 
 static void backend_free(gan_backend *be)
@@ -223,7 +227,9 @@ struct conv_case {
 };
 
 /* The fashion-mnist DCGAN's layers (5×5, stride 2, padding 2: 28 → 14 → 7 → 4), odd
- * channel counts and sizes, 1×1, 3×3 with dilation. */
+ * channel counts and sizes, 1×1, 3×3 with dilation; the last two with batches large
+ * enough for the filter gradient to run in parts (onednn_filter.c): 2 parts of the
+ * DCGAN's 14×14 layer, 3 of an odd shape. */
 static const struct conv_case conv_cases[] = {
     { 8, 1, 28, 28, 16, 5, 2, 2, 1 },
     { 8, 16, 14, 14, 32, 5, 2, 2, 1 },
@@ -232,7 +238,11 @@ static const struct conv_case conv_cases[] = {
     { 2, 5, 7, 7, 3, 1, 1, 0, 1 },
     { 2, 3, 11, 11, 7, 3, 1, 2, 2 },
     { 1, 7, 13, 5, 9, 3, 3, 1, 1 },
+    { 64, 16, 14, 14, 32, 5, 2, 2, 1 },
+    { 12, 17, 21, 19, 80, 3, 1, 1, 1 },
 };
+/* The cases whose filter gradient runs in parts. */
+#define CONV_PARTED_FIRST 7
 #define NCONV (int)(sizeof conv_cases / sizeof conv_cases[0])
 
 static struct gan_conv2d conv_desc(const struct conv_case *cc, enum gan_dtype dtype)
@@ -402,6 +412,63 @@ START_TEST(test_conv_f16_rounds_f32_once)
 }
 END_TEST
 
+/* A filter gradient in parts of the batch has the same bits on 1, 2 and 3 threads, for
+ * every dtype, beta 0 and 1: the batch is cut by the shape alone, each part computed by
+ * one thread, the partials summed in part order. */
+START_TEST(test_conv_filter_threads)
+{
+    const struct conv_case *cc = &conv_cases[CONV_PARTED_FIRST + _i / 6];
+    const enum gan_dtype dt = conv_dtypes[(_i % 6) / 2];
+    const float beta = (float)(_i % 2);
+    if (dt == GAN_BF16 && !cpu_has_bf16_dot())
+        return;
+    struct gan_conv2d c = conv_desc(cc, dt);
+#ifdef GAN_HAVE_ONEDNN
+    ck_assert_msg(cpu_onednn_filter_parts(&c) > 1, "case %d is not cut into parts", _i / 6);
+#endif
+    const size_t nx = (size_t)(c.n * c.c_in * c.h_in * c.w_in),
+                 nw = (size_t)(c.c_out * c.c_in * c.kh * c.kw),
+                 ny = (size_t)(c.n * c.c_out * c.h_out * c.w_out);
+    rng_seed(0xf17e0000u + (uint64_t)_i);
+    gan_backend *be[3];
+    gan_buffer *dw[3];
+    for (int t = 0; t < 3; t++)
+        be[t] = backend_threads("onednn", t + 1);
+    gan_buffer *x = cpu_fixture_buffer(be[0], nx, NULL), *dy = cpu_fixture_buffer(be[0], ny, NULL);
+    for (size_t i = 0; i < nx; i++)
+        raw_set(x, dt, i, rng_uniform(-1, 1));
+    for (size_t i = 0; i < ny; i++)
+        raw_set(dy, dt, i, rng_uniform(-1, 1));
+    for (int t = 0; t < 3; t++) {
+        rng_seed(0xd0000000u + (uint64_t)_i);
+        dw[t] = cpu_fixture_buffer(be[0], nw, NULL);
+        for (size_t i = 0; i < nw; i++)
+            raw_set(dw[t], dt, i, rng_uniform(-1, 1));
+        ck_assert_msg(conv_run(be[t], 2, &c, x, dy, beta, dw[t]) == GAN_OK, "%s",
+                      last_error(be[t]));
+#ifdef GAN_HAVE_ONEDNN
+        /* in parts, not the single call a failed build falls back to */
+        int held;
+        long created;
+        cpu_onednn_cache_counts(be[t], &held, &created);
+        ck_assert_int_eq(held, 1);
+        ck_assert_ptr_nonnull(be[t]->onednn->entries[0]->filter);
+#endif
+    }
+    const size_t bytes = nw * gan_dtype_size(dt);
+    for (int t = 1; t < 3; t++)
+        ck_assert_msg(memcmp(dw[0]->data, dw[t]->data, bytes) == 0,
+                      "case %d %s beta %g: the filter gradient on %d threads differs from the "
+                      "one on 1", _i / 6, gan_dtype_name(dt), (double)beta, t + 1);
+    cpu_buffer_free(be[0], x);
+    cpu_buffer_free(be[0], dy);
+    for (int t = 0; t < 3; t++) {
+        cpu_buffer_free(be[0], dw[t]);
+        backend_free(be[t]);
+    }
+}
+END_TEST
+
 /* Under "auto", the DCGAN's FP16 convolutions go to oneDNN through one of its fast
  * kernels, not its reference loops, each kind with a primitive of its own, on every
  * CPU; its BF16 convolutions as well where the CPU has a BF16 dot product, and to
@@ -496,6 +563,7 @@ static Suite *onednn_suite(int bf16)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_conv_matches_openblas, 0, (bf16 ? 3 : 2) * CONV_PER_DTYPE);
     tcase_add_loop_test(tc, test_conv_f16_rounds_f32_once, 0, 6 * NCONV);
+    tcase_add_loop_test(tc, test_conv_filter_threads, 0, 6 * (NCONV - CONV_PARTED_FIRST));
     tcase_add_test(tc, test_conv_auto_routes);
     suite_add_tcase(s, tc);
     tc = tcase_create("setting");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* check_threads.c — the CPU backend's worker pool: a split covers every unit once, in
  * whole blocks; tiny work stays on the calling thread; and each threaded kernel
- * (element-wise, reductions, casts, Adam, gradient statistics) gives the same bits on
+ * (element-wise, reductions, casts, conversions of strided rows, FP16 products' staging,
+ * the convolutions' im2col and col2im, Adam, gradient statistics) gives the same bits on
  * three threads as on one, on tensors large enough to be split; and the AVX-512 Adam and
  * gradient statistics give the portable loops' bits. */
 #include "config.h"
@@ -243,6 +244,163 @@ START_TEST(test_cast_same_bits_and_counts)
 }
 END_TEST
 
+/* Three conversions in one job, as gemm.c stages a product's operands: a strided FP16
+ * matrix widened into a packed FP32 one, a packed BF16 run widened, and a packed FP32
+ * matrix narrowed into a strided FP16 one (the padding after each row left as it was).
+ * Every element is the conversion of its own input, and three threads give one
+ * thread's bytes. */
+START_TEST(test_convert_rows_same_bits)
+{
+    struct pair p = pair_new(levels[_i]);
+    gan_backend *bes[2] = { p.one, p.three };
+    enum { ROWS = 1100, COLS = 333, LD = 345, RUN = 250001 };
+    const size_t strided = (size_t)ROWS * LD, packed = (size_t)ROWS * COLS;
+    gan_buffer *out[2];
+    gan_buffer *a = filled(p.one, GAN_F16, strided, 17), *b = filled(p.one, GAN_BF16, RUN, 19);
+    gan_buffer *c = filled(p.one, GAN_F32, packed, 23);
+    for (int k = 0; k < 2; k++) {
+        /* FP32 packed ROWS × COLS, FP32 RUN, then FP16 strided ROWS × LD */
+        size_t floats = packed + RUN + strided / 2 + 1;
+        out[k] = cpu_fixture_buffer(bes[k], floats, NULL);
+        memset(out[k]->data, 0x5a, out[k]->bytes);
+        float *wa = (float *)(void *)out[k]->data, *wb = wa + packed;
+        void *hc = wb + RUN;
+        const struct cpu_convert_rows r[3] = {
+            { a->data, GAN_F16, LD, wa, GAN_F32, COLS, ROWS, COLS },
+            { b->data, GAN_BF16, RUN, wb, GAN_F32, RUN, 1, RUN },
+            { c->data, GAN_F32, COLS, hc, GAN_F16, LD, ROWS, COLS },
+        };
+        cpu_convert_rows_threads(bes[k], r, 3);
+    }
+    /* split, and not at row boundaries only */
+    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)(2 * packed + RUN), 256, 1), 2);
+    assert_same_bytes(out[0], out[1], out[0]->bytes);
+    const float *wa = (const float *)(const void *)out[0]->data, *wb = wa + packed;
+    const uint16_t *hc = (const uint16_t *)(const void *)(wb + RUN);
+    for (size_t i = 0; i < ROWS; i++)
+        for (size_t j = 0; j < LD; j++) {
+            if (j < COLS) {
+                double want = raw_get(a, GAN_F16, i * LD + j);
+                float got = wa[i * COLS + j];
+                ck_assert_msg((isnan(want) && isnan(got)) || got == want,
+                              "widened [%zu][%zu] is %g, not %g", i, j, (double)got, want);
+                uint16_t h = f16_encode(raw_get(c, GAN_F32, i * COLS + j));
+                ck_assert_msg(isnan(raw_get(c, GAN_F32, i * COLS + j)) ? (hc[i * LD + j] & 0x7c00) == 0x7c00
+                                                                         : hc[i * LD + j] == h,
+                              "narrowed [%zu][%zu] is 0x%04x, not 0x%04x", i, j,
+                              (unsigned)hc[i * LD + j], (unsigned)h);
+            } else {
+                ck_assert_uint_eq(hc[i * LD + j], 0x5a5a);
+            }
+        }
+    for (size_t i = 0; i < RUN; i++) {
+        double want = raw_get(b, GAN_BF16, i);
+        ck_assert((isnan(want) && isnan(wb[i])) || wb[i] == want);
+    }
+    cpu_buffer_free(p.one, a);
+    cpu_buffer_free(p.one, b);
+    cpu_buffer_free(p.one, c);
+    cpu_buffer_free(p.one, out[0]);
+    cpu_buffer_free(p.three, out[1]);
+    pair_free(&p);
+}
+END_TEST
+
+/* An FP16 product with padded rows, its operands staged in FP32 and its result rounded
+ * back, on one thread and on three, OpenBLAS held at one thread in both so that only the
+ * backend's own split differs: the same bytes. */
+START_TEST(test_gemm_f16_same_bits)
+{
+    struct pair p = pair_new("auto");
+    gan_backend *bes[2] = { p.one, p.three };
+    enum { M = 400, N = 520, K = 410, PAD = 7 };
+    const int64_t lda = K + PAD, ldb = N + PAD, ldc = N + PAD;
+    gan_buffer *a = cpu_fixture_buffer(p.one, M * lda, NULL), *b = cpu_fixture_buffer(p.one, K * ldb, NULL);
+    rng_seed(29);
+    for (int64_t i = 0; i < M * lda; i++)
+        raw_set(a, GAN_F16, (size_t)i, rng_uniform(-1, 1));
+    for (int64_t i = 0; i < K * ldb; i++)
+        raw_set(b, GAN_F16, (size_t)i, rng_uniform(-1, 1));
+    gan_buffer *c[2];
+    for (int k = 0; k < 2; k++) {
+        c[k] = cpu_fixture_buffer(bes[k], M * ldc, NULL);
+        rng_seed(31);
+        for (int64_t i = 0; i < M * ldc; i++)
+            raw_set(c[k], GAN_F16, (size_t)i, rng_uniform(-1, 1));
+        struct gan_gemm g = {
+            .trans_a = 0, .trans_b = 0, .m = M, .n = N, .k = K, .alpha = 1, .beta = 1,
+            .a = cpu_fixture_ref(a, GAN_F16), .b = cpu_fixture_ref(b, GAN_F16),
+            .c = cpu_fixture_ref(c[k], GAN_F16), .lda = lda, .ldb = ldb, .ldc = ldc,
+            .batch = 1, .stride_a = M * lda, .stride_b = K * ldb, .stride_c = M * ldc,
+        };
+        if (bes[k]->blas.set_num_threads)
+            bes[k]->blas.set_num_threads(1);
+        ck_assert_int_eq(cpu_gemm(bes[k], &g), GAN_OK);
+    }
+    ck_assert_int_gt(cpu_parallel_parts(p.three, M * K + K * N + M * N, 256, 1), 1);
+    assert_same_bytes(c[0], c[1], (size_t)(M * ldc) * 2);
+    cpu_buffer_free(p.one, a);
+    cpu_buffer_free(p.one, b);
+    cpu_buffer_free(p.one, c[0]);
+    cpu_buffer_free(p.three, c[1]);
+    pair_free(&p);
+}
+END_TEST
+
+/* The convolutions' OpenBLAS path (im2col + sgemm, no oneDNN here) in FP32, FP16 and
+ * BF16, each direction with beta 1, on one thread and on three, OpenBLAS held at one:
+ * the images of a group padded, widened and gathered into columns (and back, col2im) on
+ * every thread give the same bytes. */
+START_TEST(test_conv2d_same_bits)
+{
+    static const enum gan_dtype dts[] = { GAN_F32, GAN_F16, GAN_BF16 };
+    const enum gan_dtype dt = dts[_i];
+    struct pair p = pair_new("auto");
+    gan_backend *bes[2] = { p.one, p.three };
+    /* 14×14, 5×5 taps, padding 2: K = 800 rows of 196 columns an image, 6 images a group */
+    struct gan_conv2d c = { .n = 12, .c_in = 32, .h_in = 14, .w_in = 14, .c_out = 24,
+                            .kh = 5, .kw = 5, .stride_h = 1, .stride_w = 1, .pad_h = 2,
+                            .pad_w = 2, .dilation_h = 1, .dilation_w = 1, .h_out = 14,
+                            .w_out = 14, .dtype = dt };
+    const size_t nx = 12 * 32 * 196, nw = 24 * 32 * 25, ny = 12 * 24 * 196;
+    ck_assert_int_gt(cpu_parallel_parts(p.three, 6, 1, 800 * 196), 1);
+    gan_buffer *x = filled(p.one, dt, nx, 37), *w = filled(p.one, dt, nw, 41);
+    gan_buffer *dy = filled(p.one, dt, ny, 43);
+    /* finite inputs: a NaN would make every sum it reaches NaN, hiding the rest */
+    gan_buffer *ins[3] = { x, w, dy };
+    const size_t counts[3] = { nx, nw, ny };
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < counts[t]; i++)
+            if (!isfinite(raw_get(ins[t], dt, i)) || fabs(raw_get(ins[t], dt, i)) > 4)
+                raw_set(ins[t], dt, i, 0.25);
+    gan_buffer *out[2][3];
+    for (int k = 0; k < 2; k++) {
+        for (int o = 0; o < 3; o++) {
+            out[k][o] = filled(bes[k], dt, counts[o == 0 ? 2 : o == 1 ? 0 : 1], 47 + (uint64_t)o);
+            for (size_t i = 0; i < counts[o == 0 ? 2 : o == 1 ? 0 : 1]; i++)
+                if (!isfinite(raw_get(out[k][o], dt, i)))
+                    raw_set(out[k][o], dt, i, 0.5);
+        }
+        if (bes[k]->blas.set_num_threads)
+            bes[k]->blas.set_num_threads(1);
+        struct gan_ref rx = cpu_fixture_ref(x, dt), rw = cpu_fixture_ref(w, dt),
+                       rdy = cpu_fixture_ref(dy, dt), ry = cpu_fixture_ref(out[k][0], dt),
+                       rdx = cpu_fixture_ref(out[k][1], dt), rdw = cpu_fixture_ref(out[k][2], dt);
+        ck_assert_int_eq(cpu_conv2d_forward(bes[k], &c, &rx, &rw, 1.0f, &ry), GAN_OK);
+        ck_assert_int_eq(cpu_conv2d_backward_data(bes[k], &c, &rdy, &rw, 1.0f, &rdx), GAN_OK);
+        ck_assert_int_eq(cpu_conv2d_backward_filter(bes[k], &c, &rx, &rdy, 1.0f, &rdw), GAN_OK);
+    }
+    for (int o = 0; o < 3; o++) {
+        assert_same_bytes(out[0][o], out[1][o], counts[o == 0 ? 2 : o == 1 ? 0 : 1] * dsize(dt));
+        cpu_buffer_free(p.one, out[0][o]);
+        cpu_buffer_free(p.three, out[1][o]);
+    }
+    for (int t = 0; t < 3; t++)
+        cpu_buffer_free(p.one, ins[t]);
+    pair_free(&p);
+}
+END_TEST
+
 /* Adam on `be` from the same starting state; returns the buffer holding param, m, v and
  * the 16-bit copy one after the other. */
 static gan_buffer *adam_run(gan_backend *be, size_t n, enum gan_dtype gdt)
@@ -390,6 +548,9 @@ static Suite *threads_suite(void)
     tcase_add_loop_test(kernels, test_elementwise_same_bits, 0, 2);
     tcase_add_loop_test(kernels, test_reduce_same_bits, 0, 2);
     tcase_add_loop_test(kernels, test_cast_same_bits_and_counts, 0, 2);
+    tcase_add_loop_test(kernels, test_convert_rows_same_bits, 0, 2);
+    tcase_add_test(kernels, test_gemm_f16_same_bits);
+    tcase_add_loop_test(kernels, test_conv2d_same_bits, 0, 3);
     tcase_add_loop_test(kernels, test_adam_same_bits, 0, 2);
     tcase_add_test(kernels, test_adam_vector_level_same_bits);
     tcase_add_loop_test(kernels, test_grad_stats_same_bits, 0, 2);
