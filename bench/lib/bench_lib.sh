@@ -5,7 +5,8 @@
 #
 # The sourcing script defines usage and, before parsing, the defaults of the variables
 # its options set: config (-c), sets (-s, an array), iterations (-n), threads (-t),
-# warmup (-w), python (--python), no_torch (--no-torch), gemm (--gemm) and out (-o).
+# warmup (-w), rounds (-r), python (--python), no_torch (--no-torch), gemm (--gemm) and
+# out (-o).
 
 # The script's own name in its messages, e.g. "toy.sh".
 bench_name=${0##*/}
@@ -26,6 +27,7 @@ bench_option() {
     -n) [ $# -ge 2 ] || die "-n needs a number"; iterations=$2 ;;
     -t) [ $# -ge 2 ] || die "-t needs a number"; threads=$2 ;;
     -w) [ $# -ge 2 ] || die "-w needs a number"; warmup=$2 ;;
+    -r) [ $# -ge 2 ] || die "-r needs a number of rounds"; rounds=$2 ;;
     --gemm) [ $# -ge 2 ] || die "--gemm needs auto, openblas or onednn"; gemm=$2 ;;
     --python) [ $# -ge 2 ] || die "--python needs a program"; python=$2 ;;
     -o) [ $# -ge 2 ] || die "-o needs a folder"; out=$2 ;;
