@@ -191,7 +191,7 @@ bad() {
     check "$* says why" has "$work/err" "$expect"
 }
 bad 'a loss scale does nothing in FP32; use --scaler none, or --precision fp16' 2 --precision fp32 --scaler dynamic
-bad '"precision.mode" must be one of fp32, fp16, bf16, got "fp8"' 2 --precision fp8
+bad '"precision.mode" must be one of fp32, fp16, bf16, fp8, got "fp4"' 2 --precision fp4
 bad '"precision.level" must be one of O1, O2, got "O3"' 2 -s precision.level=O3
 bad '"penalty.inner_scale" must be "outer" or a number > 0 (at most 1e30), got 0' 2 -s penalty.inner_scale=0
 bad '"run.debug_level" must be between 0 and 2, got 3' 2 --debug-level 3
