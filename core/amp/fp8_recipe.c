@@ -90,6 +90,7 @@ gan_status gan_amp_fp8_apply(struct gan_amp_fp8 *f, gan_ctx *ctx, struct gan_err
     s.recipe = &f->recipe->module->recipe;
     s.recipe_instance = f->recipe->rc;
     s.recipe_name = f->recipe->module->plugin.name;
+    s.recipe_message = f->recipe->host.error.message;
     if (f->log_casts) {
         s.report = log_cast;
         s.report_arg = f;
@@ -161,8 +162,11 @@ gan_status gan_amp_fp8_save(struct gan_amp_fp8 *f, struct gan_fp8_state *out,
     gan_fp8_state_clear(out);
     snprintf(out->recipe, sizeof out->recipe, "%s", f->recipe->module->plugin.name);
     gan_status st = gan_recipe_instance_save_state(f->recipe, put_array, out, err);
-    if (st != GAN_OK)
+    if (st != GAN_OK) {
         gan_fp8_state_clear(out);
+        if (!err->message[0])   /* put_array's own failure: memory */
+            gan_error_nomem(err, "saving the FP8 recipe's state");
+    }
     return st;
 }
 

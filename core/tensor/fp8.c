@@ -11,7 +11,8 @@
 
 #include "tensor/tensor_private.h"
 
-#define NAME_MAX_ 512
+/* A tag, a scope path (at most 1023 characters), an op, an occurrence and an operand. */
+#define NAME_MAX_ 1200
 
 static int is_fp8(enum gan_dtype dt)
 {
@@ -76,6 +77,17 @@ void gan_ctx_fp8_hold(gan_ctx *ctx, int hold)
         ctx->fp8_held += hold ? 1 : (ctx->fp8_held > 0 ? -1 : 0);
 }
 
+void gan_ctx_fp8_set_tag(gan_ctx *ctx, const char *tag)
+{
+    if (!ctx)
+        return;
+    tag = tag ? tag : "";
+    /* Another kind of step counts its occurrences from 0, as a step of its own does. */
+    if (strcmp(ctx->fp8_tag, tag) != 0)
+        ctx->n_fp8_uses = 0;
+    snprintf(ctx->fp8_tag, sizeof ctx->fp8_tag, "%s", tag);
+}
+
 void gan_ctx_fp8_set_totals(gan_ctx *ctx, const struct gan_fp8_totals *totals)
 {
     if (ctx && totals)
@@ -133,6 +145,17 @@ static float *host_scratch(gan_ctx *ctx, size_t n)
     return ctx->fp8_host;
 }
 
+/* The recipe's own reason for a failure, when its host kept one. */
+static const char *why(const gan_ctx *ctx)
+{
+    return ctx->fp8.recipe_message ? ctx->fp8.recipe_message : "";
+}
+
+static const char *why_sep(const gan_ctx *ctx)
+{
+    return why(ctx)[0] ? ": " : "";
+}
+
 static int power_of_two(float s)
 {
     int e;
@@ -165,15 +188,15 @@ static gan_status quantize(gan_ctx *ctx, const char *op, const char *name, gan_t
     plan.struct_size = sizeof plan;
     gan_status st = r->plan(rc, &operand, &plan);
     if (st != GAN_OK)
-        return ti_fail(ctx, st, "%s: recipe \"%s\" could not plan the cast of %s",
-                       op, ctx->fp8.recipe_name, name);
+        return ti_fail(ctx, st, "%s: recipe \"%s\" could not plan the cast of %s%s%s",
+                       op, ctx->fp8.recipe_name, name, why_sep(ctx), why(ctx));
     if (plan.block < 0)
         return ti_fail(ctx, GAN_ERR_INTERNAL, "%s: recipe \"%s\" planned blocks of %lld "
                        "for %s", op, ctx->fp8.recipe_name, (long long)plan.block, name);
     operand.layout.block = plan.block;
     size_t n_scales = (size_t)gan_fp8_scale_count(&operand.layout);
     /* The host scratch holds the block amaxes, then (in place of them) the scales. */
-    float *host = host_scratch(ctx, 2 * n_scales);
+    float *host = host_scratch(ctx, 2 * n_scales + 2);
     if (!host)
         return ti_fail(ctx, GAN_ERR_NOMEM, "%s: out of host memory for %zu FP8 scales", op,
                        n_scales);
@@ -193,8 +216,8 @@ static gan_status quantize(gan_ctx *ctx, const char *op, const char *name, gan_t
     st = r->scales(rc, &operand, measured ? &stats : NULL, block_amax, scales, reason);
     reason[sizeof reason - 1] = '\0';
     if (st != GAN_OK)
-        return ti_fail(ctx, st, "%s: recipe \"%s\" gave no scales for %s", op,
-                       ctx->fp8.recipe_name, name);
+        return ti_fail(ctx, st, "%s: recipe \"%s\" gave no scales for %s%s%s", op,
+                       ctx->fp8.recipe_name, name, why_sep(ctx), why(ctx));
     float smin = INFINITY, smax = 0.0f;
     for (size_t i = 0; i < n_scales; i++) {
         float s = scales[i];
@@ -224,8 +247,8 @@ static gan_status quantize(gan_ctx *ctx, const char *op, const char *name, gan_t
     if (ctx->fp8_held)
         return GAN_OK;
     if (r->observe && (st = r->observe(rc, &operand, &cast, scales)) != GAN_OK)
-        return ti_fail(ctx, st, "%s: recipe \"%s\" could not take the cast of %s", op,
-                       ctx->fp8.recipe_name, name);
+        return ti_fail(ctx, st, "%s: recipe \"%s\" could not take the cast of %s%s%s", op,
+                       ctx->fp8.recipe_name, name, why_sep(ctx), why(ctx));
 
     struct gan_fp8_totals *t = &ctx->fp8_totals;
     double lmin = log2((double)smin), lmax = log2((double)smax);
@@ -250,8 +273,8 @@ static gan_status quantize(gan_ctx *ctx, const char *op, const char *name, gan_t
 static void operand_name(gan_ctx *ctx, char *buf, const char *op, uint32_t occurrence,
                          const char *operand)
 {
-    snprintf(buf, NAME_MAX_, "%s/%s#%u/%s", ctx->scope ? ctx->scope->path : "-", op,
-             (unsigned)occurrence, operand);
+    snprintf(buf, NAME_MAX_, "%s%s%s/%s#%u/%s", ctx->fp8_tag, ctx->fp8_tag[0] ? "/" : "",
+             ctx->scope ? ctx->scope->path : "-", op, (unsigned)occurrence, operand);
 }
 
 gan_status ti_fp8_gemm(gan_ctx *ctx, const char *op, uint32_t occurrence,

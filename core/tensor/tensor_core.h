@@ -124,6 +124,9 @@ struct gan_fp8_setup {
     const struct gan_recipe_ops *recipe;              /* borrowed; outlives the setting */
     gan_recipe *recipe_instance;
     const char *recipe_name;                          /* for messages */
+    /* Optional: where the recipe's host keeps the reason of its last failure (the
+     * recipe's host->fail), added to the context's message when a call fails. */
+    const char *recipe_message;
     /* Optional: called after every operand's cast. */
     void (*report)(void *arg, const struct gan_fp8_operand_report *r);
     void *report_arg;
@@ -148,6 +151,14 @@ void gan_ctx_fp8_totals(gan_ctx *ctx, struct gan_fp8_totals *out, int reset);
  * metrics as they were, so that a run's training does not depend on when it evaluated
  * or where it was stopped. */
 void gan_ctx_fp8_hold(gan_ctx *ctx, int hold);
+/* The kind of step the casts from now on belong to, the first part of every operand's
+ * name ("critic-step", "generator-step"; "" or NULL: none): the same layer's operand is
+ * another tensor in a critic step (its input x, the real or fake batch; the weight
+ * gradient's product) than in a generator step (the fakes; the input gradient's
+ * product), and a recipe keeps a history per name. At most 31 characters of
+ * [A-Za-z0-9_-]. */
+void gan_ctx_fp8_set_tag(gan_ctx *ctx, const char *tag);
+/* (A new tag also starts the occurrences again from 0, as gan_ctx_step_end does.) */
 /* Puts back totals a checkpoint kept, so that a resumed run's next row counts what the
  * row of a run never stopped counts. */
 void gan_ctx_fp8_set_totals(gan_ctx *ctx, const struct gan_fp8_totals *totals);

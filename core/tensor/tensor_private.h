@@ -303,6 +303,7 @@ struct gan_ctx {
     /* FP8 products (fp8.c). */
     int fp8_on;
     int fp8_held;                        /* gan_ctx_fp8_hold depth */
+    char fp8_tag[32];                    /* gan_ctx_fp8_set_tag */
     struct gan_fp8_setup fp8;
     struct ti_fp8_use *fp8_uses;         /* occurrences this step, per scope and op */
     size_t n_fp8_uses, cap_fp8_uses;

@@ -60,7 +60,7 @@ check "fp8 with fp16 between products and a dynamic loss scale trains (exit 0)" 
 run --precision fp8 -s fp8.recipe=current -s run.iterations=2 --debug-level 2 \
     -s log.level=debug -s run.dir="$work/debug"
 check "debug level 2 logs each cast, naming operand and format" \
-    grep -q "fp8 critic\.fc[0-9]*/gan_linear#0/x E4M3" "$work/err"
+    grep -q "fp8 critic-step/critic\.fc[0-9]*/gan_linear#0/x E4M3" "$work/err"
 check "... and the gradient operands in E5M2" grep -q "E5M2 (gradient)" "$work/err"
 
 # --------------------------------------------------------------- resume and state

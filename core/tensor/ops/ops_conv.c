@@ -90,7 +90,7 @@ static gan_status run_conv(gan_ctx *ctx, const char *op, const char *kernel_name
                            gan_tensor *y)
 {
     gan_tensor *out = y;
-    if (ti_fp8_active(ctx, c.dtype)) {
+    if (ti_fp8_active(ctx, c.dtype) && a->numel > 0 && b->numel > 0) {
         uint32_t occurrence = ti_fp8_occurrence(ctx, op);
         a = ti_fp8_widened(ctx, op, occurrence, a, a_name, a->dim[0], a->numel / a->dim[0]);
         b = a ? ti_fp8_widened(ctx, op, occurrence, b, b_name, b->dim[0],

@@ -155,6 +155,10 @@ gan_status gan_generator_run_open(const char *path, const struct gan_saved_setti
         gan_generator_run_free(g);
         return st;
     }
+    /* Forward passes at the checkpoint, not training: an FP8 recipe's history stays as
+     * the checkpoint holds it, whatever the chunk size (gan_ctx_fp8_hold). */
+    gan_ctx_fp8_hold(g->s->ctx, 1);
+    gan_ctx_fp8_set_tag(g->s->ctx, "critic-step");
     g->iteration = state.iteration;
     *out = g;
     return GAN_OK;

@@ -165,6 +165,9 @@ gan_status gan_grads_open(const char *checkpoint, const struct gan_saved_setting
         gan_grads_free(g);
         return st;
     }
+    /* Every evaluation sees the checkpoint's FP8 recipe state, as the run's own step at
+     * it did (gan_ctx_fp8_hold). */
+    gan_ctx_fp8_hold(g->s->ctx, 1);
     g->iteration = state.iteration;
     g->loss_offset = state.loss_offset;
     *out = g;
@@ -424,6 +427,7 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
      * critic's next step would find it. */
     uint64_t offset = g->loss_offset;
     struct gan_objective_sink cs = { .count = 0 };
+    gan_ctx_fp8_set_tag(ctx, "critic-step");   /* FP8 names as the run's steps have them */
     gan_ctx_no_grad_push(ctx);
     gan_tensor *fake = gan_session_forward(s, GAN_NET_GENERATOR, z);
     gan_ctx_no_grad_pop(ctx);
@@ -444,6 +448,7 @@ static gan_status evaluate_step(gan_grads *g, const struct gan_grads_batch *b, u
     offset = g->loss_offset;
     struct gan_objective_sink gs = { .count = 0 };
     g->shadow.tape_start[GAN_NET_GENERATOR] = gan_ctx_tape_length(ctx);
+    gan_ctx_fp8_set_tag(ctx, "generator-step");
     gan_tensor *fake_g = gan_session_forward(s, GAN_NET_GENERATOR, z);
     gan_tensor *generator_loss = fake_g ? objective(g, GAN_LOSS_GENERATOR, NULL, fake_g, NULL,
                                                     &offset, &gs)

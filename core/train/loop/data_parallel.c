@@ -348,6 +348,12 @@ gan_status gan_dp_set_up(gan_data_parallel *dp, const gan_session *s, const gan_
     int64_t n = dp->size, batch = s->set.batch;
     dp->rows = batch / n;
     dp->first_row = dp->rank * dp->rows;
+    /* Each rank would scale its FP8 casts from its own rows (a recipe measures the
+     * operand it is given) and keep its own history: the ranks' runs would part. */
+    if (s->set.fp8.on && n > 1)
+        return refuse_together(dp, gan_error_set(err, GAN_ERR_CONFIG,
+                             "precision.mode = \"fp8\" with %lld ranks: FP8 runs are single-process for now (each rank's recipe would scale from its own rows); run it without mpirun, or with precision.mode \"bf16\" or \"fp16\"",
+                             (long long)n), err);
     if (batch % (4 * n) != 0)
         return refuse_together(dp, gan_error_set(err, GAN_ERR_CONFIG,
                              "data.batch_size = %lld cannot be split over %lld ranks: it must be a multiple of 4 × %lld = %lld (each rank's rows start at a block of the random streams); change it or the number of ranks",

@@ -254,10 +254,18 @@ static gan_status picture(gan_trainer *t, const char *name, struct gan_error *er
 
 /* Evaluations and pictures are forward passes, not training: FP8 casts there leave the
  * recipe's history and the metrics' counts alone (gan_ctx_fp8_hold), so that a run
- * trains the same whenever it evaluates, on one rank or several. */
-gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
+ * trains the same whenever it evaluates, on one rank or several. Their operands take
+ * their scales from the critic step's names, where the generator also runs forward
+ * only, whichever step ran last (none, in a run resumed at its end). */
+static void hold_fp8(gan_trainer *t)
 {
     gan_ctx_fp8_hold(t->s->ctx, 1);
+    gan_ctx_fp8_set_tag(t->s->ctx, "critic-step");
+}
+
+gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
+{
+    hold_fp8(t);
     gan_status st = evaluate(t, err);
     gan_ctx_fp8_hold(t->s->ctx, 0);
     return st;
@@ -265,7 +273,7 @@ gan_status gan_trainer_evaluate(gan_trainer *t, struct gan_error *err)
 
 gan_status gan_trainer_picture(gan_trainer *t, const char *name, struct gan_error *err)
 {
-    gan_ctx_fp8_hold(t->s->ctx, 1);
+    hold_fp8(t);
     gan_status st = picture(t, name, err);
     gan_ctx_fp8_hold(t->s->ctx, 0);
     return st;

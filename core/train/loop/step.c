@@ -159,6 +159,8 @@ static gan_status step(gan_trainer *t, enum gan_net_role role, int64_t critic_st
     struct gan_scaler_decision v;
 
     gan_shadow_begin(&t->shadow, s, role);
+    /* FP8 operands are named for the kind of step, the fake batch's forward included. */
+    gan_ctx_fp8_set_tag(s->ctx, role == GAN_NET_CRITIC ? "critic-step" : "generator-step");
     gan_status st = draw_batch(t, role, &in, err);
     if (st != GAN_OK)
         return st;

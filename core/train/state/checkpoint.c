@@ -460,6 +460,43 @@ static int plain_name(const char *s, size_t max, const char *extra)
     return 1;
 }
 
+/* The FP8 casts' counts as add_recipe writes them: six unsigned decimal counts (no sign),
+ * none above the elements, all zero when no operand was cast, then the least and the
+ * most log2 scale, within FP32's exponent range. */
+static int parse_totals(const char *text, struct gan_fp8_totals *t)
+{
+    uint64_t v[6];
+    const char *p = text;
+    if (!p)
+        return 0;
+    for (int i = 0; i < 6; i++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(p, &end, 10);
+        if (errno || *end != ' ')
+            return 0;
+        v[i] = x;
+        p = end + 1;
+    }
+    char *end;
+    double lo = strtod(p, &end);
+    if (end == p || *end != ' ')
+        return 0;
+    p = end + 1;
+    double hi = strtod(p, &end);
+    if (end == p || *end != '\0' || !(lo >= -150.0 && lo <= hi && hi <= 150.0))
+        return 0;
+    for (int i = 2; i < 6; i++)
+        if (v[i] > v[1])
+            return 0;
+    if (v[0] == 0 && (v[1] != 0 || lo != 0.0 || hi != 0.0))
+        return 0;
+    *t = (struct gan_fp8_totals){ v[0], v[1], v[2], v[3], v[4], v[5], lo, hi };
+    return 1;
+}
+
 /* The FP8 recipe's state from the file: metadata "recipe" and every recipe.* tensor.
  * The names are checked, never quoted; the values are the recipe's to check. */
 static gan_status load_recipe(const gan_st_file *f, struct gan_fp8_state *fp8,
@@ -472,20 +509,19 @@ static gan_status load_recipe(const gan_st_file *f, struct gan_fp8_state *fp8,
         return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint's metadata \"recipe\" "
                              "is not a scaling recipe's name: " DAMAGED, path);
     const char *totals = gan_st_metadata_get(f, "recipe.totals");
-    if (name) {
-        uint64_t v[6];
-        double lo, hi;
-        int used = 0;
-        if (!totals ||
-            sscanf(totals, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %"
-                   SCNu64 " %lf %lf%n", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &lo, &hi,
-                   &used) != 8 || totals[used] != '\0' || !isfinite(lo) || !isfinite(hi) ||
-            lo > hi || v[2] > v[1] || v[3] > v[1] || v[4] > v[1] || v[5] > v[1])
-            return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint's metadata "
-                                 "\"recipe.totals\" is missing or not the FP8 casts' eight "
-                                 "counts: " DAMAGED, path);
-        *totals_out = (struct gan_fp8_totals){ v[0], v[1], v[2], v[3], v[4], v[5], lo, hi };
-    }
+    if (name && !parse_totals(totals, totals_out))
+        return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint's metadata "
+                             "\"recipe.totals\" is missing or not the FP8 casts' eight "
+                             "counts: " DAMAGED, path);
+    /* Each array is checked against the others by the recipe: bound their number, which
+     * the file alone sets (a run's recipes keep two arrays per operand, a few hundred). */
+    size_t arrays = 0;
+    for (size_t k = 0; k < gan_st_count(f); k++)
+        arrays += strncmp(gan_st_tensor_at(f, k)->name, "recipe.", 7) == 0;
+    if (arrays > GAN_CHECKPOINT_MAX_RECIPE_ARRAYS)
+        return gan_error_set(err, GAN_ERR_FORMAT, "%s: the checkpoint holds %zu arrays of FP8 "
+                             "recipe state, more than the %d a run keeps: " DAMAGED, path,
+                             arrays, GAN_CHECKPOINT_MAX_RECIPE_ARRAYS);
     if (name)
         snprintf(fp8->recipe, sizeof fp8->recipe, "%s", name);
     for (size_t k = 0; k < gan_st_count(f); k++) {
