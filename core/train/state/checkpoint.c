@@ -590,7 +590,10 @@ gan_status gan_checkpoint_load(const char *path, const struct gan_checkpoint_net
                                size_t count, struct gan_checkpoint_state *state,
                                struct gan_error *err)
 {
+    /* Everything is cleared but where the recipe's state goes: the caller's to give. */
+    struct gan_fp8_state *fp8 = state->fp8;
     memset(state, 0, sizeof *state);
+    state->fp8 = fp8;
     gan_st_file *f;
     gan_status st = open_file(path, &f, err);
     if (st != GAN_OK)
