@@ -277,15 +277,15 @@ gan_status gan_grad(gan_ctx *ctx, int n_outputs, gan_tensor *const *outputs,
     ctx->in_backward = 1;
     for (int i = 0; i < n_outputs && st == GAN_OK; i++) {
         gan_tensor *s = seeds ? seeds[i] : NULL;
-        /* Under FP8 products a seed is a gradient operand (E5M2 in "hybrid"), as what a
-         * backward pass makes is: one made before the pass (the penalty's inner seed)
-         * goes in as a recorded identity made inside it. */
-        if (s && ctx->fp8_on && !s->from_backward && !(s = gan_reshape(ctx, s, s->ndim, s->dim)))
-            st = ti_result(ctx, 0);
-        else if (!s && !(s = ti_ones_like(ctx, "gan_grad", outputs[i])))
-            st = ti_result(ctx, 0);
-        else
-            st = accumulate(ctx, outputs[i], s, "the seed");
+        if (!s)
+            s = ti_ones_like(ctx, "gan_grad", outputs[i]);
+        else if (!s->from_backward && gan_ctx_fp8_on(ctx))
+            /* A seed is a gradient wherever it was made, and an FP8 product casts an
+             * operand made outside a backward pass in the forward format: a given seed
+             * that would reach a product as it is (a 16-bit seed of a 16-bit output)
+             * goes in as a copy made here, a recorded identity like the grads' below. */
+            s = gan_reshape(ctx, s, s->ndim, s->dim);
+        st = s ? accumulate(ctx, outputs[i], s, "the seed") : ti_result(ctx, 0);
     }
     if (st == GAN_OK)
         st = backward_pass(ctx, n_nodes, epoch);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* check_checkpoint.c — checkpoints of a tiny WGAN-GP: the round trip, a resumed run that ends
  * bit-identical to an uninterrupted one (also in FP16 with loss scalers, whose state the
- * checkpoint holds), and damaged or mismatched files refused with a reason. */
+ * checkpoint holds, and with FP8 products), and damaged or mismatched files refused with a reason. */
 #include "config.h"
 
 #include <check.h>
@@ -278,6 +278,9 @@ static const struct resume_case resume_cases[] = {
     { "8gaussians", 1, "run.checkpoint_every=0",
       { "loss.terms=[\"hinge\",\"gradient-penalty\",\"r1\"]", "loss.r1.interval=4",
         "critic.iterations=1" }, 0 },
+    /* FP8 products: the checkpoint names its recipe, which the resumed run must find. */
+    { "8gaussians", 5, "run.checkpoint_every=0",
+      { "precision.mode=fp8", "fp8.recipe=current", NULL }, 0 },
 };
 
 START_TEST(resume_is_bit_identical)

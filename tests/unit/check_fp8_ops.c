@@ -2,8 +2,9 @@
 /* check_fp8_ops.c — FP8 products in the tensor engine (tensor_core.h, "FP8 products"):
  * the wiring, where every cast is exact, gives FP32's values and gradients bit for bit
  * at first and second order for a linear layer and a convolution; the operands' names
- * and formats (E4M3 forward, E5M2 gradients); a scaled product against a reference
- * written here (its own FP8 rounding, FP64 sums); flushes counted; FP32 scopes exempt. */
+ * and formats (E4M3 forward, E5M2 gradients, a seed given to gan_grad included); a
+ * scaled product against a reference written here (its own FP8 rounding, FP64 sums);
+ * flushes counted; FP32 scopes exempt. */
 #include "config.h"
 
 #include <math.h>
@@ -327,6 +328,37 @@ START_TEST(test_names_and_formats)
 }
 END_TEST
 
+/* A seed given to gan_grad is a gradient wherever it was made: the backward's first
+ * product casts it in the gradient format even where it reaches the product uncast,
+ * already in the product's dtype (a 16-bit seed of a 16-bit output under O2, as the
+ * gradient penalty seeds its inner gradient). The scale is 1, so 9 tells the formats
+ * apart: E4M3 holds it, E5M2 rounds it to 8. */
+START_TEST(test_seed_is_a_gradient)
+{
+    float xv[2] = { 1, 1 }, wv[2] = { 1, 1 }, sv[1] = { 9 }, got[2];
+    int64_t d[2] = { 1, 2 }, dy[2] = { 1, 1 };
+    fp8_on(&unit_recipe, GAN_F8E5M2);
+    gan_tensor *x = make(GAN_F32, 2, d, xv), *w = make(GAN_F32, 2, d, wv);
+    gan_tensor_set_requires_grad(x, 1);
+    ck_assert_int_eq(gan_ctx_scope_push(CTX, "fc"), GAN_OK);
+    gan_tensor *y = gan_linear(CTX, x, w, NULL);
+    gan_ctx_scope_pop(CTX);
+    ok();
+    ck_assert_int_eq(gan_tensor_dtype(y), GAN_BF16);
+    gan_tensor *seed = make(GAN_BF16, 2, dy, sv), *gx;
+    ck_assert_msg(gan_grad(CTX, 1, &y, &seed, 1, &x, &gx, 0) == GAN_OK, "%s",
+                  gan_ctx_error(CTX));
+    const struct seen *s = find_seen("fc/gan_matmul#0/a");
+    ck_assert_msg(s->gradient && s->format == GAN_F8E5M2,
+                  "the seed was cast as %s, a %s operand", s->format == GAN_F8E5M2 ? "E5M2"
+                  : "E4M3", s->gradient ? "gradient" : "forward");
+    fetch(gx, got, 2);
+    ck_assert_msg(got[0] == 8.0f && got[1] == 8.0f, "dx = (%g, %g), not (8, 8)",
+                  (double)got[0], (double)got[1]);
+    gan_ctx_step_end(CTX);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ a scaled product */
 
 /* FP8 rounding written out: round to nearest even with `mant` stored mantissa bits, a
@@ -460,6 +492,7 @@ static Suite *fp8_ops_suite(void)
     tcase_add_test(tc, test_linear_wiring_exact);
     tcase_add_test(tc, test_conv_wiring_exact);
     tcase_add_loop_test(tc, test_names_and_formats, 0, 2);
+    tcase_add_test(tc, test_seed_is_a_gradient);
     suite_add_tcase(s, tc);
     tc = tcase_create("scaled");
     tcase_add_checked_fixture(tc, backend_fixture_setup, backend_fixture_teardown);
