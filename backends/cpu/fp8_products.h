@@ -46,11 +46,33 @@ void cpu_fp8_fill(enum cpu_isa isa, float *dst, float v, size_t n);
 uint32_t cpu_fp8_max(enum cpu_isa isa, const uint32_t *src, size_t n, uint32_t m);
 /* r[i] = fl32(1 / s[i]). */
 void cpu_fp8_recip(enum cpu_isa isa, const float *s, float *r, size_t n);
-/* fp8_quantize's counts (backends/common/fp8_ops.h, gan_fp8_tally_element) of x, its
- * products p and their FP8 bits q in format f. */
-void cpu_fp8_count(enum cpu_isa isa, const float *x, const float *p, const uint8_t *q,
-                   size_t n, const struct gan_fp8_format *f, struct cpu_fp8_counts *c);
+/* The fused passes: each reads its input once, straight from the operand where it is
+ * F32 or BF16 (xt; F16 is staged in FP32 by the caller), over n ≤ FP8_RUN elements, so
+ * that the 32-bit counters cannot wrap. A per-tensor pass takes a run at a time, longer
+ * than a chunk: it needs no scale beside each element. */
+#define FP8_RUN ((int64_t)1 << 20)
 
+/* gan_fp8_encode's constants for one format and saturation, as the fused loop takes
+ * them. */
+struct cpu_fp8_encoding {
+    uint32_t shift;           /* 23 − mant_bits */
+    uint32_t rebias, half;    /* the normal rounding: (ap − rebias + half + lsb) >> shift */
+    uint32_t min_normal, overflow_above;
+    uint32_t overflow_code;   /* max_code when saturating, else the format's overflow */
+    uint32_t nan_code, nan_payload;
+    uint32_t sub_below;       /* magnitude codes below it are subnormal: 1 << mant_bits */
+    float magic;              /* 2^23 times the smallest subnormal */
+};
+struct cpu_fp8_encoding cpu_fp8_encoding_of(enum gan_dtype dt, int saturate);
+/* cpu_fp8_measure's counts and amax of x (type xt), without the magnitudes. */
+void cpu_fp8_measure_direct(enum cpu_isa isa, const void *x, enum gan_dtype xt, size_t n,
+                            struct cpu_fp8_counts *c);
+/* q[i] = fp8(fl32(x[i] · s)), or · s_at[i] when s_at is not NULL, in encoding k, and
+ * fp8_quantize's counts and amax into c (backends/common/fp8_ops.h,
+ * gan_fp8_tally_element of x, p and q), all in one pass. */
+void cpu_fp8_quantize_run(enum cpu_isa isa, const void *x, enum gan_dtype xt, float s,
+                          const float *s_at, uint8_t *q, size_t n,
+                          const struct cpu_fp8_encoding *k, struct cpu_fp8_counts *c);
 /* ---------------------------------------------------------------- fp8_products.c */
 
 /* y = q · (1/scale of its block, rounded to FP32) as FP32, for every element of an

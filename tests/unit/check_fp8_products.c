@@ -453,6 +453,56 @@ START_TEST(test_quantize)
 }
 END_TEST
 
+/* The products where the encoding changes its rule, each with its FP32 neighbours and
+ * both signs: every eighth of the smallest subnormal step up to twice the smallest
+ * normal (the ties to even between subnormals, and the carry into the smallest normal),
+ * the largest finite value and the overflow midpoint, FP32's subnormals, infinities and
+ * NaNs with payloads; through scales 1 and 2^-3, per tensor and per block. */
+START_TEST(test_quantize_edges)
+{
+    const enum gan_dtype dt = fp8_types[_i % 2];
+    const int saturate = _i / 2;
+    gan_backend *be = level_backend();
+    const double step = dt == GAN_F8E5M2 ? 0x1p-16 : 0x1p-9;
+    const double top[] = { 448.0, 464.0, 480.0, 57344.0, 61440.0, 65536.0, 0x1p-149,
+                           0x1p-130, FLT_MIN };
+    const int eighths = (int)(16.0 * min_normal(dt) / step);
+    const size_t n = (size_t)(eighths + 1 + 9) * 3 * 2 + 4;
+    uint32_t *xb = malloc(n * sizeof *xb);
+    ck_assert_ptr_nonnull(xb);
+    size_t at = 0;
+    for (int i = 0; i <= eighths + 9; i++) {
+        const float v = i <= eighths ? (float)(i * step / 8.0) : (float)top[i - eighths - 1];
+        const float near[3] = { nextafterf(v, 0.0f), v, nextafterf(v, INFINITY) };
+        for (int k = 0; k < 3; k++) {
+            xb[at++] = bits_of(near[k]);
+            xb[at++] = bits_of(-near[k]);
+        }
+    }
+    xb[at++] = 0x7f800000u;
+    xb[at++] = 0xff800000u;
+    xb[at++] = 0x7fa00001u; /* NaNs whose payload E5M2 keeps a bit of */
+    xb[at++] = 0xffe00000u;
+    ck_assert_uint_eq(at, n);
+    for (int scaled = 0; scaled < 2; scaled++)
+        for (int blocked = 0; blocked < 2; blocked++) {
+            struct gan_fp8_layout l = { 2, (int64_t)n / 2, blocked ? 64 : 0,
+                                        GAN_FP8_ALONG_ROWS };
+            float *s = sample_scales(&l, 1);
+            for (int64_t i = 0; i < gan_fp8_scale_count(&l); i++)
+                s[i] = scaled ? 0x1p-3f : 1.0f;
+            char what[96];
+            snprintf(what, sizeof what, "edges into %s%s, scale %s, %s", gan_dtype_name(dt),
+                     saturate ? " saturating" : "", scaled ? "2^-3" : "1",
+                     blocked ? "blocks of 64" : "per tensor");
+            check_quantize(be, &l, GAN_F32, xb, s, dt, saturate, what);
+            free(s);
+        }
+    free(xb);
+    cpu_fixture_free(be);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- fp8_dequantize */
 
 START_TEST(test_dequantize)
@@ -972,6 +1022,7 @@ static void add_level_case(Suite *s, enum cpu_isa isa)
     tcase_add_loop_test(tc, test_stats, 0, 3);
     tcase_add_test(tc, test_stats_empty);
     tcase_add_loop_test(tc, test_quantize, 0, 12);
+    tcase_add_loop_test(tc, test_quantize_edges, 0, 4);
     tcase_add_loop_test(tc, test_dequantize, 0, 12);
     tcase_add_loop_test(tc, test_dequantize_rounds_once, 0, 2);
     tcase_add_loop_test(tc, test_gemm, 0, 4 * G_MODES);
