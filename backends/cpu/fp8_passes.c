@@ -186,6 +186,15 @@ FP8_INLINE void quantize_loop(const void *restrict x, int bf16, float s,
     c->amax_bits = amax;
 }
 
+/* y[i] = the top half of fl32(x[i] · s[i])'s bits: BF16 by truncation, which the
+ * callers use only where the product is exact in BF16. */
+FP8_INLINE void bf16_top_loop(const float *restrict x, const float *restrict s,
+                              uint16_t *restrict y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = (uint16_t)(bits_of(x[i] * s[i]) >> 16);
+}
+
 /* The wrappers of one vector level, named with its suffix. */
 #define FP8_LEVEL(sfx, target)                                                            \
     target static void measure_##sfx(const float *x, size_t n, uint32_t *ab,             \
@@ -239,6 +248,11 @@ FP8_INLINE void quantize_loop(const void *restrict x, int bf16, float s,
             quantize_loop(x, 0, 0.0f, s_at, q, n, k, c);                                  \
         else                                                                              \
             quantize_loop(x, 0, s, NULL, q, n, k, c);                                     \
+    }                                                                                     \
+    target static void bf16_top_##sfx(const float *x, const float *s, uint16_t *y,       \
+                                      size_t n)                                           \
+    {                                                                                     \
+        bf16_top_loop(x, s, y, n);                                                        \
     }
 
 FP8_LEVEL(portable, )
@@ -334,4 +348,9 @@ void cpu_fp8_quantize_run(enum cpu_isa isa, const void *x, enum gan_dtype xt, fl
                           const struct cpu_fp8_encoding *k, struct cpu_fp8_counts *c)
 {
     FP8_DISPATCH(isa, quantize, x, xt == GAN_BF16, s, s_at, q, n, k, c);
+}
+
+void cpu_fp8_bf16_top(enum cpu_isa isa, const float *x, const float *s, uint16_t *y, size_t n)
+{
+    FP8_DISPATCH(isa, bf16_top, x, s, y, n);
 }

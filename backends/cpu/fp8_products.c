@@ -336,6 +336,11 @@ gan_status cpu_fp8_quantize(gan_backend *be, const struct gan_fp8_layout *l,
 
 /* ---------------------------------------------------------------- fp8_dequantize */
 
+/* What a dequantizing pass writes: y in its dtype, q · inv rounded once (the slot
+ * fp8_dequantize, and gemm_fp8's widening into FP32); or BF16 by truncation, where the
+ * caller knows q · inv exact in BF16 (gemm_fp8's BF16 route). */
+enum widen_kind { WIDEN_ROUNDED, WIDEN_BF16_EXACT };
+
 struct dequantize_job {
     enum cpu_isa isa;
     struct fp8_walk w;
@@ -343,6 +348,7 @@ struct dequantize_job {
     enum gan_dtype qt;
     unsigned char *y;
     enum gan_dtype yt;
+    enum widen_kind kind;
 };
 
 static void dequantize_range(void *arg, int part, int64_t begin, int64_t end)
@@ -356,7 +362,9 @@ static void dequantize_range(void *arg, int part, int64_t begin, int64_t end)
         size_t n = chunk_at(&j->w, e, end, &r, &c0);
         cpu_fp8_decode(j->isa, j->q + e, stage, n, j->qt);
         const float *inv = chunk_scales(j->isa, &j->w, 1, r, c0, n, own);
-        if (j->yt == GAN_F32) {
+        if (j->kind == WIDEN_BF16_EXACT) {
+            cpu_fp8_bf16_top(j->isa, stage, inv, (uint16_t *)(void *)j->y + e, n);
+        } else if (j->yt == GAN_F32) {
             cpu_fp8_mul(j->isa, stage, inv, (float *)(void *)j->y + e, n);
         } else {
             /* rounded to odd in FP32, then once to nearest even in 16 bits */
@@ -369,9 +377,10 @@ static void dequantize_range(void *arg, int part, int64_t begin, int64_t end)
 }
 
 static void dequantize_run(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
-                           enum gan_dtype qt, const float *scale, void *y, enum gan_dtype yt)
+                           enum gan_dtype qt, const float *scale, void *y, enum gan_dtype yt,
+                           enum widen_kind kind)
 {
-    struct dequantize_job j = { be->isa, walk_of(l, scale), q, qt, y, yt };
+    struct dequantize_job j = { be->isa, walk_of(l, scale), q, qt, y, yt, kind };
     int64_t n = l->rows * l->cols;
     int parts = cpu_parallel_parts(be, n, FP8_CHUNK, 1);
     cpu_parallel_for(be, parts, n, FP8_CHUNK, dequantize_range, &j);
@@ -380,7 +389,13 @@ static void dequantize_run(gan_backend *be, const struct gan_fp8_layout *l, cons
 void cpu_fp8_widen(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
                    enum gan_dtype qt, const float *scale, float *y)
 {
-    dequantize_run(be, l, q, qt, scale, y, GAN_F32);
+    dequantize_run(be, l, q, qt, scale, y, GAN_F32, WIDEN_ROUNDED);
+}
+
+void cpu_fp8_widen_bf16(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
+                        enum gan_dtype qt, const float *scale, uint16_t *y)
+{
+    dequantize_run(be, l, q, qt, scale, y, GAN_BF16, WIDEN_BF16_EXACT);
 }
 
 gan_status cpu_fp8_dequantize(gan_backend *be, const struct gan_fp8_layout *l,
@@ -392,6 +407,7 @@ gan_status cpu_fp8_dequantize(gan_backend *be, const struct gan_fp8_layout *l,
     if (st != GAN_OK || n == 0)
         return st;
     dequantize_run(be, l, cpu_ref_ptr(q), q->dtype,
-                   (const float *)(const void *)cpu_ref_ptr(scale), cpu_ref_ptr(y), y->dtype);
+                   (const float *)(const void *)cpu_ref_ptr(scale), cpu_ref_ptr(y), y->dtype,
+                   WIDEN_ROUNDED);
     return GAN_OK;
 }

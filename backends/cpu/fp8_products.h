@@ -73,6 +73,11 @@ void cpu_fp8_measure_direct(enum cpu_isa isa, const void *x, enum gan_dtype xt, 
 void cpu_fp8_quantize_run(enum cpu_isa isa, const void *x, enum gan_dtype xt, float s,
                           const float *s_at, uint8_t *q, size_t n,
                           const struct cpu_fp8_encoding *k, struct cpu_fp8_counts *c);
+/* y[i] = the BF16 bits of fl32(x[i] · s[i]) by truncation: exact where the product has
+ * at most 8 significant bits and is normal, as an FP8 value times a power of two in
+ * range is (gemm_fp8's BF16 route). */
+void cpu_fp8_bf16_top(enum cpu_isa isa, const float *x, const float *s, uint16_t *y, size_t n);
+
 /* ---------------------------------------------------------------- fp8_products.c */
 
 /* y = q · (1/scale of its block, rounded to FP32) as FP32, for every element of an
@@ -80,5 +85,10 @@ void cpu_fp8_quantize_run(enum cpu_isa isa, const void *x, enum gan_dtype xt, fl
  * a scaled operand. Split across the instance's threads. */
 void cpu_fp8_widen(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
                    enum gan_dtype qt, const float *scale, float *y);
+/* y = q · (1/scale of its block, rounded to FP32) as BF16 by truncation: gemm_fp8's
+ * BF16 route, which takes it only where every such value is exact in BF16 (q times a
+ * power of two in BF16's normal range). */
+void cpu_fp8_widen_bf16(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
+                        enum gan_dtype qt, const float *scale, uint16_t *y);
 
 #endif
