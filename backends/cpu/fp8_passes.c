@@ -188,6 +188,15 @@ FP8_INLINE void quantize_loop(const void *restrict x, int bf16, float s,
 
 /* y[i] = the top half of fl32(x[i] · s[i])'s bits: BF16 by truncation, which the
  * callers use only where the product is exact in BF16. */
+/* y[i] = table[q[i] & 0x7f] with q[i]'s sign as bit 15: an FP8 value widened by a table
+ * of its magnitudes. */
+FP8_INLINE void table_bf16_loop(const uint8_t *restrict q, const uint16_t *restrict table,
+                                uint16_t *restrict y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = (uint16_t)(table[q[i] & 0x7fu] | ((q[i] & 0x80u) << 8));
+}
+
 FP8_INLINE void bf16_top_loop(const float *restrict x, const float *restrict s,
                               uint16_t *restrict y, size_t n)
 {
@@ -226,6 +235,16 @@ FP8_INLINE void bf16_top_loop(const float *restrict x, const float *restrict s,
     {                                                                                     \
         recip_loop(s, r, n);                                                              \
     }                                                                                     \
+    target static void bf16_top_##sfx(const float *x, const float *s, uint16_t *y,       \
+                                      size_t n)                                           \
+    {                                                                                     \
+        bf16_top_loop(x, s, y, n);                                                        \
+    }                                                                                     \
+    target static void table_bf16_##sfx(const uint8_t *q, const uint16_t *table,         \
+                                        uint16_t *y, size_t n)                            \
+    {                                                                                     \
+        table_bf16_loop(q, table, y, n);                                                  \
+    }                                                                                     \
     target static void measure_direct_##sfx(const void *x, int bf16, size_t n,           \
                                             struct cpu_fp8_counts *c)                     \
     {                                                                                     \
@@ -248,11 +267,6 @@ FP8_INLINE void bf16_top_loop(const float *restrict x, const float *restrict s,
             quantize_loop(x, 0, 0.0f, s_at, q, n, k, c);                                  \
         else                                                                              \
             quantize_loop(x, 0, s, NULL, q, n, k, c);                                     \
-    }                                                                                     \
-    target static void bf16_top_##sfx(const float *x, const float *s, uint16_t *y,       \
-                                      size_t n)                                           \
-    {                                                                                     \
-        bf16_top_loop(x, s, y, n);                                                        \
     }
 
 FP8_LEVEL(portable, )
@@ -348,6 +362,18 @@ void cpu_fp8_quantize_run(enum cpu_isa isa, const void *x, enum gan_dtype xt, fl
                           const struct cpu_fp8_encoding *k, struct cpu_fp8_counts *c)
 {
     FP8_DISPATCH(isa, quantize, x, xt == GAN_BF16, s, s_at, q, n, k, c);
+}
+
+void cpu_fp8_table_bf16(enum cpu_isa isa, const uint8_t *q, const uint16_t *table,
+                        uint16_t *y, size_t n)
+{
+#ifdef FP8_X86
+    if (isa == CPU_ISA_AVX512) {
+        cpu_fp8_table_bf16_avx512(q, table, y, n);
+        return;
+    }
+#endif
+    FP8_DISPATCH(isa, table_bf16, q, table, y, n);
 }
 
 void cpu_fp8_bf16_top(enum cpu_isa isa, const float *x, const float *s, uint16_t *y, size_t n)

@@ -392,10 +392,40 @@ void cpu_fp8_widen(gan_backend *be, const struct gan_fp8_layout *l, const uint8_
     dequantize_run(be, l, q, qt, scale, y, GAN_F32, WIDEN_ROUNDED);
 }
 
+/* Per tensor every element of one sign and magnitude widens alike: a table of the 128
+ * magnitudes' BF16 bits (q·inv by the same exact decoding and FP32 product as the
+ * blocks' pass) replaces the decoding and the product. */
+struct table_job {
+    enum cpu_isa isa;
+    const uint8_t *q;
+    uint16_t *y;
+    uint16_t table[128];
+};
+
+static void table_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    const struct table_job *j = arg;
+    (void)part;
+    cpu_fp8_table_bf16(j->isa, j->q + begin, j->table, j->y + begin, (size_t)(end - begin));
+}
+
 void cpu_fp8_widen_bf16(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
                         enum gan_dtype qt, const float *scale, uint16_t *y)
 {
-    dequantize_run(be, l, q, qt, scale, y, GAN_BF16, WIDEN_BF16_EXACT);
+    if (l->block > 0) {
+        dequantize_run(be, l, q, qt, scale, y, GAN_BF16, WIDEN_BF16_EXACT);
+        return;
+    }
+    struct table_job j;
+    j.isa = be->isa;
+    j.q = q;
+    j.y = y;
+    const float inv = 1.0f / scale[0];
+    for (uint32_t m = 0; m < 128; m++)
+        j.table[m] = (uint16_t)(gan_f32_bits(gan_fp8_decode(qt, m) * inv) >> 16);
+    const int64_t n = l->rows * l->cols;
+    int parts = cpu_parallel_parts(be, n, FP8_CHUNK, 1);
+    cpu_parallel_for(be, parts, n, FP8_CHUNK, table_range, &j);
 }
 
 gan_status cpu_fp8_dequantize(gan_backend *be, const struct gan_fp8_layout *l,

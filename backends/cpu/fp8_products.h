@@ -78,6 +78,17 @@ void cpu_fp8_quantize_run(enum cpu_isa isa, const void *x, enum gan_dtype xt, fl
  * range is (gemm_fp8's BF16 route). */
 void cpu_fp8_bf16_top(enum cpu_isa isa, const float *x, const float *s, uint16_t *y, size_t n);
 
+/* y[i] = table[q[i] & 0x7f] | (q[i] & 0x80) << 8: FP8 values widened into BF16 through a
+ * table of the 128 magnitudes' BF16 bits (a per-tensor operand's, all with one scale). */
+void cpu_fp8_table_bf16(enum cpu_isa isa, const uint8_t *q, const uint16_t *table,
+                        uint16_t *y, size_t n);
+
+/* ---------------------------------------------------------------- fp8_avx512.c */
+
+/* cpu_fp8_table_bf16 at the AVX-512 level. */
+void cpu_fp8_table_bf16_avx512(const uint8_t *q, const uint16_t *table, uint16_t *y,
+                               size_t n);
+
 /* ---------------------------------------------------------------- fp8_products.c */
 
 /* y = q · (1/scale of its block, rounded to FP32) as FP32, for every element of an

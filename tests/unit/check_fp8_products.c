@@ -20,6 +20,7 @@
 #include "../lib/cpu_fixture.h"
 #include "../lib/half_helpers.h"
 #include "../../backends/common/fp8.h"
+#include "../../backends/cpu/fp8_products.h"
 
 /* An element check calls into Check only when it fails. */
 #define expect(cond, ...) \
@@ -1038,6 +1039,49 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* The BF16 route's widening (cpu_fp8_widen_bf16) of every FP8 pattern, NaNs and
+ * infinities included, with power-of-two scales: per tensor through the table of
+ * magnitudes, per block through the decoding and the product; each value q·inv exactly,
+ * a NaN a NaN. */
+START_TEST(test_widen_bf16)
+{
+    const enum gan_dtype dt = fp8_types[_i % 2];
+    gan_backend *be = level_backend();
+    rng_seed(550 + (uint64_t)_i);
+    const struct gan_fp8_layout shapes[3] = {
+        { 16, 300, 0, GAN_FP8_ALONG_ROWS }, { 16, 300, 32, GAN_FP8_ALONG_ROWS },
+        { 300, 16, 32, GAN_FP8_ALONG_COLUMNS },
+    };
+    const struct gan_fp8_layout l = shapes[_i / 2];
+    const size_t n = (size_t)(l.rows * l.cols);
+    uint8_t *q = malloc(n);
+    uint16_t *y = malloc(n * sizeof *y);
+    float *s = sample_scales(&l, 1);
+    ck_assert(q && y);
+    for (size_t i = 0; i < n; i++)
+        q[i] = (uint8_t)(i < 256 ? i : (size_t)rng_int(256));
+    cpu_fp8_widen_bf16(be, &l, q, dt, s, y);
+    for (int64_t r = 0; r < l.rows; r++)
+        for (int64_t c = 0; c < l.cols; c++) {
+            const size_t i = (size_t)(r * l.cols + c);
+            const double v = fp8_value(dt, q[i]) * (double)(1.0f / s[scale_at(&l, r, c)]);
+            if (isnan(v))
+                expect(isnan(bf16_decode(y[i])), "0x%02x became 0x%04x, not a NaN",
+                       (unsigned)q[i], (unsigned)y[i]);
+            else
+                expect(y[i] == (uint16_t)store_bits(GAN_BF16, v),
+                       "%s layout %d: 0x%02x · %a became 0x%04x, expected 0x%04x",
+                       gan_dtype_name(dt), _i / 2, (unsigned)q[i],
+                       (double)(1.0f / s[scale_at(&l, r, c)]), (unsigned)y[i],
+                       (unsigned)store_bits(GAN_BF16, v));
+        }
+    free(q);
+    free(y);
+    free(s);
+    cpu_fixture_free(be);
+}
+END_TEST
+
 /* The BF16 route gives the same bits at one and at two threads for the demo's products
  * (batch 256, width 256, 2-dimensional samples, a 1-wide critic output), each in the
  * three transposes a layer's forward and backward products use, into F32 and BF16, with
@@ -1206,6 +1250,7 @@ static void add_level_case(Suite *s, enum cpu_isa isa)
     tcase_add_loop_test(tc, test_dequantize, 0, 12);
     tcase_add_loop_test(tc, test_dequantize_rounds_once, 0, 2);
     tcase_add_loop_test(tc, test_gemm, 0, 4 * G_MODES);
+    tcase_add_loop_test(tc, test_widen_bf16, 0, 6);
     tcase_add_loop_test(tc, test_gemm_bf16, 0, 4 * G_MODES);
     tcase_add_loop_test(tc, test_gemm_bf16_subnormal, 0, 4);
     tcase_add_test(tc, test_gemm_no_product);
