@@ -91,10 +91,13 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     cpu_onednn_describe(be, gemm, sizeof gemm);
     snprintf(be->description, sizeof be->description,
              "cpu: %s kernel %s (%s), %d thread%s%s, %s; vector level %s%s; %s; "
-             "FP8: emulated, exact widening into the FP32 GEMM",
+             "FP8: emulated, exact widening into %s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
              be->threads == 1 ? "" : "s", blas_note, be->blas.path, cpu_isa_name(be->isa),
-             be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm);
+             be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm,
+             cpu_onednn_bf16(be) ? "the BF16 GEMM (power-of-two scales) "
+                                   "or the FP32 GEMM"
+                                 : "the FP32 GEMM");
     host->log(host->ctx, GAN_LOG_DEBUG, "%s", be->description);
     *out = be;
     return GAN_OK;

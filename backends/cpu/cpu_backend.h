@@ -87,7 +87,7 @@ struct gan_backend {
     enum cpu_gemm_path gemm_path;
     struct cpu_onednn *onednn;
     char onednn_absent[192];       /* why "auto" runs without oneDNN, for the description */
-    char description[832];
+    char description[896];
 };
 
 /* Address of byte `offset` of a buffer (backends/common/transfer.h resolves the memory
@@ -170,6 +170,11 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size);
  * is the OpenBLAS path's: no oneDNN, a dtype it does not take, or a shape whose
  * primitive it refused. The arguments have been validated by the caller. */
 int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st);
+/* Whether BF16 products go to oneDNN on this instance (the setting "gemm" and the CPU). */
+int cpu_onednn_bf16(const gan_backend *be);
+/* Whether cpu_onednn_gemm would compute g (its primitive made now when new): g's dtypes,
+ * shape, alpha and beta are read, not its memory. */
+int cpu_onednn_gemm_takes(gan_backend *be, const struct gan_gemm *g);
 enum cpu_conv_kind { CPU_CONV_FORWARD, CPU_CONV_BACKWARD_DATA, CPU_CONV_BACKWARD_FILTER };
 /* forward: a = x, b = w, out = y; backward data: a = dy, b = w, out = dx; backward
  * filter: a = x, b = dy, out = dw. beta is 0 or 1. */

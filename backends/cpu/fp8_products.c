@@ -134,6 +134,28 @@ static void chunk_block_amax(const struct stats_job *j, int64_t r, int64_t c0, s
     }
 }
 
+/* The counts and amax alone, of F32 and BF16 read where they lie, a run at a time. */
+static struct stats_part stats_direct(const struct stats_job *j, int64_t begin, int64_t end)
+{
+    float stage[FP8_CHUNK];
+    struct stats_part t = { 0, 0, 0 };
+    const int staged = j->xt == GAN_F16;
+    const int64_t most = staged ? FP8_CHUNK : FP8_RUN;
+    for (int64_t e = begin; e < end;) {
+        int64_t len = end - e < most ? end - e : most;
+        const void *x = staged ? (const void *)widen_chunk(j->isa, j->x, j->xt, e, (size_t)len,
+                                                          stage)
+                               : (const void *)(j->x + (size_t)e * gan_dtype_size(j->xt));
+        struct cpu_fp8_counts c = { .amax_bits = t.amax_bits };
+        cpu_fp8_measure_direct(j->isa, x, staged ? GAN_F32 : j->xt, (size_t)len, &c);
+        t.zeros += c.zeros;
+        t.nonfinite += c.nonfinite;
+        t.amax_bits = c.amax_bits;
+        e += len;
+    }
+    return t;
+}
+
 static void stats_range(void *arg, int part, int64_t begin, int64_t end)
 {
     struct stats_job *j = arg;
@@ -141,6 +163,11 @@ static void stats_range(void *arg, int part, int64_t begin, int64_t end)
     uint32_t ab[FP8_CHUNK];
     uint64_t *hist = j->hist ? j->hist + (size_t)part * GAN_FP8_LOG2_BINS : NULL;
     struct stats_part t = { 0, 0, 0 };
+    /* without block maxima or a histogram, no element's magnitude need be kept */
+    if (!hist && !(j->block_amax && j->w.l.block)) {
+        j->part[part] = stats_direct(j, begin, end);
+        return;
+    }
     if (j->by_rows) {
         begin *= j->w.l.cols;
         end *= j->w.l.cols;
@@ -233,34 +260,36 @@ struct quantize_job {
     const unsigned char *x;
     enum gan_dtype xt;
     uint8_t *y;
-    enum gan_dtype yt;
-    struct gan_fp8_format format;
-    int saturate, count;
+    struct cpu_fp8_encoding k;
     struct gan_fp8_tally part[CPU_MAX_PARTS];
 };
 
+/* One pass (cpu_fp8_quantize_run) over each run: per tensor, runs of FP8_RUN elements
+ * read where they lie with the one scale; per block, chunks of a row with their scales
+ * beside them. F16 is staged in FP32 a chunk at a time, exactly. The counts are kept
+ * whether or not the caller asked for them: they cost less than a second pass would. */
 static void quantize_range(void *arg, int part, int64_t begin, int64_t end)
 {
     struct quantize_job *j = arg;
-    float stage[FP8_CHUNK], own[FP8_CHUNK], prod[FP8_CHUNK];
+    float stage[FP8_CHUNK], own[FP8_CHUNK];
     struct gan_fp8_tally t = { 0, 0, 0, 0, 0 };
-    fill_tensor_scale(j->isa, &j->w, 0, own);
+    const int per_tensor = j->w.l.block == 0, staged = j->xt == GAN_F16;
+    const int64_t most = per_tensor && !staged ? FP8_RUN : FP8_CHUNK;
     for (int64_t e = begin; e < end;) {
-        int64_t r, c0;
-        size_t n = chunk_at(&j->w, e, end, &r, &c0);
-        const float *x = widen_chunk(j->isa, j->x, j->xt, e, n, stage);
-        const float *s = chunk_scales(j->isa, &j->w, 0, r, c0, n, own);
-        cpu_fp8_mul(j->isa, x, s, prod, n);
-        cpu_fp8_encode(j->isa, prod, j->y + e, n, j->yt, j->saturate);
-        if (j->count) {
-            struct cpu_fp8_counts c = { .amax_bits = t.amax_bits };
-            cpu_fp8_count(j->isa, x, prod, j->y + e, n, &j->format, &c);
-            t.overflow += c.overflow;
-            t.underflow += c.underflow;
-            t.subnormal += c.subnormal;
-            t.nonfinite += c.nonfinite;
-            t.amax_bits = c.amax_bits;
-        }
+        int64_t r = 0, c0 = e;
+        size_t n = per_tensor ? (size_t)(end - e < most ? end - e : most)
+                              : chunk_at(&j->w, e, end, &r, &c0);
+        const void *x = staged ? (const void *)widen_chunk(j->isa, j->x, j->xt, e, n, stage)
+                               : (const void *)(j->x + (size_t)e * gan_dtype_size(j->xt));
+        const float *s_at = per_tensor ? NULL : chunk_scales(j->isa, &j->w, 0, r, c0, n, own);
+        struct cpu_fp8_counts c = { .amax_bits = t.amax_bits };
+        cpu_fp8_quantize_run(j->isa, x, staged ? GAN_F32 : j->xt, j->w.scale[0], s_at,
+                             j->y + e, n, &j->k, &c);
+        t.overflow += c.overflow;
+        t.underflow += c.underflow;
+        t.subnormal += c.subnormal;
+        t.nonfinite += c.nonfinite;
+        t.amax_bits = c.amax_bits;
         e += (int64_t)n;
     }
     j->part[part] = t;
@@ -288,10 +317,7 @@ gan_status cpu_fp8_quantize(gan_backend *be, const struct gan_fp8_layout *l,
     j.x = cpu_ref_ptr(x);
     j.xt = x->dtype;
     j.y = cpu_ref_ptr(y);
-    j.yt = y->dtype;
-    j.format = gan_fp8_format_of(y->dtype);
-    j.saturate = (flags & GAN_CAST_SATURATE) != 0;
-    j.count = stats != NULL;
+    j.k = cpu_fp8_encoding_of(y->dtype, (flags & GAN_CAST_SATURATE) != 0);
     int parts = cpu_parallel_parts(be, n, FP8_CHUNK, 2);
     cpu_parallel_for(be, parts, n, FP8_CHUNK, quantize_range, &j);
     if (!stats)
@@ -310,6 +336,11 @@ gan_status cpu_fp8_quantize(gan_backend *be, const struct gan_fp8_layout *l,
 
 /* ---------------------------------------------------------------- fp8_dequantize */
 
+/* What a dequantizing pass writes: y in its dtype, q · inv rounded once (the slot
+ * fp8_dequantize, and gemm_fp8's widening into FP32); or BF16 by truncation, where the
+ * caller knows q · inv exact in BF16 (gemm_fp8's BF16 route). */
+enum widen_kind { WIDEN_ROUNDED, WIDEN_BF16_EXACT };
+
 struct dequantize_job {
     enum cpu_isa isa;
     struct fp8_walk w;
@@ -317,6 +348,7 @@ struct dequantize_job {
     enum gan_dtype qt;
     unsigned char *y;
     enum gan_dtype yt;
+    enum widen_kind kind;
 };
 
 static void dequantize_range(void *arg, int part, int64_t begin, int64_t end)
@@ -330,7 +362,9 @@ static void dequantize_range(void *arg, int part, int64_t begin, int64_t end)
         size_t n = chunk_at(&j->w, e, end, &r, &c0);
         cpu_fp8_decode(j->isa, j->q + e, stage, n, j->qt);
         const float *inv = chunk_scales(j->isa, &j->w, 1, r, c0, n, own);
-        if (j->yt == GAN_F32) {
+        if (j->kind == WIDEN_BF16_EXACT) {
+            cpu_fp8_bf16_top(j->isa, stage, inv, (uint16_t *)(void *)j->y + e, n);
+        } else if (j->yt == GAN_F32) {
             cpu_fp8_mul(j->isa, stage, inv, (float *)(void *)j->y + e, n);
         } else {
             /* rounded to odd in FP32, then once to nearest even in 16 bits */
@@ -343,9 +377,10 @@ static void dequantize_range(void *arg, int part, int64_t begin, int64_t end)
 }
 
 static void dequantize_run(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
-                           enum gan_dtype qt, const float *scale, void *y, enum gan_dtype yt)
+                           enum gan_dtype qt, const float *scale, void *y, enum gan_dtype yt,
+                           enum widen_kind kind)
 {
-    struct dequantize_job j = { be->isa, walk_of(l, scale), q, qt, y, yt };
+    struct dequantize_job j = { be->isa, walk_of(l, scale), q, qt, y, yt, kind };
     int64_t n = l->rows * l->cols;
     int parts = cpu_parallel_parts(be, n, FP8_CHUNK, 1);
     cpu_parallel_for(be, parts, n, FP8_CHUNK, dequantize_range, &j);
@@ -354,7 +389,43 @@ static void dequantize_run(gan_backend *be, const struct gan_fp8_layout *l, cons
 void cpu_fp8_widen(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
                    enum gan_dtype qt, const float *scale, float *y)
 {
-    dequantize_run(be, l, q, qt, scale, y, GAN_F32);
+    dequantize_run(be, l, q, qt, scale, y, GAN_F32, WIDEN_ROUNDED);
+}
+
+/* Per tensor every element of one sign and magnitude widens alike: a table of the 128
+ * magnitudes' BF16 bits (q·inv by the same exact decoding and FP32 product as the
+ * blocks' pass) replaces the decoding and the product. */
+struct table_job {
+    enum cpu_isa isa;
+    const uint8_t *q;
+    uint16_t *y;
+    uint16_t table[128];
+};
+
+static void table_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    const struct table_job *j = arg;
+    (void)part;
+    cpu_fp8_table_bf16(j->isa, j->q + begin, j->table, j->y + begin, (size_t)(end - begin));
+}
+
+void cpu_fp8_widen_bf16(gan_backend *be, const struct gan_fp8_layout *l, const uint8_t *q,
+                        enum gan_dtype qt, const float *scale, uint16_t *y)
+{
+    if (l->block > 0) {
+        dequantize_run(be, l, q, qt, scale, y, GAN_BF16, WIDEN_BF16_EXACT);
+        return;
+    }
+    struct table_job j;
+    j.isa = be->isa;
+    j.q = q;
+    j.y = y;
+    const float inv = 1.0f / scale[0];
+    for (uint32_t m = 0; m < 128; m++)
+        j.table[m] = (uint16_t)(gan_f32_bits(gan_fp8_decode(qt, m) * inv) >> 16);
+    const int64_t n = l->rows * l->cols;
+    int parts = cpu_parallel_parts(be, n, FP8_CHUNK, 1);
+    cpu_parallel_for(be, parts, n, FP8_CHUNK, table_range, &j);
 }
 
 gan_status cpu_fp8_dequantize(gan_backend *be, const struct gan_fp8_layout *l,
@@ -366,6 +437,7 @@ gan_status cpu_fp8_dequantize(gan_backend *be, const struct gan_fp8_layout *l,
     if (st != GAN_OK || n == 0)
         return st;
     dequantize_run(be, l, cpu_ref_ptr(q), q->dtype,
-                   (const float *)(const void *)cpu_ref_ptr(scale), cpu_ref_ptr(y), y->dtype);
+                   (const float *)(const void *)cpu_ref_ptr(scale), cpu_ref_ptr(y), y->dtype,
+                   WIDEN_ROUNDED);
     return GAN_OK;
 }

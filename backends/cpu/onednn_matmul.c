@@ -90,11 +90,12 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_g
     return 0;
 }
 
-int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)
+/* The cached entry of g's product (made now when new), or NULL when oneDNN has no
+ * primitive for it; *st says so when that is for want of memory. */
+static struct cpu_onednn_entry *entry_of(gan_backend *be, const struct gan_gemm *g,
+                                         gan_status *st)
 {
     struct cpu_onednn *o = be->onednn;
-    if (!o || !takes(be, g))
-        return 0;
     struct cpu_onednn_key key;
     memset(&key, 0, sizeof key);
     key.kind = CPU_ONEDNN_MATMUL;
@@ -110,13 +111,36 @@ int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)
     if (!e) {
         *st = be->host->fail(be->host->ctx, GAN_ERR_NOMEM,
                              "gemm: out of memory for oneDNN's primitive cache");
-        return 1;
+        return NULL;
     }
     if (fresh && build(be, e, g) != 0)
         e->refused = 1;
-    if (e->refused)
+    return e->refused ? NULL : e;
+}
+
+int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)
+{
+    if (!be->onednn || !takes(be, g))
         return 0;
+    gan_status made = GAN_OK;
+    struct cpu_onednn_entry *e = entry_of(be, g, &made);
+    if (!e) {
+        /* out of memory fails the call; a refused shape is OpenBLAS's */
+        *st = made;
+        return made != GAN_OK;
+    }
     void *ptrs[3] = { cpu_ref_ptr(&g->a), cpu_ref_ptr(&g->b), cpu_ref_ptr(&g->c) };
     *st = cpu_onednn_execute(be, e, ptrs);
     return 1;
+}
+
+int cpu_onednn_bf16(const gan_backend *be)
+{
+    return be->onednn && be->onednn->bf16;
+}
+
+int cpu_onednn_gemm_takes(gan_backend *be, const struct gan_gemm *g)
+{
+    gan_status st = GAN_OK;
+    return be->onednn && takes(be, g) && entry_of(be, g, &st) != NULL;
 }

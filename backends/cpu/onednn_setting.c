@@ -125,6 +125,18 @@ int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)
     return 0;
 }
 
+int cpu_onednn_bf16(const gan_backend *be)
+{
+    (void)be;
+    return 0;
+}
+
+int cpu_onednn_gemm_takes(gan_backend *be, const struct gan_gemm *g)
+{
+    (void)be, (void)g;
+    return 0;
+}
+
 int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_conv2d *c,
                     const struct gan_ref *a, const struct gan_ref *b, float beta,
                     const struct gan_ref *out, gan_status *st)

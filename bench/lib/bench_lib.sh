@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2034 # the variables it sets are the sourcing script's
-# bench/lib/bench_lib.sh — sourced by bench/toy.sh, bf16.sh, images.sh and gpu.sh: the
-# command line they share, so that the same option means the same thing in each.
+# bench/lib/bench_lib.sh — sourced by bench/toy.sh, bf16.sh, fp8.sh, images.sh and
+# gpu.sh: the command line they share, so that the same option means the same thing in
+# each.
 #
 # The sourcing script defines usage and, before parsing, the defaults of the variables
 # its options set: config (-c), sets (-s, an array), iterations (-n), threads (-t),

@@ -4,7 +4,9 @@
  * backend.h's definitions: every statistic, histogram bin, block maximum, stored byte,
  * count and product, per tensor and per block in both directions, on every vector level
  * the CPU has (portable, F16C/AVX2, AVX-512), and the same bits at one and at several
- * threads. */
+ * threads; gemm_fp8's BF16 route (oneDNN's BF16 matmul, where the build and the CPU have
+ * it) against the same references, beside the FP32 route where scales would make values
+ * subnormal, and at one and two threads on the demo's shapes. */
 #include "config.h"
 
 #include <check.h>
@@ -18,6 +20,7 @@
 #include "../lib/cpu_fixture.h"
 #include "../lib/half_helpers.h"
 #include "../../backends/common/fp8.h"
+#include "../../backends/cpu/fp8_products.h"
 
 /* An element check calls into Check only when it fails. */
 #define expect(cond, ...) \
@@ -453,6 +456,56 @@ START_TEST(test_quantize)
 }
 END_TEST
 
+/* The products where the encoding changes its rule, each with its FP32 neighbours and
+ * both signs: every eighth of the smallest subnormal step up to twice the smallest
+ * normal (the ties to even between subnormals, and the carry into the smallest normal),
+ * the largest finite value and the overflow midpoint, FP32's subnormals, infinities and
+ * NaNs with payloads; through scales 1 and 2^-3, per tensor and per block. */
+START_TEST(test_quantize_edges)
+{
+    const enum gan_dtype dt = fp8_types[_i % 2];
+    const int saturate = _i / 2;
+    gan_backend *be = level_backend();
+    const double step = dt == GAN_F8E5M2 ? 0x1p-16 : 0x1p-9;
+    const double top[] = { 448.0, 464.0, 480.0, 57344.0, 61440.0, 65536.0, 0x1p-149,
+                           0x1p-130, FLT_MIN };
+    const int eighths = (int)(16.0 * min_normal(dt) / step);
+    const size_t n = (size_t)(eighths + 1 + 9) * 3 * 2 + 4;
+    uint32_t *xb = malloc(n * sizeof *xb);
+    ck_assert_ptr_nonnull(xb);
+    size_t at = 0;
+    for (int i = 0; i <= eighths + 9; i++) {
+        const float v = i <= eighths ? (float)(i * step / 8.0) : (float)top[i - eighths - 1];
+        const float near[3] = { nextafterf(v, 0.0f), v, nextafterf(v, INFINITY) };
+        for (int k = 0; k < 3; k++) {
+            xb[at++] = bits_of(near[k]);
+            xb[at++] = bits_of(-near[k]);
+        }
+    }
+    xb[at++] = 0x7f800000u;
+    xb[at++] = 0xff800000u;
+    xb[at++] = 0x7fa00001u; /* NaNs whose payload E5M2 keeps a bit of */
+    xb[at++] = 0xffe00000u;
+    ck_assert_uint_eq(at, n);
+    for (int scaled = 0; scaled < 2; scaled++)
+        for (int blocked = 0; blocked < 2; blocked++) {
+            struct gan_fp8_layout l = { 2, (int64_t)n / 2, blocked ? 64 : 0,
+                                        GAN_FP8_ALONG_ROWS };
+            float *s = sample_scales(&l, 1);
+            for (int64_t i = 0; i < gan_fp8_scale_count(&l); i++)
+                s[i] = scaled ? 0x1p-3f : 1.0f;
+            char what[96];
+            snprintf(what, sizeof what, "edges into %s%s, scale %s, %s", gan_dtype_name(dt),
+                     saturate ? " saturating" : "", scaled ? "2^-3" : "1",
+                     blocked ? "blocks of 64" : "per tensor");
+            check_quantize(be, &l, GAN_F32, xb, s, dt, saturate, what);
+            free(s);
+        }
+    free(xb);
+    cpu_fixture_free(be);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- fp8_dequantize */
 
 START_TEST(test_dequantize)
@@ -719,15 +772,16 @@ static void check_gemm(gan_backend *be, const struct gemm_setup *g, const char *
  * blocks of 128 and per tensor with FP32 scales, and a blocked A beside a per-tensor B. */
 enum gemm_mode { G_TENSOR_EXACT, G_BLOCK32_EXACT, G_BLOCK128, G_TENSOR, G_MIXED, G_MODES };
 
-START_TEST(test_gemm)
+/* Case i of test_gemm on be: transposes i % 4, mode i / 4, over two shapes, both betas
+ * and the three C types. */
+static void gemm_cases(gan_backend *be, int i)
 {
     static const int64_t shapes[2][3] = { { 7, 5, 37 }, { 9, 6, 300 } };
     static const char *const mode_names[G_MODES] = {
         "per tensor, exact", "blocks of 32, exact", "blocks of 128", "per tensor", "mixed",
     };
-    const int trans = _i % 4, mode = _i / 4;
-    gan_backend *be = level_backend();
-    rng_seed(400 + (uint64_t)_i);
+    const int trans = i % 4, mode = i / 4;
+    rng_seed(400 + (uint64_t)i);
     for (int shape = 0; shape < 2; shape++)
         for (int beta = 0; beta < 2; beta++)
             for (int ct = 0; ct < 3; ct++) {
@@ -751,7 +805,127 @@ START_TEST(test_gemm)
                          gan_dtype_name(g.ct), beta);
                 check_gemm(be, &g, what);
             }
+}
+
+START_TEST(test_gemm)
+{
+    gan_backend *be = level_backend();
+    gemm_cases(be, _i);
     cpu_fixture_free(be);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- gemm_fp8's BF16 route */
+
+/* An instance of this case's level whose BF16 products go to oneDNN where the build
+ * has it and the CPU a BF16 dot product ("auto"), as a created backend's do. */
+static gan_backend *bf16_backend(const char *threads)
+{
+    static const char *const level[3] = { "vector=portable", "vector=f16c", "vector=avx512" };
+    const char *settings[4] = { threads, "gemm=auto", NULL, NULL };
+    if (case_level >= 0)
+        settings[2] = level[case_level];
+    gan_backend *be = cpu_fixture_new(settings);
+    ck_assert_int_eq(cpu_gemm_path_setting(be->host, &be->gemm_path), GAN_OK);
+    ck_assert_int_eq(cpu_onednn_open(be), GAN_OK);
+    return be;
+}
+
+static void bf16_backend_free(gan_backend *be)
+{
+    cpu_onednn_close(be);
+    cpu_fixture_free(be);
+}
+
+static long primitives_made(gan_backend *be)
+{
+    int held;
+    long created;
+    cpu_onednn_cache_counts(be, &held, &created);
+    return created;
+}
+
+/* test_gemm's cases where the route runs: the same references and bounds (exact data
+ * bit for bit), with power-of-two scales, per tensor and per block, through oneDNN's
+ * BF16 matmul, FP32 scales through the FP32 GEMM. */
+START_TEST(test_gemm_bf16)
+{
+    gan_backend *be = bf16_backend("threads=1");
+    const int mode = _i / 4;
+    gemm_cases(be, _i);
+    /* power-of-two scales (E8M0), per tensor and per block, take it; any FP32 scale
+     * keeps the product on the FP32 route */
+    if (mode == G_TENSOR_EXACT || mode == G_BLOCK32_EXACT)
+        ck_assert_msg(!cpu_onednn_bf16(be) || primitives_made(be) > 0,
+                      "no product went through oneDNN");
+    else
+        ck_assert_msg(primitives_made(be) == 0, "a product with FP32 scales went through "
+                      "oneDNN's BF16 matmul");
+    bf16_backend_free(be);
+}
+END_TEST
+
+/* Scales whose products would be subnormal in FP32: VDPBF16PS would flush them, so the
+ * product keeps the FP32 route; one binade up it takes the BF16 route. The operands hold
+ * only the formats' smallest subnormals (±2^-9 in E4M3, ±2^-16 in E5M2) and zeros, the
+ * inverse scales 2^-50 and 2^-51 or 2^-52, so that every product is ±2^-126 (the edge)
+ * or ±2^-127 (past it) and every sum exact: both routes must give the exact sums. */
+START_TEST(test_gemm_bf16_subnormal)
+{
+    gan_backend *be = bf16_backend("threads=1"), *plain = level_backend();
+    rng_seed(450 + (uint64_t)_i);
+    for (int edge = 0; edge < 2; edge++) {
+        struct gemm_setup g = {
+            .m = 9, .n = 7, .k = 64, .block_a = 32, .block_b = 32, .at = GAN_F8E4M3,
+            .bt = GAN_F8E5M2, .ct = GAN_F32, .alpha = 1.0f, .trans_a = _i & 1,
+            .trans_b = _i >> 1,
+        };
+        struct gan_fp8_layout la, lb;
+        gemm_layouts(&g, &la, &lb);
+        const size_t na = (size_t)(la.rows * la.cols), nb = (size_t)(lb.rows * lb.cols);
+        static const uint32_t tiny[3] = { 0x00, 0x01, 0x81 };
+        uint32_t *qa = malloc(na * sizeof *qa), *qb = malloc(nb * sizeof *qb);
+        float *sa = gemm_scales(&la, 1), *sb = gemm_scales(&lb, 1);
+        ck_assert(qa && qb);
+        for (size_t i = 0; i < na; i++)
+            qa[i] = tiny[rng_int(3)];
+        for (size_t i = 0; i < nb; i++)
+            qb[i] = tiny[rng_int(3)];
+        for (int64_t i = 0; i < gan_fp8_scale_count(&la); i++)
+            sa[i] = 0x1p50f;
+        for (int64_t i = 0; i < gan_fp8_scale_count(&lb); i++)
+            sb[i] = edge ? 0x1p51f : 0x1p52f;
+        uint32_t c0[63] = { 0 }, got[63], want[63];
+        const long before = primitives_made(be);
+        run_gemm(be, &g, qa, qb, sa, sb, c0, got);
+        run_gemm(plain, &g, qa, qb, sa, sb, c0, want);
+        const long made = primitives_made(be) - before;
+        if (!edge)
+            ck_assert_msg(made == 0, "a product with subnormal products went through oneDNN");
+        else if (cpu_onednn_bf16(be))
+            ck_assert_msg(made == 1, "the product on the edge made %ld primitives", made);
+        for (int64_t i = 0; i < g.m; i++)
+            for (int64_t j = 0; j < g.n; j++) {
+                double sum = 0.0;
+                for (int64_t p = 0; p < g.k; p++) {
+                    uint32_t a = qa[g.trans_a ? p * la.cols + i : i * la.cols + p];
+                    uint32_t b = qb[g.trans_b ? j * lb.cols + p : p * lb.cols + j];
+                    sum += fp8_value(g.at, a) * fp8_value(g.bt, b);
+                }
+                sum = ldexp(sum, edge ? -101 : -102);
+                const size_t at = (size_t)(i * g.n + j);
+                expect(got[at] == bits_of((float)sum) && want[at] == got[at],
+                       "edge %d: C(%lld, %lld) = %a (FP32 route %a), expected %a", edge,
+                       (long long)i, (long long)j, (double)float_of(got[at]),
+                       (double)float_of(want[at]), sum);
+            }
+        free(qa);
+        free(qb);
+        free(sa);
+        free(sb);
+    }
+    cpu_fixture_free(plain);
+    bf16_backend_free(be);
 }
 END_TEST
 
@@ -865,6 +1039,106 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* The BF16 route's widening (cpu_fp8_widen_bf16) of every FP8 pattern, NaNs and
+ * infinities included, with power-of-two scales: per tensor through the table of
+ * magnitudes, per block through the decoding and the product; each value q·inv exactly,
+ * a NaN a NaN. */
+START_TEST(test_widen_bf16)
+{
+    const enum gan_dtype dt = fp8_types[_i % 2];
+    gan_backend *be = level_backend();
+    rng_seed(550 + (uint64_t)_i);
+    const struct gan_fp8_layout shapes[3] = {
+        { 16, 300, 0, GAN_FP8_ALONG_ROWS }, { 16, 300, 32, GAN_FP8_ALONG_ROWS },
+        { 300, 16, 32, GAN_FP8_ALONG_COLUMNS },
+    };
+    const struct gan_fp8_layout l = shapes[_i / 2];
+    const size_t n = (size_t)(l.rows * l.cols);
+    uint8_t *q = malloc(n);
+    uint16_t *y = malloc(n * sizeof *y);
+    float *s = sample_scales(&l, 1);
+    ck_assert(q && y);
+    for (size_t i = 0; i < n; i++)
+        q[i] = (uint8_t)(i < 256 ? i : (size_t)rng_int(256));
+    cpu_fp8_widen_bf16(be, &l, q, dt, s, y);
+    for (int64_t r = 0; r < l.rows; r++)
+        for (int64_t c = 0; c < l.cols; c++) {
+            const size_t i = (size_t)(r * l.cols + c);
+            const double v = fp8_value(dt, q[i]) * (double)(1.0f / s[scale_at(&l, r, c)]);
+            if (isnan(v))
+                expect(isnan(bf16_decode(y[i])), "0x%02x became 0x%04x, not a NaN",
+                       (unsigned)q[i], (unsigned)y[i]);
+            else
+                expect(y[i] == (uint16_t)store_bits(GAN_BF16, v),
+                       "%s layout %d: 0x%02x · %a became 0x%04x, expected 0x%04x",
+                       gan_dtype_name(dt), _i / 2, (unsigned)q[i],
+                       (double)(1.0f / s[scale_at(&l, r, c)]), (unsigned)y[i],
+                       (unsigned)store_bits(GAN_BF16, v));
+        }
+    free(q);
+    free(y);
+    free(s);
+    cpu_fixture_free(be);
+}
+END_TEST
+
+/* The BF16 route gives the same bits at one and at two threads for the demo's products
+ * (batch 256, width 256, 2-dimensional samples, a 1-wide critic output), each in the
+ * three transposes a layer's forward and backward products use, into F32 and BF16, with
+ * beta 0 and 1: the property the FP32 GEMM has, which an FP8 run's metrics.csv relies on
+ * (tests/e2e/threads_same.sh). */
+START_TEST(test_gemm_bf16_threads)
+{
+    static const int64_t shapes[][3] = {
+        { 256, 256, 256 }, { 256, 256, 2 }, { 256, 2, 256 }, { 256, 1, 256 }, { 2, 256, 256 },
+        { 256, 256, 1 }, { 1, 256, 256 },
+    };
+    static const int transposes[3][2] = { { 0, 1 }, { 0, 0 }, { 1, 0 } };
+    gan_backend *be[2] = { bf16_backend("threads=1"), bf16_backend("threads=2") };
+    rng_seed(600 + (uint64_t)_i);
+    const int64_t *shape = shapes[_i];
+    for (int t = 0; t < 3; t++)
+        for (int beta = 0; beta < 2; beta++)
+            for (int ct = 0; ct < 2; ct++) {
+                struct gemm_setup g = {
+                    .m = shape[0], .n = shape[1], .k = shape[2], .at = GAN_F8E4M3,
+                    .bt = t == 2 ? GAN_F8E5M2 : GAN_F8E4M3, .ct = ct ? GAN_BF16 : GAN_F32,
+                    .alpha = 1.0f, .beta = (float)beta, .trans_a = transposes[t][0],
+                    .trans_b = transposes[t][1],
+                };
+                struct gan_fp8_layout la, lb;
+                gemm_layouts(&g, &la, &lb);
+                const size_t nc = (size_t)(g.m * g.n);
+                uint32_t *qa = gemm_operand(g.at, (size_t)(la.rows * la.cols), 0);
+                uint32_t *qb = gemm_operand(g.bt, (size_t)(lb.rows * lb.cols), 0);
+                float *sa = gemm_scales(&la, 1), *sb = gemm_scales(&lb, 1);
+                uint32_t *c0 = malloc(nc * sizeof *c0), *c[2];
+                c[0] = malloc(nc * sizeof *c[0]);
+                c[1] = malloc(nc * sizeof *c[1]);
+                ck_assert(c0 && c[0] && c[1]);
+                for (size_t i = 0; i < nc; i++)
+                    c0[i] = store_bits(g.ct, rng_uniform(-4.0, 4.0));
+                for (int k = 0; k < 2; k++)
+                    run_gemm(be[k], &g, qa, qb, sa, sb, c0, c[k]);
+                ck_assert_msg(memcmp(c[0], c[1], nc * sizeof *c0) == 0,
+                              "%lldx%lldx%lld, trans %d%d, beta %d, C %s: other bits at two "
+                              "threads", (long long)g.m, (long long)g.n, (long long)g.k,
+                              g.trans_a, g.trans_b, beta, gan_dtype_name(g.ct));
+                free(qa);
+                free(qb);
+                free(sa);
+                free(sb);
+                free(c0);
+                free(c[0]);
+                free(c[1]);
+            }
+    if (cpu_onednn_bf16(be[1]))
+        ck_assert(primitives_made(be[1]) > 0);
+    bf16_backend_free(be[0]);
+    bf16_backend_free(be[1]);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- refusals */
 
 /* What the contract excludes is refused with one line saying what to do instead, and
@@ -972,9 +1246,13 @@ static void add_level_case(Suite *s, enum cpu_isa isa)
     tcase_add_loop_test(tc, test_stats, 0, 3);
     tcase_add_test(tc, test_stats_empty);
     tcase_add_loop_test(tc, test_quantize, 0, 12);
+    tcase_add_loop_test(tc, test_quantize_edges, 0, 4);
     tcase_add_loop_test(tc, test_dequantize, 0, 12);
     tcase_add_loop_test(tc, test_dequantize_rounds_once, 0, 2);
     tcase_add_loop_test(tc, test_gemm, 0, 4 * G_MODES);
+    tcase_add_loop_test(tc, test_widen_bf16, 0, 6);
+    tcase_add_loop_test(tc, test_gemm_bf16, 0, 4 * G_MODES);
+    tcase_add_loop_test(tc, test_gemm_bf16_subnormal, 0, 4);
     tcase_add_test(tc, test_gemm_no_product);
     tcase_add_test(tc, test_refused);
     tcase_set_timeout(tc, 120);
@@ -988,6 +1266,7 @@ static Suite *fp8_products_suite(void)
         add_level_case(s, (enum cpu_isa)isa);
     TCase *tc = tcase_create("threads");
     tcase_add_loop_test(tc, test_threads, 0, 2);
+    tcase_add_loop_test(tc, test_gemm_bf16_threads, 0, 7);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
