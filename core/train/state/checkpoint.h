@@ -47,8 +47,6 @@
 
 #define GAN_CHECKPOINT_FORMAT "ganctl-checkpoint"
 
-/* The most arrays of FP8 recipe state a checkpoint may hold (recipe.ARRAY). */
-#define GAN_CHECKPOINT_MAX_RECIPE_ARRAYS 16384
 #define GAN_CHECKPOINT_VERSION "1"
 
 /* The largest iteration a checkpoint may hold, 2^53: a double counts every iteration
