@@ -65,7 +65,7 @@ void gan_fp8_state_clear(struct gan_fp8_state *st);
  * name and no arrays. */
 gan_status gan_amp_fp8_save(struct gan_amp_fp8 *f, struct gan_fp8_state *out,
                             struct gan_error *err);
-/* Hands a saved state back. Another recipe's state is refused (GAN_ERR_CONFIG, naming
+/* Hands a saved state back. Another recipe's state is refused (GAN_ERR_INVALID, naming
  * both); arrays for a recipe without state are refused as a damaged file. `path` names
  * the checkpoint in messages. */
 gan_status gan_amp_fp8_load(struct gan_amp_fp8 *f, const struct gan_fp8_state *in,

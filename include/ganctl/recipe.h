@@ -99,7 +99,9 @@ struct gan_recipe_ops {
     gan_status (*plan)(gan_recipe *rc, const struct gan_recipe_operand *op,
                        struct gan_recipe_plan *plan);
 
-    /* Writes gan_fp8_scale_count(&op->layout) positive finite FP32 scales (powers of two
+    /* Changes no state (plan and scales only read it: the core asks for scales in forward
+     * passes that are not training, and observes nothing there).
+     * Writes gan_fp8_scale_count(&op->layout) positive finite FP32 scales (powers of two
      * under GAN_RECIPE_SCALE_E8M0). `stats` is NULL unless the plan wanted AMAX or
      * HISTOGRAM; `block_amax` is NULL unless it wanted BLOCK_AMAX (then in the scales'
      * order). It may write a short reason for the debug log into reason[0 … 95] ("amax

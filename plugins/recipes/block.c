@@ -34,7 +34,7 @@ static gan_status block_create(const struct gan_host *host, gan_recipe **out)
         return st;
     gan_recipe *rc = calloc(1, sizeof *rc);
     if (!rc)
-        return host->fail(host->ctx, GAN_ERR_NOMEM, "recipe block: out of memory");
+        return host->fail(host->ctx, GAN_ERR_NOMEM, "out of memory");
     rc->host = host;
     rc->size = size;
     rc->type = type == 0 ? GAN_RECIPE_SCALE_E8M0 : GAN_RECIPE_SCALE_F32;
@@ -84,7 +84,7 @@ static gan_status block_scales(gan_recipe *rc, const struct gan_recipe_operand *
         return st;
     if (count > 0 && !block_amax)
         return rc->host->fail(rc->host->ctx, GAN_ERR_INVALID,
-                              "recipe block: operand %s came without the block amax its plan "
+                              "operand %s came without the block amax its plan "
                               "wanted", op->name);
     /* Every amax is checked before any scale is written. */
     for (int64_t i = 0; i < count; i++) {

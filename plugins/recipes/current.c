@@ -26,7 +26,7 @@ static gan_status current_create(const struct gan_host *host, gan_recipe **out)
         return st;
     gan_recipe *rc = calloc(1, sizeof *rc);
     if (!rc)
-        return host->fail(host->ctx, GAN_ERR_NOMEM, "recipe current: out of memory");
+        return host->fail(host->ctx, GAN_ERR_NOMEM, "out of memory");
     rc->host = host;
     rc->margin = (int)margin;
     *out = rc;
@@ -60,7 +60,7 @@ static gan_status current_scales(gan_recipe *rc, const struct gan_recipe_operand
         return st;
     if (!stats)
         return rc->host->fail(rc->host->ctx, GAN_ERR_INVALID,
-                              "recipe current: operand %s came without the statistics its plan "
+                              "operand %s came without the statistics its plan "
                               "wanted", op->name);
     if ((st = recipe_check_amax(rc->host, "current", "the operand's amax", stats->amax)) != GAN_OK)
         return st;

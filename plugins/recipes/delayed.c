@@ -186,7 +186,7 @@ static gan_status delayed_create(const struct gan_host *host, gan_recipe **out)
         return st;
     gan_recipe *rc = calloc(1, sizeof *rc);
     if (!rc)
-        return host->fail(host->ctx, GAN_ERR_NOMEM, "recipe delayed: out of memory");
+        return host->fail(host->ctx, GAN_ERR_NOMEM, "out of memory");
     rc->host = host;
     rc->window = window;
     rc->algorithm = (enum algorithm)algorithm;
@@ -256,23 +256,23 @@ static gan_status delayed_observe(gan_recipe *rc, const struct gan_recipe_operan
         return st;
     if (!cast)
         return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "recipe delayed: observe() was given no cast statistics for %s",
+                          "observe() was given no cast statistics for %s",
                           op->name);
     if ((st = recipe_check_amax(host, "delayed", "the cast's amax", cast->amax)) != GAN_OK)
         return st;
     if (!keepable_name(op->name))
         return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "recipe delayed: the operand name \"%.64s...\" cannot be kept in a "
+                          "the operand name \"%.64s...\" cannot be kept in a "
                           "checkpoint: names are [A-Za-z0-9_.#/-]+ of at most %zu bytes",
                           op->name, (size_t)OPERAND_NAME_MAX);
     struct history *h = table_get(&rc->table, op->name);
     if (!h || !history_push(h, rc->window, cast->amax))
         return host->fail(host->ctx, GAN_ERR_NOMEM,
-                          "recipe delayed: out of memory for the amax history of %s", op->name);
+                          "out of memory for the amax history of %s", op->name);
     if (cast->overflow > 0) {
         if (h->overflows == 0)
             host->log(host->ctx, GAN_LOG_WARN,
-                      "recipe delayed: %s overflowed %s at step %lld: %llu of %llu values "
+                      "%s overflowed %s at step %lld: %llu of %llu values "
                       "beyond %g at scale %g (amax %g); its later overflows are only counted",
                       op->name, fmt.name, (long long)op->step,
                       (unsigned long long)cast->overflow, (unsigned long long)cast->elements,
@@ -303,7 +303,7 @@ static gan_status delayed_save_state(gan_recipe *rc, gan_recipe_put_fn *put, voi
     if (!sorted || !values) {
         free(sorted);
         free(values);
-        return host->fail(host->ctx, GAN_ERR_NOMEM, "recipe delayed: out of memory saving");
+        return host->fail(host->ctx, GAN_ERR_NOMEM, "out of memory saving");
     }
     size_t k = 0;
     for (size_t i = 0; i < rc->table.size; i++)
@@ -339,17 +339,17 @@ static gan_status load_array(gan_recipe *rc, struct table *t, const struct gan_r
                         : is_overflows ? a->name + sizeof OVERFLOWS_PREFIX - 1 : NULL;
     if (!operand || !keepable_name(operand))
         return host->fail(host->ctx, GAN_ERR_FORMAT,
-                          "recipe delayed: the state array \"%s\" is not one it writes", a->name);
+                          "the state array \"%s\" is not one it writes", a->name);
     if (a->count && !a->values)
         return host->fail(host->ctx, GAN_ERR_FORMAT,
-                          "recipe delayed: the state array \"%s\" has no values", a->name);
+                          "the state array \"%s\" has no values", a->name);
     if (is_history && a->count == 0)
         return host->fail(host->ctx, GAN_ERR_FORMAT,
-                          "recipe delayed: the state array \"%s\" is empty; a history is saved "
+                          "the state array \"%s\" is empty; a history is saved "
                           "only once it holds an amax", a->name);
     if (is_overflows && a->count != 1)
         return host->fail(host->ctx, GAN_ERR_FORMAT,
-                          "recipe delayed: the state array \"%s\" holds %zu values; it holds one",
+                          "the state array \"%s\" holds %zu values; it holds one",
                           a->name, a->count);
     for (size_t i = 0; i < a->count; i++) {
         double v = a->values[i];
@@ -357,17 +357,17 @@ static gan_status load_array(gan_recipe *rc, struct table *t, const struct gan_r
                               : v >= 0 && v <= COUNT_MAX && v == floor(v);
         if (!good)
             return host->fail(host->ctx, GAN_ERR_FORMAT,
-                              "recipe delayed: value %zu of the state array \"%s\" is %.17g, not "
+                              "value %zu of the state array \"%s\" is %.17g, not "
                               "%s", i, a->name, v,
                               is_history ? "an amax (a finite FP32 number >= 0)"
                                          : "a count (a whole number from 0 to 2^53)");
     }
     struct history *h = table_get(t, operand);
     if (!h)
-        return host->fail(host->ctx, GAN_ERR_NOMEM, "recipe delayed: out of memory loading");
+        return host->fail(host->ctx, GAN_ERR_NOMEM, "out of memory loading");
     if (is_history ? h->has_amax : h->has_overflows)
         return host->fail(host->ctx, GAN_ERR_FORMAT,
-                          "recipe delayed: the state has the array \"%s\" twice", a->name);
+                          "the state has the array \"%s\" twice", a->name);
     if (is_overflows) {
         h->has_overflows = 1;
         h->overflows = (uint64_t)a->values[0];
@@ -378,7 +378,7 @@ static gan_status load_array(gan_recipe *rc, struct table *t, const struct gan_r
     size_t skip = a->count > (size_t)rc->window ? a->count - (size_t)rc->window : 0;
     for (size_t i = skip; i < a->count; i++)
         if (!history_push(h, rc->window, (float)a->values[i]))
-            return host->fail(host->ctx, GAN_ERR_NOMEM, "recipe delayed: out of memory loading");
+            return host->fail(host->ctx, GAN_ERR_NOMEM, "out of memory loading");
     return GAN_OK;
 }
 
@@ -388,7 +388,7 @@ static gan_status delayed_load_state(gan_recipe *rc, const struct gan_recipe_arr
     const struct gan_host *host = rc->host;
     if (count && !arrays)
         return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "recipe delayed: load_state() was given %zu arrays without a list",
+                          "load_state() was given %zu arrays without a list",
                           count);
     struct table t = { 0 };
     gan_status st = GAN_OK;
@@ -396,7 +396,7 @@ static gan_status delayed_load_state(gan_recipe *rc, const struct gan_recipe_arr
     for (size_t i = 0; i < count && st == GAN_OK; i++) {
         if (!arrays[i].name)
             st = host->fail(host->ctx, GAN_ERR_FORMAT,
-                            "recipe delayed: state array %zu has no name", i);
+                            "state array %zu has no name", i);
         else
             st = load_array(rc, &t, &arrays[i]);
         if (st == GAN_OK && arrays[i].count > longest &&
@@ -409,7 +409,7 @@ static gan_status delayed_load_state(gan_recipe *rc, const struct gan_recipe_arr
         const struct history *h = t.slots[i];
         if (h && h->has_amax != h->has_overflows)
             st = host->fail(host->ctx, GAN_ERR_FORMAT,
-                            "recipe delayed: the state array \"%s%s\" has no \"%s%s\" beside it",
+                            "the state array \"%s%s\" has no \"%s%s\" beside it",
                             h->has_amax ? HISTORY_PREFIX : OVERFLOWS_PREFIX, h->name,
                             h->has_amax ? OVERFLOWS_PREFIX : HISTORY_PREFIX, h->name);
         else if (h)
@@ -421,7 +421,7 @@ static gan_status delayed_load_state(gan_recipe *rc, const struct gan_recipe_arr
     }
     if (longest > (size_t)rc->window)
         host->log(host->ctx, GAN_LOG_WARN,
-                  "recipe delayed: the saved amax histories hold up to %zu casts, more than "
+                  "the saved amax histories hold up to %zu casts, more than "
                   "history = %lld; each keeps its most recent %lld", longest,
                   (long long)rc->window, (long long)rc->window);
     table_clear(&rc->table);

@@ -19,7 +19,7 @@ static gan_status none_create(const struct gan_host *host, gan_recipe **out)
 {
     *out = calloc(1, sizeof **out);
     if (!*out)
-        return host->fail(host->ctx, GAN_ERR_NOMEM, "recipe none: out of memory");
+        return host->fail(host->ctx, GAN_ERR_NOMEM, "out of memory");
     (*out)->host = host;
     return GAN_OK;
 }

@@ -29,7 +29,7 @@ static gan_status ua_create(const struct gan_host *host, gan_recipe **out)
         return st;
     gan_recipe *rc = calloc(1, sizeof *rc);
     if (!rc)
-        return host->fail(host->ctx, GAN_ERR_NOMEM, "recipe underflow-aware: out of memory");
+        return host->fail(host->ctx, GAN_ERR_NOMEM, "out of memory");
     rc->host = host;
     rc->target = target;
     *out = rc;
