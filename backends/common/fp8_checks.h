@@ -7,6 +7,7 @@
 
 /* The including backend defines struct gan_buffer first, with a `size_t bytes` member. */
 #include <limits.h>
+#include <string.h>
 #include <stdint.h>
 #include <ganctl/status.h>
 #include <ganctl/dtype.h>
@@ -83,11 +84,13 @@ static inline gan_status gan_fp8_check_apart(const struct gan_host *host, const 
     return GAN_OK;
 }
 
-/* fp8_stats: n elements of x (F32, BF16 or F16). */
+/* fp8_stats: n elements of x (F32, BF16 or F16). When the arguments are good, *stats
+ * starts as the measurement of nothing but the element count, and an empty operand's
+ * block maxima are written (all 0): the kernel has nothing left to do when *n is 0. */
 static inline gan_status gan_fp8_check_stats(const struct gan_host *host,
                                              const struct gan_fp8_layout *l,
-                                             const struct gan_ref *x,
-                                             const struct gan_fp8_stats *stats, int64_t *n)
+                                             const struct gan_ref *x, float *block_amax,
+                                             struct gan_fp8_stats *stats, int64_t *n)
 {
     gan_status st = gan_fp8_check_layout(host, "fp8_stats", l, n);
     if (st != GAN_OK)
@@ -95,9 +98,14 @@ static inline gan_status gan_fp8_check_stats(const struct gan_host *host,
     if (!stats)
         return host->fail(host->ctx, GAN_ERR_INVALID,
                           "fp8_stats: stats is NULL; pass a struct gan_fp8_stats to fill");
-    if (*n == 0)
-        return GAN_OK;
-    return gan_check_ref(host, "fp8_stats", "x", x, (size_t)*n, GAN_ANY_FLOAT);
+    if (*n > 0 && (st = gan_check_ref(host, "fp8_stats", "x", x, (size_t)*n, GAN_ANY_FLOAT))
+                      != GAN_OK)
+        return st;
+    memset(stats, 0, sizeof *stats);
+    stats->elements = (uint64_t)*n;
+    if (*n == 0 && block_amax)
+        memset(block_amax, 0, (size_t)gan_fp8_scale_count(l) * sizeof *block_amax);
+    return GAN_OK;
 }
 
 /* fp8_quantize: x (float) into y (FP8) through F32 scales, with flags cast_flags takes. */
@@ -146,21 +154,6 @@ static inline gan_status gan_fp8_check_dequantize(const struct gan_host *host,
         return st;
     return gan_fp8_check_apart(host, fn, "y", y, "scale", scale, count,
                                (size_t)gan_fp8_scale_count(l));
-}
-
-/* The layouts of a gan_gemm_fp8's operands, their blocks along k (backend.h). */
-static inline void gan_gemm_fp8_layouts(const struct gan_gemm_fp8 *f, struct gan_fp8_layout *la,
-                                        struct gan_fp8_layout *lb)
-{
-    const struct gan_gemm *g = &f->g;
-    la->rows = g->trans_a ? g->k : g->m;
-    la->cols = g->trans_a ? g->m : g->k;
-    la->block = f->block_a;
-    la->along = g->trans_a ? GAN_FP8_ALONG_COLUMNS : GAN_FP8_ALONG_ROWS;
-    lb->rows = g->trans_b ? g->n : g->k;
-    lb->cols = g->trans_b ? g->k : g->n;
-    lb->block = f->block_b;
-    lb->along = g->trans_b ? GAN_FP8_ALONG_ROWS : GAN_FP8_ALONG_COLUMNS;
 }
 
 /* One matrix of a gan_gemm_fp8 as the contract wants it: contiguous (ld the stored

@@ -197,17 +197,10 @@ gan_status cpu_fp8_stats(gan_backend *be, const struct gan_fp8_layout *l,
                          struct gan_fp8_stats *stats)
 {
     int64_t n = 0;
-    gan_status st = gan_fp8_check_stats(be->host, l, x, stats, &n);
-    if (st != GAN_OK)
+    gan_status st = gan_fp8_check_stats(be->host, l, x, block_amax, stats, &n);
+    if (st != GAN_OK || n == 0)
         return st;
-    memset(stats, 0, sizeof *stats);
-    stats->elements = (uint64_t)n;
     const int64_t count = gan_fp8_scale_count(l);
-    if (n == 0) {
-        if (block_amax)
-            memset(block_amax, 0, (size_t)count * sizeof *block_amax);
-        return GAN_OK;
-    }
 
     struct stats_job j;
     memset(&j, 0, sizeof j);

@@ -141,17 +141,10 @@ gan_status cuda_fp8_stats(gan_backend *be, const struct gan_fp8_layout *l,
     if (!be->fp8)
         return cuda_fp8_refused(be, "fp8_stats");
     int64_t n = 0;
-    gan_status st = gan_fp8_check_stats(be->host, l, x, stats, &n);
-    if (st != GAN_OK)
+    gan_status st = gan_fp8_check_stats(be->host, l, x, block_amax, stats, &n);
+    if (st != GAN_OK || n == 0)
         return st;
-    memset(stats, 0, sizeof *stats);
-    stats->elements = (uint64_t)n;
     const int64_t count = gan_fp8_scale_count(l);
-    if (n == 0) {
-        if (block_amax)
-            memset(block_amax, 0, (size_t)count * sizeof *block_amax);
-        return GAN_OK;
-    }
     const int blocked = block_amax && l->block > 0;
     const size_t head = (sizeof(struct stats_result) + 255) & ~(size_t)255;
     const size_t tail = blocked ? (size_t)count * sizeof(unsigned int) : 0;

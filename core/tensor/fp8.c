@@ -282,11 +282,12 @@ gan_status ti_fp8_gemm(gan_ctx *ctx, const char *op, uint32_t occurrence,
                        gan_tensor *b, const char *b_name)
 {
     char name[NAME_MAX_];
-    /* The blocks of each operand run along k (backend.h, struct gan_gemm_fp8). */
-    struct gan_fp8_layout la = { a->dim[0], a->dim[1], 0,
-                                 g->trans_a ? GAN_FP8_ALONG_COLUMNS : GAN_FP8_ALONG_ROWS };
-    struct gan_fp8_layout lb = { b->dim[0], b->dim[1], 0,
-                                 g->trans_b ? GAN_FP8_ALONG_ROWS : GAN_FP8_ALONG_COLUMNS };
+    struct gan_gemm_fp8 f;
+    memset(&f, 0, sizeof f);
+    f.g = *g;
+    /* Each operand's blocks run along k, as the backend will read its scales. */
+    struct gan_fp8_layout la, lb;
+    gan_gemm_fp8_layouts(&f, &la, &lb);
     struct fp8_operand qa, qb;
     operand_name(ctx, name, op, occurrence, a_name);
     if (quantize(ctx, op, name, a, la, &qa) != GAN_OK)
@@ -294,9 +295,6 @@ gan_status ti_fp8_gemm(gan_ctx *ctx, const char *op, uint32_t occurrence,
     operand_name(ctx, name, op, occurrence, b_name);
     if (quantize(ctx, op, name, b, lb, &qb) != GAN_OK)
         return ti_result(ctx, 0);
-    struct gan_gemm_fp8 f;
-    memset(&f, 0, sizeof f);
-    f.g = *g;
     f.g.a = ti_ref(qa.q);
     f.g.b = ti_ref(qb.q);
     f.scale_a = ti_ref(qa.scale);

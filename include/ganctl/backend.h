@@ -167,6 +167,23 @@ struct gan_gemm_fp8 {
     int64_t block_a, block_b;          /* 0: per tensor */
 };
 
+/* The layouts of a gan_gemm_fp8's operands, their blocks along k as above: what the
+ * caller quantizes each operand with and what the backend reads its scales by. Inline,
+ * so that neither side needs anything from the other to agree. */
+static inline void gan_gemm_fp8_layouts(const struct gan_gemm_fp8 *f, struct gan_fp8_layout *la,
+                                        struct gan_fp8_layout *lb)
+{
+    const struct gan_gemm *g = &f->g;
+    la->rows = g->trans_a ? g->k : g->m;
+    la->cols = g->trans_a ? g->m : g->k;
+    la->block = f->block_a;
+    la->along = g->trans_a ? GAN_FP8_ALONG_COLUMNS : GAN_FP8_ALONG_ROWS;
+    lb->rows = g->trans_b ? g->n : g->k;
+    lb->cols = g->trans_b ? g->k : g->n;
+    lb->block = f->block_b;
+    lb->along = g->trans_b ? GAN_FP8_ALONG_ROWS : GAN_FP8_ALONG_COLUMNS;
+}
+
 /* One Adam step over n elements (Kingma & Ba, with bias correction):
  *   g = grad · grad_scale + weight_decay · param      (L2, as torch.optim.Adam)
  *   m = beta1·m + (1 − beta1)·g;  v = beta2·v + (1 − beta2)·g²

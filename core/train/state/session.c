@@ -566,7 +566,6 @@ gan_tensor *gan_session_objective(gan_session *s, enum gan_loss_target target, i
                                   struct gan_objective_sink *sink)
 {
     s->objective.iteration = iteration;
-    gan_ctx_fp8_set_tag(s->ctx, target == GAN_LOSS_CRITIC ? "critic-step" : "generator-step");
     s->objective.inner_scale = s->set.inner_outer_scale ? scale : s->set.inner_scale;
     /* An FP32 shadow rebuilds an objective in the middle of a step: what the step's own
      * objective collected stays. */
