@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "../backends/cpu/cpu_backend.h"
+#include "bench_host.h"
 #if GAN_HAVE_ONEDNN
 #include "../backends/cpu/onednn.h"
 #endif
@@ -60,80 +61,6 @@ struct options {
     int n_gemm;
     struct conv_spec conv[MAX_SPECS];
     int n_conv;
-};
-
-/* ---------------------------------------------------------------- a host */
-
-static char last_error[512];
-
-static void limits_log(void *ctx, enum gan_log_level level, const char *fmt, ...)
-{
-    (void)ctx;
-    if (level > GAN_LOG_WARN)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static gan_status limits_fail(void *ctx, gan_status status, const char *fmt, ...)
-{
-    (void)ctx;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-static void *limits_alloc(void *ctx, size_t bytes)
-{
-    (void)ctx;
-    return malloc(bytes);
-}
-
-static void limits_free(void *ctx, void *ptr)
-{
-    (void)ctx;
-    free(ptr);
-}
-
-static gan_status no_int(void *ctx, const char *key, long long *value)
-{
-    (void)ctx; (void)key; (void)value;
-    return GAN_ERR_NOT_FOUND;
-}
-
-static gan_status no_float(void *ctx, const char *key, double *value)
-{
-    (void)ctx; (void)key; (void)value;
-    return GAN_ERR_NOT_FOUND;
-}
-
-static gan_status no_bool(void *ctx, const char *key, int *value)
-{
-    (void)ctx; (void)key; (void)value;
-    return GAN_ERR_NOT_FOUND;
-}
-
-static gan_status no_string(void *ctx, const char *key, const char **value)
-{
-    (void)ctx; (void)key; (void)value;
-    return GAN_ERR_NOT_FOUND;
-}
-
-static const struct gan_host limits_host = {
-    .struct_size = sizeof(struct gan_host),
-    .log = limits_log,
-    .fail = limits_fail,
-    .alloc = limits_alloc,
-    .free = limits_free,
-    .get_int = no_int,
-    .get_float = no_float,
-    .get_bool = no_bool,
-    .get_string = no_string,
 };
 
 /* ---------------------------------------------------------------- the CPU */
@@ -596,9 +523,9 @@ int main(int argc, char **argv)
         setenv("OPENBLAS_CORETYPE", o.kernel, 1);
     struct gan_backend be;
     memset(&be, 0, sizeof be);
-    be.host = &limits_host;
+    be.host = &bench_host;
     if (cpu_blas_open(&be, o.threads) != GAN_OK) {
-        fprintf(stderr, "limits: %s\n", last_error);
+        fprintf(stderr, "limits: %s\n", bench_last_error());
         return 1;
     }
     printf("blas %s %d %s\n", be.blas.kernel, be.threads, be.blas.path);
@@ -609,7 +536,7 @@ int main(int argc, char **argv)
 #if GAN_HAVE_ONEDNN
     be.gemm_path = CPU_GEMM_AUTO;
     if (cpu_onednn_open(&be) != GAN_OK) {
-        fprintf(stderr, "limits: %s\n", last_error);
+        fprintf(stderr, "limits: %s\n", bench_last_error());
         return 1;
     }
     on = be.onednn;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../backends/cpu/cpu_backend.h"
+#include "bench_host.h"
 #include "../backends/cpu/convert.h"
 
 /* Every (kernel, threads) pair runs in its own child process: OpenBLAS fixes its
@@ -39,80 +40,6 @@ struct result {
     double lo[N_SHAPES], hi[N_SHAPES];
     int ok;
     char error[512];
-};
-
-/* ---------------------------------------------------------------- a host */
-
-static char last_error[512];
-
-static void bench_log(void *ctx, enum gan_log_level level, const char *fmt, ...)
-{
-    (void)ctx;
-    if (level > GAN_LOG_WARN)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static gan_status bench_fail(void *ctx, gan_status status, const char *fmt, ...)
-{
-    (void)ctx;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-static void *bench_alloc(void *ctx, size_t bytes)
-{
-    (void)ctx;
-    return malloc(bytes);
-}
-
-static void bench_free(void *ctx, void *ptr)
-{
-    (void)ctx;
-    free(ptr);
-}
-
-static gan_status bench_no_int(void *ctx, const char *key, long long *value)
-{
-    (void)ctx; (void)key; (void)value;
-    return GAN_ERR_NOT_FOUND;
-}
-
-static gan_status bench_no_float(void *ctx, const char *key, double *value)
-{
-    (void)ctx; (void)key; (void)value;
-    return GAN_ERR_NOT_FOUND;
-}
-
-static gan_status bench_no_bool(void *ctx, const char *key, int *value)
-{
-    (void)ctx; (void)key; (void)value;
-    return GAN_ERR_NOT_FOUND;
-}
-
-static gan_status bench_no_string(void *ctx, const char *key, const char **value)
-{
-    (void)ctx; (void)key; (void)value;
-    return GAN_ERR_NOT_FOUND;
-}
-
-static const struct gan_host bench_host = {
-    .struct_size = sizeof(struct gan_host),
-    .log = bench_log,
-    .fail = bench_fail,
-    .alloc = bench_alloc,
-    .free = bench_free,
-    .get_int = bench_no_int,
-    .get_float = bench_no_float,
-    .get_bool = bench_no_bool,
-    .get_string = bench_no_string,
 };
 
 /* ---------------------------------------------------------------- measuring */
@@ -153,13 +80,13 @@ static void measure(const char *kernel, int threads, const struct options *o, st
     memset(&be, 0, sizeof be);
     be.host = &bench_host;
     if (cpu_blas_open(&be, threads) != GAN_OK) {
-        snprintf(r->error, sizeof r->error, "%s", last_error);
+        snprintf(r->error, sizeof r->error, "%s", bench_last_error());
         return;
     }
     snprintf(r->kernel, sizeof r->kernel, "%s", be.blas.kernel);
     be.gemm_path = o->gemm;
     if (cpu_onednn_open(&be) != GAN_OK) {
-        snprintf(r->error, sizeof r->error, "%s", last_error);
+        snprintf(r->error, sizeof r->error, "%s", bench_last_error());
         return;
     }
 
@@ -182,7 +109,7 @@ static void measure(const char *kernel, int threads, const struct options *o, st
         for (int i = -1; i < reps; i++) { /* one unmeasured run warms caches and threads */
             double t0 = now();
             if (cpu_gemm(&be, &g) != GAN_OK) {
-                snprintf(r->error, sizeof r->error, "%s", last_error);
+                snprintf(r->error, sizeof r->error, "%s", bench_last_error());
                 return;
             }
             if (i >= 0)
