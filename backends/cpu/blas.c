@@ -141,6 +141,10 @@ gan_status cpu_blas_open(gan_backend *be, int threads)
         memcpy(&blas->set_num_threads, &sym, sizeof sym);
 
     set_field(blas->kernel, sizeof blas->kernel, corename ? corename() : "unknown");
+    /* OpenBLAS stores zeros into C for beta = 0 before it adds the product (its small
+     * kernels have beta-0 variants that never load C); check_gemm's NaN-in-C cases
+     * hold it to that at shapes that reach both. Another CBLAS need not. */
+    blas->beta_zero_unread = corename != NULL;
     set_field(blas->config, sizeof blas->config, config ? config() : "");
     if (!corename)
         set_field(blas->chosen_by, sizeof blas->chosen_by, "not OpenBLAS: its own choice");

@@ -32,6 +32,8 @@ struct cpu_blas {
     char kernel[64];               /* OpenBLAS core name, e.g. "Haswell"; "unknown" otherwise */
     char config[128];              /* openblas_get_config(), or "" */
     char chosen_by[96];            /* how the kernel was chosen, for the log */
+    int beta_zero_unread;          /* with beta = 0 the library writes C without reading
+                                      it (OpenBLAS: its beta step stores zeros) */
 };
 
 struct gan_buffer {
