@@ -28,11 +28,11 @@ static void adam_range(void *arg, int part, int64_t begin, int64_t end)
     const struct gan_adam_plan *a = &j->a;
     const struct gan_adam_consts *k = &a->k;
     size_t gsize = gan_dtype_size(a->grad_dtype), csize = gan_dtype_size(a->copy_dtype);
-    if (j->isa == CPU_ISA_AVX512) {
-        cpu_vec_adam(k, a->param + begin, a->m + begin, a->v + begin,
-                     a->grad + (size_t)begin * gsize, a->grad_dtype,
-                     a->copy ? a->copy + (size_t)begin * csize : NULL, a->copy_dtype,
-                     end - begin);
+    if (j->isa != CPU_ISA_PORTABLE) {
+        (j->isa == CPU_ISA_AVX512 ? cpu_vec_adam_avx512 : cpu_vec_adam_avx2)(
+            k, a->param + begin, a->m + begin, a->v + begin, a->grad + (size_t)begin * gsize,
+            a->grad_dtype, a->copy ? a->copy + (size_t)begin * csize : NULL, a->copy_dtype,
+            end - begin);
         return;
     }
     float stage[ADAM_BLOCK];

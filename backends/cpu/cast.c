@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #define CPU_CAST_X86 1
 #include "avx512_lanes.h"
+#include "avx2_lanes.h"
 #endif
 
 #include "cpu_backend.h"
@@ -97,29 +98,15 @@ static void bf16_to_f32_portable(const uint16_t *x, float *y, size_t n)
 }
 
 #ifdef CPU_CAST_X86
-/* convert.h's rule on eight lanes at once, in integer arithmetic: round to nearest even
- * by adding 0x7fff plus the kept part's lowest bit, and a NaN keeps its top bits with
- * the quiet bit set. The same operations on the same bits, so the same results; the
- * tests of cpu_cast check them against an independent reference. */
-__attribute__((target("avx2")))
+/* convert.h's rule on eight lanes at once, in integer arithmetic (avx2_f32_to_bf16,
+ * shared with the AVX2 element-wise kernels). The same operations on the same bits, so
+ * the same results; the tests of cpu_cast check them against an independent reference. */
+AVX2_LANES_TARGET
 static void f32_to_bf16_avx2(const float *x, uint16_t *y, size_t n)
 {
-    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
-    const __m256i round = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
-    const __m256i quiet = _mm256_set1_epi32(0x40);
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
-        __m256i hi = _mm256_srli_epi32(b, 16);
-        __m256i rounded = _mm256_srli_epi32(
-            _mm256_add_epi32(b, _mm256_add_epi32(round, _mm256_and_si256(hi, one))), 16);
-        __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(b, abs_mask), inf);
-        __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(hi, quiet), nan);
-        /* Every lane is below 2^16: the unsigned-saturating pack keeps it; the pack works
-         * within 128-bit halves, so the quadwords are put back in order. */
-        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
-        _mm_storeu_si128((__m128i *)(void *)(y + i), _mm256_castsi256_si128(packed));
-    }
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(void *)(y + i), avx2_f32_to_bf16(_mm256_loadu_ps(x + i)));
     f32_to_bf16_portable(x + i, y + i, n - i);
 }
 

@@ -201,33 +201,39 @@ gan_backend_gemm_fn cpu_gemm;
 gan_backend_unary_fn cpu_unary;
 gan_backend_binary_fn cpu_binary;
 
-/* elementwise_avx512.c: the AVX-512 kernels elementwise.c hands a run to when every
- * operand is contiguous or broadcast. An input is contiguous elements of `dtype` from
- * element `off` of `base`, or, when base is NULL, `value` in every lane. */
+/* elementwise_avx512.c and elementwise_avx2.c (elementwise_lanes.h): the vector kernels
+ * elementwise.c hands a run to when every operand is contiguous or broadcast. An input
+ * is contiguous elements of `dtype` from element `off` of `base`, or, when base is NULL,
+ * `value` in every lane. */
 struct cpu_vec_in {
     const void *base;
     enum gan_dtype dtype;
     int64_t off;
     float value;
 };
-/* Nonzero for the ops these kernels compute; the others stay with the scalar loops. */
-int cpu_vec_unary_has(enum gan_unary_op op);
-int cpu_vec_binary_has(enum gan_binary_op op);
 /* y[yoff + i] = op(x[i]) for i < n, y contiguous of type yt; y may be x. */
-void cpu_vec_unary(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x, void *y,
-                   enum gan_dtype yt, int64_t yoff, int64_t n);
-void cpu_vec_binary(enum gan_binary_op op, const struct cpu_vec_in *a,
-                    const struct cpu_vec_in *b, void *y, enum gan_dtype yt, int64_t yoff,
-                    int64_t n);
+#define CPU_VEC_UNARY(name)                                                                 \
+    void name(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x, void *y,       \
+              enum gan_dtype yt, int64_t yoff, int64_t n)
+#define CPU_VEC_BINARY(name)                                                                \
+    void name(enum gan_binary_op op, const struct cpu_vec_in *a, const struct cpu_vec_in *b, \
+              void *y, enum gan_dtype yt, int64_t yoff, int64_t n)
+CPU_VEC_UNARY(cpu_vec_unary_avx512);
+CPU_VEC_UNARY(cpu_vec_unary_avx2);
+CPU_VEC_BINARY(cpu_vec_binary_avx512);
+CPU_VEC_BINARY(cpu_vec_binary_avx2);
 
 /* reduce.c */
 gan_backend_reduce_fn cpu_reduce;
 
-/* reduce_avx512.c: acc[i] += x[off + i] (or its square, when `squares`) for i < w ≤ 64
- * contiguous lanes of float type dtype, on AVX-512; reduce.c calls it when the
- * instance's level is that one. */
-void cpu_vec_lanes_sum(int squares, float *acc, const void *x, enum gan_dtype dtype,
-                       int64_t off, int w);
+/* reduce_avx512.c and reduce_avx2.c (reduce_lanes.h): acc[i] += x[off + i] (or its
+ * square, when `squares`) for i < w ≤ 64 contiguous lanes of float type dtype; reduce.c
+ * calls the one of the instance's level. */
+#define CPU_VEC_LANES_SUM(name)                                                             \
+    void name(int squares, float *acc, const void *x, enum gan_dtype dtype, int64_t off,    \
+              int w)
+CPU_VEC_LANES_SUM(cpu_vec_lanes_sum_avx512);
+CPU_VEC_LANES_SUM(cpu_vec_lanes_sum_avx2);
 
 /* conv2d.c */
 gan_backend_conv2d_forward_fn cpu_conv2d_forward;
@@ -297,14 +303,18 @@ gan_backend_rng_normal_fn cpu_rng_normal;
 /* adam.c */
 gan_backend_adam_fn cpu_adam;
 
-/* adam_avx512.c: adam.c's update of n contiguous elements on AVX-512, the same bits as
- * its scalar loop; grad is of type grad_dtype, copy (when not NULL) gets the new
- * parameters rounded to copy_dtype, k the step's constants (backends/common/adam_ops.h).
- * adam.c calls it when the instance's level is that one. */
+/* adam_avx512.c and adam_avx2.c (adam_lanes.h): adam.c's update of n contiguous
+ * elements on AVX-512 or AVX2, the same bits as its scalar loop; grad is of type
+ * grad_dtype, copy (when not NULL) gets the new parameters rounded to copy_dtype, k the
+ * step's constants (backends/common/adam_ops.h). adam.c calls the one of the instance's
+ * level. */
 struct gan_adam_consts;
-void cpu_vec_adam(const struct gan_adam_consts *k, float *param, float *m, float *v,
-                  const void *grad, enum gan_dtype grad_dtype, void *copy,
-                  enum gan_dtype copy_dtype, int64_t n);
+#define CPU_VEC_ADAM(name)                                                                  \
+    void name(const struct gan_adam_consts *k, float *param, float *m, float *v,            \
+              const void *grad, enum gan_dtype grad_dtype, void *copy,                      \
+              enum gan_dtype copy_dtype, int64_t n)
+CPU_VEC_ADAM(cpu_vec_adam_avx512);
+CPU_VEC_ADAM(cpu_vec_adam_avx2);
 
 /* grad_stats_avx512.c: one block of len elements of grad_stats.c's measurement of x
  * (type xt), on AVX-512, with the unscaled values written to u (FP32; NULL: none).

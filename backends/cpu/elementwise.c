@@ -16,12 +16,12 @@
  * validation computes the lowest and highest element each operand reaches and both
  * must lie inside its buffer. The walk first drops size-1 dimensions and merges
  * neighbours whose strides chain, so a contiguous tensor is one run and a bias row
- * broadcast is (rows, row). On the AVX-512 level an innermost run whose operands are
- * all contiguous or broadcast goes whole to elementwise_avx512.c, which widens 16-bit
- * operands in registers. Otherwise the run goes straight through memory when it is
+ * broadcast is (rows, row). On the AVX-512 and AVX2 levels an innermost run whose
+ * operands are all contiguous or broadcast goes whole to the vector kernels
+ * (elementwise_lanes.h), which widen 16-bit operands in registers. Otherwise the run goes straight through memory when it is
  * contiguous FP32 (or broadcast, stride 0), and through a small FP32 staging block
  * when it is 16-bit or strided. An output identical to an input is safe: each block
- * (of 16 lanes, or of the staging size) is read completely before it is written.
+ * (of the level's lanes, or of the staging size) is read completely before it is written.
  *
  * The per-element math, and its NaN and signed-zero semantics, is
  * backends/common/elementwise_ops.h, shared with the CUDA backend. */
@@ -188,7 +188,28 @@ static float *direct_output(unsigned char *base, enum gan_dtype dtype, int64_t o
     return dtype == GAN_F32 && stride == 1 ? (float *)base + off : NULL;
 }
 
-/* Whether the innermost runs go to the AVX-512 kernels whole: `isa` (the calling
+/* The ops the vector kernels compute (elementwise_lanes.h); the others, whose scalar
+ * form is a libm call, stay with the scalar loops. */
+static int vector_unary_has(enum gan_unary_op op)
+{
+    switch (op) {
+    case GAN_UNARY_COPY: case GAN_UNARY_NEG: case GAN_UNARY_SCALE:
+    case GAN_UNARY_ADD_SCALAR: case GAN_UNARY_RELU: case GAN_UNARY_LEAKY_RELU:
+    case GAN_UNARY_STEP: case GAN_UNARY_SQUARE: case GAN_UNARY_SQRT: case GAN_UNARY_RSQRT:
+    case GAN_UNARY_RECIPROCAL: case GAN_UNARY_ABS: case GAN_UNARY_SIGN: case GAN_UNARY_FILL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int vector_binary_has(enum gan_binary_op op)
+{
+    return op == GAN_BINARY_ADD || op == GAN_BINARY_SUB || op == GAN_BINARY_MUL ||
+           op == GAN_BINARY_DIV || op == GAN_BINARY_GREATER || op == GAN_BINARY_MASK_POSITIVE;
+}
+
+/* Whether the innermost runs go to the vector kernels whole: `isa` (the calling
  * instance's level) is that level, they compute the op, the output run is contiguous
  * and every input run contiguous or broadcast. Not when a contiguous F16 input meets an
  * FP32 output: the vector widening quiets a signalling NaN that the block converter
@@ -198,10 +219,10 @@ static int vector_runs(enum cpu_isa isa, int is_unary, int op, const struct gan_
                        int nin, const struct gan_operand *const *ops)
 {
     int inner = it->ndim - 1;
-    if (isa != CPU_ISA_AVX512 || it->stride[nin][inner] != 1)
+    if (isa == CPU_ISA_PORTABLE || it->stride[nin][inner] != 1)
         return 0;
-    if (is_unary ? !cpu_vec_unary_has((enum gan_unary_op)op)
-                 : !cpu_vec_binary_has((enum gan_binary_op)op))
+    if (is_unary ? !vector_unary_has((enum gan_unary_op)op)
+                 : !vector_binary_has((enum gan_binary_op)op))
         return 0;
     if (is_unary && op == GAN_UNARY_FILL)
         return 1; /* x is not read */
@@ -236,7 +257,7 @@ struct ew_job {
     float alpha;
     const struct gan_iter *it;
     const struct gan_operand *const *ops;
-    int vector;    /* whole runs go to the AVX-512 kernels */
+    int vector;    /* whole runs go to the vector kernels */
     int64_t chunk; /* elements per block on the scalar path */
 };
 
@@ -284,11 +305,13 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
                 in[k] = vector_input(ops[k], base[k], off[k] + lo * it->stride[k][inner],
                                      it->stride[k][inner]);
             if (is_unary)
-                cpu_vec_unary((enum gan_unary_op)op, alpha, &in[0], base[nin],
-                              ops[nin]->dtype, off[nin] + lo, hi - lo);
+                (isa == CPU_ISA_AVX512 ? cpu_vec_unary_avx512 : cpu_vec_unary_avx2)(
+                    (enum gan_unary_op)op, alpha, &in[0], base[nin], ops[nin]->dtype,
+                    off[nin] + lo, hi - lo);
             else
-                cpu_vec_binary((enum gan_binary_op)op, &in[0], &in[1], base[nin],
-                               ops[nin]->dtype, off[nin] + lo, hi - lo);
+                (isa == CPU_ISA_AVX512 ? cpu_vec_binary_avx512 : cpu_vec_binary_avx2)(
+                    (enum gan_binary_op)op, &in[0], &in[1], base[nin], ops[nin]->dtype,
+                    off[nin] + lo, hi - lo);
         }
         for (int64_t start = lo; !vector && start < hi; start += chunk) {
             int64_t n = hi - start < chunk ? hi - start : chunk;

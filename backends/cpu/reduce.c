@@ -277,10 +277,10 @@ static void reduce_by_lanes(void *arg, int part, int64_t begin, int64_t end)
     int nk = p->nk - 1; /* outer kept dimensions */
     int64_t klen = p->kdim[nk], ks = p->kx[nk], kys = p->ky[nk];
     float id = gan_red_identity(op);
-    /* Contiguous lanes of a sum go to the AVX-512 loop when that is the calling
-     * instance's level: it widens 16-bit rows in registers rather than converting each
+    /* Contiguous lanes of a sum go to the vector loop of the calling instance's level
+     * (AVX-512 or AVX2): it widens 16-bit rows in registers rather than converting each
      * row through `stage`. */
-    const int vector = isa == CPU_ISA_AVX512 && ks == 1 &&
+    const int vector = isa != CPU_ISA_PORTABLE && ks == 1 &&
                        (op == GAN_REDUCE_SUM || op == GAN_REDUCE_MEAN ||
                         op == GAN_REDUCE_SUM_SQUARES);
 
@@ -297,8 +297,8 @@ static void reduce_by_lanes(void *arg, int part, int64_t begin, int64_t end)
         int64_t roff = 0;
         for (int64_t r = 0; r < p->rcount; r++) {
             if (vector)
-                cpu_vec_lanes_sum(op == GAN_REDUCE_SUM_SQUARES, blk, xb, x->dtype,
-                                  base + roff, w);
+                (isa == CPU_ISA_AVX512 ? cpu_vec_lanes_sum_avx512 : cpu_vec_lanes_sum_avx2)(
+                    op == GAN_REDUCE_SUM_SQUARES, blk, xb, x->dtype, base + roff, w);
             else
                 lanes_accumulate(op, blk,
                                  load_run(isa, xb, x->dtype, base + roff, ks, w, stage), w);

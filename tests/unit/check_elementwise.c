@@ -628,51 +628,55 @@ END_TEST
 
 static const enum gan_dtype level_dtypes[3] = { GAN_F32, GAN_F16, GAN_BF16 };
 
-/* Runs one op on the portable level and on the best one and returns whether the two
- * outputs agree bit for bit; *where gets the first element that differs. */
+/* Runs one op on the portable level, then on each vector level the CPU has (F16C/AVX2,
+ * and AVX-512 where it has that), and returns whether every output agrees bit for bit
+ * with the portable one; *where gets the first element that differs, *level the level. */
 static int levels_agree(int unary, int op, float alpha, const struct gan_shape *s,
                         const struct gan_operand *a, const struct gan_operand *b,
                         const struct gan_operand *y, gan_buffer *by, size_t ybytes,
-                        unsigned char *first, size_t *where)
+                        unsigned char *first, size_t *where, enum cpu_isa *level)
 {
     enum cpu_isa best = cpu_isa_best();
-    size_t count = ybytes / dsize(y->dtype);
-    for (int pass = 0; pass < 2; pass++) {
-        cpu_isa_select(be, pass ? best : CPU_ISA_PORTABLE);
+    size_t count = ybytes / dsize(y->dtype), esz = dsize(y->dtype);
+    for (int lv = CPU_ISA_PORTABLE; lv <= (int)best; lv++) {
+        cpu_isa_select(be, (enum cpu_isa)lv);
         memset(by->data, 0x5a, ybytes);
         gan_status st = unary ? cpu_unary(be, (enum gan_unary_op)op, alpha, s, a, y)
                               : cpu_binary(be, (enum gan_binary_op)op, s, a, b, y);
         ck_assert_int_eq(st, GAN_OK);
-        if (!pass)
+        if (lv == CPU_ISA_PORTABLE) {
             memcpy(first, by->data, ybytes);
+            continue;
+        }
+        *level = (enum cpu_isa)lv;
+        for (size_t i = 0; i < count; i++) {
+            if (!memcmp(first + i * esz, by->data + i * esz, esz))
+                continue;
+            /* Two NaN inputs: IEEE 754 lets the result carry either payload, and which
+             * one the instruction keeps depends on the operand order the compiler chose
+             * for a commutative op. Both levels must still give a NaN. */
+            if (!unary && isnan(raw_get(a->buf, a->dtype, a->stride[0] ? i : 0)) &&
+                isnan(raw_get(b->buf, b->dtype, b->stride[0] ? i : 0)) &&
+                isnan(raw_get(by, y->dtype, i))) {
+                gan_buffer fb = { ybytes, first };
+                if (isnan(raw_get(&fb, y->dtype, i)))
+                    continue;
+            }
+            *where = i;
+            cpu_isa_select(be, best);
+            return 0;
+        }
     }
     cpu_isa_select(be, best);
-    size_t esz = dsize(y->dtype);
-    for (size_t i = 0; i < count; i++) {
-        if (!memcmp(first + i * esz, by->data + i * esz, esz))
-            continue;
-        /* Two NaN inputs: IEEE 754 lets the result carry either payload, and which one
-         * the instruction keeps depends on the operand order the compiler chose for a
-         * commutative op. Both levels must still give a NaN. */
-        if (!unary && isnan(raw_get(a->buf, a->dtype, a->stride[0] ? i : 0)) &&
-            isnan(raw_get(b->buf, b->dtype, b->stride[0] ? i : 0)) &&
-            isnan(raw_get(by, y->dtype, i))) {
-            gan_buffer fb = { ybytes, first };
-            if (isnan(raw_get(&fb, y->dtype, i)))
-                continue;
-        }
-        *where = i;
-        return 0;
-    }
     return 1;
 }
 
-/* Every op, every pair of input and output types, run lengths around the 16-lane
- * blocks, inputs contiguous or broadcast: the vector level gives the portable level's
+/* Every op, every pair of input and output types, run lengths around the 8- and 16-lane
+ * blocks, inputs contiguous or broadcast: each vector level gives the portable level's
  * bits, NaN payloads and signed zeros included. */
 START_TEST(test_levels_bit_identical)
 {
-    static const int64_t lengths[] = { 1, 7, 16, 17, 33, 100 };
+    static const int64_t lengths[] = { 1, 7, 8, 9, 16, 17, 33, 100 };
     int unary = _i < GAN_UNARY_OP_COUNT;
     int op = unary ? _i : _i - GAN_UNARY_OP_COUNT;
     rng_seed(0x1e7e1u + (uint64_t)_i);
@@ -696,17 +700,17 @@ START_TEST(test_levels_bit_identical)
                         struct gan_operand y = operand(by, dy, 0, 1, 0, 0);
                         size_t ybytes = (size_t)n * dsize(dy), where = 0;
                         unsigned char first[400];
+                        enum cpu_isa level = CPU_ISA_PORTABLE;
                         float alpha = (float)rng_uniform(-2.0, 2.0);
                         if (!levels_agree(unary, op, alpha, &s, &a, &b, &y, by, ybytes, first,
-                                          &where))
+                                          &where, &level))
                             ck_abort_msg("%s %s: %s%s%s → %s, n %lld, broadcast %d: element "
                                          "%zu differs between the portable and %s levels",
                                          unary ? "unary" : "binary",
                                          unary ? unary_name[op] : binary_name[op],
                                          gan_dtype_name(da), unary ? "" : ", ",
                                          unary ? "" : gan_dtype_name(db), gan_dtype_name(dy),
-                                         (long long)n, bc, where,
-                                         cpu_isa_name(cpu_isa_best()));
+                                         (long long)n, bc, where, cpu_isa_name(level));
                         cpu_buffer_free(be, ba);
                         cpu_buffer_free(be, bb);
                         cpu_buffer_free(be, by);

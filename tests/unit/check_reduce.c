@@ -411,13 +411,14 @@ static int nan_bits(uint32_t b, enum gan_dtype dt)
 }
 
 /* Column sums (the many-outputs walk, contiguous lanes) of F32, F16 and BF16 inputs with
- * special values, row counts around the 32-row blocks and lane counts around the 16-lane
- * vectors and 64-lane groups: the vector level gives the portable level's bits (or a NaN
- * where the portable one gives a NaN: two NaN terms may leave either payload). */
+ * special values, row counts around the 32-row blocks and lane counts around the 8- and
+ * 16-lane vectors and 64-lane groups: each vector level the CPU has gives the portable
+ * level's bits (or a NaN where the portable one gives a NaN: two NaN terms may leave
+ * either payload). */
 START_TEST(test_levels_bit_identical)
 {
     static const enum gan_dtype types[3] = { GAN_F32, GAN_F16, GAN_BF16 };
-    static const int64_t rows[] = { 1, 31, 32, 33, 100 }, cols[] = { 1, 15, 16, 17, 64, 65, 130 };
+    static const int64_t rows[] = { 1, 31, 32, 33, 100 }, cols[] = { 1, 7, 9, 15, 16, 17, 64, 65, 130 };
     static const enum gan_reduce_op ops[] = { GAN_REDUCE_SUM, GAN_REDUCE_MEAN,
                                               GAN_REDUCE_SUM_SQUARES };
     enum gan_reduce_op op = ops[_i % 3];
@@ -436,8 +437,8 @@ START_TEST(test_levels_bit_identical)
                 struct gan_shape s = { .ndim = 2, .dim = { r, c } };
                 struct gan_operand x = { bx, 0, dx, { c, 1 } }, y = { by, 0, dy, { 0, 1 } };
                 uint32_t first[130];
-                for (int pass = 0; pass < 2; pass++) {
-                    cpu_isa_select(be, pass ? best : CPU_ISA_PORTABLE);
+                for (int pass = 0; pass <= (int)best; pass++) {
+                    cpu_isa_select(be, (enum cpu_isa)pass);
                     ck_assert_int_eq(cpu_reduce(be, op, &s, &x, 1u, &y), GAN_OK);
                     for (int64_t k = 0; k < c; k++) {
                         uint32_t bits = raw_bits(by, dy, (size_t)k);
@@ -450,7 +451,8 @@ START_TEST(test_levels_bit_identical)
                                       "%s of %lld×%lld %s into %s: output %lld is %08x on %s, "
                                       "%08x on portable", op_name[op], (long long)r,
                                       (long long)c, gan_dtype_name(dx), gan_dtype_name(dy),
-                                      (long long)k, bits, cpu_isa_name(best), first[k]);
+                                      (long long)k, bits, cpu_isa_name((enum cpu_isa)pass),
+                                      first[k]);
                     }
                 }
                 cpu_buffer_free(be, bx);

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* elementwise_lanes.h — the element-wise kernels on runs where every operand is
+ * contiguous (or one value broadcast along the run), on the lanes of one vector level
+ * (the lane interface included before this file). Instantiated by elementwise_avx512.c
+ * and elementwise_avx2.c.
+ *
+ * A 16-bit operand is widened in registers, the op is computed in FP32 lanes and the
+ * result is rounded once as it is stored, so no run is staged through memory and
+ * converted in a separate pass. Each op is the same IEEE operation, in the same operand
+ * order, as elementwise.c's scalar loop, so the results are the same bits (check_
+ * elementwise compares the levels on special values); the ops whose scalar form is a
+ * libm call (TANH, SIGMOID, EXP, LOG, and MAX, MIN, whose fmaxf/fminf treat a signalling
+ * NaN apart) are left to the scalar loops (cpu_vec_unary_has, elementwise.c). */
+
+#ifdef LANES_N
+LANES_TARGET
+static inline lanes_f32 vec_load(const struct cpu_vec_in *in, int64_t i, lanes_in live)
+{
+    return in->base ? lanes_load(in->base, in->dtype, in->off + i, live)
+                    : lanes_set1(in->value);
+}
+
+/* One loop per op, so that the op is chosen once per run rather than once per block. */
+#define UNARY_LOOP(EXPR)                                                  \
+    for (int64_t i = 0; i < n; i += LANES_N) {                            \
+        lanes_in live = lanes_inside(i, n);                               \
+        lanes_f32 v = vec_load(x, i, live);                               \
+        lanes_store(y, yt, yoff + i, live, (EXPR));                       \
+    }                                                                     \
+    break
+
+LANES_TARGET
+void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x,
+                             void *y, enum gan_dtype yt, int64_t yoff, int64_t n)
+{
+    const lanes_f32 zero = lanes_zero(), one = lanes_set1(1.0f), va = lanes_set1(alpha);
+    switch (op) {
+    case GAN_UNARY_COPY: UNARY_LOOP(v);
+    case GAN_UNARY_NEG: UNARY_LOOP(lanes_xor_bits(v, INT32_MIN));
+    case GAN_UNARY_SCALE: UNARY_LOOP(lanes_mul(va, v));
+    case GAN_UNARY_ADD_SCALAR: UNARY_LOOP(lanes_add(v, va));
+    /* x <= 0 ? +0 : x; a NaN compares false and stays */
+    case GAN_UNARY_RELU: UNARY_LOOP(lanes_blend(lanes_le(v, zero), v, zero));
+    case GAN_UNARY_LEAKY_RELU: UNARY_LOOP(lanes_blend(lanes_gt(v, zero), lanes_mul(va, v), v));
+    case GAN_UNARY_STEP: UNARY_LOOP(lanes_keep(lanes_gt(v, zero), one));
+    case GAN_UNARY_SQUARE: UNARY_LOOP(lanes_mul(v, v));
+    case GAN_UNARY_SQRT: UNARY_LOOP(lanes_sqrt(v));
+    case GAN_UNARY_RSQRT: UNARY_LOOP(lanes_div(one, lanes_sqrt(v)));
+    case GAN_UNARY_RECIPROCAL: UNARY_LOOP(lanes_div(one, v));
+    case GAN_UNARY_ABS: UNARY_LOOP(lanes_and_bits(v, INT32_MAX));
+    /* (x > 0) − (x < 0): +0 for ±0 and NaN */
+    case GAN_UNARY_SIGN:
+        UNARY_LOOP(lanes_blend(lanes_lt(v, zero), lanes_keep(lanes_gt(v, zero), one),
+                               lanes_set1(-1.0f)));
+    case GAN_UNARY_FILL:
+        for (int64_t i = 0; i < n; i += LANES_N)
+            lanes_store(y, yt, yoff + i, lanes_inside(i, n), va);
+        break;
+    default:
+        break;
+    }
+}
+
+#define BINARY_LOOP(EXPR)                                                 \
+    for (int64_t i = 0; i < n; i += LANES_N) {                            \
+        lanes_in live = lanes_inside(i, n);                               \
+        lanes_f32 va = vec_load(a, i, live), vb = vec_load(b, i, live);   \
+        lanes_store(y, yt, yoff + i, live, (EXPR));                       \
+    }                                                                     \
+    break
+
+/* The 1 of GREATER and MASK_POSITIVE, read through a volatile once per call, as the
+ * portable loop reads its own: with a constant 1 a compiler may fold MASK_POSITIVE's
+ * multiply into a select where the mask holds (clang does, assuming no signalling NaN),
+ * and a signalling NaN in a would then pass unquieted. */
+static volatile float vec_one = 1.0f;
+
+LANES_TARGET
+void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, const struct cpu_vec_in *a,
+                              const struct cpu_vec_in *b, void *y, enum gan_dtype yt,
+                              int64_t yoff, int64_t n)
+{
+    const lanes_f32 zero = lanes_zero(), one = lanes_set1(vec_one);
+    switch (op) {
+    case GAN_BINARY_ADD: BINARY_LOOP(lanes_add(va, vb));
+    case GAN_BINARY_SUB: BINARY_LOOP(lanes_sub(va, vb));
+    case GAN_BINARY_MUL: BINARY_LOOP(lanes_mul(va, vb));
+    case GAN_BINARY_DIV: BINARY_LOOP(lanes_div(va, vb));
+    case GAN_BINARY_GREATER: BINARY_LOOP(lanes_keep(lanes_gt(va, vb), one));
+    /* STEP(b) then MUL, in one pass: the multiply stays so that NaN and −0 come out
+     * as the two passes gave them */
+    case GAN_BINARY_MASK_POSITIVE: BINARY_LOOP(lanes_mul(va, lanes_keep(lanes_gt(vb, zero), one)));
+    default:
+        break;
+    }
+}
+
+#undef UNARY_LOOP
+#undef BINARY_LOOP
+
+#else /* not an x86 CPU: the level is never chosen, and the scalar loops do everything */
+
+void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x,
+                             void *y, enum gan_dtype yt, int64_t yoff, int64_t n)
+{
+    (void)op, (void)alpha, (void)x, (void)y, (void)yt, (void)yoff, (void)n;
+}
+
+void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, const struct cpu_vec_in *a,
+                              const struct cpu_vec_in *b, void *y, enum gan_dtype yt,
+                              int64_t yoff, int64_t n)
+{
+    (void)op, (void)a, (void)b, (void)y, (void)yt, (void)yoff, (void)n;
+}
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* lanes_avx2.h — the lane interface of the kernels written once for every vector level
+ * (the *_lanes.h templates), on AVX2 with F16C: eight FP32 lanes, avx2_lanes.h's loads
+ * and stores, conditions as all-ones lanes. The same names as lanes_avx512.h, so a
+ * template compiles against either; LANES_FN names what it defines (cpu_vec_adam_avx2). */
+#ifndef GANCTL_CPU_LANES_H
+#define GANCTL_CPU_LANES_H
+
+#define LANES_FN(name) name##_avx2
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include "avx2_lanes.h"
+
+#define LANES_N 8
+#define LANES_TARGET AVX2_LANES_TARGET
+
+typedef __m256 lanes_f32; /* eight FP32 values */
+typedef int lanes_in;     /* how many lanes of a block lie inside the run, from the first */
+typedef __m256 lanes_if;  /* a condition per lane: all ones where it holds */
+
+#define lanes_inside(i, n) avx2_lanes((i), (n))
+#define lanes_load(p, dt, i, in) avx2_load((p), (dt), (i), (in))
+#define lanes_store(p, dt, i, in, v) avx2_store((p), (dt), (i), (in), (v))
+#define lanes_load_f32(p, in) avx2_load_f32((p), (in))
+#define lanes_store_f32(p, in, v) avx2_store_f32((p), (in), (v))
+#define lanes_set1(x) _mm256_set1_ps(x)
+#define lanes_zero() _mm256_setzero_ps()
+#define lanes_add(a, b) _mm256_add_ps((a), (b))
+#define lanes_sub(a, b) _mm256_sub_ps((a), (b))
+#define lanes_mul(a, b) _mm256_mul_ps((a), (b))
+#define lanes_div(a, b) _mm256_div_ps((a), (b))
+#define lanes_sqrt(a) _mm256_sqrt_ps(a)
+/* ordered comparisons: false where either side is NaN */
+#define lanes_gt(a, b) _mm256_cmp_ps((a), (b), _CMP_GT_OQ)
+#define lanes_lt(a, b) _mm256_cmp_ps((a), (b), _CMP_LT_OQ)
+#define lanes_le(a, b) _mm256_cmp_ps((a), (b), _CMP_LE_OQ)
+/* b where c holds, a elsewhere; v where c holds, +0 elsewhere */
+#define lanes_blend(c, a, b) _mm256_blendv_ps((a), (b), (c))
+#define lanes_keep(c, v) _mm256_and_ps((c), (v))
+
+AVX2_LANES_TARGET
+static inline __m256 lanes_xor_bits(__m256 v, int32_t mask)
+{
+    return _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(mask)));
+}
+
+AVX2_LANES_TARGET
+static inline __m256 lanes_and_bits(__m256 v, int32_t mask)
+{
+    return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(mask)));
+}
+#endif
+
+#endif

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* lanes_avx512.h — the lane interface of the kernels written once for every vector level
+ * (the *_lanes.h templates), on AVX-512: sixteen FP32 lanes, avx512_lanes.h's loads and
+ * stores, conditions as lane masks. A file includes one lane interface, then the
+ * templates it instantiates; LANES_FN names what it defines (cpu_vec_adam_avx512). */
+#ifndef GANCTL_CPU_LANES_H
+#define GANCTL_CPU_LANES_H
+
+#define LANES_FN(name) name##_avx512
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include "avx512_lanes.h"
+
+#define LANES_N 16
+#define LANES_TARGET AVX512_LANES_TARGET
+
+typedef __m512 lanes_f32;  /* sixteen FP32 values */
+typedef __mmask16 lanes_in; /* which lanes of a block lie inside the run */
+typedef __mmask16 lanes_if; /* a condition per lane */
+
+#define lanes_inside(i, n) avx512_lanes((i), (n))
+#define lanes_load(p, dt, i, in) avx512_load((p), (dt), (i), (in))
+#define lanes_store(p, dt, i, in, v) avx512_store((p), (dt), (i), (in), (v))
+#define lanes_load_f32(p, in) _mm512_maskz_loadu_ps((in), (p))
+#define lanes_store_f32(p, in, v) _mm512_mask_storeu_ps((p), (in), (v))
+#define lanes_set1(x) _mm512_set1_ps(x)
+#define lanes_zero() _mm512_setzero_ps()
+#define lanes_add(a, b) _mm512_add_ps((a), (b))
+#define lanes_sub(a, b) _mm512_sub_ps((a), (b))
+#define lanes_mul(a, b) _mm512_mul_ps((a), (b))
+#define lanes_div(a, b) _mm512_div_ps((a), (b))
+#define lanes_sqrt(a) _mm512_sqrt_ps(a)
+/* ordered comparisons: false where either side is NaN */
+#define lanes_gt(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ)
+#define lanes_lt(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_LT_OQ)
+#define lanes_le(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_LE_OQ)
+/* b where c holds, a elsewhere; v where c holds, +0 elsewhere */
+#define lanes_blend(c, a, b) _mm512_mask_blend_ps((c), (a), (b))
+#define lanes_keep(c, v) _mm512_maskz_mov_ps((c), (v))
+
+/* Bit operations on float lanes through the integer unit (AVX-512 F has no float
+ * and/xor; DQ does, and is not required). */
+AVX512_LANES_TARGET
+static inline __m512 lanes_xor_bits(__m512 v, int32_t mask)
+{
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32(mask)));
+}
+
+AVX512_LANES_TARGET
+static inline __m512 lanes_and_bits(__m512 v, int32_t mask)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(mask)));
+}
+#endif
+
+#endif
