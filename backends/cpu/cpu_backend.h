@@ -316,18 +316,21 @@ struct gan_adam_consts;
 CPU_VEC_ADAM(cpu_vec_adam_avx512);
 CPU_VEC_ADAM(cpu_vec_adam_avx2);
 
-/* grad_stats_avx512.c: one block of len elements of grad_stats.c's measurement of x
- * (type xt), on AVX-512, with the unscaled values written to u (FP32; NULL: none).
- * absmax and absmin are the largest and the smallest |x| over finite non-zero x (0 and
- * +inf when there is none, and when inv_scale is 0); sum is Σ(|x|·|inv_scale|)² in
- * double, summed exactly as grad_stats.c's scalar loop sums it. */
+/* grad_stats_avx512.c and grad_stats_avx2.c (grad_stats_lanes.h): one block of len
+ * elements of grad_stats.c's measurement of x (type xt), with the unscaled values written
+ * to u (FP32; NULL: none). absmax and absmin are the largest and the smallest |x| over
+ * finite non-zero x (0 and +inf when there is none, and when inv_scale is 0); sum is
+ * Σ(|x|·|inv_scale|)² in double, summed exactly as grad_stats.c's scalar loop sums it. */
 struct cpu_stats_block {
     uint64_t nonfinite, zeros, subnormal;
     float absmax, absmin;
     double sum;
 };
-void cpu_vec_stats_block(const void *x, enum gan_dtype xt, int64_t len, float inv_scale,
-                         float *u, struct cpu_stats_block *r);
+#define CPU_VEC_STATS_BLOCK(name)                                                           \
+    void name(const void *x, enum gan_dtype xt, int64_t len, float inv_scale, float *u,     \
+              struct cpu_stats_block *r)
+CPU_VEC_STATS_BLOCK(cpu_vec_stats_block_avx512);
+CPU_VEC_STATS_BLOCK(cpu_vec_stats_block_avx2);
 
 /* grad_stats.c */
 gan_backend_grad_stats_fn cpu_grad_stats;

@@ -79,14 +79,14 @@ static void stats_range(void *arg, int index, int64_t begin, int64_t end)
     int any_nonzero = 0;
     float xs[STATS_BLOCK], us[STATS_BLOCK];
 
-    if (j->isa == CPU_ISA_AVX512 && (!fused || direct_out)) {
+    if (j->isa != CPU_ISA_PORTABLE && (!fused || direct_out)) {
         double mag = fabs(inv);
         for (int64_t start = begin; start < end; start += STATS_BLOCK) {
             int64_t len = end - start < STATS_BLOCK ? end - start : STATS_BLOCK;
             struct cpu_stats_block b;
-            cpu_vec_stats_block(j->x + (size_t)start * gan_dtype_size(j->x_dtype), j->x_dtype,
-                                len, inv_scale, fused ? (float *)(void *)j->u + start : NULL,
-                                &b);
+            (j->isa == CPU_ISA_AVX512 ? cpu_vec_stats_block_avx512 : cpu_vec_stats_block_avx2)(
+                j->x + (size_t)start * gan_dtype_size(j->x_dtype), j->x_dtype, len, inv_scale,
+                fused ? (float *)(void *)j->u + start : NULL, &b);
             nonfinite += b.nonfinite;
             zeros += b.zeros;
             subnormal += b.subnormal;

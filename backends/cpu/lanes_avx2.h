@@ -37,6 +37,13 @@ typedef __m256 lanes_if;  /* a condition per lane: all ones where it holds */
 /* b where c holds, a elsewhere; v where c holds, +0 elsewhere */
 #define lanes_blend(c, a, b) _mm256_blendv_ps((a), (b), (c))
 #define lanes_keep(c, v) _mm256_and_ps((c), (v))
+#define lanes_max(a, b) _mm256_max_ps((a), (b))
+#define lanes_min(a, b) _mm256_min_ps((a), (b))
+/* the lanes inside the run as a condition; conditions combined; one bit per lane */
+#define lanes_live(in) _mm256_castsi256_ps(avx2_lane_mask(in))
+#define lanes_and_if(c, d) _mm256_and_ps((c), (d))
+#define lanes_andnot_if(c, d) _mm256_andnot_ps((d), (c))
+#define lanes_bits(c) ((unsigned)_mm256_movemask_ps(c))
 
 AVX2_LANES_TARGET
 static inline __m256 lanes_xor_bits(__m256 v, int32_t mask)

@@ -37,6 +37,13 @@ typedef __mmask16 lanes_if; /* a condition per lane */
 /* b where c holds, a elsewhere; v where c holds, +0 elsewhere */
 #define lanes_blend(c, a, b) _mm512_mask_blend_ps((c), (a), (b))
 #define lanes_keep(c, v) _mm512_maskz_mov_ps((c), (v))
+#define lanes_max(a, b) _mm512_max_ps((a), (b))
+#define lanes_min(a, b) _mm512_min_ps((a), (b))
+/* the lanes inside the run as a condition; conditions combined; one bit per lane */
+#define lanes_live(in) (in)
+#define lanes_and_if(c, d) ((lanes_if)((c) & (d)))
+#define lanes_andnot_if(c, d) ((lanes_if)((c) & (lanes_if)~(d)))
+#define lanes_bits(c) ((unsigned)(c))
 
 /* Bit operations on float lanes through the integer unit (AVX-512 F has no float
  * and/xor; DQ does, and is not required). */

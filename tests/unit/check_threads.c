@@ -496,44 +496,45 @@ START_TEST(test_grad_stats_same_bits)
 }
 END_TEST
 
-/* The AVX-512 gradient statistics against the portable loop, on special values (NaNs,
- * infinities, zeros, subnormals) of each input type: the same counts, the same doubles,
- * the same unscaled values. */
+/* The gradient statistics of each vector level the CPU has (F16C/AVX2, AVX-512) against
+ * the portable loop, on special values (NaNs, infinities, zeros, subnormals) of each
+ * input type: the same counts, the same doubles, the same unscaled values. */
 START_TEST(test_grad_stats_vector_level_same_bits)
 {
-    gan_backend *portable = backend(1, "portable"), *best = backend(1, "auto");
-    if (best->isa != CPU_ISA_AVX512) {
-        cpu_fixture_free(portable);
-        cpu_fixture_free(best);
-        return; /* nothing to compare on this CPU */
-    }
-    const float scales[] = { 1.0f / 1024.0f, 1.0f, 0.0f, INFINITY, -0.5f };
-    size_t n = 5011;
-    for (int xdt = GAN_F32; xdt <= GAN_BF16; xdt++)
-        for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
-            gan_backend *bes[2] = { portable, best };
-            struct gan_grad_stats st[2];
-            gan_buffer *u[2];
-            for (int b = 0; b < 2; b++) {
-                gan_buffer *x = filled(bes[b], (enum gan_dtype)xdt, n, 19 + k);
-                u[b] = cpu_fixture_buffer(bes[b], n, NULL);
-                struct gan_ref rx = cpu_fixture_ref(x, (enum gan_dtype)xdt);
-                struct gan_ref ru = cpu_fixture_ref(u[b], GAN_F32);
-                ck_assert_int_eq(cpu_grad_stats(bes[b], n, &rx, scales[k], &ru, &st[b]), GAN_OK);
-                cpu_buffer_free(bes[b], x);
+    static const char *const vector[] = { "f16c", "avx512" };
+    gan_backend *portable = backend(1, "portable");
+    for (int lv = 0; lv < 2 && CPU_ISA_F16C + lv <= (int)cpu_isa_best(); lv++) {
+        gan_backend *vec = backend(1, vector[lv]);
+        ck_assert_int_eq(vec->isa, CPU_ISA_F16C + lv);
+        const float scales[] = { 1.0f / 1024.0f, 1.0f, 0.0f, INFINITY, -0.5f };
+        size_t n = 5011;
+        for (int xdt = GAN_F32; xdt <= GAN_BF16; xdt++)
+            for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+                gan_backend *bes[2] = { portable, vec };
+                struct gan_grad_stats st[2];
+                gan_buffer *u[2];
+                for (int b = 0; b < 2; b++) {
+                    gan_buffer *x = filled(bes[b], (enum gan_dtype)xdt, n, 19 + k);
+                    u[b] = cpu_fixture_buffer(bes[b], n, NULL);
+                    struct gan_ref rx = cpu_fixture_ref(x, (enum gan_dtype)xdt);
+                    struct gan_ref ru = cpu_fixture_ref(u[b], GAN_F32);
+                    ck_assert_int_eq(cpu_grad_stats(bes[b], n, &rx, scales[k], &ru, &st[b]),
+                                     GAN_OK);
+                    cpu_buffer_free(bes[b], x);
+                }
+                assert_same_bytes(u[0], u[1], n * sizeof(float));
+                ck_assert_uint_eq(st[0].nonfinite, st[1].nonfinite);
+                ck_assert_uint_eq(st[0].zeros, st[1].zeros);
+                ck_assert_uint_eq(st[0].subnormal, st[1].subnormal);
+                ck_assert_mem_eq(&st[0].absmax, &st[1].absmax, sizeof(double));
+                ck_assert_mem_eq(&st[0].sum_squares, &st[1].sum_squares, sizeof(double));
+                ck_assert_mem_eq(&st[0].min_nonzero, &st[1].min_nonzero, sizeof(double));
+                cpu_buffer_free(portable, u[0]);
+                cpu_buffer_free(vec, u[1]);
             }
-            assert_same_bytes(u[0], u[1], n * sizeof(float));
-            ck_assert_uint_eq(st[0].nonfinite, st[1].nonfinite);
-            ck_assert_uint_eq(st[0].zeros, st[1].zeros);
-            ck_assert_uint_eq(st[0].subnormal, st[1].subnormal);
-            ck_assert_mem_eq(&st[0].absmax, &st[1].absmax, sizeof(double));
-            ck_assert_mem_eq(&st[0].sum_squares, &st[1].sum_squares, sizeof(double));
-            ck_assert_mem_eq(&st[0].min_nonzero, &st[1].min_nonzero, sizeof(double));
-            cpu_buffer_free(portable, u[0]);
-            cpu_buffer_free(best, u[1]);
-        }
+        cpu_fixture_free(vec);
+    }
     cpu_fixture_free(portable);
-    cpu_fixture_free(best);
 }
 END_TEST
 
