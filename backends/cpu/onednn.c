@@ -379,7 +379,7 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
     const int forced = be->gemm_path == CPU_GEMM_ONEDNN;
     const char *dot = cpu_has_bf16_dot() ? "this CPU has a BF16 dot product"
                                          : "this CPU has no BF16 dot product";
-    char bf16[160];
+    char bf16[192];
     if (o->bf16 && strcmp(o->bf16_impl, "unavailable") == 0)
         /* oneDNN makes no BF16 primitive for this CPU: every call falls back */
         snprintf(bf16, sizeof bf16, "OpenBLAS (oneDNN has no BF16 kernel for this CPU; %s)",
@@ -388,7 +388,8 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
         snprintf(bf16, sizeof bf16, "oneDNN %s (%s%s)", o->bf16_impl,
                  forced ? "set by backend.gemm; " : "", dot);
     else
-        snprintf(bf16, sizeof bf16, "OpenBLAS (%s)", dot);
+        snprintf(bf16, sizeof bf16, "OpenBLAS products, convolutions staged through oneDNN's "
+                 "FP32 ones (%s)", dot);
     /* FP16 products stay on OpenBLAS; FP16 convolutions run on oneDNN's FP32 ones. */
     snprintf(out, size, "GEMM %s: oneDNN %s; FP32 GEMM: %s; FP32 convolutions: oneDNN (%s), "
              "FP16 ones staged in FP32; BF16: %s; FP16 products: OpenBLAS; %s",

@@ -3,30 +3,37 @@
  * backward-data and backward-filter on NCHW tensors. oneDNN chooses its own (blocked)
  * layouts; reorders bring the caller's NCHW tensors to them and back. A result that is
  * added to the output (beta = 1), and the filter gradient, are FP32 inside oneDNN and
- * rounded once to the output's dtype, as on the OpenBLAS path. FP16 runs on the FP32
- * primitives: its inputs widened to FP32 (exactly), the result left in FP32 and rounded
- * once to FP16, so it keeps FP16's promise of FP16 storage, FP32 accumulation and one
- * rounding at the end, as a GPU's tensor cores do. */
+ * rounded once to the output's dtype, as on the OpenBLAS path. FP16 (and BF16 on a CPU
+ * without a BF16 dot product) runs on the FP32 primitives: its inputs widened to FP32
+ * (exactly), the result left in FP32 and rounded once to the 16-bit type, so it keeps
+ * the promise of 16-bit storage, FP32 accumulation and one rounding at the end, as a
+ * GPU's tensor cores do. */
 #include "config.h"
 
 #include <string.h>
 
 #include "onednn.h"
 
-/* Whether oneDNN takes this convolution, where the instance has oneDNN: FP32 and FP16
- * on every CPU, BF16 where the instance sends BF16 to oneDNN (o->bf16). For FP32, oneDNN's direct convolutions ran the fashion-mnist DCGAN 1.3–1.7
- * times as fast as im2col + sgemm on 1 thread and 3.6–4.1 times on 2 (bench/README.md),
- * so "auto" takes them too, and FP16, which no CPU multiplies with FP32 accumulation,
- * goes through the same FP32 primitives (staged, below) rather than through im2col. */
-static int takes(const gan_backend *be, enum gan_dtype dtype)
+/* Whether oneDNN takes this convolution, where the instance has oneDNN: every float
+ * type on every CPU. For FP32, oneDNN's direct convolutions ran the fashion-mnist DCGAN
+ * 1.3–1.7 times as fast as im2col + sgemm on 1 thread and 3.6–4.1 times on 2
+ * (bench/README.md), so "auto" takes them too. BF16 runs on oneDNN's BF16 primitives
+ * where the CPU has a BF16 dot product; FP16, which no CPU here multiplies with FP32
+ * accumulation, and BF16 on a CPU without that unit go through the same FP32 primitives
+ * (staged, below) rather than through im2col + sgemm, which would stage them too and
+ * convolve slower. */
+static int takes(enum gan_dtype dtype)
 {
-    return (dtype == GAN_BF16 && be->onednn->bf16) || dtype == GAN_F32 || dtype == GAN_F16;
+    return dtype == GAN_F32 || dtype == GAN_F16 || dtype == GAN_BF16;
 }
 
-/* FP16 is staged: its tensors are widened to FP32 around an FP32 primitive. */
+/* FP16, and BF16 on a CPU without a BF16 dot product, are staged: their tensors are
+ * widened to FP32 around an FP32 primitive. Decided by the CPU even where backend.gemm
+ * = "onednn" sends BF16 products to oneDNN: oneDNN 2.6 has no BF16 convolution for such
+ * a CPU but its reference loops, or none at all. */
 static int staged(enum gan_dtype dtype)
 {
-    return dtype == GAN_F16;
+    return dtype == GAN_F16 || (dtype == GAN_BF16 && !cpu_has_bf16_dot());
 }
 
 /* The three tensors of a convolution, as the caller stores them (NCHW, OIHW) or
@@ -133,7 +140,7 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
 {
     struct cpu_onednn *o = be->onednn;
     const struct cpu_dnnl_api *api = &o->api;
-    /* A staged FP16 call's primitive is the FP32 one, on the FP32 copies of its
+    /* A staged call's primitive is the FP32 one, on the FP32 copies of its
      * tensors: the caller's side below is then FP32 too. */
     const dnnl_data_type_t dt = staged(full->dtype) ? dnnl_f32 : cpu_onednn_dtype(full->dtype);
     /* The output oneDNN writes: FP32 when it is added to the caller's, and always for
@@ -316,10 +323,10 @@ static size_t align64(size_t bytes)
     return (bytes + 63) & ~(size_t)63;
 }
 
-/* A staged (FP16) call: a and b widened into the backend's scratch (exact), the FP32
- * primitive writing an FP32 result there too, and that result rounded once to FP16 in
- * out, added to out's values first when `accumulate`, so that every product and sum is
- * FP32 and only the stored result is FP16. */
+/* A staged (16-bit) call: a and b widened into the backend's scratch (exact), the FP32
+ * primitive writing an FP32 result there too, and that result rounded once to the 16-bit
+ * type in out, added to out's values first when `accumulate`, so that every product and
+ * sum is FP32 and only the stored result is 16-bit. */
 static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
                              enum cpu_conv_kind kind, const struct gan_conv2d *c,
                              const struct gan_ref *a, const struct gan_ref *b, int accumulate,
@@ -351,13 +358,13 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
                     const struct gan_ref *out, gan_status *st)
 {
     struct cpu_onednn *o = be->onednn;
-    if (!o || !takes(be, c->dtype))
+    if (!o || !takes(c->dtype))
         return 0;
     const int accumulate = beta != 0.0f;
     struct cpu_onednn_key key;
     memset(&key, 0, sizeof key);
     key.kind = CPU_ONEDNN_CONV_FORWARD + (int)kind;
-    /* The dtype is part of the key: a staged FP16 entry (FP32 primitive, FP32 tensors on
+    /* The dtype is part of the key: a staged 16-bit entry (FP32 primitive, FP32 tensors on
      * the caller's side, no extra space) is never taken for an FP32 one, nor the reverse. */
     const int64_t v[] = { c->n, c->c_in, c->h_in, c->w_in, c->c_out, c->kh, c->kw,
                           c->stride_h, c->stride_w, c->pad_h, c->pad_w, c->dilation_h,

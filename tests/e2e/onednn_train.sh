@@ -67,17 +67,18 @@ if test $bf16 = 1; then
         grep -q 'BF16: oneDNN [a-z_0-9:]* (this CPU has a BF16 dot product); FP16 products: OpenBLAS' "$work/auto"
 else
     check "gemm = auto: OpenBLAS for BF16 on a CPU without a BF16 dot product" \
-        has "$work/auto" "BF16: OpenBLAS (this CPU has no BF16 dot product); FP16 products: OpenBLAS"
+        has "$work/auto" "BF16: OpenBLAS products, convolutions staged through oneDNN's FP32 ones (this CPU has no BF16 dot product); FP16 products: OpenBLAS"
 fi
 
 # ------------------------------------------------------------------ without a BF16 dot product
 # GANCTL_TEST_NO_BF16_DOT acts as a CPU without one: "auto" keeps oneDNN for the FP32
-# convolutions and sends BF16 to OpenBLAS, and "onednn" is taken.
+# convolutions, sends BF16 products to OpenBLAS and stages BF16 convolutions through
+# oneDNN's FP32 ones, and "onednn" is taken.
 GANCTL_TEST_NO_BF16_DOT=1 "$GANCTL" --backend cpu --version >"$work/nodot" 2>&1
 check "no BF16 dot product: auto keeps oneDNN's FP32 convolutions" \
     has "$work/nodot" "FP32 convolutions: oneDNN (faster than im2col + sgemm)"
-check "no BF16 dot product: auto sends BF16 to OpenBLAS, saying why" \
-    has "$work/nodot" "BF16: OpenBLAS (this CPU has no BF16 dot product)"
+check "no BF16 dot product: auto sends BF16 products to OpenBLAS and stages BF16 convolutions through oneDNN's FP32 ones, saying why" \
+    has "$work/nodot" "BF16: OpenBLAS products, convolutions staged through oneDNN's FP32 ones (this CPU has no BF16 dot product)"
 GANCTL_TEST_NO_BF16_DOT=1 "$GANCTL" --backend cpu -s backend.gemm=onednn --version >"$work/nodot" 2>&1
 check "no BF16 dot product: gemm = onednn is taken" \
     has "$work/nodot" "GEMM onednn: oneDNN"
