@@ -41,6 +41,9 @@ options:
                  $PYTHON, python3, /usr/bin/python3 that imports torch)
   --torch-bf16   also time PyTorch under BF16 autocast
   --no-torch     time ganctl alone
+  --as-avx2      act as an AVX2-only CPU on a wider one (OpenBLAS Haswell, oneDNN held
+                 to AVX2, backend.vector = f16c, no BF16 dot product): that kind's paths,
+                 measured at this CPU's clock and caches (bench/README.md)
   -o DIR         keep the runs' files in DIR (default: a temporary folder, removed)
 EOF
 }
@@ -64,7 +67,7 @@ out=
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
-    -c | -s | -n | -w | -t | -r | --gemm | --python | --no-torch | -o) bench_option "$@"; shift "$bench_used" ;;
+    -c | -s | -n | -w | -t | -r | --gemm | --python | --no-torch | --as-avx2 | -o) bench_option "$@"; shift "$bench_used" ;;
     --limits) [ $# -ge 2 ] || die "--limits needs a path"; limits=$2; shift 2 ;;
     --torch-bf16) torch_bf16=1; shift ;;
     -*) bench_unknown "$1" ;;
@@ -72,6 +75,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 bench_operands "$@"
+bench_as_avx2
 unset GANCTL_CONFIG
 case $iterations in '' | *[!0-9]*) die "-n takes a whole number" ;; esac
 case $warmup in '' | *[!0-9]*) die "-w takes a whole number" ;; esac
@@ -204,7 +208,7 @@ for r in $(seq 1 "$rounds"); do
     mkdir -p "$dir"
     lim32= lim16=
     if [ -z "$limits_why" ]; then
-        "$limits" "${kargs[@]}" --threads "$threads" --gemm "$gemm_shapes" "${conv_args[@]}" \
+        "$limits" "${kargs[@]}" "${limits_as[@]}" --threads "$threads" --gemm "$gemm_shapes" "${conv_args[@]}" \
             >"$dir/limits.txt" 2>"$dir/limits.err" ||
             limits_why="bench/limits failed: $(tail -n 1 "$dir/limits.err")"
         if [ -z "$limits_why" ]; then

@@ -41,6 +41,9 @@ options:
   --python PY    the Python to run bench/reference/torch_toy.py with (default: the first of
                  $PYTHON, python3, /usr/bin/python3 that imports torch)
   --no-torch     time ganctl alone
+  --as-avx2      act as an AVX2-only CPU on a wider one (OpenBLAS Haswell, oneDNN held
+                 to AVX2, backend.vector = f16c, no BF16 dot product): that kind's paths,
+                 measured at this CPU's clock and caches (bench/README.md)
   -o DIR         keep the runs' files in DIR (default: a temporary folder, removed)
 EOF
 }
@@ -63,7 +66,7 @@ out=
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
-    -c | -s | -n | -t | -w | -r | --python | --no-torch | -o) bench_option "$@"; shift "$bench_used" ;;
+    -c | -s | -n | -t | -w | -r | --python | --no-torch | --as-avx2 | -o) bench_option "$@"; shift "$bench_used" ;;
     --limits) [ $# -ge 2 ] || die "--limits needs a path"; limits=$2; shift 2 ;;
     --sgemm) [ $# -ge 2 ] || die "--sgemm needs a path"; sgemm=$2; shift 2 ;;
     -*) bench_unknown "$1" ;;
@@ -71,6 +74,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 bench_operands "$@"
+bench_as_avx2
 # Only the installed ganctl.conf (which holds the defaults), -c and -s decide the run.
 unset GANCTL_CONFIG
 
@@ -281,7 +285,7 @@ for r in $(seq 1 "$rounds"); do
     # limits
     lim=
     if [ -z "$limits_why" ]; then
-        "$limits" "${kargs[@]}" --threads "$threads" --gemm "$gemm_shapes" \
+        "$limits" "${kargs[@]}" "${limits_as[@]}" --threads "$threads" --gemm "$gemm_shapes" \
             >"$dir/limits.txt" 2>"$dir/limits.err" ||
             limits_why="bench/limits failed: $(tail -n 1 "$dir/limits.err")"
         [ -n "$limits_why" ] || lim=$(limit_rate "$work/needs.txt" "$dir/limits.txt" "$limit_type")

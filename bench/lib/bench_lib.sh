@@ -6,8 +6,8 @@
 #
 # The sourcing script defines usage and, before parsing, the defaults of the variables
 # its options set: config (-c), sets (-s, an array), iterations (-n), threads (-t),
-# warmup (-w), rounds (-r), python (--python), no_torch (--no-torch), gemm (--gemm) and
-# out (-o).
+# warmup (-w), rounds (-r), python (--python), no_torch (--no-torch), gemm (--gemm),
+# out (-o) and as_avx2 (--as-avx2).
 
 # The script's own name in its messages, e.g. "toy.sh".
 bench_name=${0##*/}
@@ -33,8 +33,25 @@ bench_option() {
     --python) [ $# -ge 2 ] || die "--python needs a program"; python=$2 ;;
     -o) [ $# -ge 2 ] || die "-o needs a folder"; out=$2 ;;
     --no-torch) no_torch=1; bench_used=1 ;;
+    --as-avx2) as_avx2=1; bench_used=1 ;;
     *) bench_unknown "$1" ;;
     esac
+}
+
+# bench_as_avx2: after the options, with --as-avx2, makes every library of the run act as
+# on an AVX2-only CPU (AVX2 and F16C, no AVX-512, no BF16 dot product), so that the
+# paths of such a CPU are measured on a wider one: OpenBLAS's Haswell kernel (ganctl,
+# PyTorch and bench/limits take it from OPENBLAS_CORETYPE), oneDNN held to AVX2 (ganctl's
+# and PyTorch's, through DNNL_MAX_CPU_ISA), the CPU backend's kernels at the "f16c" level
+# and its test hook taking the CPU for one without a BF16 dot product. The figures are
+# that CPU's paths at this CPU's clock, caches and memory: they stand for a real AVX2
+# host only as far as those agree, and are reported as acted.
+bench_as_avx2() {
+    limits_as=()
+    [ "${as_avx2:-0}" = 1 ] || return 0
+    export OPENBLAS_CORETYPE=Haswell DNNL_MAX_CPU_ISA=AVX2 GANCTL_TEST_NO_BF16_DOT=1
+    sets+=(-s backend.vector=f16c)
+    limits_as=(--as-avx2)
 }
 
 bench_unknown() {
