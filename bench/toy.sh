@@ -148,7 +148,7 @@ read -r _ flop_critic flop_generator flop_iter < <(grep '^flops ' "$work/needs.t
 gemm_shapes=$(awk '$1 == "need" && $2 == "gemm" { printf "%s%s", sep, $3; sep = "," }' "$work/needs.txt")
 
 # ------------------------------------------------------------------ the kernel and sgemm
-"$ganctl" --backend cpu -s backend.threads="$threads" --version >"$work/version.txt" 2>&1 ||
+"$ganctl" --backend cpu "${backend_as[@]}" -s backend.threads="$threads" --version >"$work/version.txt" 2>&1 ||
     die "ganctl cannot create its cpu backend: $(cat "$work/version.txt")"
 backend_line=$(grep '^backend cpu' "$work/version.txt")
 kernel=$(sed -n 's/.* kernel \([A-Za-z0-9_]*\).*/\1/p' "$work/version.txt" | head -n 1)

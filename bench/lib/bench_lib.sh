@@ -46,11 +46,15 @@ bench_option() {
 # and its test hook taking the CPU for one without a BF16 dot product. The figures are
 # that CPU's paths at this CPU's clock, caches and memory: they stand for a real AVX2
 # host only as far as those agree, and are reported as acted.
+# It sets limits_as, bench/limits' option, and backend_as, the setting that the scripts'
+# `ganctl --backend cpu --version` takes so that it describes the level the runs use.
 bench_as_avx2() {
     limits_as=()
+    backend_as=()
     [ "${as_avx2:-0}" = 1 ] || return 0
     export OPENBLAS_CORETYPE=Haswell DNNL_MAX_CPU_ISA=AVX2 GANCTL_TEST_NO_BF16_DOT=1
-    sets+=(-s backend.vector=f16c)
+    backend_as=(-s backend.vector=f16c)
+    sets+=("${backend_as[@]}")
     limits_as=(--as-avx2)
 }
 
