@@ -38,10 +38,13 @@ void LANES_FN(cpu_vec_stats_block)(const void *x, enum gan_dtype xt, int64_t len
         zeros += (uint64_t)__builtin_popcount(lanes_bits(zero_if));
         subnormal += (uint64_t)__builtin_popcount(lanes_bits(sub));
         if (u) {
-            /* fl32(x · inv_scale) for finite x; a non-finite x passes through */
+            /* fl32(x · inv_scale) for finite x; a non-finite x passes through, its bits
+             * put back one by one: widening quiets a signalling F16 NaN where convert.h
+             * keeps its bits, and clang may turn the blend of the product into a
+             * product by a blend of inv_scale and 1, which quiets a signalling NaN of
+             * any type */
             lanes_store_f32(u + i, in, lanes_blend(finite, v, lanes_mul(v, vinv)));
-            if (bad_bits && xt == GAN_F16)
-                /* widening quiets a signalling F16 NaN; convert.h keeps its bits */
+            if (bad_bits)
                 for (int k = 0; k < LANES_N; k++)
                     if (bad_bits >> k & 1)
                         u[i + k] = cpu_load(x, xt, i + k);
