@@ -108,12 +108,15 @@ static inline gan_status gan_fp8_check_stats(const struct gan_host *host,
     return GAN_OK;
 }
 
-/* fp8_quantize: x (float) into y (FP8) through F32 scales, with flags cast_flags takes. */
+/* fp8_quantize: x (float) into y (FP8) through F32 scales, with flags cast_flags takes.
+ * When the arguments are good, *stats (where given) starts as the counts of nothing but
+ * the element count: the kernel has nothing left to do when *n is 0. */
 static inline gan_status gan_fp8_check_quantize(const struct gan_host *host,
                                                 const struct gan_fp8_layout *l,
                                                 const struct gan_ref *x,
                                                 const struct gan_ref *scale, uint32_t flags,
-                                                const struct gan_ref *y, int64_t *n)
+                                                const struct gan_ref *y,
+                                                struct gan_fp8_cast_stats *stats, int64_t *n)
 {
     const char *fn = "fp8_quantize";
     gan_status st = gan_fp8_check_layout(host, fn, l, n);
@@ -123,16 +126,21 @@ static inline gan_status gan_fp8_check_quantize(const struct gan_host *host,
         return host->fail(host->ctx, GAN_ERR_INVALID,
                           "%s: flags 0x%x hold bits that are not enum gan_cast_flag's; pass "
                           "0 or GAN_CAST_SATURATE", fn, (unsigned)flags);
-    if (*n == 0)
-        return GAN_OK;
-    size_t count = (size_t)*n;
-    if ((st = gan_check_ref(host, fn, "x", x, count, GAN_ANY_FLOAT)) != GAN_OK ||
-        (st = gan_fp8_check_fp8_ref(host, fn, "y", y, count)) != GAN_OK ||
-        (st = gan_fp8_check_scales(host, fn, "scale", scale, l)) != GAN_OK ||
-        (st = gan_fp8_check_apart(host, fn, "y", y, "x", x, count, count)) != GAN_OK)
-        return st;
-    return gan_fp8_check_apart(host, fn, "y", y, "scale", scale, count,
-                               (size_t)gan_fp8_scale_count(l));
+    if (*n > 0) {
+        size_t count = (size_t)*n;
+        if ((st = gan_check_ref(host, fn, "x", x, count, GAN_ANY_FLOAT)) != GAN_OK ||
+            (st = gan_fp8_check_fp8_ref(host, fn, "y", y, count)) != GAN_OK ||
+            (st = gan_fp8_check_scales(host, fn, "scale", scale, l)) != GAN_OK ||
+            (st = gan_fp8_check_apart(host, fn, "y", y, "x", x, count, count)) != GAN_OK ||
+            (st = gan_fp8_check_apart(host, fn, "y", y, "scale", scale, count,
+                                      (size_t)gan_fp8_scale_count(l))) != GAN_OK)
+            return st;
+    }
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->elements = (uint64_t)*n;
+    }
+    return GAN_OK;
 }
 
 /* fp8_dequantize: q (FP8) into y (float) through F32 scales. */
@@ -173,6 +181,22 @@ static inline gan_status gan_gemm_fp8_check_matrix(const struct gan_host *host, 
     if (!used)
         return GAN_OK;
     return gan_check_ref(host, "gemm_fp8", what, r, (size_t)(rows * cols), GAN_ANY_DTYPE);
+}
+
+/* A checked FP8 product whose A and B are not read (k = 0, or alpha = 0, as BLAS has it):
+ * *w becomes the plain product that computes it, beta·C with nothing to sum, for the
+ * backend's own gemm. Returns 0, leaving *w alone, for a product that reads them. */
+static inline int gan_gemm_fp8_unread(const struct gan_gemm *g, struct gan_gemm *w)
+{
+    if (g->k != 0 && g->alpha != 0.0f)
+        return 0;
+    *w = *g;
+    w->k = 0;
+    w->a = (struct gan_ref){ NULL, 0, GAN_F32 };
+    w->b = (struct gan_ref){ NULL, 0, GAN_F32 };
+    w->lda = w->trans_a ? w->m : 1;
+    w->ldb = w->trans_b ? 1 : w->n;
+    return 1;
 }
 
 /* A gan_gemm_fp8 within backend.h's limits; `lib` names the library whose int

@@ -294,15 +294,9 @@ gan_status cpu_fp8_quantize(gan_backend *be, const struct gan_fp8_layout *l,
                             struct gan_fp8_cast_stats *stats)
 {
     int64_t n = 0;
-    gan_status st = gan_fp8_check_quantize(be->host, l, x, scale, flags, y, &n);
-    if (st != GAN_OK)
+    gan_status st = gan_fp8_check_quantize(be->host, l, x, scale, flags, y, stats, &n);
+    if (st != GAN_OK || n == 0)
         return st;
-    if (stats) {
-        memset(stats, 0, sizeof *stats);
-        stats->elements = (uint64_t)n;
-    }
-    if (n == 0)
-        return GAN_OK;
     struct quantize_job j;
     memset(&j, 0, sizeof j);
     j.isa = be->isa;

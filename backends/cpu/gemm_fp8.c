@@ -185,15 +185,8 @@ gan_status cpu_gemm_fp8(gan_backend *be, const struct gan_gemm_fp8 *f)
      * are; A and B replaced by their widened copies. */
     struct gan_gemm w = *g;
     struct gan_buffer wide_a = { 0, NULL }, wide_b = { 0, NULL };
-    if (g->k == 0 || g->alpha == 0.0f) {
-        /* beta·C, A and B unread: an FP32 product with nothing to sum */
-        w.k = 0;
-        w.a = (struct gan_ref){ NULL, 0, GAN_F32 };
-        w.b = (struct gan_ref){ NULL, 0, GAN_F32 };
-        w.lda = w.trans_a ? w.m : 1;
-        w.ldb = w.trans_b ? 1 : w.n;
+    if (gan_gemm_fp8_unread(g, &w))
         return cpu_gemm(be, &w);
-    }
 
     struct gan_fp8_layout la, lb;
     gan_gemm_fp8_layouts(f, &la, &lb);

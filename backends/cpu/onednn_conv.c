@@ -14,18 +14,14 @@
 
 #include "onednn.h"
 
-/* Whether oneDNN takes this convolution, where the instance has oneDNN: every float
- * type on every CPU. For FP32, oneDNN's direct convolutions ran the fashion-mnist DCGAN
- * 1.3–1.7 times as fast as im2col + sgemm on 1 thread and 3.6–4.1 times on 2
- * (bench/README.md), so "auto" takes them too. BF16 runs on oneDNN's BF16 primitives
- * where the CPU has a BF16 dot product; FP16, which no CPU here multiplies with FP32
- * accumulation, and BF16 on a CPU without that unit go through the same FP32 primitives
- * (staged, below) rather than through im2col + sgemm, which would stage them too and
- * convolve slower. */
-static int takes(enum gan_dtype dtype)
-{
-    return dtype == GAN_F32 || dtype == GAN_F16 || dtype == GAN_BF16;
-}
+/* Where the instance has oneDNN, it takes every convolution (every float type, which
+ * conv2d.c's checks have let through). For FP32, oneDNN's direct convolutions ran the
+ * fashion-mnist DCGAN 1.3–1.7 times as fast as im2col + sgemm on 1 thread and 3.6–4.1
+ * times on 2 (bench/README.md), so "auto" takes them too. BF16 runs on oneDNN's BF16
+ * primitives where the CPU has a BF16 dot product; FP16, which no CPU here multiplies
+ * with FP32 accumulation, and BF16 on a CPU without that unit go through the same FP32
+ * primitives (staged, below) rather than through im2col + sgemm, which would stage them
+ * too and convolve slower. */
 
 /* FP16, and BF16 on a CPU without a BF16 dot product, are staged: their tensors are
  * widened to FP32 around an FP32 primitive. Decided by the CPU even where backend.gemm
@@ -358,7 +354,7 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
                     const struct gan_ref *out, gan_status *st)
 {
     struct cpu_onednn *o = be->onednn;
-    if (!o || !takes(c->dtype))
+    if (!o)
         return 0;
     const int accumulate = beta != 0.0f;
     struct cpu_onednn_key key;

@@ -250,15 +250,9 @@ gan_status cuda_fp8_quantize(gan_backend *be, const struct gan_fp8_layout *l,
     if (!be->fp8)
         return cuda_fp8_refused(be, "fp8_quantize");
     int64_t n = 0;
-    gan_status st = gan_fp8_check_quantize(be->host, l, x, scale, flags, y, &n);
-    if (st != GAN_OK)
+    gan_status st = gan_fp8_check_quantize(be->host, l, x, scale, flags, y, stats, &n);
+    if (st != GAN_OK || n == 0)
         return st;
-    if (stats) {
-        memset(stats, 0, sizeof *stats);
-        stats->elements = (uint64_t)n;
-    }
-    if (n == 0)
-        return GAN_OK;
     if ((st = cuda_enter(be)) != GAN_OK)
         return st;
     quantize_args a;

@@ -216,16 +216,9 @@ gan_status cuda_gemm_fp8(gan_backend *be, const struct gan_gemm_fp8 *f)
     const struct gan_gemm *g = &f->g;
     if (g->m == 0 || g->n == 0)
         return GAN_OK;
-    if (g->k == 0 || g->alpha == 0.0f) {
-        /* beta·C, A and B unread: cuda_gemm's product with nothing to sum */
-        struct gan_gemm w = *g;
-        w.k = 0;
-        w.a = (struct gan_ref){ NULL, 0, GAN_F32 };
-        w.b = (struct gan_ref){ NULL, 0, GAN_F32 };
-        w.lda = w.trans_a ? w.m : 1;
-        w.ldb = w.trans_b ? 1 : w.n;
-        return cuda_gemm(be, &w);
-    }
+    struct gan_gemm unread;
+    if (gan_gemm_fp8_unread(g, &unread))
+        return cuda_gemm(be, &unread);
     if ((st = cuda_enter(be)) != GAN_OK)
         return st;
     if (lt_form(f)) {

@@ -10,17 +10,7 @@
 srcdir=${srcdir:-.}
 SWEEP=${SWEEP:-./tests/lib/fp8-sweep}
 
-python=
-for candidate in "${GANCTL_TEST_PYTHON:-}" "$(command -v python3 2>/dev/null)" /usr/bin/python3; do
-    if [ -n "$candidate" ] && "$candidate" -c 'import ml_dtypes, numpy' 2>/dev/null; then
-        python=$candidate
-        break
-    fi
-done
-[ -n "$python" ] || {
-    echo "skip: no python3 here can import ml_dtypes and numpy (pip install ml_dtypes)"
-    exit 77
-}
+need_python "ml_dtypes, numpy" "pip install ml_dtypes"
 test -x "$SWEEP" || { echo "fp8-sweep not built at $SWEEP"; exit 99; }
 
 test_begin fp8-ml-dtypes

@@ -16,17 +16,7 @@
 . "$(dirname "$0")/../lib/test_lib.sh"
 srcdir=${srcdir:-.}
 
-python=
-for candidate in "${GANCTL_TEST_PYTHON:-}" "$(command -v python3 2>/dev/null)" /usr/bin/python3; do
-    if [ -n "$candidate" ] && "$candidate" -c 'import ml_dtypes, numpy' 2>/dev/null; then
-        python=$candidate
-        break
-    fi
-done
-[ -n "$python" ] || {
-    echo "skip: no python3 here can import ml_dtypes and numpy (pip install ml_dtypes)"
-    exit 77
-}
+need_python "ml_dtypes, numpy" "pip install ml_dtypes"
 reference="$srcdir/tests/e2e/fp8_reference.py"
 
 test_begin fp8-reference

@@ -10,14 +10,7 @@
 srcdir=${srcdir:-.}
 pid=
 
-python=
-for candidate in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
-    if [ -n "$candidate" ] && "$candidate" -c 'import tensorboard' 2>/dev/null; then
-        python=$candidate
-        break
-    fi
-done
-[ -n "$python" ] || { echo "skip: no python3 here can import tensorboard (pip install tensorboard)"; exit 77; }
+need_python tensorboard "pip install tensorboard"
 
 test_begin tensorboard
 # The run killed and resumed below may still be training when the test ends.

@@ -12,6 +12,21 @@ GANCTL=${GANCTL:-./cli/ganctl}
 failures=0
 checks=0
 
+# need_python MODULES HINT: sets python to the first of $GANCTL_TEST_PYTHON, python3 on the
+# PATH and /usr/bin/python3 that can import MODULES (a comma-separated list, as Python's
+# import takes it), or skips the test (77), naming what is missing and HINT, how to get it.
+need_python() {
+    python=
+    for candidate in "${GANCTL_TEST_PYTHON:-}" "$(command -v python3 2>/dev/null)" /usr/bin/python3; do
+        if [ -n "$candidate" ] && "$candidate" -c "import $1" 2>/dev/null; then
+            python=$candidate
+            return 0
+        fi
+    done
+    echo "skip: no python3 here can import $1 ($2)"
+    exit 77
+}
+
 # A scratch folder $work, removed on exit; the program must be built. Exit 99 (a hard
 # error to automake) when either is missing.
 test_begin() {
