@@ -250,13 +250,11 @@ torch_failed=$(cat "$work"/round-*/*.failed 2>/dev/null | head -n 1)
 
 # ------------------------------------------------------------------ report
 lim1=$work/round-1/limits.txt
-units=
-[ ! -r "$lim1" ] || units=$(sed -n 's/^units //p' "$lim1")
-case " $units " in
-*" AMX-BF16 "*) kind="AMX-BF16"; aim_torch=1.8; aim_bf16=2.0 ;;
-*" AVX512-BF16 "*) kind="AVX512-BF16, no AMX"; aim_torch=1.8; aim_bf16=1.6 ;;
-*" AVX2 "*) kind="AVX2, no BF16 dot product"; aim_torch=1.2; aim_bf16=1.0 ;;
-*) kind="unknown"; aim_torch=1.2; aim_bf16=1.0 ;;
+host_kind "$lim1"
+case $kind in
+AMX-BF16) aim_torch=1.8; aim_bf16=2.0 ;;
+"AVX512-BF16, no AMX") aim_torch=1.8; aim_bf16=1.6 ;;
+*) aim_torch=1.2; aim_bf16=1.0 ;;
 esac
 
 echo "image benchmark: $config${sets[*]:+ with ${sets[*]}}"
@@ -274,13 +272,10 @@ if [ -z "$torch_why" ]; then
 else
     echo "PyTorch: $torch_why"
 fi
-printf 'FLOPs:   %s GFLOP an iteration (%d critic steps x %s + 1 generator step x %s; bench/lib/step_flops.awk)\n' \
-    "$(awk -v f="$flop_iter" 'BEGIN { printf "%.3f", f * 1e-9 }')" "$n_critic" \
-    "$(awk -v f="$flop_critic" 'BEGIN { printf "%.3f", f * 1e-9 }')" \
-    "$(awk -v f="$flop_generator" 'BEGIN { printf "%.3f", f * 1e-9 }')"
+flops_line FLOPs:
 if [ -z "$limits_why" ]; then
     files=$(for r in $(seq 1 "$rounds"); do echo "$work/round-$r/limits.txt"; done)
-    echo "limits:  $(sed -n 's/^blas \([^ ]*\) \([0-9]*\) .*/OpenBLAS \1, \2 thread(s)/p' "$lim1"); $(sed -n 's/^onednn /oneDNN /p' "$lim1")"
+    limits_libraries "$lim1"
     echo "  FP32 GFLOP/s, median of the rounds: oneDNN's convolutions in the layouts it chose (N,C,H,W,O,K,S,P),"
     echo "  sgemm for the fully connected layers (m x n x k, A and B transposed or not):"
     # shellcheck disable=SC2086 # the folder names are the script's own

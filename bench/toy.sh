@@ -324,14 +324,7 @@ quality() {
 }
 # The CPU's kind, from bench/limits: the aims of issue 26 differ by kind.
 lim1=$work/round-1/limits.txt
-units=
-[ ! -r "$lim1" ] || units=$(sed -n 's/^units //p' "$lim1")
-case " $units " in
-*" AMX-BF16 "*) kind="AMX-BF16" ;;
-*" AVX512-BF16 "*) kind="AVX512-BF16, no AMX" ;;
-*" AVX2 "*) kind="AVX2, no BF16 dot product" ;;
-*) kind="unknown" ;;
-esac
+host_kind "$lim1"
 aim_ratio=1.3
 [ "$kind" != "AVX2, no BF16 dot product" ] || aim_ratio=1.2
 # the share of sgemm's limit is an aim of FP32's
@@ -356,16 +349,12 @@ if [ -z "$torch_why" ]; then
 else
     echo "PyTorch: $torch_why; ganctl's figures alone"
 fi
-printf 'GEMM:    %s GFLOP an iteration (%d critic steps x %s + 1 generator step x %s; bench/lib/step_flops.awk)\n' \
-    "$(awk -v f="$flop_iter" 'BEGIN { printf "%.3f", f * 1e-9 }')" "$n_critic" \
-    "$(awk -v f="$flop_critic" 'BEGIN { printf "%.3f", f * 1e-9 }')" \
-    "$(awk -v f="$flop_generator" 'BEGIN { printf "%.3f", f * 1e-9 }')"
+flops_line GEMM:
 if [ -z "$limits_why" ]; then
     files=$(for r in $(seq 1 "$rounds"); do echo "$work/round-$r/limits.txt"; done)
-    # shellcheck disable=SC2086 # the folder names are the script's own
-    echo "limits:  $(sed -n 's/^blas \([^ ]*\) \([0-9]*\) .*/OpenBLAS \1, \2 thread(s)/p' "$lim1"); $(sed -n 's/^onednn /oneDNN /p' "$lim1")"
+    limits_libraries "$lim1"
     echo "  sgemm GFLOP/s at the run's shapes (m x n x k, A and B transposed or not; median of the rounds):"
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086 # the folder names are the script's own
     limit_shapes F32 "$work/needs.txt" $files | limit_lines
     if grep -q '^gemm BF16 [^ ]* [0-9]' "$lim1"; then
         echo "  oneDNN BF16 matmul GFLOP/s at the same shapes:"

@@ -139,3 +139,31 @@ limit_lines() {
              if (g != "") printf "    %s\n", g
          }'
 }
+
+# host_kind LIMITS: sets units (the units line of bench/limits' output LIMITS) and kind,
+# the kind of CPU issue 26 gives its aims for: "AMX-BF16", "AVX512-BF16, no AMX",
+# "AVX2, no BF16 dot product" or "unknown".
+host_kind() {
+    units=
+    [ ! -r "$1" ] || units=$(sed -n 's/^units //p' "$1")
+    case " $units " in
+    *" AMX-BF16 "*) kind="AMX-BF16" ;;
+    *" AVX512-BF16 "*) kind="AVX512-BF16, no AMX" ;;
+    *" AVX2 "*) kind="AVX2, no BF16 dot product" ;;
+    *) kind="unknown" ;;
+    esac
+}
+
+# flops_line LABEL: an iteration's FLOPs and their parts, from step_flops.awk's figures
+# (flop_iter, n_critic, flop_critic, flop_generator, set by the sourcing script).
+flops_line() {
+    printf '%-9s%s GFLOP an iteration (%d critic steps x %s + 1 generator step x %s; bench/lib/step_flops.awk)\n' \
+        "$1" "$(awk -v f="$flop_iter" 'BEGIN { printf "%.3f", f * 1e-9 }')" "$n_critic" \
+        "$(awk -v f="$flop_critic" 'BEGIN { printf "%.3f", f * 1e-9 }')" \
+        "$(awk -v f="$flop_generator" 'BEGIN { printf "%.3f", f * 1e-9 }')"
+}
+
+# limits_libraries LIMITS: the line naming the libraries bench/limits measured, and how.
+limits_libraries() {
+    echo "limits:  $(sed -n 's/^blas \([^ ]*\) \([0-9]*\) .*/OpenBLAS \1, \2 thread(s)/p' "$1"); $(sed -n 's/^onednn /oneDNN /p' "$1")"
+}
