@@ -90,10 +90,11 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         snprintf(blas_note, sizeof blas_note, " (OpenBLAS %d)", be->blas_threads);
     cpu_onednn_describe(be, gemm, sizeof gemm);
     snprintf(be->description, sizeof be->description,
-             "cpu: %s kernel %s (%s), %d thread%s%s, %s; vector level %s%s; %s; "
+             "cpu: %s kernel %s (%s), %d thread%s%s, %s%s%s; vector level %s%s; %s; "
              "FP8: emulated, exact widening into %s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
-             be->threads == 1 ? "" : "s", blas_note, be->blas.path, cpu_isa_name(be->isa),
+             be->threads == 1 ? "" : "s", blas_note, be->blas.path,
+             *be->blas.waits ? ", " : "", be->blas.waits, cpu_isa_name(be->isa),
              be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm,
              cpu_onednn_bf16(be) ? "the BF16 GEMM (power-of-two scales) "
                                    "or the FP32 GEMM"

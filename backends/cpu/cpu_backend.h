@@ -32,6 +32,7 @@ struct cpu_blas {
     char kernel[64];               /* OpenBLAS core name, e.g. "Haswell"; "unknown" otherwise */
     char config[128];              /* openblas_get_config(), or "" */
     char chosen_by[96];            /* how the kernel was chosen, for the log */
+    char waits[112];               /* how its idle threads wait, for the log */
     int beta_zero_unread;          /* with beta = 0 the library writes C without reading
                                       it (OpenBLAS: its beta step stores zeros) */
 };
@@ -89,7 +90,7 @@ struct gan_backend {
     enum cpu_gemm_path gemm_path;
     struct cpu_onednn *onednn;
     char onednn_absent[192];       /* why "auto" runs without oneDNN, for the description */
-    char description[896];
+    char description[1024];
 };
 
 /* Address of byte `offset` of a buffer (backends/common/transfer.h resolves the memory

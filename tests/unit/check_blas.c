@@ -159,6 +159,7 @@ END_TEST
 START_TEST(test_chosen_from_features)
 {
     unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("OPENBLAS_THREAD_TIMEOUT");
     ck_assert_msg(!openblas_loaded(), "OpenBLAS is already loaded in the test process");
     struct bare b;
     bare_init(&b);
@@ -181,9 +182,12 @@ START_TEST(test_chosen_from_features)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2"))
         ck_assert_str_ne(b.be.blas.kernel, "Prescott");
+    /* its idle threads were asked to sleep at once */
+    ck_assert_str_eq(b.be.blas.waits, "OpenBLAS threads sleep between calls");
     /* OpenBLAS's own report agrees, and the environment is left as it was */
     ck_assert_ptr_nonnull(strstr(b.be.blas.config, b.be.blas.kernel));
     ck_assert_ptr_null(getenv("OPENBLAS_CORETYPE"));
+    ck_assert_ptr_null(getenv("OPENBLAS_THREAD_TIMEOUT"));
     cpu_blas_close(&b.be.blas);
 }
 END_TEST
@@ -200,6 +204,7 @@ START_TEST(test_environment_respected)
         (_i == 3 && !__builtin_cpu_supports("avx512f")))
         return;
     setenv("OPENBLAS_CORETYPE", name, 1);
+    setenv("OPENBLAS_THREAD_TIMEOUT", "20", 1);
     ck_assert(!openblas_loaded());
     struct bare b;
     bare_init(&b);
@@ -212,6 +217,8 @@ START_TEST(test_environment_respected)
     ck_assert_str_eq(b.be.blas.kernel, name);
     ck_assert_str_eq(b.be.blas.chosen_by, "OPENBLAS_CORETYPE from the environment");
     ck_assert_str_eq(getenv("OPENBLAS_CORETYPE"), name);
+    ck_assert_str_eq(b.be.blas.waits, "OPENBLAS_THREAD_TIMEOUT=20 from the environment");
+    ck_assert_str_eq(getenv("OPENBLAS_THREAD_TIMEOUT"), "20");
     cpu_blas_close(&b.be.blas);
 }
 END_TEST
@@ -230,6 +237,7 @@ START_TEST(test_already_loaded)
     if (can_choose(&b.be.blas)) {
         ck_assert_str_eq(b.be.blas.kernel, "Prescott");
         ck_assert_ptr_nonnull(strstr(b.be.blas.chosen_by, "first loaded"));
+        ck_assert_ptr_nonnull(strstr(b.be.blas.waits, "first loaded"));
     }
     check_sgemm(&b.be.blas);
     cpu_blas_close(&b.be.blas);
