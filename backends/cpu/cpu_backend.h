@@ -90,7 +90,7 @@ struct gan_backend {
     enum cpu_gemm_path gemm_path;
     struct cpu_onednn *onednn;
     char onednn_absent[192];       /* why "auto" runs without oneDNN, for the description */
-    char description[1024];
+    char description[1280];
 };
 
 /* Address of byte `offset` of a buffer (backends/common/transfer.h resolves the memory

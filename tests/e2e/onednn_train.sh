@@ -61,7 +61,7 @@ fi
 check "gemm = openblas names OpenBLAS for everything" has "$work/version" \
     "GEMM openblas: OpenBLAS for FP32 GEMM, FP32 convolutions and BF16 (set by backend.gemm)"
 check "gemm = auto: OpenBLAS for FP32 GEMM, oneDNN for FP32 convolutions, each with its reason" \
-    has "$work/auto" "FP32 GEMM: OpenBLAS (its sgemm is as fast for the networks' shapes); FP32 convolutions: oneDNN (faster than im2col + sgemm), FP16 ones staged in FP32; BF16: "
+    has "$work/auto" "FP32 GEMM: OpenBLAS (its sgemm is as fast for the networks' shapes); FP32 convolutions: oneDNN (faster than im2col + sgemm), FP16 ones staged in FP32, but the input gradient of fewer than 4 channels on im2col + sgemm (oneDNN's AVX-512 kernel pads them to 16); BF16: "
 if test $bf16 = 1; then
     check "gemm = auto: oneDNN for BF16 on a CPU with a BF16 dot product" \
         grep -q 'BF16: oneDNN [a-z_0-9:]* (this CPU has a BF16 dot product); FP16 products: OpenBLAS' "$work/auto"

@@ -525,6 +525,76 @@ START_TEST(test_conv_auto_routes)
 }
 END_TEST
 
+/* Under "auto", the input gradient of a convolution with fewer than 4 input channels
+ * (the DCGAN critic's first layer) goes to im2col + sgemm, whose result it then has bit
+ * for bit, in every dtype; that layer's forward and filter gradient, and every direction
+ * of a 16-channel layer, stay on oneDNN. backend.gemm = "onednn" sends it to oneDNN. */
+START_TEST(test_conv_few_channels_data)
+{
+    const enum gan_dtype dt = conv_dtypes[_i];
+    const struct gan_conv2d c = conv_desc(&conv_cases[0], dt);
+    ck_assert_int_lt(c.c_in, 4);
+    const size_t nx = (size_t)(c.n * c.c_in * c.h_in * c.w_in),
+                 nw = (size_t)(c.c_out * c.c_in * c.kh * c.kw),
+                 ny = (size_t)(c.n * c.c_out * c.h_out * c.w_out);
+    gan_backend *be = backend_with("auto"), *blas = backend_with("openblas");
+    rng_seed(0xfe3c0000u + (uint64_t)_i);
+    gan_buffer *x = cpu_fixture_buffer(be, nx, NULL), *w = cpu_fixture_buffer(be, nw, NULL);
+    gan_buffer *y = cpu_fixture_buffer(be, ny, NULL), *dx[2];
+    for (size_t i = 0; i < nx; i++)
+        raw_set(x, dt, i, rng_uniform(-1, 1));
+    for (size_t i = 0; i < nw; i++)
+        raw_set(w, dt, i, rng_uniform(-1, 1));
+    for (size_t i = 0; i < ny; i++)
+        raw_set(y, dt, i, rng_uniform(-1, 1));
+    gan_backend *by[2] = { be, blas };
+    for (int k = 0; k < 2; k++) {
+        dx[k] = cpu_fixture_buffer(be, nx, NULL);
+        ck_assert_msg(conv_run(by[k], 1, &c, y, w, 0.0f, dx[k]) == GAN_OK, "%s",
+                      last_error(by[k]));
+    }
+    int held;
+    long created;
+    cpu_onednn_cache_counts(be, &held, &created);
+    ck_assert_msg(created == 0, "%s: the input gradient of 1 channel made a oneDNN primitive",
+                  gan_dtype_name(dt));
+    ck_assert_msg(memcmp(dx[0]->data, dx[1]->data, nx * gan_dtype_size(dt)) == 0,
+                  "%s: the input gradient under auto differs from im2col + sgemm's",
+                  gan_dtype_name(dt));
+    /* the layer's other directions stay on oneDNN, and so does a 16-channel input gradient */
+    gan_buffer *dw = cpu_fixture_buffer(be, nw, NULL);
+    ck_assert_msg(conv_run(be, 0, &c, x, w, 0.0f, y) == GAN_OK, "%s", last_error(be));
+    ck_assert_msg(conv_run(be, 2, &c, x, y, 0.0f, dw) == GAN_OK, "%s", last_error(be));
+    const struct gan_conv2d wide = conv_desc(&conv_cases[1], dt);
+    const size_t wy = (size_t)(wide.n * wide.c_out * wide.h_out * wide.w_out),
+                 ww = (size_t)(wide.c_out * wide.c_in * wide.kh * wide.kw),
+                 wx = (size_t)(wide.n * wide.c_in * wide.h_in * wide.w_in);
+    gan_buffer *wdy = cpu_fixture_buffer(be, wy, NULL), *wwt = cpu_fixture_buffer(be, ww, NULL),
+               *wdx = cpu_fixture_buffer(be, wx, NULL);
+    memset(wdy->data, 0, wdy->bytes);
+    memset(wwt->data, 0, wwt->bytes);
+    ck_assert_msg(conv_run(be, 1, &wide, wdy, wwt, 0.0f, wdx) == GAN_OK, "%s", last_error(be));
+    cpu_onednn_cache_counts(be, &held, &created);
+#ifdef GAN_HAVE_ONEDNN
+    ck_assert_msg(created == 3, "%s: %ld primitives for the forward, the filter gradient and "
+                  "the 16-channel input gradient", gan_dtype_name(dt), created);
+    /* forced onto oneDNN, the 1-channel input gradient is oneDNN's */
+    gan_backend *dnn = backend_with("onednn");
+    gan_buffer *forced = cpu_fixture_buffer(be, nx, NULL);
+    ck_assert_msg(conv_run(dnn, 1, &c, y, w, 0.0f, forced) == GAN_OK, "%s", last_error(dnn));
+    cpu_onednn_cache_counts(dnn, &held, &created);
+    ck_assert_int_eq(created, 1);
+    cpu_buffer_free(be, forced);
+    backend_free(dnn);
+#endif
+    gan_buffer *bufs[] = { x, w, y, dx[0], dx[1], dw, wdy, wwt, wdx };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        cpu_buffer_free(be, bufs[i]);
+    backend_free(be);
+    backend_free(blas);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ the setting */
 
 START_TEST(test_setting)
@@ -565,6 +635,7 @@ static Suite *onednn_suite(int bf16)
     tcase_add_loop_test(tc, test_conv_f16_rounds_f32_once, 0, 6 * NCONV);
     tcase_add_loop_test(tc, test_conv_filter_threads, 0, 6 * (NCONV - CONV_PARTED_FIRST));
     tcase_add_test(tc, test_conv_auto_routes);
+    tcase_add_loop_test(tc, test_conv_few_channels_data, 0, 3);
     suite_add_tcase(s, tc);
     tc = tcase_create("setting");
     tcase_add_test(tc, test_setting);
