@@ -148,6 +148,10 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
 /* The dnnl dtype of a backend dtype (F32, BF16, F16). */
 dnnl_data_type_t cpu_onednn_dtype(enum gan_dtype dtype);
 
+/* onednn_conv.c: whether gemm = "auto" sends a convolution of this kind and shape to
+ * oneDNN (the input gradient of fewer than 4 channels goes to im2col + sgemm). */
+int cpu_onednn_conv_auto_takes(enum cpu_conv_kind kind, const struct gan_conv2d *c);
+
 /* onednn_filter.c: a convolution's filter gradient on the instance's threads, the
  * batch cut into parts by its shape alone (so the same bits at any thread count). */
 /* How many equal parts of the batch the filter gradient of c is computed in; 1: as one

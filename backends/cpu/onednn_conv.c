@@ -34,7 +34,7 @@
  * a GEMM-based kernel for so few channels, as fast as im2col + sgemm either way. */
 #define AUTO_DATA_MIN_CHANNELS 4
 
-static int auto_takes(enum cpu_conv_kind kind, const struct gan_conv2d *c)
+int cpu_onednn_conv_auto_takes(enum cpu_conv_kind kind, const struct gan_conv2d *c)
 {
     return kind != CPU_CONV_BACKWARD_DATA || c->c_in >= AUTO_DATA_MIN_CHANNELS;
 }
@@ -372,7 +372,7 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
     struct cpu_onednn *o = be->onednn;
     if (!o)
         return 0;
-    if (be->gemm_path == CPU_GEMM_AUTO && !auto_takes(kind, c))
+    if (be->gemm_path == CPU_GEMM_AUTO && !cpu_onednn_conv_auto_takes(kind, c))
         return 0;
     const int accumulate = beta != 0.0f;
     struct cpu_onednn_key key;

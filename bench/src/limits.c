@@ -21,7 +21,13 @@
  *   blas KERNEL THREADS LIBRARY
  *   onednn VERSION | onednn - WHY
  *   gemm F32|BF16 MxNxK[NN|NT|TN|TT] GFLOP/S IMPL
- *   conv F32|BF16 fwd|bwd_data|bwd_weights N,C,H,W,O,K,S,P GFLOP/S IMPL THREADS */
+ *   conv F32|BF16 fwd|bwd_data|bwd_weights N,C,H,W,O,K,S,P GFLOP/S IMPL THREADS
+ *
+ * A convolution that the backend's gemm = "auto" does not send to oneDNN (the input
+ * gradient of fewer than 4 channels, onednn_conv.c) is also timed as the sgemm of its
+ * im2col route, and the faster of the two counts (IMPL then "openblas:im2col-sgemm"):
+ * the limit is the best of the paths ganctl may take. The sgemm alone, without its
+ * gather and scatter, is still a bound on that route. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -385,11 +391,32 @@ static double conv_rate(const struct options *o, struct cpu_onednn *on,
     return r;
 }
 
+/* The rate of the sgemm that the im2col route of an input gradient does (conv2d.c):
+ * the columns [C·K·K, N·Ho·Wo] = wᵀ · dy, counted at the convolution's FLOPs. */
+static double im2col_data_rate(const struct options *o, const struct cpu_blas *blas,
+                               const struct conv_spec *c)
+{
+    struct gemm_spec g = { .m = c->c * c->k * c->k, .n = c->n * c->ho * c->wo, .k = c->o,
+                           .ta = 1, .tb = 0 };
+    struct sgemm_call s = {
+        .blas = blas, .g = &g,
+        .a = filled((size_t)g.m * g.k * sizeof(float), 0),
+        .b = filled((size_t)g.k * g.n * sizeof(float), 0),
+        .c = filled((size_t)g.m * g.n * sizeof(float), 0),
+    };
+    double r = s.a && s.b && s.c ? rate(o, 2.0 * g.m * g.n * g.k, sgemm_once, &s) : -1.0;
+    free(s.a);
+    free(s.b);
+    free(s.c);
+    return r;
+}
+
 /* A filter gradient sums over the batch; oneDNN 2.6 splits that sum between threads and
  * meets at barriers (bench/README.md), so on several threads it is also timed on one and
  * the faster counts: the limit is the best the library does. */
 static void measure_conv(const struct options *o, struct cpu_onednn *on,
-                         const struct conv_spec *c, enum direction dir, dnnl_data_type_t dt)
+                         const struct cpu_blas *blas, const struct conv_spec *c,
+                         enum direction dir, dnnl_data_type_t dt)
 {
     const char *type = dt == dnnl_bf16 ? "BF16" : "F32";
     char impl[64], impl1[64];
@@ -403,12 +430,29 @@ static void measure_conv(const struct options *o, struct cpu_onednn *on,
             memcpy(impl, impl1, sizeof impl);
         }
     }
+    const struct gan_conv2d desc = {
+        .n = c->n, .c_in = c->c, .h_in = c->h, .w_in = c->w, .c_out = c->o, .kh = c->k,
+        .kw = c->k, .stride_h = c->s, .stride_w = c->s, .pad_h = c->p, .pad_w = c->p,
+        .dilation_h = 1, .dilation_w = 1, .h_out = c->ho, .w_out = c->wo,
+    };
+    static const enum cpu_conv_kind kinds[3] = {
+        [FWD] = CPU_CONV_FORWARD, [BWD_DATA] = CPU_CONV_BACKWARD_DATA,
+        [BWD_WEIGHTS] = CPU_CONV_BACKWARD_FILTER,
+    };
+    if (!cpu_onednn_conv_auto_takes(kinds[dir], &desc)) {
+        double r2 = im2col_data_rate(o, blas, c);
+        if (r2 > r) {
+            r = r2;
+            used = o->threads;
+            snprintf(impl, sizeof impl, "im2col-sgemm:%.48s", blas->kernel);
+        }
+    }
     if (r < 0)
         printf("conv %s %s %s - oneDNN made no primitive for it\n", type,
                direction_names[dir], c->text);
     else
-        printf("conv %s %s %s %.1f onednn:%s %d\n", type, direction_names[dir], c->text, r, impl,
-               used);
+        printf("conv %s %s %s %.1f %s%s %d\n", type, direction_names[dir], c->text, r,
+               strncmp(impl, "im2col", 6) == 0 ? "openblas:" : "onednn:", impl, used);
 }
 
 #endif /* GAN_HAVE_ONEDNN */
@@ -586,14 +630,14 @@ int main(int argc, char **argv)
                 printf("conv F32 %s %s - no oneDNN\n", direction_names[dir], o.conv[i].text);
             } else {
 #if GAN_HAVE_ONEDNN
-                measure_conv(&o, on, &o.conv[i], (enum direction)dir, dnnl_f32);
+                measure_conv(&o, on, &be.blas, &o.conv[i], (enum direction)dir, dnnl_f32);
 #endif
             }
             if (no_bf16)
                 printf("conv BF16 %s %s - %s\n", direction_names[dir], o.conv[i].text, no_bf16);
 #if GAN_HAVE_ONEDNN
             else
-                measure_conv(&o, on, &o.conv[i], (enum direction)dir, dnnl_bf16);
+                measure_conv(&o, on, &be.blas, &o.conv[i], (enum direction)dir, dnnl_bf16);
 #endif
             fflush(stdout);
         }
