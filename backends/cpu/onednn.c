@@ -244,15 +244,18 @@ static void probe_bf16(struct cpu_onednn *o)
 }
 
 /* Loads oneDNN. It runs on OpenMP, and libgomp's idle threads spin for a while after
- * each parallel region (GOMP_SPINCOUNT, 300,000 rounds by default) before they sleep:
- * on cores shared with other work, or between oneDNN's calls and OpenBLAS's or the
- * backend's own, a spinning thread takes the core a working one needs. Measured on the
- * paper toy in BF16 at 2 threads on 2 busy cores (bench/README.md), passive waiting ran
- * at 9–16 it/s where spinning ran at 2–18, so the backend asks for it, unless the
- * environment sets a policy or libgomp was loaded (and read its environment) before. */
+ * each parallel region (GOMP_SPINCOUNT, 300,000 rounds by default, about 3 ms) before
+ * they sleep: on cores shared with other work, or between oneDNN's calls and OpenBLAS's
+ * or the backend's own, a spinning thread takes the core a working one needs. Measured
+ * on the paper toy in BF16 at 2 threads on 2 busy cores (bench/README.md), passive
+ * waiting ran at 9–16 it/s where spinning ran at 2–18. A short spin of 20,000 rounds
+ * ran the dcgan at 2 threads 1.17–1.25 times as fast as passive waiting on idle cores,
+ * but 2.5–3.2 times slower with another program busy on one of the two, so the backend
+ * asks for passive waiting, unless the environment sets a policy or a spin count, or
+ * libgomp was loaded (and read its environment) before. */
 static int load_library(struct cpu_onednn *o, char *why, size_t why_size)
 {
-    const char *env = getenv("OMP_WAIT_POLICY");
+    const char *env = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
     void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     int we_set_it = 0;
     if (gomp) {
@@ -260,7 +263,10 @@ static int load_library(struct cpu_onednn *o, char *why, size_t why_size)
                  env && *env ? env : "libgomp's default");
         dlclose(gomp);
     } else if (env && *env) {
-        snprintf(o->waits, sizeof o->waits, "OMP_WAIT_POLICY=%s from the environment", env);
+        snprintf(o->waits, sizeof o->waits, "OMP_WAIT_POLICY=%.40s from the environment", env);
+    } else if (spin && *spin) {
+        /* libgomp takes a spin count over the policy */
+        snprintf(o->waits, sizeof o->waits, "GOMP_SPINCOUNT=%.40s from the environment", spin);
     } else if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0) {
         we_set_it = 1;
         snprintf(o->waits, sizeof o->waits, "OpenMP threads wait passively");

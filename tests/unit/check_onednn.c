@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -618,6 +619,33 @@ START_TEST(test_setting)
 }
 END_TEST
 
+/* OpenMP's idle threads wait passively, asked for through the environment before
+ * libgomp loads, which is then put back (case 0); a spin count from the environment is
+ * kept and named (case 1). The runner forks: libgomp is not loaded yet. */
+START_TEST(test_openmp_waits)
+{
+    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    ck_assert_msg(!gomp, "libgomp is already loaded in the test process");
+    unsetenv("OMP_WAIT_POLICY");
+    if (_i == 0)
+        unsetenv("GOMP_SPINCOUNT");
+    else
+        setenv("GOMP_SPINCOUNT", "7", 1);
+    gan_backend *be = backend_with("auto");
+    ck_assert_ptr_nonnull(be->onednn);
+    if (_i == 0) {
+        ck_assert_str_eq(be->onednn->waits, "OpenMP threads wait passively");
+        ck_assert_ptr_null(getenv("OMP_WAIT_POLICY"));
+        ck_assert_ptr_null(getenv("GOMP_SPINCOUNT"));
+    } else {
+        ck_assert_str_eq(be->onednn->waits, "GOMP_SPINCOUNT=7 from the environment");
+        ck_assert_str_eq(getenv("GOMP_SPINCOUNT"), "7");
+        ck_assert_ptr_null(getenv("OMP_WAIT_POLICY"));
+    }
+    backend_free(be);
+}
+END_TEST
+
 /* The BF16 GEMMs against the reference only where the CPU has a BF16 dot product; the
  * BF16 convolutions on every CPU (staged through FP32 where it has none). */
 static Suite *onednn_suite(int bf16)
@@ -639,6 +667,7 @@ static Suite *onednn_suite(int bf16)
     suite_add_tcase(s, tc);
     tc = tcase_create("setting");
     tcase_add_test(tc, test_setting);
+    tcase_add_loop_test(tc, test_openmp_waits, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -661,6 +690,8 @@ int main(void)
         printf("note: the BF16 GEMMs are skipped: this CPU has neither AVX512-BF16 nor "
                "AMX-BF16, or GANCTL_TEST_NO_BF16_DOT makes it act as one without\n");
     SRunner *sr = srunner_create(onednn_suite(bf16));
+    /* test_openmp_waits needs a process in which libgomp has not been loaded */
+    srunner_set_fork_status(sr, CK_FORK);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
