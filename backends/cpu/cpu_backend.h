@@ -179,6 +179,9 @@ int cpu_onednn_bf16(const gan_backend *be);
  * shape, alpha and beta are read, not its memory. */
 int cpu_onednn_gemm_takes(gan_backend *be, const struct gan_gemm *g);
 enum cpu_conv_kind { CPU_CONV_FORWARD, CPU_CONV_BACKWARD_DATA, CPU_CONV_BACKWARD_FILTER };
+/* Under gemm = "auto", the input gradient of fewer input channels than this goes to
+ * im2col + sgemm instead of oneDNN (onednn_conv.c says why). */
+#define CPU_ONEDNN_AUTO_DATA_MIN_CHANNELS 4
 /* forward: a = x, b = w, out = y; backward data: a = dy, b = w, out = dx; backward
  * filter: a = x, b = dy, out = dw. beta is 0 or 1. */
 int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_conv2d *c,

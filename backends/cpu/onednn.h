@@ -149,7 +149,8 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
 dnnl_data_type_t cpu_onednn_dtype(enum gan_dtype dtype);
 
 /* onednn_conv.c: whether gemm = "auto" sends a convolution of this kind and shape to
- * oneDNN (the input gradient of fewer than 4 channels goes to im2col + sgemm). */
+ * oneDNN; the input gradient of fewer than CPU_ONEDNN_AUTO_DATA_MIN_CHANNELS input
+ * channels goes to im2col + sgemm (the measurements are in onednn_conv.c). */
 int cpu_onednn_conv_auto_takes(enum cpu_conv_kind kind, const struct gan_conv2d *c);
 
 /* onednn_filter.c: a convolution's filter gradient on the instance's threads, the

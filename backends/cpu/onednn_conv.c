@@ -32,11 +32,9 @@
  * im2col + sgemm took 0.33; for 3 channels 1.50 against 1.13 ms, for 4 even, for 8 oneDNN
  * ahead; at 64×64 the same crossing. Without AVX-512 (DNNL_MAX_CPU_ISA=AVX2) oneDNN takes
  * a GEMM-based kernel for so few channels, as fast as im2col + sgemm either way. */
-#define AUTO_DATA_MIN_CHANNELS 4
-
 int cpu_onednn_conv_auto_takes(enum cpu_conv_kind kind, const struct gan_conv2d *c)
 {
-    return kind != CPU_CONV_BACKWARD_DATA || c->c_in >= AUTO_DATA_MIN_CHANNELS;
+    return kind != CPU_CONV_BACKWARD_DATA || c->c_in >= CPU_ONEDNN_AUTO_DATA_MIN_CHANNELS;
 }
 
 /* FP16, and BF16 on a CPU without a BF16 dot product, are staged: their tensors are

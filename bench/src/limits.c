@@ -193,8 +193,9 @@ static int sgemm_once(void *arg)
     return 0;
 }
 
-static void measure_sgemm(const struct options *o, const struct cpu_blas *blas,
-                          const struct gemm_spec *g)
+/* sgemm's rate at g, or −1 when its operands do not fit in memory. */
+static double sgemm_rate(const struct options *o, const struct cpu_blas *blas,
+                         const struct gemm_spec *g)
 {
     struct sgemm_call s = {
         .blas = blas, .g = g,
@@ -202,14 +203,21 @@ static void measure_sgemm(const struct options *o, const struct cpu_blas *blas,
         .b = filled((size_t)g->k * g->n * sizeof(float), 0),
         .c = filled((size_t)g->m * g->n * sizeof(float), 0),
     };
-    if (!s.a || !s.b || !s.c)
-        printf("gemm F32 %s - out of memory\n", g->text);
-    else
-        printf("gemm F32 %s %.1f openblas:%s\n", g->text,
-               rate(o, 2.0 * g->m * g->n * g->k, sgemm_once, &s), blas->kernel);
+    double r = s.a && s.b && s.c ? rate(o, 2.0 * g->m * g->n * g->k, sgemm_once, &s) : -1.0;
     free(s.a);
     free(s.b);
     free(s.c);
+    return r;
+}
+
+static void measure_sgemm(const struct options *o, const struct cpu_blas *blas,
+                          const struct gemm_spec *g)
+{
+    double r = sgemm_rate(o, blas, g);
+    if (r < 0)
+        printf("gemm F32 %s - out of memory\n", g->text);
+    else
+        printf("gemm F32 %s %.1f openblas:%s\n", g->text, r, blas->kernel);
 }
 
 /* ---------------------------------------------------------------- oneDNN */
@@ -391,31 +399,33 @@ static double conv_rate(const struct options *o, struct cpu_onednn *on,
     return r;
 }
 
-/* The rate of the sgemm that the im2col route of an input gradient does (conv2d.c):
- * the columns [C·K·K, N·Ho·Wo] = wᵀ · dy, counted at the convolution's FLOPs. */
-static double im2col_data_rate(const struct options *o, const struct cpu_blas *blas,
-                               const struct conv_spec *c)
+/* The rate of the sgemm of the im2col route (conv2d.c) where gemm = "auto" sends this
+ * direction of c there instead of to oneDNN, counted at the convolution's FLOPs; −1
+ * where it does not. The columns [C·K·K, N·Ho·Wo] = wᵀ · dy of an input gradient. */
+static double route_rate(const struct options *o, const struct cpu_blas *blas,
+                         const struct conv_spec *c, enum direction dir)
 {
-    struct gemm_spec g = { .m = c->c * c->k * c->k, .n = c->n * c->ho * c->wo, .k = c->o,
-                           .ta = 1, .tb = 0 };
-    struct sgemm_call s = {
-        .blas = blas, .g = &g,
-        .a = filled((size_t)g.m * g.k * sizeof(float), 0),
-        .b = filled((size_t)g.k * g.n * sizeof(float), 0),
-        .c = filled((size_t)g.m * g.n * sizeof(float), 0),
+    static const enum cpu_conv_kind kinds[3] = {
+        [FWD] = CPU_CONV_FORWARD, [BWD_DATA] = CPU_CONV_BACKWARD_DATA,
+        [BWD_WEIGHTS] = CPU_CONV_BACKWARD_FILTER,
     };
-    double r = s.a && s.b && s.c ? rate(o, 2.0 * g.m * g.n * g.k, sgemm_once, &s) : -1.0;
-    free(s.a);
-    free(s.b);
-    free(s.c);
-    return r;
+    const struct gan_conv2d desc = {
+        .n = c->n, .c_in = c->c, .h_in = c->h, .w_in = c->w, .c_out = c->o, .kh = c->k,
+        .kw = c->k, .stride_h = c->s, .stride_w = c->s, .pad_h = c->p, .pad_w = c->p,
+        .dilation_h = 1, .dilation_w = 1, .h_out = c->ho, .w_out = c->wo,
+    };
+    if (cpu_onednn_conv_auto_takes(kinds[dir], &desc))
+        return -1.0;
+    const struct gemm_spec g = { .m = c->c * c->k * c->k, .n = c->n * c->ho * c->wo,
+                                 .k = c->o, .ta = 1, .tb = 0 };
+    return sgemm_rate(o, blas, &g);
 }
 
 /* A filter gradient sums over the batch; oneDNN 2.6 splits that sum between threads and
  * meets at barriers (bench/README.md), so on several threads it is also timed on one and
  * the faster counts: the limit is the best the library does. */
 static void measure_conv(const struct options *o, struct cpu_onednn *on,
-                         const struct cpu_blas *blas, const struct conv_spec *c,
+                         const struct cpu_blas *blas, double route, const struct conv_spec *c,
                          enum direction dir, dnnl_data_type_t dt)
 {
     const char *type = dt == dnnl_bf16 ? "BF16" : "F32";
@@ -430,29 +440,19 @@ static void measure_conv(const struct options *o, struct cpu_onednn *on,
             memcpy(impl, impl1, sizeof impl);
         }
     }
-    const struct gan_conv2d desc = {
-        .n = c->n, .c_in = c->c, .h_in = c->h, .w_in = c->w, .c_out = c->o, .kh = c->k,
-        .kw = c->k, .stride_h = c->s, .stride_w = c->s, .pad_h = c->p, .pad_w = c->p,
-        .dilation_h = 1, .dilation_w = 1, .h_out = c->ho, .w_out = c->wo,
-    };
-    static const enum cpu_conv_kind kinds[3] = {
-        [FWD] = CPU_CONV_FORWARD, [BWD_DATA] = CPU_CONV_BACKWARD_DATA,
-        [BWD_WEIGHTS] = CPU_CONV_BACKWARD_FILTER,
-    };
-    if (!cpu_onednn_conv_auto_takes(kinds[dir], &desc)) {
-        double r2 = im2col_data_rate(o, blas, c);
-        if (r2 > r) {
-            r = r2;
-            used = o->threads;
-            snprintf(impl, sizeof impl, "im2col-sgemm:%.48s", blas->kernel);
-        }
+    const char *lib = "onednn";
+    if (route > r) {
+        r = route;
+        used = o->threads;
+        lib = "openblas";
+        snprintf(impl, sizeof impl, "im2col-sgemm:%.48s", blas->kernel);
     }
     if (r < 0)
         printf("conv %s %s %s - oneDNN made no primitive for it\n", type,
                direction_names[dir], c->text);
     else
-        printf("conv %s %s %s %.1f %s%s %d\n", type, direction_names[dir], c->text, r,
-               strncmp(impl, "im2col", 6) == 0 ? "openblas:" : "onednn:", impl, used);
+        printf("conv %s %s %s %.1f %s:%s %d\n", type, direction_names[dir], c->text, r, lib,
+               impl, used);
 }
 
 #endif /* GAN_HAVE_ONEDNN */
@@ -628,18 +628,23 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < o.n_conv; i++)
         for (int dir = 0; dir < 3; dir++) {
+#if GAN_HAVE_ONEDNN
+            /* the same sgemm serves both types' route (BF16 is staged through it) */
+            const double route = on ? route_rate(&o, &be.blas, &o.conv[i], (enum direction)dir)
+                                    : -1.0;
+#endif
             if (!on) {
                 printf("conv F32 %s %s - no oneDNN\n", direction_names[dir], o.conv[i].text);
             } else {
 #if GAN_HAVE_ONEDNN
-                measure_conv(&o, on, &be.blas, &o.conv[i], (enum direction)dir, dnnl_f32);
+                measure_conv(&o, on, &be.blas, route, &o.conv[i], (enum direction)dir, dnnl_f32);
 #endif
             }
             if (no_bf16)
                 printf("conv BF16 %s %s - %s\n", direction_names[dir], o.conv[i].text, no_bf16);
 #if GAN_HAVE_ONEDNN
             else
-                measure_conv(&o, on, &be.blas, &o.conv[i], (enum direction)dir, dnnl_bf16);
+                measure_conv(&o, on, &be.blas, route, &o.conv[i], (enum direction)dir, dnnl_bf16);
 #endif
             fflush(stdout);
         }

@@ -24,6 +24,19 @@ static int openblas_loaded(void)
     return h != NULL;
 }
 
+/* The idle threads' spin that OpenBLAS read from its environment when it loaded (a
+ * power of two of cycles), from its own entry point; 4 stands in for a library without
+ * one, which has no such wait to check. */
+static int thread_timeout(const struct cpu_blas *blas)
+{
+    int (*timeout)(void) = NULL;
+    void *sym = blas->handle ? dlsym(blas->handle, "openblas_thread_timeout") : NULL;
+    if (!sym)
+        return 4;
+    memcpy(&timeout, &sym, sizeof sym);
+    return timeout();
+}
+
 /* A backend without the test fixture's BLAS setup, so each test controls the load. */
 struct bare {
     struct gan_backend be;
@@ -182,8 +195,9 @@ START_TEST(test_chosen_from_features)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2"))
         ck_assert_str_ne(b.be.blas.kernel, "Prescott");
-    /* its idle threads were asked to sleep at once */
+    /* its idle threads were asked to sleep at once, and OpenBLAS took it */
     ck_assert_str_eq(b.be.blas.waits, "OpenBLAS threads sleep between calls");
+    ck_assert_int_eq(thread_timeout(&b.be.blas), 4);
     /* OpenBLAS's own report agrees, and the environment is left as it was */
     ck_assert_ptr_nonnull(strstr(b.be.blas.config, b.be.blas.kernel));
     ck_assert_ptr_null(getenv("OPENBLAS_CORETYPE"));
@@ -218,6 +232,7 @@ START_TEST(test_environment_respected)
     ck_assert_str_eq(b.be.blas.chosen_by, "OPENBLAS_CORETYPE from the environment");
     ck_assert_str_eq(getenv("OPENBLAS_CORETYPE"), name);
     ck_assert_str_eq(b.be.blas.waits, "OPENBLAS_THREAD_TIMEOUT=20 from the environment");
+    ck_assert_int_eq(thread_timeout(&b.be.blas), 20);
     ck_assert_str_eq(getenv("OPENBLAS_THREAD_TIMEOUT"), "20");
     cpu_blas_close(&b.be.blas);
 }
