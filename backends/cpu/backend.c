@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu_backend.h"
+#include "gemm16.h"
 #include "../common/backend_module.h"
 
 /* "OpenBLAS 0.3.21" from OpenBLAS's configuration string (its first two words), or
@@ -23,6 +24,19 @@ static void library_name(const struct cpu_blas *blas, char *out, size_t size)
     } else {
         snprintf(out, size, "BLAS");
     }
+}
+
+/* Where the 16-bit products that oneDNN does not take are widened, for the description. */
+static const char *gemm16_note(const gan_backend *be)
+{
+    if (cpu_gemm16_level(be))
+        return "oneDNN does not take: widened while packed, by the backend's own GEMM "
+               "(one FMA chain per element), but fewer than 8 rows or 16 columns widened "
+               "first, then sgemm";
+    if (be->gemm16_path == CPU_GEMM16_STAGED)
+        return "oneDNN does not take: widened first, then sgemm (set by backend.gemm16)";
+    return "oneDNN does not take: widened first, then sgemm (the backend's own GEMM needs "
+           "AVX2 with FMA)";
 }
 
 static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
@@ -54,6 +68,9 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     enum cpu_gemm_path gemm_path = CPU_GEMM_AUTO;
     if ((st = cpu_gemm_path_setting(host, &gemm_path)) != GAN_OK)
         return st;
+    enum cpu_gemm16_path gemm16_path = CPU_GEMM16_AUTO;
+    if ((st = cpu_gemm16_setting(host, &gemm16_path)) != GAN_OK)
+        return st;
 
     gan_backend *be = calloc(1, sizeof *be);
     if (!be)
@@ -72,6 +89,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         be->blas.set_num_threads(be->blas_threads);
     }
     be->gemm_path = gemm_path;
+    be->gemm16_path = gemm16_path;
     if ((st = cpu_pool_open(be)) != GAN_OK) {
         cpu_blas_close(&be->blas);
         free(be);
@@ -91,11 +109,12 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     cpu_onednn_describe(be, gemm, sizeof gemm);
     snprintf(be->description, sizeof be->description,
              "cpu: %s kernel %s (%s), %d thread%s%s, %s%s%s; vector level %s%s; %s; "
-             "FP8: emulated, exact widening into %s",
+             "16-bit products %s; FP8: emulated, exact widening into %s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
              be->threads == 1 ? "" : "s", blas_note, be->blas.path,
              *be->blas.waits ? ", " : "", be->blas.waits, cpu_isa_name(be->isa),
              be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm,
+             gemm16_note(be),
              cpu_onednn_bf16(be) ? "the BF16 GEMM (power-of-two scales) "
                                    "or the FP32 GEMM"
                                  : "the FP32 GEMM");

@@ -88,9 +88,10 @@ struct gan_backend {
      * instance, a build without oneDNN, "openblas", or a CPU other than x86-64 under
      * "auto") sends every call to OpenBLAS. */
     enum cpu_gemm_path gemm_path;
+    int gemm16_path;               /* the setting "gemm16": enum cpu_gemm16_path (gemm16.h) */
     struct cpu_onednn *onednn;
     char onednn_absent[192];       /* why "auto" runs without oneDNN, for the description */
-    char description[1280];
+    char description[2048];
 };
 
 /* Address of byte `offset` of a buffer (backends/common/transfer.h resolves the memory

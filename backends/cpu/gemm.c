@@ -11,6 +11,7 @@
 
 #include "cpu_backend.h"
 #include "convert.h"
+#include "gemm16.h"
 #include "../common/gemm_checks.h"
 
 /* CBLAS's enum values (cblas.h), passed as ints; see cpu_sgemm_fn. */
@@ -61,6 +62,9 @@ static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
      * it declines a product it has no primitive for, which then stays here. */
     if (cpu_onednn_gemm(be, g, &st))
         return st;
+    /* Other 16-bit products to the backend's own GEMM, which widens while it packs. */
+    if (cpu_gemm16_takes(be, g))
+        return cpu_gemm16(be, g);
 
     /* 16-bit operands are widened to FP32 (exactly) in scratch; a 16-bit C gets an
      * FP32 accumulator that is rounded once at the end, as a tensor core does. */

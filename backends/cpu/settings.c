@@ -16,5 +16,9 @@ const struct gan_setting_spec cpu_settings[] = {
       "library for GEMMs and convolutions: auto (oneDNN for FP32 and FP16 convolutions, and "
       "for BF16 where the CPU has BF16 dot products; OpenBLAS for the rest), openblas, "
       "onednn" },
+    { "gemm16", GAN_SETTING_STRING, "auto",
+      "where the operands of 16-bit products that oneDNN does not take are widened: auto "
+      "(while the backend's own GEMM packs them, on AVX2 with FMA or AVX-512), staged (a "
+      "pass of their own before OpenBLAS's sgemm)" },
     { NULL, 0, NULL, NULL },
 };

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* gemm16.h — the CPU backend's own GEMM for products with 16-bit operands on CPUs
+ * without a 16-bit dot product: it widens FP16 and BF16 to FP32 while it packs the
+ * operands, where OpenBLAS's sgemm needs them widened first in a pass of their own.
+ * gemm16.c drives it; gemm16_lanes.h is its packing and tile, once per vector level. */
+#ifndef GANCTL_CPU_GEMM16_H
+#define GANCTL_CPU_GEMM16_H
+
+#include <stdint.h>
+
+#include "cpu_backend.h"
+
+/* One operand as the kernels read it: element (r, c) of the stored matrix is p[r·ld + c]
+ * in `dtype`; `trans` as in struct gan_gemm. */
+struct cpu_gemm16_operand {
+    const void *p;
+    enum gan_dtype dtype;
+    int64_t ld;
+    int trans;
+};
+
+/* C and how the chain is combined with it: alpha·chain + beta·C. */
+struct cpu_gemm16_c {
+    void *p;
+    enum gan_dtype dtype;
+    int64_t ld;
+    float alpha, beta;
+};
+
+/* A vector level's part: its tile's shape and its three kernels (gemm16_lanes.h). */
+struct cpu_gemm16_level {
+    int mr, nr, lanes;
+    void (*pack_a)(const struct cpu_gemm16_operand *a, int64_t i0, int mr, int64_t k,
+                   int64_t kp, float *dst);
+    void (*pack_b)(const struct cpu_gemm16_operand *b, int64_t j0, int nr, int64_t k,
+                   float *dst);
+    void (*tile)(const struct cpu_gemm16_c *c, const float *ap, int64_t kp, const float *bp,
+                 int64_t k, int64_t i0, int64_t j0, int mr, int nr);
+};
+
+extern const struct cpu_gemm16_level cpu_gemm16_level_avx512, cpu_gemm16_level_avx2;
+
+/* The setting "gemm16": where 16-bit GEMM operands are widened. */
+enum cpu_gemm16_path {
+    CPU_GEMM16_AUTO,   /* packed where the vector level and FMA allow, else staged */
+    CPU_GEMM16_STAGED, /* in a pass of their own, then OpenBLAS's sgemm */
+};
+gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path *path);
+
+/* The level be's products use, or NULL when they are staged: the setting, a vector
+ * level below F16C, or a CPU without FMA. */
+const struct cpu_gemm16_level *cpu_gemm16_level(const gan_backend *be);
+
+/* Products smaller than this many rows or columns stay staged: a tile would spend most
+ * of its lanes on padding (the critic's one-column output layer, the toy's 2-D input). */
+#define CPU_GEMM16_MIN_ROWS 8
+#define CPU_GEMM16_MIN_COLS 16
+
+/* Nonzero when be computes the product g (which has a 16-bit operand) itself. */
+int cpu_gemm16_takes(const gan_backend *be, const struct gan_gemm *g);
+/* The product, batch entry by batch entry, on be's threads. */
+gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g);
+
+#endif
