@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu_fixture.h"
+#include "../../backends/cpu/gemm16.h"
 
 struct fixture {
     struct gan_backend be;     /* first, so the backend pointer is the fixture pointer */
@@ -27,6 +28,12 @@ gan_backend *cpu_fixture_new(const char *const *settings)
         fprintf(stderr, "cpu_fixture: %s\n", f->th.last_error);
         abort();
     }
+    enum cpu_gemm16_path gemm16 = CPU_GEMM16_AUTO;
+    if (cpu_gemm16_setting(&f->th.host, &gemm16) != GAN_OK) {
+        fprintf(stderr, "cpu_fixture: %s\n", f->th.last_error);
+        abort();
+    }
+    f->be.gemm16_path = gemm16;
     if (cpu_blas_open(&f->be, (int)threads) != GAN_OK) {
         fprintf(stderr, "cpu_fixture: BLAS did not load: %s\n", f->th.last_error);
         abort();
