@@ -394,16 +394,17 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
         snprintf(bf16, sizeof bf16, "oneDNN %s (%s%s)", o->bf16_impl,
                  forced ? "set by backend.gemm; " : "", dot);
     else
-        snprintf(bf16, sizeof bf16, "OpenBLAS products, convolutions staged through oneDNN's "
+        snprintf(bf16, sizeof bf16, "products without oneDNN, convolutions staged through oneDNN's "
                  "FP32 ones (%s)", dot);
-    /* FP16 products stay on OpenBLAS; FP16 convolutions run on oneDNN's FP32 ones. */
+    /* FP16 products stay off oneDNN (gemm16.c or OpenBLAS); FP16 convolutions run on
+     * oneDNN's FP32 ones. */
     char few[128] = "";
     if (!forced)
         snprintf(few, sizeof few, ", but the input gradient of fewer than %d channels on "
                  "im2col + sgemm (oneDNN's AVX-512 kernel pads them to 16)",
                  CPU_ONEDNN_AUTO_DATA_MIN_CHANNELS);
     snprintf(out, size, "GEMM %s: oneDNN %s; FP32 GEMM: %s; FP32 convolutions: oneDNN (%s), "
-             "FP16 ones staged in FP32%s; BF16: %s; FP16 products: OpenBLAS; %s",
+             "FP16 ones staged in FP32%s; BF16: %s; FP16 products: without oneDNN; %s",
              path, o->version,
              forced ? "oneDNN (set by backend.gemm)"
                     : "OpenBLAS (its sgemm is as fast for the networks' shapes)",

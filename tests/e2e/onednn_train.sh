@@ -64,10 +64,10 @@ check "gemm = auto: OpenBLAS for FP32 GEMM, oneDNN for FP32 convolutions, each w
     has "$work/auto" "FP32 GEMM: OpenBLAS (its sgemm is as fast for the networks' shapes); FP32 convolutions: oneDNN (faster than im2col + sgemm), FP16 ones staged in FP32, but the input gradient of fewer than 4 channels on im2col + sgemm (oneDNN's AVX-512 kernel pads them to 16); BF16: "
 if test $bf16 = 1; then
     check "gemm = auto: oneDNN for BF16 on a CPU with a BF16 dot product" \
-        grep -q 'BF16: oneDNN [a-z_0-9:]* (this CPU has a BF16 dot product); FP16 products: OpenBLAS' "$work/auto"
+        grep -q 'BF16: oneDNN [a-z_0-9:]* (this CPU has a BF16 dot product); FP16 products: without oneDNN' "$work/auto"
 else
     check "gemm = auto: OpenBLAS for BF16 on a CPU without a BF16 dot product" \
-        has "$work/auto" "BF16: OpenBLAS products, convolutions staged through oneDNN's FP32 ones (this CPU has no BF16 dot product); FP16 products: OpenBLAS"
+        has "$work/auto" "BF16: products without oneDNN, convolutions staged through oneDNN's FP32 ones (this CPU has no BF16 dot product); FP16 products: without oneDNN"
 fi
 
 # ------------------------------------------------------------------ without a BF16 dot product
@@ -78,7 +78,7 @@ GANCTL_TEST_NO_BF16_DOT=1 "$GANCTL" --backend cpu --version >"$work/nodot" 2>&1
 check "no BF16 dot product: auto keeps oneDNN's FP32 convolutions" \
     has "$work/nodot" "FP32 convolutions: oneDNN (faster than im2col + sgemm)"
 check "no BF16 dot product: auto sends BF16 products to OpenBLAS and stages BF16 convolutions through oneDNN's FP32 ones, saying why" \
-    has "$work/nodot" "BF16: OpenBLAS products, convolutions staged through oneDNN's FP32 ones (this CPU has no BF16 dot product)"
+    has "$work/nodot" "BF16: products without oneDNN, convolutions staged through oneDNN's FP32 ones (this CPU has no BF16 dot product)"
 GANCTL_TEST_NO_BF16_DOT=1 "$GANCTL" --backend cpu -s backend.gemm=onednn --version >"$work/nodot" 2>&1
 check "no BF16 dot product: gemm = onednn is taken" \
     has "$work/nodot" "GEMM onednn: oneDNN"

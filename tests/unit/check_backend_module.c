@@ -95,7 +95,11 @@ START_TEST(test_descriptor)
     ck_assert_int_eq(s[3].type, GAN_SETTING_STRING);
     ck_assert_str_eq(s[3].default_value, "auto");
     ck_assert_ptr_nonnull(s[3].summary);
-    ck_assert_ptr_null(s[4].name);
+    ck_assert_str_eq(s[4].name, "gemm16");
+    ck_assert_int_eq(s[4].type, GAN_SETTING_STRING);
+    ck_assert_str_eq(s[4].default_value, "auto");
+    ck_assert_ptr_nonnull(s[4].summary);
+    ck_assert_ptr_null(s[5].name);
 }
 END_TEST
 
