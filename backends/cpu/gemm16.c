@@ -65,7 +65,6 @@ struct gemm16_job {
     struct cpu_gemm16_operand a, b;
     struct cpu_gemm16_c c;
     int64_t m, n, k;
-    int64_t kp; /* the row stride of A's packed panels */
     float *scratch;
     size_t part_floats; /* each part's share of scratch */
     size_t b_floats;    /* of which B's block, then A's */
@@ -75,7 +74,7 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
 {
     const struct gemm16_job *job = arg;
     const struct cpu_gemm16_level *lv = job->lv;
-    const int64_t k = job->k, kp = job->kp, panels_per_block = GEMM16_COLS / lv->nr,
+    const int64_t k = job->k, panels_per_block = GEMM16_COLS / lv->nr,
                   rows = GEMM16_ROWS / lv->mr * lv->mr;
     float *bp = job->scratch + (size_t)part * job->part_floats, *ap = bp + job->b_floats;
 
@@ -90,14 +89,14 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
             const int64_t i1 = job->m - i0 < rows ? job->m : i0 + rows;
             for (int64_t i = i0; i < i1; i += lv->mr) {
                 const int mr = i1 - i < lv->mr ? (int)(i1 - i) : lv->mr;
-                lv->pack_a(&job->a, i, mr, k, kp, ap + (size_t)((i - i0) * kp));
+                lv->pack_a(&job->a, i, mr, k, ap + (size_t)((i - i0) * k));
             }
-            for (int64_t p = p0; p < p1; p++) {
-                const int64_t j = p * lv->nr;
-                const int nr = job->n - j < lv->nr ? (int)(job->n - j) : lv->nr;
-                for (int64_t i = i0; i < i1; i += lv->mr) {
-                    const int mr = i1 - i < lv->mr ? (int)(i1 - i) : lv->mr;
-                    lv->tile(&job->c, ap + (size_t)((i - i0) * kp), kp,
+            for (int64_t i = i0; i < i1; i += lv->mr) {
+                const int mr = i1 - i < lv->mr ? (int)(i1 - i) : lv->mr;
+                for (int64_t p = p0; p < p1; p++) {
+                    const int64_t j = p * lv->nr;
+                    const int nr = job->n - j < lv->nr ? (int)(job->n - j) : lv->nr;
+                    lv->tile(&job->c, ap + (size_t)((i - i0) * k),
                              bp + (size_t)((p - p0) * k * lv->nr), k, i, j, mr, nr);
                 }
             }
@@ -117,12 +116,9 @@ gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
         parts = be->threads;
 
     struct gemm16_job job = { .lv = lv, .m = g->m, .n = g->n, .k = g->k };
-    /* A's packed rows an odd number of cache lines apart, so that the tile's MR streams
-     * through them fall in different sets of the cache */
-    job.kp = (g->k + 15) / 16 * 16;
-    job.kp += job.kp / 16 % 2 == 0 ? 16 : 0;
     job.b_floats = (size_t)(g->k * GEMM16_COLS);
-    job.part_floats = job.b_floats + (size_t)(job.kp * rows);
+    /* A's block, and the lanes its last packed store spills past it */
+    job.part_floats = job.b_floats + (size_t)(g->k * rows) + (size_t)lv->lanes;
     job.part_floats = (job.part_floats + 15) / 16 * 16; /* each part on its own lines */
     gan_status st = cpu_scratch(be, (size_t)parts * job.part_floats * sizeof(float),
                                 (void **)&job.scratch);

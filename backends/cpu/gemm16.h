@@ -31,11 +31,11 @@ struct cpu_gemm16_c {
 struct cpu_gemm16_level {
     int mr, nr, lanes;
     void (*pack_a)(const struct cpu_gemm16_operand *a, int64_t i0, int mr, int64_t k,
-                   int64_t kp, float *dst);
+                   float *dst);
     void (*pack_b)(const struct cpu_gemm16_operand *b, int64_t j0, int nr, int64_t k,
                    float *dst);
-    void (*tile)(const struct cpu_gemm16_c *c, const float *ap, int64_t kp, const float *bp,
-                 int64_t k, int64_t i0, int64_t j0, int mr, int nr);
+    void (*tile)(const struct cpu_gemm16_c *c, const float *ap, const float *bp, int64_t k,
+                 int64_t i0, int64_t j0, int mr, int nr);
 };
 
 extern const struct cpu_gemm16_level cpu_gemm16_level_avx512, cpu_gemm16_level_avx2;

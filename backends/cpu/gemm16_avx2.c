@@ -16,6 +16,7 @@
 
 #define GEMM16_TARGET __attribute__((target("avx2,avx,f16c,fma")))
 #define GEMM16_MR 6
+#define GEMM16_NV 2
 #define lanes_fma(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 
 /* r[i] lane j becomes r[j] lane i: pairs of rows interleaved by element, then by

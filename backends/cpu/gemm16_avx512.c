@@ -16,6 +16,7 @@
 
 #define GEMM16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx2,avx,f16c,fma")))
 #define GEMM16_MR 12
+#define GEMM16_NV 2
 #define lanes_fma(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 
 /* r[i] lane j becomes r[j] lane i: pairs of rows interleaved by element, then by

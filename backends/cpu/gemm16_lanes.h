@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* gemm16_lanes.h — gemm16.c's packing and tile, written once for both vector levels:
  * included after lanes_avx512.h or lanes_avx2.h by gemm16_avx512.c and gemm16_avx2.c,
- * which define GEMM16_TARGET (the level's target plus FMA), GEMM16_MR (at most
- * LANES_N), lanes_fma and lanes_transpose (LANES_N vectors, in place).
+ * which define GEMM16_TARGET (the level's target plus FMA), the tile's rows GEMM16_MR
+ * (at most LANES_N) and vectors of columns GEMM16_NV, lanes_fma and lanes_transpose
+ * (LANES_N vectors, in place).
  *
  * A tile is GEMM16_MR rows by GEMM16_NR = two vectors of columns of C. Each element is
  * one FP32 fused multiply-add chain over k in order, from zero, then alpha·chain +
@@ -11,37 +12,38 @@
  * operands are read in their own types and widened (exactly) as they are packed, so no
  * pass of its own converts a whole tensor. */
 
-#define GEMM16_NR (2 * LANES_N)
+#define GEMM16_NR (GEMM16_NV * LANES_N)
 /* lanes_inside for a run that may end before element i (then no lane is inside) */
 #define GEMM16_INSIDE(i, n) ((n) > (i) ? lanes_inside((i), (n)) : lanes_inside(0, 0))
 
-/* A's rows i0 .. i0 + mr as a panel of MR rows, row i at dst + i · kp (kp ≥ k, a row
- * stride that puts the rows' streams in different cache sets); rows from mr on zero. */
+/* A's rows i0 .. i0 + mr as a panel: dst[k · MR + i], zeros from row mr on, so that
+ * the tile's broadcasts read one stream. Each k's values are stored as a whole vector
+ * (a masked store is slow on some CPUs: AMD's AVX2 VMASKMOVPS), the LANES_N − MR past
+ * them overwritten by the next k's, and by the last spilling up to LANES_N floats past
+ * the panel: the caller leaves room. */
 GEMM16_TARGET
 static void LANES_FN(gemm16_pack_a)(const struct cpu_gemm16_operand *a, int64_t i0, int mr,
-                                    int64_t k_len, int64_t kp, float *dst)
+                                    int64_t k_len, float *dst)
 {
-    if (!a->trans) { /* stored m × k: each row is consecutive in memory */
-        for (int i = 0; i < GEMM16_MR; i++)
-            for (int64_t k = 0; k < k_len; k += LANES_N) {
-                const lanes_in in = lanes_inside(k, k_len);
-                lanes_store_f32(dst + i * kp + k, in,
-                                i < mr ? lanes_load(a->p, a->dtype, (i0 + i) * a->ld + k, in)
-                                       : lanes_zero());
-            }
+    const lanes_in all = lanes_inside(0, LANES_N), rows = lanes_inside(0, mr);
+    if (a->trans) { /* stored k × m: the panel's MR values of one k are consecutive */
+        for (int64_t k = 0; k < k_len; k++)
+            lanes_store_f32(dst + k * GEMM16_MR, all,
+                            lanes_load(a->p, a->dtype, k * a->ld + i0, rows));
         return;
     }
-    /* stored k × m: LANES_N values of k at a time, each k's MR values consecutive,
+    /* stored m × k: each row is read LANES_N values of k at a time, and the rows
      * transposed in registers */
     for (int64_t k0 = 0; k0 < k_len; k0 += LANES_N) {
-        const lanes_in ks = lanes_inside(k0, k_len), rows = lanes_inside(0, mr);
+        const lanes_in ks = lanes_inside(k0, k_len);
+        const int kn = k_len - k0 < LANES_N ? (int)(k_len - k0) : LANES_N;
         lanes_f32 r[LANES_N];
-        for (int q = 0; q < LANES_N; q++)
-            r[q] = k0 + q < k_len ? lanes_load(a->p, a->dtype, (k0 + q) * a->ld + i0, rows)
-                                  : lanes_zero();
+        for (int i = 0; i < LANES_N; i++)
+            r[i] = i < mr ? lanes_load(a->p, a->dtype, (i0 + i) * a->ld + k0, ks)
+                          : lanes_zero();
         lanes_transpose(r);
-        for (int i = 0; i < GEMM16_MR; i++)
-            lanes_store_f32(dst + i * kp + k0, ks, r[i]);
+        for (int q = 0; q < kn; q++)
+            lanes_store_f32(dst + (k0 + q) * GEMM16_MR, all, r[q]);
     }
 }
 
@@ -52,14 +54,15 @@ static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t 
 {
     const lanes_in all = lanes_inside(0, LANES_N);
     if (!b->trans) { /* stored k × n: a row of the panel is consecutive in memory */
-        const lanes_in lo = lanes_inside(0, nr), hi = GEMM16_INSIDE(LANES_N, nr);
-        for (int64_t k = 0; k < k_len; k++) {
-            const int64_t row = k * b->ld + j0;
-            lanes_store_f32(dst + k * GEMM16_NR, all, lanes_load(b->p, b->dtype, row, lo));
-            lanes_store_f32(dst + k * GEMM16_NR + LANES_N, all,
-                            nr > LANES_N ? lanes_load(b->p, b->dtype, row + LANES_N, hi)
-                                         : lanes_zero());
-        }
+        lanes_in in[GEMM16_NV];
+        for (int h = 0; h < GEMM16_NV; h++)
+            in[h] = GEMM16_INSIDE(h * LANES_N, nr);
+        for (int64_t k = 0; k < k_len; k++)
+            for (int h = 0; h < GEMM16_NV; h++)
+                lanes_store_f32(dst + k * GEMM16_NR + h * LANES_N, all,
+                                h * LANES_N < nr
+                                    ? lanes_load(b->p, b->dtype, k * b->ld + j0 + h * LANES_N, in[h])
+                                    : lanes_zero());
         return;
     }
     /* stored n × k: each column of the panel is a row in memory; LANES_N of them,
@@ -67,7 +70,7 @@ static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t 
     for (int64_t k0 = 0; k0 < k_len; k0 += LANES_N) {
         const lanes_in ks = lanes_inside(k0, k_len);
         const int kn = k_len - k0 < LANES_N ? (int)(k_len - k0) : LANES_N;
-        for (int h = 0; h < 2; h++) {
+        for (int h = 0; h < GEMM16_NV; h++) {
             lanes_f32 r[LANES_N];
             for (int q = 0; q < LANES_N; q++) {
                 const int j = h * LANES_N + q;
@@ -84,37 +87,45 @@ static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t 
 /* The tile at C's row i0, column j0: mr ≤ MR rows and nr ≤ NR columns of it are C's. */
 GEMM16_TARGET
 static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
-                                  int64_t kp, const float *bp, int64_t k_len, int64_t i0,
-                                  int64_t j0, int mr, int nr)
+                                  const float *bp, int64_t k_len, int64_t i0, int64_t j0,
+                                  int mr, int nr)
 {
-    lanes_f32 acc[GEMM16_MR][2];
+    lanes_f32 acc[GEMM16_MR][GEMM16_NV];
+    const lanes_in all = lanes_inside(0, LANES_N);
+#pragma GCC unroll 16
     for (int i = 0; i < GEMM16_MR; i++)
-        acc[i][0] = acc[i][1] = lanes_zero();
+#pragma GCC unroll 4
+        for (int h = 0; h < GEMM16_NV; h++)
+            acc[i][h] = lanes_zero();
+#pragma GCC unroll 4
     for (int64_t k = 0; k < k_len; k++) {
-        const lanes_f32 b0 = lanes_load_f32(bp + k * GEMM16_NR, lanes_inside(0, LANES_N));
-        const lanes_f32 b1 = lanes_load_f32(bp + k * GEMM16_NR + LANES_N,
-                                            lanes_inside(0, LANES_N));
+        lanes_f32 y[GEMM16_NV];
+#pragma GCC unroll 4
+        for (int h = 0; h < GEMM16_NV; h++)
+            y[h] = lanes_load_f32(bp + k * GEMM16_NR + h * LANES_N, all);
 #pragma GCC unroll 16
         for (int i = 0; i < GEMM16_MR; i++) {
-            const lanes_f32 x = lanes_set1(ap[i * kp + k]);
-            acc[i][0] = lanes_fma(x, b0, acc[i][0]);
-            acc[i][1] = lanes_fma(x, b1, acc[i][1]);
+            const lanes_f32 x = lanes_set1(ap[k * GEMM16_MR + i]);
+#pragma GCC unroll 4
+            for (int h = 0; h < GEMM16_NV; h++)
+                acc[i][h] = lanes_fma(x, y[h], acc[i][h]);
         }
     }
     /* Out through memory: indexing the accumulators by anything but constants would
      * keep them there through the loop above. */
     float out[GEMM16_MR * GEMM16_NR];
-    const lanes_in all = lanes_inside(0, LANES_N);
 #pragma GCC unroll 16
-    for (int i = 0; i < GEMM16_MR; i++) {
-        lanes_store_f32(out + i * GEMM16_NR, all, acc[i][0]);
-        lanes_store_f32(out + i * GEMM16_NR + LANES_N, all, acc[i][1]);
-    }
+    for (int i = 0; i < GEMM16_MR; i++)
+#pragma GCC unroll 4
+        for (int h = 0; h < GEMM16_NV; h++)
+            lanes_store_f32(out + i * GEMM16_NR + h * LANES_N, all, acc[i][h]);
     const lanes_f32 alpha = lanes_set1(c->alpha), beta = lanes_set1(c->beta);
-    const lanes_in in[2] = { lanes_inside(0, nr), GEMM16_INSIDE(LANES_N, nr) };
+    lanes_in in[GEMM16_NV];
+    for (int h = 0; h < GEMM16_NV; h++)
+        in[h] = GEMM16_INSIDE(h * LANES_N, nr);
     for (int i = 0; i < mr; i++) {
         const int64_t row = (i0 + i) * c->ld + j0;
-        for (int h = 0; h < 2 && h * LANES_N < nr; h++) {
+        for (int h = 0; h < GEMM16_NV && h * LANES_N < nr; h++) {
             lanes_f32 v = lanes_mul(alpha, lanes_load_f32(out + i * GEMM16_NR + h * LANES_N, all));
             if (c->beta != 0.0f) /* beta = 0: C is not read, as in BLAS */
                 v = lanes_add(v, lanes_mul(beta, lanes_load(c->p, c->dtype,
