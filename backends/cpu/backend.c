@@ -35,6 +35,9 @@ static const char *gemm16_note(const gan_backend *be)
                "first, then sgemm";
     if (be->gemm16_path == CPU_GEMM16_STAGED)
         return "oneDNN does not take: widened first, then sgemm (set by backend.gemm16)";
+    if (be->isa == CPU_ISA_F16C && be->gemm16_path == CPU_GEMM16_AUTO)
+        return "oneDNN does not take: widened first, then sgemm (the backend's own GEMM "
+               "was slower on AVX2; backend.gemm16 = \"packed\" takes it)";
     return "oneDNN does not take: widened first, then sgemm (the backend's own GEMM needs "
            "AVX2 with FMA)";
 }

@@ -6,9 +6,11 @@
  * tile reads anyway, and C is rounded as the tile stores it (gemm16_lanes.h).
  *
  * The blocking: each part of the work is a run of B's column panels; for each block of
- * GEMM16_COLS columns of it, B is packed once, then A GEMM16_ROWS rows at a time, and
- * every tile of the two computed over all of k. Nothing splits k, so each element is
- * one FMA chain, and what a part computes does not depend on how many parts there are. */
+ * GEMM16_COLS columns of it and GEMM16_DEPTH values of k, B is packed once, then A
+ * GEMM16_ROWS rows at a time, and every tile of the two computed. A tile's chains are
+ * kept in FP32 between blocks of k and go on from where they stopped, so each element
+ * is one FMA chain over all of k, and what a part computes does not depend on how many
+ * parts there are. */
 #include "config.h"
 
 #include <stdint.h>
@@ -21,18 +23,25 @@
  * does 24 FMAs per k (bench/README.md). */
 #define GEMM16_COLS 512
 #define GEMM16_ROWS 96
+/* Values of k packed at a time: a tile's panel of B, 256 × 16 floats on AVX2, stays in
+ * the L1 cache while the tiles of a row of A panels read it. */
+#define GEMM16_DEPTH 256
 
 gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path *path)
 {
     const char *want = NULL;
     if (gan_setting_string(host, cpu_settings, "gemm16", &want) != GAN_OK ||
-        (want && strcmp(want, "auto") != 0 && strcmp(want, "staged") != 0))
+        (want && strcmp(want, "auto") != 0 && strcmp(want, "packed") != 0 &&
+         strcmp(want, "staged") != 0))
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cpu: gemm16 = \"%s\" is not a way to widen 16-bit "
                           "products; use \"auto\" (while packing, in the backend's own "
-                          "GEMM, where the CPU has AVX2 and FMA) or \"staged\" (a pass "
-                          "of its own, then OpenBLAS's sgemm)", want ? want : "(not a string)");
-    *path = want && strcmp(want, "staged") == 0 ? CPU_GEMM16_STAGED : CPU_GEMM16_AUTO;
+                          "GEMM, on AVX-512), \"packed\" (also on AVX2 with FMA) or "
+                          "\"staged\" (a pass of its own, then OpenBLAS's sgemm)",
+                          want ? want : "(not a string)");
+    *path = !want || strcmp(want, "auto") == 0 ? CPU_GEMM16_AUTO
+            : strcmp(want, "packed") == 0      ? CPU_GEMM16_PACKED
+                                               : CPU_GEMM16_STAGED;
     return GAN_OK;
 }
 
@@ -43,7 +52,9 @@ const struct cpu_gemm16_level *cpu_gemm16_level(const gan_backend *be)
         return NULL;
     if (be->isa == CPU_ISA_AVX512)
         return &cpu_gemm16_level_avx512;
-    if (be->isa == CPU_ISA_F16C)
+    /* On AVX2 the tile ran 0.87-0.93x OpenBLAS's Haswell kernel on widened copies
+     * (bench/README.md), so only "packed" takes it there. */
+    if (be->isa == CPU_ISA_F16C && be->gemm16_path == CPU_GEMM16_PACKED)
         return &cpu_gemm16_level_avx2;
 #else
     (void)be;
@@ -66,38 +77,47 @@ struct gemm16_job {
     struct cpu_gemm16_c c;
     int64_t m, n, k;
     float *scratch;
-    size_t part_floats; /* each part's share of scratch */
-    size_t b_floats;    /* of which B's block, then A's */
+    size_t part_floats; /* each part's share of scratch: */
+    size_t b_floats;    /* B's block, then A's, */
+    size_t a_floats;    /* then the chains kept between blocks of k */
 };
 
 static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
 {
     const struct gemm16_job *job = arg;
     const struct cpu_gemm16_level *lv = job->lv;
-    const int64_t k = job->k, panels_per_block = GEMM16_COLS / lv->nr,
-                  rows = GEMM16_ROWS / lv->mr * lv->mr;
-    float *bp = job->scratch + (size_t)part * job->part_floats, *ap = bp + job->b_floats;
+    const int64_t panels_per_block = GEMM16_COLS / lv->nr,
+                  rows = GEMM16_ROWS / lv->mr * lv->mr, tile = lv->mr * lv->nr;
+    float *bp = job->scratch + (size_t)part * job->part_floats, *ap = bp + job->b_floats,
+          *kept = ap + job->a_floats;
 
     for (int64_t p0 = begin; p0 < end; p0 += panels_per_block) {
         const int64_t p1 = end - p0 < panels_per_block ? end : p0 + panels_per_block;
-        for (int64_t p = p0; p < p1; p++) {
-            const int64_t j = p * lv->nr;
-            const int nr = job->n - j < lv->nr ? (int)(job->n - j) : lv->nr;
-            lv->pack_b(&job->b, j, nr, k, bp + (size_t)((p - p0) * k * lv->nr));
-        }
-        for (int64_t i0 = 0; i0 < job->m; i0 += rows) {
-            const int64_t i1 = job->m - i0 < rows ? job->m : i0 + rows;
-            for (int64_t i = i0; i < i1; i += lv->mr) {
-                const int mr = i1 - i < lv->mr ? (int)(i1 - i) : lv->mr;
-                lv->pack_a(&job->a, i, mr, k, ap + (size_t)((i - i0) * k));
+        for (int64_t kb = 0; kb < job->k; kb += GEMM16_DEPTH) {
+            const int64_t kc = job->k - kb < GEMM16_DEPTH ? job->k - kb : GEMM16_DEPTH;
+            const int first = kb == 0, last = kb + kc == job->k;
+            for (int64_t p = p0; p < p1; p++) {
+                const int64_t j = p * lv->nr;
+                const int nr = job->n - j < lv->nr ? (int)(job->n - j) : lv->nr;
+                lv->pack_b(&job->b, j, nr, kb, kc, bp + (size_t)((p - p0) * kc * lv->nr));
             }
-            for (int64_t i = i0; i < i1; i += lv->mr) {
-                const int mr = i1 - i < lv->mr ? (int)(i1 - i) : lv->mr;
-                for (int64_t p = p0; p < p1; p++) {
-                    const int64_t j = p * lv->nr;
-                    const int nr = job->n - j < lv->nr ? (int)(job->n - j) : lv->nr;
-                    lv->tile(&job->c, ap + (size_t)((i - i0) * k),
-                             bp + (size_t)((p - p0) * k * lv->nr), k, i, j, mr, nr);
+            for (int64_t i0 = 0; i0 < job->m; i0 += rows) {
+                const int64_t i1 = job->m - i0 < rows ? job->m : i0 + rows;
+                for (int64_t i = i0; i < i1; i += lv->mr) {
+                    const int mr = i1 - i < lv->mr ? (int)(i1 - i) : lv->mr;
+                    lv->pack_a(&job->a, i, mr, kb, kc, ap + (size_t)((i - i0) * kc));
+                }
+                for (int64_t i = i0; i < i1; i += lv->mr) {
+                    const int mr = i1 - i < lv->mr ? (int)(i1 - i) : lv->mr;
+                    for (int64_t p = p0; p < p1; p++) {
+                        const int64_t j = p * lv->nr;
+                        const int nr = job->n - j < lv->nr ? (int)(job->n - j) : lv->nr;
+                        float *own = kept + (size_t)((i / lv->mr * panels_per_block + p - p0) *
+                                                     tile);
+                        lv->tile(&job->c, ap + (size_t)((i - i0) * kc),
+                                 bp + (size_t)((p - p0) * kc * lv->nr), kc, i, j, mr, nr, own,
+                                 first, last);
+                    }
                 }
             }
         }
@@ -116,9 +136,15 @@ gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
         parts = be->threads;
 
     struct gemm16_job job = { .lv = lv, .m = g->m, .n = g->n, .k = g->k };
-    job.b_floats = (size_t)(g->k * GEMM16_COLS);
+    const int64_t depth = g->k < GEMM16_DEPTH ? g->k : GEMM16_DEPTH;
+    job.b_floats = (size_t)(depth * GEMM16_COLS);
     /* A's block, and the lanes its last packed store spills past it */
-    job.part_floats = job.b_floats + (size_t)(g->k * rows) + (size_t)lv->lanes;
+    job.a_floats = (size_t)(depth * rows) + (size_t)lv->lanes;
+    /* with more than one block of k, each tile's chains between them */
+    const size_t kept = g->k > GEMM16_DEPTH
+                            ? (size_t)(((g->m + lv->mr - 1) / lv->mr) * lv->mr * GEMM16_COLS)
+                            : 0;
+    job.part_floats = job.b_floats + job.a_floats + kept;
     job.part_floats = (job.part_floats + 15) / 16 * 16; /* each part on its own lines */
     gan_status st = cpu_scratch(be, (size_t)parts * job.part_floats * sizeof(float),
                                 (void **)&job.scratch);
@@ -130,10 +156,10 @@ gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
     for (int64_t e = 0; e < g->batch; e++) {
         job.a = (struct cpu_gemm16_operand){
             cpu_ref_ptr(&g->a) + (size_t)(e * g->stride_a) * esz_a, g->a.dtype, g->lda,
-            g->trans_a };
+            g->trans_a, g->trans_a ? g->m : g->k };
         job.b = (struct cpu_gemm16_operand){
             cpu_ref_ptr(&g->b) + (size_t)(e * g->stride_b) * esz_b, g->b.dtype, g->ldb,
-            g->trans_b };
+            g->trans_b, g->trans_b ? g->k : g->n };
         job.c = (struct cpu_gemm16_c){ cpu_ref_ptr(&g->c) + (size_t)(e * g->stride_c) * esz_c,
                                        g->c.dtype, g->ldc, g->alpha, g->beta };
         cpu_parallel_for(be, parts, panels, 1, gemm16_range, &job);

@@ -17,6 +17,7 @@ struct cpu_gemm16_operand {
     enum gan_dtype dtype;
     int64_t ld;
     int trans;
+    int64_t cols; /* of the stored matrix: what a row holds */
 };
 
 /* C and how the chain is combined with it: alpha·chain + beta·C. */
@@ -30,25 +31,26 @@ struct cpu_gemm16_c {
 /* A vector level's part: its tile's shape and its three kernels (gemm16_lanes.h). */
 struct cpu_gemm16_level {
     int mr, nr, lanes;
-    void (*pack_a)(const struct cpu_gemm16_operand *a, int64_t i0, int mr, int64_t k,
-                   float *dst);
-    void (*pack_b)(const struct cpu_gemm16_operand *b, int64_t j0, int nr, int64_t k,
-                   float *dst);
+    void (*pack_a)(const struct cpu_gemm16_operand *a, int64_t i0, int mr, int64_t kb,
+                   int64_t k, float *dst);
+    void (*pack_b)(const struct cpu_gemm16_operand *b, int64_t j0, int nr, int64_t kb,
+                   int64_t k, float *dst);
     void (*tile)(const struct cpu_gemm16_c *c, const float *ap, const float *bp, int64_t k,
-                 int64_t i0, int64_t j0, int mr, int nr);
+                 int64_t i0, int64_t j0, int mr, int nr, float *part, int first, int last);
 };
 
 extern const struct cpu_gemm16_level cpu_gemm16_level_avx512, cpu_gemm16_level_avx2;
 
 /* The setting "gemm16": where 16-bit GEMM operands are widened. */
 enum cpu_gemm16_path {
-    CPU_GEMM16_AUTO,   /* packed where the vector level and FMA allow, else staged */
+    CPU_GEMM16_AUTO,   /* packed on AVX-512, staged below it (where packed was slower) */
+    CPU_GEMM16_PACKED, /* packed on AVX-512 or AVX2 with FMA, staged below */
     CPU_GEMM16_STAGED, /* in a pass of their own, then OpenBLAS's sgemm */
 };
 gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path *path);
 
-/* The level be's products use, or NULL when they are staged: the setting, a vector
- * level below F16C, or a CPU without FMA. */
+/* The level be's products use, or NULL when they are staged: the setting, the vector
+ * level (AVX-512 under "auto", F16C too under "packed"), or a CPU without FMA. */
 const struct cpu_gemm16_level *cpu_gemm16_level(const gan_backend *be);
 
 /* Products smaller than this many rows or columns stay staged: a tile would spend most

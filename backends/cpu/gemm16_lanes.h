@@ -16,20 +16,24 @@
 /* lanes_inside for a run that may end before element i (then no lane is inside) */
 #define GEMM16_INSIDE(i, n) ((n) > (i) ? lanes_inside((i), (n)) : lanes_inside(0, 0))
 
-/* A's rows i0 .. i0 + mr as a panel: dst[k · MR + i], zeros from row mr on, so that
+/* A's rows i0 .. i0 + mr, over k = kb .. kb + k_len, as a panel: dst[k · MR + i], zeros from row mr on, so that
  * the tile's broadcasts read one stream. Each k's values are stored as a whole vector
  * (a masked store is slow on some CPUs: AMD's AVX2 VMASKMOVPS), the LANES_N − MR past
  * them overwritten by the next k's, and by the last spilling up to LANES_N floats past
  * the panel: the caller leaves room. */
 GEMM16_TARGET
 static void LANES_FN(gemm16_pack_a)(const struct cpu_gemm16_operand *a, int64_t i0, int mr,
-                                    int64_t k_len, float *dst)
+                                    int64_t kb, int64_t k_len, float *dst)
 {
-    const lanes_in all = lanes_inside(0, LANES_N), rows = lanes_inside(0, mr);
+    const lanes_in all = lanes_inside(0, LANES_N);
     if (a->trans) { /* stored k × m: the panel's MR values of one k are consecutive */
+        /* Whole vectors where the row holds them (a partial 16-bit load goes through
+         * memory on AVX2); the lanes past MR are overwritten, or past the panel. */
+        const lanes_in rows = mr == GEMM16_MR && i0 + LANES_N <= a->cols ? all
+                                                                         : lanes_inside(0, mr);
         for (int64_t k = 0; k < k_len; k++)
             lanes_store_f32(dst + k * GEMM16_MR, all,
-                            lanes_load(a->p, a->dtype, k * a->ld + i0, rows));
+                            lanes_load(a->p, a->dtype, (kb + k) * a->ld + i0, rows));
         return;
     }
     /* stored m × k: each row is read LANES_N values of k at a time, and the rows
@@ -39,7 +43,7 @@ static void LANES_FN(gemm16_pack_a)(const struct cpu_gemm16_operand *a, int64_t 
         const int kn = k_len - k0 < LANES_N ? (int)(k_len - k0) : LANES_N;
         lanes_f32 r[LANES_N];
         for (int i = 0; i < LANES_N; i++)
-            r[i] = i < mr ? lanes_load(a->p, a->dtype, (i0 + i) * a->ld + k0, ks)
+            r[i] = i < mr ? lanes_load(a->p, a->dtype, (i0 + i) * a->ld + kb + k0, ks)
                           : lanes_zero();
         lanes_transpose(r);
         for (int q = 0; q < kn; q++)
@@ -47,10 +51,10 @@ static void LANES_FN(gemm16_pack_a)(const struct cpu_gemm16_operand *a, int64_t 
     }
 }
 
-/* B's columns j0 .. j0 + nr as a panel: dst[k · NR + j], zeros from column nr on. */
+/* B's columns j0 .. j0 + nr, over k = kb .. kb + k_len, as a panel: dst[k · NR + j], zeros from column nr on. */
 GEMM16_TARGET
 static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t j0, int nr,
-                                    int64_t k_len, float *dst)
+                                    int64_t kb, int64_t k_len, float *dst)
 {
     const lanes_in all = lanes_inside(0, LANES_N);
     if (!b->trans) { /* stored k × n: a row of the panel is consecutive in memory */
@@ -61,7 +65,7 @@ static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t 
             for (int h = 0; h < GEMM16_NV; h++)
                 lanes_store_f32(dst + k * GEMM16_NR + h * LANES_N, all,
                                 h * LANES_N < nr
-                                    ? lanes_load(b->p, b->dtype, k * b->ld + j0 + h * LANES_N, in[h])
+                                    ? lanes_load(b->p, b->dtype, (kb + k) * b->ld + j0 + h * LANES_N, in[h])
                                     : lanes_zero());
         return;
     }
@@ -74,7 +78,7 @@ static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t 
             lanes_f32 r[LANES_N];
             for (int q = 0; q < LANES_N; q++) {
                 const int j = h * LANES_N + q;
-                r[q] = j < nr ? lanes_load(b->p, b->dtype, (j0 + j) * b->ld + k0, ks)
+                r[q] = j < nr ? lanes_load(b->p, b->dtype, (j0 + j) * b->ld + kb + k0, ks)
                               : lanes_zero();
             }
             lanes_transpose(r);
@@ -84,11 +88,15 @@ static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t 
     }
 }
 
-/* The tile at C's row i0, column j0: mr ≤ MR rows and nr ≤ NR columns of it are C's. */
+/* The tile at C's row i0, column j0 (mr ≤ MR rows and nr ≤ NR columns of it are C's),
+ * over one block of k. The chains start from zero at the first block, else from the
+ * FP32 values `part` (MR × NR) holds; after the last they are combined with C and
+ * stored, else kept in `part`: an FP32 value stored and loaded again is the same
+ * value, so blocking k changes nothing in the chain. */
 GEMM16_TARGET
 static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
                                   const float *bp, int64_t k_len, int64_t i0, int64_t j0,
-                                  int mr, int nr)
+                                  int mr, int nr, float *part, int first, int last)
 {
     lanes_f32 acc[GEMM16_MR][GEMM16_NV];
     const lanes_in all = lanes_inside(0, LANES_N);
@@ -96,7 +104,8 @@ static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
     for (int i = 0; i < GEMM16_MR; i++)
 #pragma GCC unroll 4
         for (int h = 0; h < GEMM16_NV; h++)
-            acc[i][h] = lanes_zero();
+            acc[i][h] = first ? lanes_zero()
+                              : lanes_load_f32(part + i * GEMM16_NR + h * LANES_N, all);
 #pragma GCC unroll 4
     for (int64_t k = 0; k < k_len; k++) {
         lanes_f32 y[GEMM16_NV];
@@ -114,11 +123,14 @@ static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
     /* Out through memory: indexing the accumulators by anything but constants would
      * keep them there through the loop above. */
     float out[GEMM16_MR * GEMM16_NR];
+    float *to = last ? out : part;
 #pragma GCC unroll 16
     for (int i = 0; i < GEMM16_MR; i++)
 #pragma GCC unroll 4
         for (int h = 0; h < GEMM16_NV; h++)
-            lanes_store_f32(out + i * GEMM16_NR + h * LANES_N, all, acc[i][h]);
+            lanes_store_f32(to + i * GEMM16_NR + h * LANES_N, all, acc[i][h]);
+    if (!last)
+        return;
     const lanes_f32 alpha = lanes_set1(c->alpha), beta = lanes_set1(c->beta);
     lanes_in in[GEMM16_NV];
     for (int h = 0; h < GEMM16_NV; h++)

@@ -18,7 +18,7 @@ const struct gan_setting_spec cpu_settings[] = {
       "onednn" },
     { "gemm16", GAN_SETTING_STRING, "auto",
       "where the operands of 16-bit products that oneDNN does not take are widened: auto "
-      "(while the backend's own GEMM packs them, on AVX2 with FMA or AVX-512), staged (a "
-      "pass of their own before OpenBLAS's sgemm)" },
+      "(while the backend's own GEMM packs them, on AVX-512), packed (also on AVX2 with "
+      "FMA), staged (a pass of their own before OpenBLAS's sgemm)" },
     { NULL, 0, NULL, NULL },
 };

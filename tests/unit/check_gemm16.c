@@ -216,21 +216,23 @@ START_TEST(test_exact)
     }
     for (int l = 0; l < n; l++)
         for (int t = 1; t <= 2; t++) {
-            const char *settings[] = { names[l], t == 1 ? "threads=1" : "threads=2", NULL };
+            const char *settings[] = { names[l], t == 1 ? "threads=1" : "threads=2",
+                                       "gemm16=packed", NULL };
             run_exact(settings, s, _i % 4 / 2, _i % 2);
         }
 }
 END_TEST
 
 /* Which products it takes: a 16-bit operand, at least 8 rows and 16 columns, a vector
- * level with FMA, and not under gemm16 = "staged". */
+ * level with FMA (AVX2 only under "packed"), and not under gemm16 = "staged". */
 START_TEST(test_route)
 {
     const char *names[2];
     const int n = levels(names);
     struct gan_gemm g = { .m = 64, .n = 64, .k = 64, .alpha = 1.0f, .batch = 1 };
     g.a.dtype = GAN_F16, g.b.dtype = GAN_F16, g.c.dtype = GAN_F16;
-    const char *portable[] = { "vector=portable", NULL }, *staged[] = { "gemm16=staged", NULL };
+    const char *portable[] = { "vector=portable", "gemm16=packed", NULL },
+               *staged[] = { "gemm16=staged", NULL }, *avx2[] = { "vector=f16c", NULL };
     gan_backend *be = cpu_fixture_new(portable);
     ck_assert(!cpu_gemm16_takes(be, &g));
     cpu_fixture_free(be);
@@ -241,7 +243,10 @@ START_TEST(test_route)
         fprintf(stderr, "check_gemm16: route on a vector level skipped: no AVX2 with FMA\n");
         return;
     }
-    const char *settings[] = { names[0], NULL };
+    be = cpu_fixture_new(avx2); /* "auto" leaves AVX2 to the staged path */
+    ck_assert(!cpu_gemm16_takes(be, &g));
+    cpu_fixture_free(be);
+    const char *settings[] = { names[n - 1], "gemm16=packed", NULL };
     be = cpu_fixture_new(settings);
     ck_assert(cpu_gemm16_takes(be, &g));
     g.m = CPU_GEMM16_MIN_ROWS - 1;
@@ -253,6 +258,14 @@ START_TEST(test_route)
     g.c.dtype = GAN_BF16;
     ck_assert(cpu_gemm16_takes(be, &g));
     cpu_fixture_free(be);
+    if (cpu_isa_best() >= CPU_ISA_AVX512) {
+        const char *wide[] = { "vector=avx512", NULL };
+        be = cpu_fixture_new(wide); /* "auto" takes AVX-512 */
+        ck_assert(cpu_gemm16_takes(be, &g));
+        cpu_fixture_free(be);
+    } else
+        fprintf(stderr, "check_gemm16: \"auto\" on AVX-512 not checked: this CPU has no "
+                        "AVX-512\n");
 }
 END_TEST
 
@@ -265,6 +278,7 @@ START_TEST(test_bad_setting)
     ck_assert_int_eq(cpu_gemm16_setting(&th.host, &path), GAN_ERR_CONFIG);
     ck_assert_ptr_nonnull(strstr(th.last_error, "gemm16 = \"packed-twice\""));
     ck_assert_ptr_nonnull(strstr(th.last_error, "\"staged\""));
+    ck_assert_ptr_nonnull(strstr(th.last_error, "\"packed\""));
 }
 END_TEST
 
