@@ -18,13 +18,12 @@
 
 #include "gemm16.h"
 
-/* Columns of B packed at a time, and rows of A: at k = 512, B's block is 512 KiB and
- * A's 192 KiB, which stream from the L2 cache at a few bytes a cycle while the tile
- * does 24 FMAs per k (bench/README.md). */
+/* Columns of B packed at a time, rows of A, and values of k: B's block is 512 KiB and
+ * A's 96 KiB, in the L2 cache; one A panel (12 × 256 floats on AVX-512) stays in the L1
+ * cache while the tiles of its row read B's panels from L2 at a few bytes a cycle, as
+ * the tile does 24 FMAs per k. */
 #define GEMM16_COLS 512
 #define GEMM16_ROWS 96
-/* Values of k packed at a time: a tile's panel of B, 256 × 16 floats on AVX2, stays in
- * the L1 cache while the tiles of a row of A panels read it. */
 #define GEMM16_DEPTH 256
 
 gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path *path)
