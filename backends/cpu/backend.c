@@ -27,19 +27,15 @@ static void library_name(const struct cpu_blas *blas, char *out, size_t size)
 }
 
 /* Where the 16-bit products that oneDNN does not take are widened, for the description. */
-static const char *gemm16_note(const gan_backend *be)
+static void gemm16_note(const gan_backend *be, char *out, size_t size)
 {
-    if (cpu_gemm16_level(be))
-        return "oneDNN does not take: widened while packed, by the backend's own GEMM "
-               "(one FMA chain per element), but fewer than 8 rows or 16 columns widened "
-               "first, then sgemm";
-    if (be->gemm16_path == CPU_GEMM16_STAGED)
-        return "oneDNN does not take: widened first, then sgemm (set by backend.gemm16)";
-    if (be->isa == CPU_ISA_F16C && be->gemm16_path == CPU_GEMM16_AUTO)
-        return "oneDNN does not take: widened first, then sgemm (the backend's own GEMM "
-               "was slower on AVX2; backend.gemm16 = \"packed\" takes it)";
-    return "oneDNN does not take: widened first, then sgemm (the backend's own GEMM needs "
-           "AVX2 with FMA)";
+    const char *why = NULL;
+    if (cpu_gemm16_level(be, &why))
+        snprintf(out, size, "oneDNN does not take: widened while packed, by the backend's own "
+                 "GEMM (one FMA chain per element), but fewer than 8 rows or 16 columns "
+                 "widened first, then sgemm");
+    else
+        snprintf(out, size, "oneDNN does not take: widened first, then sgemm (%s)", why);
 }
 
 static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
@@ -105,11 +101,12 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         return st;
     }
 
-    char lib[48], blas_note[40] = "", gemm[640];
+    char lib[48], blas_note[40] = "", gemm[640], gemm16[256];
     library_name(&be->blas, lib, sizeof lib);
     if (be->blas_threads != be->threads)
         snprintf(blas_note, sizeof blas_note, " (OpenBLAS %d)", be->blas_threads);
     cpu_onednn_describe(be, gemm, sizeof gemm);
+    gemm16_note(be, gemm16, sizeof gemm16);
     snprintf(be->description, sizeof be->description,
              "cpu: %s kernel %s (%s), %d thread%s%s, %s%s%s; vector level %s%s; %s; "
              "16-bit products %s; FP8: emulated, exact widening into %s",
@@ -117,7 +114,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
              be->threads == 1 ? "" : "s", blas_note, be->blas.path,
              *be->blas.waits ? ", " : "", be->blas.waits, cpu_isa_name(be->isa),
              be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm,
-             gemm16_note(be),
+             gemm16,
              cpu_onednn_bf16(be) ? "the BF16 GEMM (power-of-two scales) "
                                    "or the FP32 GEMM"
                                  : "the FP32 GEMM");

@@ -44,20 +44,30 @@ gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path 
     return GAN_OK;
 }
 
-const struct cpu_gemm16_level *cpu_gemm16_level(const gan_backend *be)
+const struct cpu_gemm16_level *cpu_gemm16_level(const gan_backend *be, const char **why)
 {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if (be->gemm16_path == CPU_GEMM16_STAGED || !__builtin_cpu_supports("fma"))
+    const char *unused;
+    why = why ? why : &unused;
+    if (be->gemm16_path == CPU_GEMM16_STAGED) {
+        *why = "set by backend.gemm16";
         return NULL;
-    if (be->isa == CPU_ISA_AVX512)
-        return &cpu_gemm16_level_avx512;
-    /* On AVX2 the tile ran 0.87-0.93x OpenBLAS's Haswell kernel on widened copies
-     * (bench/README.md), so only "packed" takes it there. */
-    if (be->isa == CPU_ISA_F16C && be->gemm16_path == CPU_GEMM16_PACKED)
-        return &cpu_gemm16_level_avx2;
-#else
-    (void)be;
+    }
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (__builtin_cpu_supports("fma")) {
+        if (be->isa == CPU_ISA_AVX512)
+            return &cpu_gemm16_level_avx512;
+        /* On AVX2 the tile ran 0.87-0.93x OpenBLAS's Haswell kernel on widened copies
+         * (bench/README.md), so only "packed" takes it there. */
+        if (be->isa == CPU_ISA_F16C && be->gemm16_path == CPU_GEMM16_PACKED)
+            return &cpu_gemm16_level_avx2;
+        if (be->isa == CPU_ISA_F16C) {
+            *why = "the backend's own GEMM was slower on AVX2; backend.gemm16 = \"packed\" "
+                   "takes it";
+            return NULL;
+        }
+    }
 #endif
+    *why = "the backend's own GEMM needs AVX2 with FMA";
     return NULL;
 }
 
@@ -67,7 +77,13 @@ int cpu_gemm16_takes(const gan_backend *be, const struct gan_gemm *g)
         return 0;
     if (g->m < CPU_GEMM16_MIN_ROWS || g->n < CPU_GEMM16_MIN_COLS)
         return 0;
-    return cpu_gemm16_level(be) != NULL;
+    return cpu_gemm16_level(be, NULL) != NULL;
+}
+
+/* How much of a full run of `full` is left when `left` remain: a tile's rows or columns. */
+static inline int edge(int64_t left, int full)
+{
+    return left < full ? (int)left : full;
 }
 
 struct gemm16_job {
@@ -75,6 +91,7 @@ struct gemm16_job {
     struct cpu_gemm16_operand a, b;
     struct cpu_gemm16_c c;
     int64_t m, n, k;
+    int64_t rows;       /* of A packed at a time: GEMM16_ROWS in whole tiles */
     float *scratch;
     size_t part_floats; /* each part's share of scratch: */
     size_t b_floats;    /* B's block, then A's, */
@@ -85,32 +102,31 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
 {
     const struct gemm16_job *job = arg;
     const struct cpu_gemm16_level *lv = job->lv;
-    const int64_t panels_per_block = GEMM16_COLS / lv->nr,
-                  rows = GEMM16_ROWS / lv->mr * lv->mr, tile = lv->mr * lv->nr;
+    const int64_t panels_per_block = GEMM16_COLS / lv->nr, rows = job->rows,
+                  tile = lv->mr * lv->nr;
     float *bp = job->scratch + (size_t)part * job->part_floats, *ap = bp + job->b_floats,
           *kept = ap + job->a_floats;
 
     for (int64_t p0 = begin; p0 < end; p0 += panels_per_block) {
         const int64_t p1 = end - p0 < panels_per_block ? end : p0 + panels_per_block;
         for (int64_t kb = 0; kb < job->k; kb += GEMM16_DEPTH) {
-            const int64_t kc = job->k - kb < GEMM16_DEPTH ? job->k - kb : GEMM16_DEPTH;
+            const int64_t kc = edge(job->k - kb, GEMM16_DEPTH);
             const int first = kb == 0, last = kb + kc == job->k;
             for (int64_t p = p0; p < p1; p++) {
                 const int64_t j = p * lv->nr;
-                const int nr = job->n - j < lv->nr ? (int)(job->n - j) : lv->nr;
-                lv->pack_b(&job->b, j, nr, kb, kc, bp + (size_t)((p - p0) * kc * lv->nr));
+                lv->pack_b(&job->b, j, edge(job->n - j, lv->nr), kb, kc,
+                           bp + (size_t)((p - p0) * kc * lv->nr));
             }
             for (int64_t i0 = 0; i0 < job->m; i0 += rows) {
                 const int64_t i1 = job->m - i0 < rows ? job->m : i0 + rows;
+                for (int64_t i = i0; i < i1; i += lv->mr)
+                    lv->pack_a(&job->a, i, edge(i1 - i, lv->mr), kb, kc,
+                               ap + (size_t)((i - i0) * kc));
                 for (int64_t i = i0; i < i1; i += lv->mr) {
-                    const int mr = i1 - i < lv->mr ? (int)(i1 - i) : lv->mr;
-                    lv->pack_a(&job->a, i, mr, kb, kc, ap + (size_t)((i - i0) * kc));
-                }
-                for (int64_t i = i0; i < i1; i += lv->mr) {
-                    const int mr = i1 - i < lv->mr ? (int)(i1 - i) : lv->mr;
+                    const int mr = edge(i1 - i, lv->mr);
                     for (int64_t p = p0; p < p1; p++) {
                         const int64_t j = p * lv->nr;
-                        const int nr = job->n - j < lv->nr ? (int)(job->n - j) : lv->nr;
+                        const int nr = edge(job->n - j, lv->nr);
                         float *own = kept + (size_t)((i / lv->mr * panels_per_block + p - p0) *
                                                      tile);
                         lv->tile(&job->c, ap + (size_t)((i - i0) * kc),
@@ -125,20 +141,19 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
 
 gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
 {
-    const struct cpu_gemm16_level *lv = cpu_gemm16_level(be);
+    const struct cpu_gemm16_level *lv = cpu_gemm16_level(be, NULL);
     const int64_t panels = (g->n + lv->nr - 1) / lv->nr;
-    const int64_t rows = GEMM16_ROWS / lv->mr * lv->mr;
-
     /* One part per thread at most: each packs its own A, so more would only repack. */
     int parts = cpu_parallel_parts(be, panels, 1, g->m * g->k * lv->nr);
     if (parts > be->threads)
         parts = be->threads;
 
-    struct gemm16_job job = { .lv = lv, .m = g->m, .n = g->n, .k = g->k };
+    struct gemm16_job job = { .lv = lv, .m = g->m, .n = g->n, .k = g->k,
+                              .rows = GEMM16_ROWS / lv->mr * lv->mr };
     const int64_t depth = g->k < GEMM16_DEPTH ? g->k : GEMM16_DEPTH;
     job.b_floats = (size_t)(depth * GEMM16_COLS);
     /* A's block, and the lanes its last packed store spills past it */
-    job.a_floats = (size_t)(depth * rows) + (size_t)lv->lanes;
+    job.a_floats = (size_t)(depth * job.rows) + (size_t)lv->lanes;
     /* with more than one block of k, each tile's chains between them */
     const size_t kept = g->k > GEMM16_DEPTH
                             ? (size_t)(((g->m + lv->mr - 1) / lv->mr) * lv->mr * GEMM16_COLS)

@@ -49,9 +49,10 @@ enum cpu_gemm16_path {
 };
 gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path *path);
 
-/* The level be's products use, or NULL when they are staged: the setting, the vector
- * level (AVX-512 under "auto", F16C too under "packed"), or a CPU without FMA. */
-const struct cpu_gemm16_level *cpu_gemm16_level(const gan_backend *be);
+/* The level be's products use, or NULL when they are staged, and then in *why (when
+ * not NULL) the reason, for --version: the setting, the vector level (AVX-512 under
+ * "auto", F16C too under "packed"), or a CPU without FMA. */
+const struct cpu_gemm16_level *cpu_gemm16_level(const gan_backend *be, const char **why);
 
 /* Products smaller than this many rows or columns stay staged: a tile would spend most
  * of its lanes on padding (the critic's one-column output layer, the toy's 2-D input). */
