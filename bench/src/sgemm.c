@@ -15,6 +15,7 @@
 #include "../backends/cpu/cpu_backend.h"
 #include "bench_host.h"
 #include "../backends/cpu/convert.h"
+#include "../backends/cpu/gemm16.h"
 
 /* Every (kernel, threads) pair runs in its own child process: OpenBLAS fixes its
  * kernel when it is first loaded, so a fresh process is the only way to switch. */
@@ -29,6 +30,7 @@ struct options {
     int reps;
     enum gan_dtype dtype;           /* of A, B and C */
     enum cpu_gemm_path gemm;        /* the library, as the setting backend.gemm names it */
+    enum cpu_gemm16_path gemm16;    /* 16-bit products, as backend.gemm16 names it */
 };
 
 static const int shapes[][3] = { { 256, 512, 512 }, { 1024, 1024, 1024 } };
@@ -85,7 +87,11 @@ static void measure(const char *kernel, int threads, const struct options *o, st
     }
     snprintf(r->kernel, sizeof r->kernel, "%s", be.blas.kernel);
     be.gemm_path = o->gemm;
-    if (cpu_onednn_open(&be) != GAN_OK) {
+    be.gemm16_path = o->gemm16;
+    /* As ganctl runs it: the CPU's widest vector level for the widening and rounding,
+     * and the instance's worker threads, which the backend's own GEMM runs on. */
+    be.isa = cpu_isa_best();
+    if (cpu_onednn_open(&be) != GAN_OK || cpu_pool_open(&be) != GAN_OK) {
         snprintf(r->error, sizeof r->error, "%s", bench_last_error());
         return;
     }
@@ -124,6 +130,7 @@ static void measure(const char *kernel, int threads, const struct options *o, st
         cpu_buffer_free(&be, b);
         cpu_buffer_free(&be, c);
     }
+    cpu_pool_close(&be);
     cpu_onednn_close(&be);
     cpu_blas_close(&be.blas);
     free(be.scratch);
@@ -169,13 +176,15 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: sgemm [--kernels LIST] [--threads LIST] [--reps N] [--dtype F32|F16|BF16]\n"
-            "             [--gemm auto|openblas|onednn]\n"
+            "             [--gemm auto|openblas|onednn] [--gemm16 auto|packed|staged]\n"
             "  GFLOP/s of the CPU backend's GEMM for 256x512x512 and 1024x1024x1024\n"
             "  (m x n x k), median of N timed runs (default 9) after one warm-up.\n"
             "  --kernels  comma-separated OpenBLAS core names; \"auto\" is the backend's own\n"
             "             choice (default: auto,Prescott; ratios are against Prescott)\n"
             "  --threads  comma-separated thread counts (default: 1,2)\n"
-            "  --gemm     the library, as backend.gemm names it (default: openblas)\n");
+            "  --gemm     the library, as backend.gemm names it (default: openblas)\n"
+            "  --gemm16   where 16-bit products oneDNN does not take go, as backend.gemm16\n"
+            "             names it (default: auto)\n");
 }
 
 static int split(char *list, const char **out, int max)
@@ -188,7 +197,8 @@ static int split(char *list, const char **out, int max)
 
 int main(int argc, char **argv)
 {
-    struct options o = { .reps = 9, .dtype = GAN_F32, .gemm = CPU_GEMM_OPENBLAS };
+    struct options o = { .reps = 9, .dtype = GAN_F32, .gemm = CPU_GEMM_OPENBLAS,
+                         .gemm16 = CPU_GEMM16_AUTO };
     char kernels_arg[256] = "auto,Prescott", threads_arg[64] = "1,2";
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -211,6 +221,10 @@ int main(int argc, char **argv)
             o.gemm = strcmp(v, "onednn") == 0 ? CPU_GEMM_ONEDNN
                    : strcmp(v, "auto") == 0 ? CPU_GEMM_AUTO : CPU_GEMM_OPENBLAS;
             i++;
+        } else if (strcmp(argv[i], "--gemm16") == 0 && v) {
+            o.gemm16 = strcmp(v, "staged") == 0   ? CPU_GEMM16_STAGED
+                     : strcmp(v, "packed") == 0 ? CPU_GEMM16_PACKED : CPU_GEMM16_AUTO;
+            i++;
         } else {
             usage(stderr);
             return 2;
@@ -227,8 +241,11 @@ int main(int argc, char **argv)
         o.threads[i] = atoi(tlist[i]);
 
     static struct result res[MAX_LIST][MAX_LIST];
-    printf("# GEMM through cpu_gemm, %s, beta = 0, median of %d runs; BLAS %s; gemm = %s\n",
-           gan_dtype_name(o.dtype), o.reps, GAN_BLAS_LIBRARY, cpu_gemm_path_name(o.gemm));
+    printf("# GEMM through cpu_gemm, %s, beta = 0, median of %d runs; BLAS %s; gemm = %s; "
+           "gemm16 = %s\n", gan_dtype_name(o.dtype), o.reps, GAN_BLAS_LIBRARY,
+           cpu_gemm_path_name(o.gemm), o.gemm16 == CPU_GEMM16_STAGED   ? "staged"
+                                       : o.gemm16 == CPU_GEMM16_PACKED ? "packed"
+                                                                       : "auto");
     printf("%-16s %7s %-12s %10s %21s\n", "m x n x k", "threads", "kernel", "GFLOP/s",
            "(slowest .. fastest)");
     int failed = 0;
