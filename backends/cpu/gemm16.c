@@ -24,7 +24,7 @@
  * the tile does 24 FMAs per k. */
 #define GEMM16_COLS 512
 #define GEMM16_ROWS 96
-#define GEMM16_DEPTH 256
+#define GEMM16_DEPTH CPU_GEMM16_DEPTH
 
 gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path *path)
 {
@@ -117,11 +117,14 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
                 lv->pack_b(&job->b, j, edge(job->n - j, lv->nr), kb, kc,
                            bp + (size_t)((p - p0) * kc * lv->nr));
             }
+            /* A's panels: k-major, mr × kc, or row by row, mr × GEMM16_DEPTH */
+            const int a_by_rows = !job->a.trans;
+            const int64_t a_row = a_by_rows ? GEMM16_DEPTH : kc;
             for (int64_t i0 = 0; i0 < job->m; i0 += rows) {
                 const int64_t i1 = job->m - i0 < rows ? job->m : i0 + rows;
                 for (int64_t i = i0; i < i1; i += lv->mr)
                     lv->pack_a(&job->a, i, edge(i1 - i, lv->mr), kb, kc,
-                               ap + (size_t)((i - i0) * kc));
+                               ap + (size_t)((i - i0) * a_row));
                 for (int64_t i = i0; i < i1; i += lv->mr) {
                     const int mr = edge(i1 - i, lv->mr);
                     for (int64_t p = p0; p < p1; p++) {
@@ -129,7 +132,7 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
                         const int nr = edge(job->n - j, lv->nr);
                         float *own = kept + (size_t)((i / lv->mr * panels_per_block + p - p0) *
                                                      tile);
-                        lv->tile(&job->c, ap + (size_t)((i - i0) * kc),
+                        lv->tile(&job->c, ap + (size_t)((i - i0) * a_row), a_by_rows,
                                  bp + (size_t)((p - p0) * kc * lv->nr), kc, i, j, mr, nr, own,
                                  first, last);
                     }
@@ -152,8 +155,9 @@ gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
                               .rows = GEMM16_ROWS / lv->mr * lv->mr };
     const int64_t depth = g->k < GEMM16_DEPTH ? g->k : GEMM16_DEPTH;
     job.b_floats = (size_t)(depth * GEMM16_COLS);
-    /* A's block, and the lanes its last packed store spills past it */
-    job.a_floats = (size_t)(depth * job.rows) + (size_t)lv->lanes;
+    /* A's block (row by row, each row GEMM16_DEPTH apart), and the lanes the last
+     * store of a k-major panel spills past it */
+    job.a_floats = (size_t)((g->trans_a ? depth : GEMM16_DEPTH) * job.rows) + (size_t)lv->lanes;
     /* with more than one block of k, each tile's chains between them */
     const size_t kept = g->k > GEMM16_DEPTH
                             ? (size_t)(((g->m + lv->mr - 1) / lv->mr) * lv->mr * GEMM16_COLS)

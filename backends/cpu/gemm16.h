@@ -28,15 +28,23 @@ struct cpu_gemm16_c {
     float alpha, beta;
 };
 
-/* A vector level's part: its tile's shape and its three kernels (gemm16_lanes.h). */
+/* Values of k a block holds; also the distance between the rows of an A panel packed
+ * row by row (gemm16_lanes.h), which the tile then reads at fixed offsets. */
+#define CPU_GEMM16_DEPTH 256
+
+/* A vector level's part: its tile's shape and its three kernels (gemm16_lanes.h). The
+ * tile reads A's panel k-major (dst[k · mr + i]) when A is stored k × m, and row by row
+ * (dst[i · CPU_GEMM16_DEPTH + k]) when it is stored m × k: each is then a plain
+ * widening copy of what the stored rows hold, with no transposing. */
 struct cpu_gemm16_level {
     int mr, nr, lanes;
     void (*pack_a)(const struct cpu_gemm16_operand *a, int64_t i0, int mr, int64_t kb,
                    int64_t k, float *dst);
     void (*pack_b)(const struct cpu_gemm16_operand *b, int64_t j0, int nr, int64_t kb,
                    int64_t k, float *dst);
-    void (*tile)(const struct cpu_gemm16_c *c, const float *ap, const float *bp, int64_t k,
-                 int64_t i0, int64_t j0, int mr, int nr, float *part, int first, int last);
+    void (*tile)(const struct cpu_gemm16_c *c, const float *ap, int a_by_rows, const float *bp,
+                 int64_t k, int64_t i0, int64_t j0, int mr, int nr, float *part, int first,
+                 int last);
 };
 
 extern const struct cpu_gemm16_level cpu_gemm16_level_avx512, cpu_gemm16_level_avx2;

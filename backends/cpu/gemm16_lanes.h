@@ -16,17 +16,20 @@
 /* lanes_inside for a run that may end before element i (then no lane is inside) */
 #define GEMM16_INSIDE(i, n) ((n) > (i) ? lanes_inside((i), (n)) : lanes_inside(0, 0))
 
-/* A's rows i0 .. i0 + mr, over k = kb .. kb + k_len, as a panel: dst[k · MR + i], zeros from row mr on, so that
- * the tile's broadcasts read one stream. Each k's values are stored as a whole vector
- * (a masked store is slow on some CPUs: AMD's AVX2 VMASKMOVPS), the LANES_N − MR past
- * them overwritten by the next k's, and by the last spilling up to LANES_N floats past
- * the panel: the caller leaves room. */
+/* A's rows i0 .. i0 + mr, over k = kb .. kb + k_len, as a panel, zeros from row mr on.
+ * Stored k × m (trans), it is packed k-major, dst[k · MR + i], so that the tile's
+ * broadcasts read one stream: each k's MR values are consecutive in memory and stored
+ * as a whole vector (a masked store is slow on some CPUs: AMD's AVX2 VMASKMOVPS), the
+ * LANES_N − MR past them overwritten by the next k's, and by the last spilling up to
+ * LANES_N floats past the panel: the caller leaves room. Stored m × k, it is packed
+ * row by row, dst[i · CPU_GEMM16_DEPTH + k]: each row widened as it is read, in order,
+ * where a k-major panel would need the rows transposed. */
 GEMM16_TARGET
 static void LANES_FN(gemm16_pack_a)(const struct cpu_gemm16_operand *a, int64_t i0, int mr,
                                     int64_t kb, int64_t k_len, float *dst)
 {
     const lanes_in all = lanes_inside(0, LANES_N);
-    if (a->trans) { /* stored k × m: the panel's MR values of one k are consecutive */
+    if (a->trans) {
         /* Whole vectors where the row holds them (a partial 16-bit load goes through
          * memory on AVX2); the lanes past MR are overwritten, or past the panel. */
         const lanes_in rows = mr == GEMM16_MR && i0 + LANES_N <= a->cols ? all
@@ -36,19 +39,13 @@ static void LANES_FN(gemm16_pack_a)(const struct cpu_gemm16_operand *a, int64_t 
                             lanes_load(a->p, a->dtype, (kb + k) * a->ld + i0, rows));
         return;
     }
-    /* stored m × k: each row is read LANES_N values of k at a time, and the rows
-     * transposed in registers */
-    for (int64_t k0 = 0; k0 < k_len; k0 += LANES_N) {
-        const lanes_in ks = lanes_inside(k0, k_len);
-        const int kn = k_len - k0 < LANES_N ? (int)(k_len - k0) : LANES_N;
-        lanes_f32 r[LANES_N];
-        for (int i = 0; i < LANES_N; i++)
-            r[i] = i < mr ? lanes_load(a->p, a->dtype, (i0 + i) * a->ld + kb + k0, ks)
-                          : lanes_zero();
-        lanes_transpose(r);
-        for (int q = 0; q < kn; q++)
-            lanes_store_f32(dst + (k0 + q) * GEMM16_MR, all, r[q]);
-    }
+    /* k_len ≤ CPU_GEMM16_DEPTH, a multiple of LANES_N: whole stores stay in the row */
+    for (int i = 0; i < GEMM16_MR; i++)
+        for (int64_t k0 = 0; k0 < k_len; k0 += LANES_N)
+            lanes_store_f32(dst + i * CPU_GEMM16_DEPTH + k0, all,
+                            i < mr ? lanes_load(a->p, a->dtype, (i0 + i) * a->ld + kb + k0,
+                                                lanes_inside(k0, k_len))
+                                   : lanes_zero());
 }
 
 /* B's columns j0 .. j0 + nr, over k = kb .. kb + k_len, as a panel: dst[k · NR + j], zeros from column nr on. */
@@ -95,8 +92,9 @@ static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t 
  * value, so blocking k changes nothing in the chain. */
 GEMM16_TARGET
 static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
-                                  const float *bp, int64_t k_len, int64_t i0, int64_t j0,
-                                  int mr, int nr, float *part, int first, int last)
+                                  int a_by_rows, const float *bp, int64_t k_len, int64_t i0,
+                                  int64_t j0, int mr, int nr, float *part, int first,
+                                  int last)
 {
     lanes_f32 acc[GEMM16_MR][GEMM16_NV];
     const lanes_in all = lanes_inside(0, LANES_N);
@@ -106,20 +104,26 @@ static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
         for (int h = 0; h < GEMM16_NV; h++)
             acc[i][h] = first ? lanes_zero()
                               : lanes_load_f32(part + i * GEMM16_NR + h * LANES_N, all);
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < k_len; k++) {
-        lanes_f32 y[GEMM16_NV];
-#pragma GCC unroll 4
-        for (int h = 0; h < GEMM16_NV; h++)
-            y[h] = lanes_load_f32(bp + k * GEMM16_NR + h * LANES_N, all);
-#pragma GCC unroll 16
-        for (int i = 0; i < GEMM16_MR; i++) {
-            const lanes_f32 x = lanes_set1(ap[k * GEMM16_MR + i]);
-#pragma GCC unroll 4
-            for (int h = 0; h < GEMM16_NV; h++)
-                acc[i][h] = lanes_fma(x, y[h], acc[i][h]);
-        }
+    /* The chains, with A's element (i, k) at ap[A_AT]: one loop for each layout, so
+     * that each reads A at offsets fixed when it is compiled. */
+#define GEMM16_CHAINS(A_AT)                                                              \
+    _Pragma("GCC unroll 4") for (int64_t k = 0; k < k_len; k++)                          \
+    {                                                                                    \
+        lanes_f32 y[GEMM16_NV];                                                          \
+        _Pragma("GCC unroll 4") for (int h = 0; h < GEMM16_NV; h++)                      \
+            y[h] = lanes_load_f32(bp + k * GEMM16_NR + h * LANES_N, all);                \
+        _Pragma("GCC unroll 16") for (int i = 0; i < GEMM16_MR; i++)                     \
+        {                                                                                \
+            const lanes_f32 x = lanes_set1(ap[A_AT]);                                    \
+            _Pragma("GCC unroll 4") for (int h = 0; h < GEMM16_NV; h++)                  \
+                acc[i][h] = lanes_fma(x, y[h], acc[i][h]);                               \
+        }                                                                                \
     }
+    if (a_by_rows)
+        GEMM16_CHAINS(i * CPU_GEMM16_DEPTH + k)
+    else
+        GEMM16_CHAINS(k * GEMM16_MR + i)
+#undef GEMM16_CHAINS
     /* Out through memory: indexing the accumulators by anything but constants would
      * keep them there through the loop above. */
     float out[GEMM16_MR * GEMM16_NR];

@@ -31,6 +31,7 @@ struct options {
     enum gan_dtype dtype;           /* of A, B and C */
     enum cpu_gemm_path gemm;        /* the library, as the setting backend.gemm names it */
     enum cpu_gemm16_path gemm16;    /* 16-bit products, as backend.gemm16 names it */
+    int vector;                     /* enum cpu_isa to hold the backend to, or -1: the best */
 };
 
 static const int shapes[][3] = { { 256, 512, 512 }, { 1024, 1024, 1024 } };
@@ -91,6 +92,8 @@ static void measure(const char *kernel, int threads, const struct options *o, st
     /* As ganctl runs it: the CPU's widest vector level for the widening and rounding,
      * and the instance's worker threads, which the backend's own GEMM runs on. */
     be.isa = cpu_isa_best();
+    if (o->vector >= 0)
+        cpu_isa_select(&be, (enum cpu_isa)o->vector);
     if (cpu_onednn_open(&be) != GAN_OK || cpu_pool_open(&be) != GAN_OK) {
         snprintf(r->error, sizeof r->error, "%s", bench_last_error());
         return;
@@ -177,6 +180,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: sgemm [--kernels LIST] [--threads LIST] [--reps N] [--dtype F32|F16|BF16]\n"
             "             [--gemm auto|openblas|onednn] [--gemm16 auto|packed|staged]\n"
+            "             [--vector portable|f16c|avx512]\n"
             "  GFLOP/s of the CPU backend's GEMM for 256x512x512 and 1024x1024x1024\n"
             "  (m x n x k), median of N timed runs (default 9) after one warm-up.\n"
             "  --kernels  comma-separated OpenBLAS core names; \"auto\" is the backend's own\n"
@@ -184,7 +188,9 @@ static void usage(FILE *out)
             "  --threads  comma-separated thread counts (default: 1,2)\n"
             "  --gemm     the library, as backend.gemm names it (default: openblas)\n"
             "  --gemm16   where 16-bit products oneDNN does not take go, as backend.gemm16\n"
-            "             names it (default: auto)\n");
+            "             names it (default: auto)\n"
+            "  --vector   the backend's vector level, as backend.vector names it (default:\n"
+            "             the widest this CPU has)\n");
 }
 
 static int split(char *list, const char **out, int max)
@@ -198,7 +204,7 @@ static int split(char *list, const char **out, int max)
 int main(int argc, char **argv)
 {
     struct options o = { .reps = 9, .dtype = GAN_F32, .gemm = CPU_GEMM_OPENBLAS,
-                         .gemm16 = CPU_GEMM16_AUTO };
+                         .gemm16 = CPU_GEMM16_AUTO, .vector = -1 };
     char kernels_arg[256] = "auto,Prescott", threads_arg[64] = "1,2";
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -220,6 +226,11 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--gemm") == 0 && v) {
             o.gemm = strcmp(v, "onednn") == 0 ? CPU_GEMM_ONEDNN
                    : strcmp(v, "auto") == 0 ? CPU_GEMM_AUTO : CPU_GEMM_OPENBLAS;
+            i++;
+        } else if (strcmp(argv[i], "--vector") == 0 && v) {
+            o.vector = strcmp(v, "portable") == 0 ? CPU_ISA_PORTABLE
+                     : strcmp(v, "f16c") == 0     ? CPU_ISA_F16C
+                                                  : CPU_ISA_AVX512;
             i++;
         } else if (strcmp(argv[i], "--gemm16") == 0 && v) {
             o.gemm16 = strcmp(v, "staged") == 0   ? CPU_GEMM16_STAGED
