@@ -141,6 +141,22 @@ void cpu_onednn_arg_clear(const struct cpu_dnnl_api *api, struct cpu_onednn_arg 
  * memory. */
 void *cpu_onednn_extra(struct cpu_onednn_entry *e, size_t bytes);
 
+/* The OpenMP team a primitive of `flop` floating-point operations is made for: one
+ * thread below CPU_ONEDNN_TEAM_MIN_FLOP, else the instance's threads. oneDNN's idle
+ * threads wait passively (load_library in onednn.c), and waking one and joining it
+ * again cost about 40 µs a call on a 2-core Zen 4, so a small product ran slower on 2
+ * threads than on 1: BF16 matmuls of the paper toy's 2-wide input and 1-wide output
+ * layers at 9–14 GFLOP/s on 2 threads against 16–96 on 1 (256×512×2 88 against 12.6),
+ * and of 256×512×16, ×32 and ×64 at 212, 219 and 226 on 1 against 81, 145 and 213 on 2,
+ * where 64×512×512 (34 MFLOP) ran at 213 on 1 and 271 on 2 (bench/limits, the same
+ * invocations; bench/README.md). Which thread computes what changes no bits: the toy's
+ * BF16 metrics were the same at 1 and 2 threads before and after. */
+#define CPU_ONEDNN_TEAM_MIN_FLOP 16.0e6
+static inline int cpu_onednn_team(const gan_backend *be, double flop)
+{
+    return flop < CPU_ONEDNN_TEAM_MIN_FLOP ? 1 : be->threads;
+}
+
 /* Runs e on the caller's memory, ptrs[i] for e->args[i]: the input reorders, the
  * primitive on be->threads OpenMP threads, the output reorders. */
 gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs);

@@ -52,7 +52,7 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_g
         operand_md(api, &c, g->batch, g->stride_c, m, n, g->ldc, 1, g->c.dtype) != dnnl_success)
         return -1;
     /* a primitive divides its work for the OpenMP team size in force when it is made */
-    e->threads = be->threads;
+    e->threads = cpu_onednn_team(be, 2.0 * (double)m * (double)n * (double)k * (double)g->batch);
     api->omp_set_num_threads(e->threads);
     dnnl_matmul_desc_t desc;
     if (api->dnnl_matmul_desc_init(&desc, &a, &b, NULL, &c) != dnnl_success)
