@@ -182,6 +182,33 @@ START_TEST(test_elementwise_same_bits)
 }
 END_TEST
 
+/* A tanh of a generator's 64 images of 28 × 28 is split, where an add of as many
+ * elements stays on the calling thread, and gives the same bits either way. */
+START_TEST(test_transcendental_split_same_bits)
+{
+    struct pair p = pair_new(levels[_i]);
+    struct gan_shape s = { 2, { 64, 784 } };
+    size_t n = 64 * 784;
+    ck_assert_int_eq(cpu_parallel_parts(p.three, (int64_t)n, 256, cpu_unary_cost(GAN_UNARY_RELU)), 1);
+    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)n, 256, cpu_unary_cost(GAN_UNARY_TANH)), 1);
+    gan_backend *bes[2] = { p.one, p.three };
+    gan_buffer *y[2];
+    for (int k = 0; k < 2; k++) {
+        gan_buffer *a = filled(bes[k], GAN_F32, n, 4);
+        y[k] = filled(bes[k], GAN_F32, n, 5);
+        struct gan_operand oa = contiguous(a, GAN_F32, &s), oy = contiguous(y[k], GAN_F32, &s);
+        ck_assert_int_eq(cpu_unary(bes[k], GAN_UNARY_TANH, 0.0f, &s, &oa, &oy), GAN_OK);
+        ck_assert_int_eq(cpu_unary(bes[k], GAN_UNARY_SIGMOID, 0.0f, &s, &oy, &oa), GAN_OK);
+        ck_assert_int_eq(cpu_unary(bes[k], GAN_UNARY_EXP, 0.0f, &s, &oa, &oy), GAN_OK);
+        cpu_buffer_free(bes[k], a);
+    }
+    assert_same_bytes(y[0], y[1], n * 4);
+    cpu_buffer_free(p.one, y[0]);
+    cpu_buffer_free(p.three, y[1]);
+    pair_free(&p);
+}
+END_TEST
+
 START_TEST(test_reduce_same_bits)
 {
     struct pair p = pair_new(levels[_i]);
@@ -548,6 +575,7 @@ static Suite *threads_suite(void)
     suite_add_tcase(s, pool);
     TCase *kernels = tcase_create("kernels");
     tcase_add_loop_test(kernels, test_elementwise_same_bits, 0, 2);
+    tcase_add_loop_test(kernels, test_transcendental_split_same_bits, 0, 2);
     tcase_add_loop_test(kernels, test_reduce_same_bits, 0, 2);
     tcase_add_loop_test(kernels, test_cast_same_bits_and_counts, 0, 2);
     tcase_add_loop_test(kernels, test_convert_rows_same_bits, 0, 2);
