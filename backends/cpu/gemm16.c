@@ -26,6 +26,11 @@
 #define GEMM16_ROWS 96
 #define GEMM16_DEPTH CPU_GEMM16_DEPTH
 
+/* Products of fewer multiply-adds than this stay on the calling thread. In FP16 on a
+ * 2-core Zen 4 (bench/sgemm --dtype F16 --shapes ..., GFLOP/s on 1 and on 2 threads):
+ * 256×512×8 61 and 30, ×16 79 and 54, ×32 (4.2 million) 92 and 88, ×64 101 and 122. */
+#define GEMM16_SPLIT_MIN 4.0e6
+
 gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path *path)
 {
     const char *want = NULL;
@@ -146,8 +151,12 @@ gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
 {
     const struct cpu_gemm16_level *lv = cpu_gemm16_level(be, NULL);
     const int64_t panels = (g->n + lv->nr - 1) / lv->nr;
-    /* One part per thread at most: each packs its own A, so more would only repack. */
-    int parts = cpu_parallel_parts(be, panels, 1, g->m * g->k * lv->nr);
+    /* One part per thread at most: each packs its own A, so more would only repack.
+     * And one part in all below GEMM16_SPLIT_MIN multiply-adds, where waking a worker
+     * costs more than it takes over. */
+    int parts = (double)g->m * (double)g->n * (double)g->k < GEMM16_SPLIT_MIN
+                    ? 1
+                    : cpu_parallel_parts(be, panels, 1, g->m * g->k * lv->nr);
     if (parts > be->threads)
         parts = be->threads;
 

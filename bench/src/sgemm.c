@@ -34,13 +34,15 @@ struct options {
     int vector;                     /* enum cpu_isa to hold the backend to, or -1: the best */
 };
 
-static const int shapes[][3] = { { 256, 512, 512 }, { 1024, 1024, 1024 } };
-#define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
+/* The shapes timed (m x n x k): by default the paper toy's layer and a large square. */
+#define MAX_SHAPES 8
+static int shapes[MAX_SHAPES][3] = { { 256, 512, 512 }, { 1024, 1024, 1024 } };
+static int n_shapes = 2;
 
 struct result {
     char kernel[64];
-    double gflops[N_SHAPES];        /* median */
-    double lo[N_SHAPES], hi[N_SHAPES];
+    double gflops[MAX_SHAPES];      /* median */
+    double lo[MAX_SHAPES], hi[MAX_SHAPES];
     int ok;
     char error[512];
 };
@@ -99,7 +101,7 @@ static void measure(const char *kernel, int threads, const struct options *o, st
         return;
     }
 
-    for (int s = 0; s < N_SHAPES; s++) {
+    for (int s = 0; s < n_shapes; s++) {
         int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         gan_buffer *a = filled(&be, (size_t)m * k, o->dtype);
         gan_buffer *b = filled(&be, (size_t)k * n, o->dtype);
@@ -180,7 +182,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: sgemm [--kernels LIST] [--threads LIST] [--reps N] [--dtype F32|F16|BF16]\n"
             "             [--gemm auto|openblas|onednn] [--gemm16 auto|packed|staged]\n"
-            "             [--vector portable|f16c|avx512]\n"
+            "             [--vector portable|f16c|avx512] [--shapes MxNxK,...]\n"
             "  GFLOP/s of the CPU backend's GEMM for 256x512x512 and 1024x1024x1024\n"
             "  (m x n x k), median of N timed runs (default 9) after one warm-up.\n"
             "  --kernels  comma-separated OpenBLAS core names; \"auto\" is the backend's own\n"
@@ -190,7 +192,8 @@ static void usage(FILE *out)
             "  --gemm16   where 16-bit products oneDNN does not take go, as backend.gemm16\n"
             "             names it (default: auto)\n"
             "  --vector   the backend's vector level, as backend.vector names it (default:\n"
-            "             the widest this CPU has)\n");
+            "             the widest this CPU has)\n"
+            "  --shapes   up to 8 comma-separated shapes to time instead (no transposes)\n");
 }
 
 static int split(char *list, const char **out, int max)
@@ -226,6 +229,28 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--gemm") == 0 && v) {
             o.gemm = strcmp(v, "onednn") == 0 ? CPU_GEMM_ONEDNN
                    : strcmp(v, "auto") == 0 ? CPU_GEMM_AUTO : CPU_GEMM_OPENBLAS;
+            i++;
+        } else if (strcmp(argv[i], "--shapes") == 0 && v) {
+            char list[256];
+            snprintf(list, sizeof list, "%s", v);
+            n_shapes = 0;
+            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+                int m, n, k;
+                if (n_shapes == MAX_SHAPES || sscanf(tok, "%dx%dx%d", &m, &n, &k) != 3 ||
+                    m < 1 || n < 1 || k < 1) {
+                    fprintf(stderr, "sgemm: --shapes takes up to %d shapes MxNxK, each "
+                            "positive; \"%s\" is not\n", MAX_SHAPES, tok);
+                    return 2;
+                }
+                shapes[n_shapes][0] = m;
+                shapes[n_shapes][1] = n;
+                shapes[n_shapes][2] = k;
+                n_shapes++;
+            }
+            if (n_shapes == 0) {
+                usage(stderr);
+                return 2;
+            }
             i++;
         } else if (strcmp(argv[i], "--vector") == 0 && v) {
             o.vector = strcmp(v, "portable") == 0 ? CPU_ISA_PORTABLE
@@ -270,7 +295,7 @@ int main(int argc, char **argv)
                 failed = 1;
                 continue;
             }
-            for (int s = 0; s < N_SHAPES; s++) {
+            for (int s = 0; s < n_shapes; s++) {
                 char shape[32], kname[64];
                 snprintf(shape, sizeof shape, "%dx%dx%d", shapes[s][0], shapes[s][1], shapes[s][2]);
                 snprintf(kname, sizeof kname, "%.60s%s", r->kernel,
@@ -292,7 +317,7 @@ int main(int argc, char **argv)
             if (ki == ref)
                 continue;
             for (int ti = 0; ti < o.n_threads; ti++)
-                for (int s = 0; s < N_SHAPES; s++) {
+                for (int s = 0; s < n_shapes; s++) {
                     const struct result *r = &res[ki][ti], *p = &res[ref][ti];
                     if (!r->ok || !p->ok || p->gflops[s] <= 0)
                         continue;
