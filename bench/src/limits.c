@@ -290,11 +290,14 @@ static int dnnl_call_make(struct cpu_onednn *on, struct dnnl_call *d, dnnl_primi
     return 0;
 }
 
-static void measure_bf16_matmul(const struct options *o, struct cpu_onednn *on,
-                                const struct gemm_spec *g)
+/* The rate of g's BF16 matmul made for (and run on) `threads` OpenMP threads, or -1
+ * with *why set when oneDNN made none. */
+static double bf16_matmul_rate(const struct options *o, struct cpu_onednn *on,
+                               const struct gemm_spec *g, int threads, char *impl,
+                               size_t impl_size, const char **why)
 {
     const struct cpu_dnnl_api *api = &on->api;
-    api->omp_set_num_threads(o->threads);
+    api->omp_set_num_threads(threads);
     const dnnl_dims_t da = { g->m, g->k }, db = { g->k, g->n }, dc = { g->m, g->n };
     dnnl_memory_desc_t a, b, c;
     dnnl_matmul_desc_t md;
@@ -307,24 +310,47 @@ static void measure_bf16_matmul(const struct options *o, struct cpu_onednn *on,
         api->dnnl_memory_desc_init_by_tag(&c, 2, dc, dnnl_bf16, dnnl_ab) != dnnl_success ||
         api->dnnl_matmul_desc_init(&md, &a, &b, NULL, &c) != dnnl_success ||
         api->dnnl_primitive_desc_create(&pd, &md, NULL, on->engine, NULL) != dnnl_success) {
-        printf("gemm BF16 %s - oneDNN made no BF16 matmul for it\n", g->text);
-        return;
+        *why = "oneDNN made no BF16 matmul for it";
+        return -1;
     }
     static const int which[] = { DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST };
     static const dnnl_query_t queries[] = { dnnl_query_src_md, dnnl_query_weights_md,
                                             dnnl_query_dst_md };
     struct dnnl_call d;
-    char impl[64];
-    if (dnnl_call_make(on, &d, pd, 3, which, queries, impl, sizeof impl) != 0) {
-        printf("gemm BF16 %s - oneDNN could not make the matmul\n", g->text);
-        return;
+    if (dnnl_call_make(on, &d, pd, 3, which, queries, impl, impl_size) != 0) {
+        *why = "oneDNN could not make the matmul";
+        return -1;
     }
     double r = rate(o, 2.0 * g->m * g->n * g->k, dnnl_once, &d);
-    if (r < 0)
-        printf("gemm BF16 %s - the matmul failed\n", g->text);
-    else
-        printf("gemm BF16 %s %.1f onednn:%s\n", g->text, r, impl);
     dnnl_call_free(&d);
+    if (r < 0)
+        *why = "the matmul failed";
+    return r;
+}
+
+/* The BF16 matmul's rate on --threads threads and, with more than one, on one: the
+ * backend makes a small product for one thread (cpu_onednn_team), where waking the
+ * others costs more than they take over, so the limit is the faster. The line ends
+ * with the threads that gave it. */
+static void measure_bf16_matmul(const struct options *o, struct cpu_onednn *on,
+                                const struct gemm_spec *g)
+{
+    char impl[64], impl1[64];
+    const char *why = NULL;
+    double r = bf16_matmul_rate(o, on, g, o->threads, impl, sizeof impl, &why);
+    int used = o->threads;
+    if (r >= 0 && o->threads > 1) {
+        double r1 = bf16_matmul_rate(o, on, g, 1, impl1, sizeof impl1, &why);
+        if (r1 > r) {
+            r = r1;
+            used = 1;
+            memcpy(impl, impl1, sizeof impl);
+        }
+    }
+    if (r < 0)
+        printf("gemm BF16 %s - %s\n", g->text, why);
+    else
+        printf("gemm BF16 %s %.1f onednn:%s %d\n", g->text, r, impl, used);
 }
 
 /* The descriptor of one direction of c, every tensor in "any" layout; the backward
