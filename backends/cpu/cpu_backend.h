@@ -151,9 +151,10 @@ void cpu_pool_close(gan_backend *be);
  * two per thread (1 with one thread), at most one per block of `align` units, and one
  * part per CPU_PARALLEL_MIN elements of work. */
 int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit);
-/* elementwise.c: what an element of a unary op costs in vectorised adds, the work per
- * unit its split is planned with (the libm functions many, the rest 1). */
-int64_t cpu_unary_cost(enum gan_unary_op op);
+/* elementwise.c: how many parts an element-wise op (nops = 2: unary `op`, 3: binary)
+ * over `total` elements is split into, each element weighed by what it costs (tanh,
+ * sigmoid, exp and log, a libm call each, as many vectorised adds). */
+int cpu_elementwise_parts(const gan_backend *be, int nops, int op, int64_t total);
 void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_range_fn fn,
                       void *arg);
 /* onednn_setting.c: the path the host's setting "gemm" names ("auto" when absent);

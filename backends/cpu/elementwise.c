@@ -367,7 +367,7 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
  * 262,144), so the generator's tanh of 50,176 elements (64 images of 28 × 28, about
  * 0.55 ms) is worth splitting while an add of as many stays on the calling thread. At
  * 64, an underestimate, they split from 8,192 elements, a part of about 90 µs. */
-int64_t cpu_unary_cost(enum gan_unary_op op)
+static int64_t unary_cost(enum gan_unary_op op)
 {
     switch (op) {
     case GAN_UNARY_TANH: case GAN_UNARY_SIGMOID: case GAN_UNARY_EXP: case GAN_UNARY_LOG:
@@ -377,11 +377,17 @@ int64_t cpu_unary_cost(enum gan_unary_op op)
     }
 }
 
-/* Plans the walk and splits it across the instance's threads: ranges of whole blocks
- * of CPU_EW_ALIGN elements, so that two threads never write the same cache line of a
- * contiguous output. */
+/* A walk is split into ranges of whole blocks of CPU_EW_ALIGN elements, so that two
+ * threads never write the same cache line of a contiguous output. */
 #define CPU_EW_ALIGN 256
 
+int cpu_elementwise_parts(const gan_backend *be, int nops, int op, int64_t total)
+{
+    const int64_t cost = nops == 2 ? unary_cost((enum gan_unary_op)op) : 1;
+    return cpu_parallel_parts(be, total, CPU_EW_ALIGN, cost);
+}
+
+/* Plans the walk and splits it across the instance's threads. */
 static gan_status elementwise_walk(gan_backend *be, const char *name, int nops, int op,
                                    float alpha, const struct gan_iter *it,
                                    const struct gan_operand *const *ops)
@@ -420,9 +426,7 @@ static gan_status elementwise_walk(gan_backend *be, const char *name, int nops, 
         total *= it->dim[d];
         shared_output |= it->stride[nin][d] == 0;
     }
-    int parts = shared_output ? 1
-                              : cpu_parallel_parts(be, total, CPU_EW_ALIGN,
-                                                   is_unary ? cpu_unary_cost((enum gan_unary_op)op) : 1);
+    int parts = shared_output ? 1 : cpu_elementwise_parts(be, nops, op, total);
     cpu_parallel_for(be, parts, total, CPU_EW_ALIGN, elementwise_range, &j);
     return GAN_OK;
 }

@@ -26,10 +26,13 @@
 #define GEMM16_ROWS 96
 #define GEMM16_DEPTH CPU_GEMM16_DEPTH
 
-/* Products of fewer multiply-adds than this stay on the calling thread. In FP16 on a
- * 2-core Zen 4 (bench/sgemm --dtype F16 --shapes ..., GFLOP/s on 1 and on 2 threads):
- * 256×512×8 61 and 30, ×16 79 and 54, ×32 (4.2 million) 92 and 88, ×64 101 and 122. */
-#define GEMM16_SPLIT_MIN 4.0e6
+/* What the tile's multiply-adds cost against an element-wise add, in the units
+ * cpu_parallel_parts plans with: 16 of them to an add (32 FP32 lanes a cycle on
+ * AVX-512 against an add's 0.1 ns an element), so that a product is split from 8.4
+ * million multiply-adds. In FP16 on a 2-core Zen 4 (bench/sgemm --dtype F16 --shapes
+ * ..., GFLOP/s on 1 and on 2 threads, each split in two): 256×512×8 61 and 30, ×16 79
+ * and 54, ×32 (4.2 million) 92 and 88, ×64 (8.4 million) 101 and 122. */
+#define GEMM16_MACS_PER_ADD 16
 
 gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path *path)
 {
@@ -122,14 +125,11 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
                 lv->pack_b(&job->b, j, edge(job->n - j, lv->nr), kb, kc,
                            bp + (size_t)((p - p0) * kc * lv->nr));
             }
-            /* A's panels: k-major, mr × kc, or row by row, mr × GEMM16_DEPTH */
-            const int a_by_rows = !job->a.trans;
-            const int64_t a_row = a_by_rows ? GEMM16_DEPTH : kc;
             for (int64_t i0 = 0; i0 < job->m; i0 += rows) {
                 const int64_t i1 = job->m - i0 < rows ? job->m : i0 + rows;
                 for (int64_t i = i0; i < i1; i += lv->mr)
                     lv->pack_a(&job->a, i, edge(i1 - i, lv->mr), kb, kc,
-                               ap + (size_t)((i - i0) * a_row));
+                               ap + (size_t)((i - i0) * GEMM16_DEPTH));
                 for (int64_t i = i0; i < i1; i += lv->mr) {
                     const int mr = edge(i1 - i, lv->mr);
                     for (int64_t p = p0; p < p1; p++) {
@@ -137,7 +137,8 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
                         const int nr = edge(job->n - j, lv->nr);
                         float *own = kept + (size_t)((i / lv->mr * panels_per_block + p - p0) *
                                                      tile);
-                        lv->tile(&job->c, ap + (size_t)((i - i0) * a_row), a_by_rows,
+                        lv->tile(&job->c, ap + (size_t)((i - i0) * GEMM16_DEPTH),
+                                 !job->a.trans,
                                  bp + (size_t)((p - p0) * kc * lv->nr), kc, i, j, mr, nr, own,
                                  first, last);
                     }
@@ -151,12 +152,8 @@ gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
 {
     const struct cpu_gemm16_level *lv = cpu_gemm16_level(be, NULL);
     const int64_t panels = (g->n + lv->nr - 1) / lv->nr;
-    /* One part per thread at most: each packs its own A, so more would only repack.
-     * And one part in all below GEMM16_SPLIT_MIN multiply-adds, where waking a worker
-     * costs more than it takes over. */
-    int parts = (double)g->m * (double)g->n * (double)g->k < GEMM16_SPLIT_MIN
-                    ? 1
-                    : cpu_parallel_parts(be, panels, 1, g->m * g->k * lv->nr);
+    /* One part per thread at most: each packs its own A, so more would only repack. */
+    int parts = cpu_parallel_parts(be, panels, 1, g->m * g->k * lv->nr / GEMM16_MACS_PER_ADD);
     if (parts > be->threads)
         parts = be->threads;
 
@@ -164,9 +161,9 @@ gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
                               .rows = GEMM16_ROWS / lv->mr * lv->mr };
     const int64_t depth = g->k < GEMM16_DEPTH ? g->k : GEMM16_DEPTH;
     job.b_floats = (size_t)(depth * GEMM16_COLS);
-    /* A's block (row by row, each row GEMM16_DEPTH apart), and the lanes the last
-     * store of a k-major panel spills past it */
-    job.a_floats = (size_t)((g->trans_a ? depth : GEMM16_DEPTH) * job.rows) + (size_t)lv->lanes;
+    /* A's block, its panels' rows GEMM16_DEPTH apart in either layout, and the lanes
+     * the last store of a k-major panel spills past it */
+    job.a_floats = (size_t)(GEMM16_DEPTH * job.rows) + (size_t)lv->lanes;
     /* with more than one block of k, each tile's chains between them */
     const size_t kept = g->k > GEMM16_DEPTH
                             ? (size_t)(((g->m + lv->mr - 1) / lv->mr) * lv->mr * GEMM16_COLS)

@@ -28,8 +28,10 @@ struct cpu_gemm16_c {
     float alpha, beta;
 };
 
-/* Values of k a block holds; also the distance between the rows of an A panel packed
- * row by row (gemm16_lanes.h), which the tile then reads at fixed offsets. */
+/* Values of k a block holds; also the distance, in floats, between the rows of an A
+ * panel (gemm16_lanes.h), which the tile then reads at offsets fixed when it is
+ * compiled. A panel of either layout takes mr such rows. (Rows an odd number of cache
+ * lines apart, 272 floats, ran no faster: bench/README.md.) */
 #define CPU_GEMM16_DEPTH 256
 
 /* A vector level's part: its tile's shape and its three kernels (gemm16_lanes.h). The

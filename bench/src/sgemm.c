@@ -204,6 +204,20 @@ static int split(char *list, const char **out, int max)
     return n;
 }
 
+/* The index of `value` in `names` (NULL-terminated), or -1 after saying which names
+ * `option` takes. */
+static int choice(const char *option, const char *value, const char *const names[])
+{
+    for (int i = 0; names[i]; i++)
+        if (strcmp(value, names[i]) == 0)
+            return i;
+    fprintf(stderr, "sgemm: %s takes", option);
+    for (int i = 0; names[i]; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", names[i]);
+    fprintf(stderr, "; not \"%s\"\n", value);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     struct options o = { .reps = 9, .dtype = GAN_F32, .gemm = CPU_GEMM_OPENBLAS,
@@ -224,11 +238,21 @@ int main(int argc, char **argv)
             o.reps = atoi(v);
             i++;
         } else if (strcmp(argv[i], "--dtype") == 0 && v) {
-            o.dtype = strcmp(v, "F16") == 0 ? GAN_F16 : strcmp(v, "BF16") == 0 ? GAN_BF16 : GAN_F32;
+            static const char *const names[] = { "F32", "F16", "BF16", NULL };
+            static const enum gan_dtype values[] = { GAN_F32, GAN_F16, GAN_BF16 };
+            int c = choice("--dtype", v, names);
+            if (c < 0)
+                return 2;
+            o.dtype = values[c];
             i++;
         } else if (strcmp(argv[i], "--gemm") == 0 && v) {
-            o.gemm = strcmp(v, "onednn") == 0 ? CPU_GEMM_ONEDNN
-                   : strcmp(v, "auto") == 0 ? CPU_GEMM_AUTO : CPU_GEMM_OPENBLAS;
+            static const char *const names[] = { "openblas", "onednn", "auto", NULL };
+            static const enum cpu_gemm_path values[] = { CPU_GEMM_OPENBLAS, CPU_GEMM_ONEDNN,
+                                                         CPU_GEMM_AUTO };
+            int c = choice("--gemm", v, names);
+            if (c < 0)
+                return 2;
+            o.gemm = values[c];
             i++;
         } else if (strcmp(argv[i], "--shapes") == 0 && v) {
             char list[256];
@@ -253,13 +277,22 @@ int main(int argc, char **argv)
             }
             i++;
         } else if (strcmp(argv[i], "--vector") == 0 && v) {
-            o.vector = strcmp(v, "portable") == 0 ? CPU_ISA_PORTABLE
-                     : strcmp(v, "f16c") == 0     ? CPU_ISA_F16C
-                                                  : CPU_ISA_AVX512;
+            static const char *const names[] = { "portable", "f16c", "avx512", NULL };
+            static const enum cpu_isa values[] = { CPU_ISA_PORTABLE, CPU_ISA_F16C,
+                                                   CPU_ISA_AVX512 };
+            int c = choice("--vector", v, names);
+            if (c < 0)
+                return 2;
+            o.vector = (int)values[c];
             i++;
         } else if (strcmp(argv[i], "--gemm16") == 0 && v) {
-            o.gemm16 = strcmp(v, "staged") == 0   ? CPU_GEMM16_STAGED
-                     : strcmp(v, "packed") == 0 ? CPU_GEMM16_PACKED : CPU_GEMM16_AUTO;
+            static const char *const names[] = { "auto", "packed", "staged", NULL };
+            static const enum cpu_gemm16_path values[] = { CPU_GEMM16_AUTO, CPU_GEMM16_PACKED,
+                                                           CPU_GEMM16_STAGED };
+            int c = choice("--gemm16", v, names);
+            if (c < 0)
+                return 2;
+            o.gemm16 = values[c];
             i++;
         } else {
             usage(stderr);

@@ -221,6 +221,48 @@ START_TEST(test_gemm_auto_routes)
 }
 END_TEST
 
+#ifdef GAN_HAVE_ONEDNN
+/* A matmul of fewer than 16 MFLOP is made for one OpenMP thread, a larger one for the
+ * instance's: the paper toy's 2-wide input layer (0.5 MFLOP) and its 512-wide layer
+ * (134 MFLOP), in FP32 under gemm = "onednn" so that every CPU runs it. */
+START_TEST(test_gemm_small_on_one_thread)
+{
+    gan_backend *be = backend_threads("onednn", 2);
+    ck_assert_ptr_nonnull(be->onednn);
+    static const int64_t shapes[2][3] = { { 256, 512, 2 }, { 256, 512, 512 } };
+    static const int team[2] = { 1, 2 };
+    for (int s = 0; s < 2; s++) {
+        const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        gan_buffer *a = cpu_fixture_buffer(be, (size_t)(m * k), NULL);
+        gan_buffer *b = cpu_fixture_buffer(be, (size_t)(k * n), NULL);
+        gan_buffer *c = cpu_fixture_buffer(be, (size_t)(m * n), NULL);
+        memset(a->data, 0, a->bytes);
+        memset(b->data, 0, b->bytes);
+        struct gan_gemm g = {
+            .m = m, .n = n, .k = k, .alpha = 1, .beta = 0,
+            .a = cpu_fixture_ref(a, GAN_F32), .b = cpu_fixture_ref(b, GAN_F32),
+            .c = cpu_fixture_ref(c, GAN_F32), .lda = k, .ldb = n, .ldc = n, .batch = 1,
+            .stride_a = m * k, .stride_b = k * n, .stride_c = m * n,
+        };
+        ck_assert_int_eq(cpu_gemm(be, &g), GAN_OK);
+        int held;
+        long created;
+        cpu_onednn_cache_counts(be, &held, &created);
+        ck_assert_int_eq(held, s + 1);
+        const struct cpu_onednn_entry *e = be->onednn->entries[held - 1];
+        ck_assert_msg(!e->refused, "%lldx%lldx%lld: no primitive", (long long)m,
+                      (long long)n, (long long)k);
+        ck_assert_msg(e->threads == team[s], "%lldx%lldx%lld: made for %d threads, not %d",
+                      (long long)m, (long long)n, (long long)k, e->threads, team[s]);
+        cpu_buffer_free(be, a);
+        cpu_buffer_free(be, b);
+        cpu_buffer_free(be, c);
+    }
+    backend_free(be);
+}
+END_TEST
+#endif
+
 /* ------------------------------------------------------------------ convolutions */
 
 struct conv_case {
@@ -654,6 +696,9 @@ static Suite *onednn_suite(int bf16)
     if (bf16)
         tcase_add_loop_test(tc, test_gemm_reference, 0, 4 * NGEMM);
     tcase_add_test(tc, test_gemm_auto_routes);
+#ifdef GAN_HAVE_ONEDNN
+    tcase_add_test(tc, test_gemm_small_on_one_thread);
+#endif
     suite_add_tcase(s, tc);
     tc = tcase_create("conv2d");
     tcase_set_timeout(tc, 60);

@@ -189,8 +189,9 @@ START_TEST(test_transcendental_split_same_bits)
     struct pair p = pair_new(levels[_i]);
     struct gan_shape s = { 2, { 64, 784 } };
     size_t n = 64 * 784;
-    ck_assert_int_eq(cpu_parallel_parts(p.three, (int64_t)n, 256, cpu_unary_cost(GAN_UNARY_RELU)), 1);
-    ck_assert_int_gt(cpu_parallel_parts(p.three, (int64_t)n, 256, cpu_unary_cost(GAN_UNARY_TANH)), 1);
+    ck_assert_int_eq(cpu_elementwise_parts(p.three, 2, GAN_UNARY_RELU, (int64_t)n), 1);
+    ck_assert_int_eq(cpu_elementwise_parts(p.three, 3, GAN_BINARY_ADD, (int64_t)n), 1);
+    ck_assert_int_gt(cpu_elementwise_parts(p.three, 2, GAN_UNARY_TANH, (int64_t)n), 1);
     gan_backend *bes[2] = { p.one, p.three };
     gan_buffer *y[2];
     for (int k = 0; k < 2; k++) {
