@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,10 @@ struct options {
     int threads[MAX_LIST];
     int n_threads;
     int reps;
-    enum gan_dtype dtype;           /* of A, B and C */
-    enum cpu_gemm_path gemm;        /* the library, as the setting backend.gemm names it */
-    enum cpu_gemm16_path gemm16;    /* 16-bit products, as backend.gemm16 names it */
+    /* set by name (named_options below) */
+    int dtype;                      /* enum gan_dtype of A, B and C */
+    int gemm;                       /* enum cpu_gemm_path, as the setting backend.gemm names it */
+    int gemm16;                     /* enum cpu_gemm16_path, as backend.gemm16 names it */
     int vector;                     /* enum cpu_isa to hold the backend to, or -1: the best */
 };
 
@@ -89,7 +91,7 @@ static void measure(const char *kernel, int threads, const struct options *o, st
         return;
     }
     snprintf(r->kernel, sizeof r->kernel, "%s", be.blas.kernel);
-    be.gemm_path = o->gemm;
+    be.gemm_path = (enum cpu_gemm_path)o->gemm;
     be.gemm16_path = o->gemm16;
     /* As ganctl runs it: the CPU's widest vector level for the widening and rounding,
      * and the instance's worker threads, which the backend's own GEMM runs on. */
@@ -103,16 +105,17 @@ static void measure(const char *kernel, int threads, const struct options *o, st
 
     for (int s = 0; s < n_shapes; s++) {
         int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-        gan_buffer *a = filled(&be, (size_t)m * k, o->dtype);
-        gan_buffer *b = filled(&be, (size_t)k * n, o->dtype);
-        gan_buffer *c = filled(&be, (size_t)m * n, o->dtype);
+        const enum gan_dtype dt = (enum gan_dtype)o->dtype;
+        gan_buffer *a = filled(&be, (size_t)m * k, dt);
+        gan_buffer *b = filled(&be, (size_t)k * n, dt);
+        gan_buffer *c = filled(&be, (size_t)m * n, dt);
         if (!a || !b || !c) {
             snprintf(r->error, sizeof r->error, "out of memory for %d×%d×%d", m, n, k);
             return;
         }
         struct gan_gemm g = {
             .m = m, .n = n, .k = k, .alpha = 1.0f, .beta = 0.0f,
-            .a = { a, 0, o->dtype }, .b = { b, 0, o->dtype }, .c = { c, 0, o->dtype },
+            .a = { a, 0, dt }, .b = { b, 0, dt }, .c = { c, 0, dt },
             .lda = k, .ldb = n, .ldc = n, .batch = 1,
         };
         double t[64];
@@ -204,18 +207,59 @@ static int split(char *list, const char **out, int max)
     return n;
 }
 
-/* The index of `value` in `names` (NULL-terminated), or -1 after saying which names
- * `option` takes. */
-static int choice(const char *option, const char *value, const char *const names[])
+/* The options that name one of a few values, each value's name and what it sets. */
+static const struct named_option {
+    const char *option;
+    size_t field; /* an int of struct options */
+    struct {
+        const char *name;
+        int value;
+    } values[4];
+} named_options[] = {
+    { "--dtype", offsetof(struct options, dtype),
+      { { "F32", GAN_F32 }, { "F16", GAN_F16 }, { "BF16", GAN_BF16 } } },
+    { "--gemm", offsetof(struct options, gemm),
+      { { "openblas", CPU_GEMM_OPENBLAS }, { "onednn", CPU_GEMM_ONEDNN },
+        { "auto", CPU_GEMM_AUTO } } },
+    { "--gemm16", offsetof(struct options, gemm16),
+      { { "auto", CPU_GEMM16_AUTO }, { "packed", CPU_GEMM16_PACKED },
+        { "staged", CPU_GEMM16_STAGED } } },
+    { "--vector", offsetof(struct options, vector),
+      { { "portable", CPU_ISA_PORTABLE }, { "f16c", CPU_ISA_F16C },
+        { "avx512", CPU_ISA_AVX512 } } },
+};
+
+/* The name `option` gives `value`, for the header. */
+static const char *value_name(const char *option, int value)
 {
-    for (int i = 0; names[i]; i++)
-        if (strcmp(value, names[i]) == 0)
-            return i;
-    fprintf(stderr, "sgemm: %s takes", option);
-    for (int i = 0; names[i]; i++)
-        fprintf(stderr, "%s %s", i ? "," : "", names[i]);
-    fprintf(stderr, "; not \"%s\"\n", value);
-    return -1;
+    for (size_t i = 0; i < sizeof named_options / sizeof named_options[0]; i++)
+        for (int j = 0; j < 4 && named_options[i].values[j].name; j++)
+            if (strcmp(option, named_options[i].option) == 0 &&
+                named_options[i].values[j].value == value)
+                return named_options[i].values[j].name;
+    return "?";
+}
+
+/* Sets what `option` = `value` names: 1 when it is a named option and was set, 0 when
+ * it is not one of them, -1 (after saying which values it takes) for another value. */
+static int set_named(struct options *o, const char *option, const char *value)
+{
+    for (size_t i = 0; i < sizeof named_options / sizeof named_options[0]; i++) {
+        const struct named_option *no = &named_options[i];
+        if (strcmp(option, no->option) != 0)
+            continue;
+        for (int j = 0; j < 4 && no->values[j].name; j++)
+            if (strcmp(value, no->values[j].name) == 0) {
+                memcpy((char *)o + no->field, &no->values[j].value, sizeof(int));
+                return 1;
+            }
+        fprintf(stderr, "sgemm: %s takes", option);
+        for (int j = 0; j < 4 && no->values[j].name; j++)
+            fprintf(stderr, "%s %s", j ? "," : "", no->values[j].name);
+        fprintf(stderr, "; not \"%s\"\n", value);
+        return -1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -225,7 +269,12 @@ int main(int argc, char **argv)
     char kernels_arg[256] = "auto,Prescott", threads_arg[64] = "1,2";
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--help") == 0) {
+        int named = v ? set_named(&o, argv[i], v) : 0;
+        if (named < 0)
+            return 2;
+        if (named > 0) {
+            i++;
+        } else if (strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--kernels") == 0 && v) {
@@ -236,23 +285,6 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(argv[i], "--reps") == 0 && v) {
             o.reps = atoi(v);
-            i++;
-        } else if (strcmp(argv[i], "--dtype") == 0 && v) {
-            static const char *const names[] = { "F32", "F16", "BF16", NULL };
-            static const enum gan_dtype values[] = { GAN_F32, GAN_F16, GAN_BF16 };
-            int c = choice("--dtype", v, names);
-            if (c < 0)
-                return 2;
-            o.dtype = values[c];
-            i++;
-        } else if (strcmp(argv[i], "--gemm") == 0 && v) {
-            static const char *const names[] = { "openblas", "onednn", "auto", NULL };
-            static const enum cpu_gemm_path values[] = { CPU_GEMM_OPENBLAS, CPU_GEMM_ONEDNN,
-                                                         CPU_GEMM_AUTO };
-            int c = choice("--gemm", v, names);
-            if (c < 0)
-                return 2;
-            o.gemm = values[c];
             i++;
         } else if (strcmp(argv[i], "--shapes") == 0 && v) {
             char list[256];
@@ -276,24 +308,6 @@ int main(int argc, char **argv)
                 return 2;
             }
             i++;
-        } else if (strcmp(argv[i], "--vector") == 0 && v) {
-            static const char *const names[] = { "portable", "f16c", "avx512", NULL };
-            static const enum cpu_isa values[] = { CPU_ISA_PORTABLE, CPU_ISA_F16C,
-                                                   CPU_ISA_AVX512 };
-            int c = choice("--vector", v, names);
-            if (c < 0)
-                return 2;
-            o.vector = (int)values[c];
-            i++;
-        } else if (strcmp(argv[i], "--gemm16") == 0 && v) {
-            static const char *const names[] = { "auto", "packed", "staged", NULL };
-            static const enum cpu_gemm16_path values[] = { CPU_GEMM16_AUTO, CPU_GEMM16_PACKED,
-                                                           CPU_GEMM16_STAGED };
-            int c = choice("--gemm16", v, names);
-            if (c < 0)
-                return 2;
-            o.gemm16 = values[c];
-            i++;
         } else {
             usage(stderr);
             return 2;
@@ -311,10 +325,8 @@ int main(int argc, char **argv)
 
     static struct result res[MAX_LIST][MAX_LIST];
     printf("# GEMM through cpu_gemm, %s, beta = 0, median of %d runs; BLAS %s; gemm = %s; "
-           "gemm16 = %s\n", gan_dtype_name(o.dtype), o.reps, GAN_BLAS_LIBRARY,
-           cpu_gemm_path_name(o.gemm), o.gemm16 == CPU_GEMM16_STAGED   ? "staged"
-                                       : o.gemm16 == CPU_GEMM16_PACKED ? "packed"
-                                                                       : "auto");
+           "gemm16 = %s\n", gan_dtype_name((enum gan_dtype)o.dtype), o.reps, GAN_BLAS_LIBRARY,
+           value_name("--gemm", o.gemm), value_name("--gemm16", o.gemm16));
     printf("%-16s %7s %-12s %10s %21s\n", "m x n x k", "threads", "kernel", "GFLOP/s",
            "(slowest .. fastest)");
     int failed = 0;
