@@ -14,6 +14,7 @@
 #include "eval/classifier.h"
 #include "eval/image_metrics.h"
 #include "eval/linalg.h"
+#include "eval/sort_doubles.h"
 
 #define F GAN_CLASSIFIER_FEATURES
 #define K GAN_IMAGE_METRICS_DIRECTIONS
@@ -75,16 +76,11 @@ void gan_sliced_directions(uint64_t seed, size_t k, size_t dim, double *out)
     }
 }
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* proj[d · n + i] = ⟨rows[i], dirs[d]⟩, each direction's values then sorted. Four
- * directions at a time give four independent sums for the CPU to overlap. */
+/* proj[d · n + i] = ⟨rows[i], dirs[d]⟩, each direction's values then sorted (scratch:
+ * 2·n words). Four directions at a time give four independent sums for the CPU to
+ * overlap. */
 static void project_sorted(const float *rows, size_t n, size_t dim, const double *dirs,
-                           size_t k, double *proj)
+                           size_t k, double *proj, uint64_t *scratch)
 {
     for (size_t i = 0; i < n; i++) {
         const float *x = rows + i * dim;
@@ -112,7 +108,7 @@ static void project_sorted(const float *rows, size_t n, size_t dim, const double
         }
     }
     for (size_t d = 0; d < k; d++)
-        qsort(proj + d * n, n, sizeof *proj, compare_double);
+        gan_sort_doubles(proj + d * n, n, scratch);
 }
 
 /* The mean over directions of the 1-D W1 between sorted projections. */
@@ -136,16 +132,19 @@ gan_status gan_sliced_w1(const float *a, const float *b, size_t n, size_t dim,
                              "sliced W1 needs images, dimensions and directions (n %zu, dim %zu, k %zu)",
                              n, dim, k);
     double *pa = malloc(n * k * sizeof *pa), *pb = malloc(n * k * sizeof *pb);
-    if (!pa || !pb) {
+    uint64_t *scratch = malloc(2 * n * sizeof *scratch);
+    if (!pa || !pb || !scratch) {
         free(pa);
         free(pb);
+        free(scratch);
         return gan_error_set(err, GAN_ERR_NOMEM, "out of memory for %zu × %zu projections", k, n);
     }
-    project_sorted(a, n, dim, dirs, k, pa);
-    project_sorted(b, n, dim, dirs, k, pb);
+    project_sorted(a, n, dim, dirs, k, pa, scratch);
+    project_sorted(b, n, dim, dirs, k, pb, scratch);
     *out = w1_sorted(pa, pb, n, k);
     free(pa);
     free(pb);
+    free(scratch);
     return GAN_OK;
 }
 
@@ -351,7 +350,11 @@ gan_status gan_image_metrics_new_pixels(const gan_image_set *train, const gan_im
 /* Projections, feature mean and covariance of the n images in m->images. */
 static gan_status measure(gan_image_metrics *m, size_t n, struct stats *s, struct gan_error *err)
 {
-    project_sorted(m->images, n, m->dim, m->dirs, K, s->proj);
+    uint64_t *scratch = malloc(2 * n * sizeof *scratch);
+    if (!scratch)
+        return gan_error_set(err, GAN_ERR_NOMEM, "out of memory for sorting %zu projections", n);
+    project_sorted(m->images, n, m->dim, m->dirs, K, s->proj, scratch);
+    free(scratch);
     if (!m->classifier)
         return GAN_OK;
     gan_status st = gan_classifier_features(m->classifier, m->images, n, m->features, err);

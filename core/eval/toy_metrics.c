@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/sort_doubles.h"
 #include "eval/toy_metrics.h"
 
 static gan_status metric_fail(struct gan_error *err, gan_status st, const char *what)
@@ -20,12 +21,6 @@ static int finite_points(const float *xy, size_t n)
         if (!isfinite(xy[i]))
             return 0;
     return 1;
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
 }
 
 /* W1 between the empirical distributions of sorted a (n values) and sorted b (m):
@@ -65,9 +60,11 @@ gan_status gan_toy_sliced_w1(const float *a, size_t na, const float *b, size_t n
     if (!finite_points(a, na) || !finite_points(b, nb))
         return GAN_OK; /* a NaN or inf point has no distance: report NaN */
     double *pa = malloc(na * sizeof *pa), *pb = malloc(nb * sizeof *pb);
-    if (!pa || !pb) {
+    uint64_t *scratch = malloc(2 * (na > nb ? na : nb) * sizeof *scratch);
+    if (!pa || !pb || !scratch) {
         free(pa);
         free(pb);
+        free(scratch);
         return metric_fail(err, GAN_ERR_NOMEM, "out of memory for the projections");
     }
     const double two_pi = 6.283185307179586476925286766559;
@@ -81,12 +78,13 @@ gan_status gan_toy_sliced_w1(const float *a, size_t na, const float *b, size_t n
             pa[i] = c * a[2 * i] + s * a[2 * i + 1];
         for (size_t i = 0; i < nb; i++)
             pb[i] = c * b[2 * i] + s * b[2 * i + 1];
-        qsort(pa, na, sizeof *pa, cmp_double);
-        qsort(pb, nb, sizeof *pb, cmp_double);
+        gan_sort_doubles(pa, na, scratch);
+        gan_sort_doubles(pb, nb, scratch);
         total += w1_sorted(pa, na, pb, nb);
     }
     free(pa);
     free(pb);
+    free(scratch);
     *out = total / GAN_TOY_SW_DIRECTIONS;
     return GAN_OK;
 }
