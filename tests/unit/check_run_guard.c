@@ -80,7 +80,7 @@ static void write_with(enum writer which, const char *path)
     gan_error_clear(&err);
     if (which == WRITE_PNG) {
         static const unsigned char px[4] = { 0, 64, 128, 255 };
-        struct gan_png_picture pic = { 2, 2, 0, px, "t" };
+        struct gan_png_picture pic = { 2, 2, 0, px, "t", 0 };
         ck_assert_msg(gan_png_write(path, &pic, "test", &err) == GAN_OK, "%s", err.message);
     } else if (which == WRITE_TEXT) {
         ck_assert_msg(gan_file_write_atomic(path, "a = 1;\n", 7, &err) == GAN_OK, "%s",

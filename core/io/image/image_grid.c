@@ -157,7 +157,7 @@ gan_status gan_image_grid_write(const char *path, const struct gan_image_grid *g
         return gan_error_set(err, GAN_ERR_NOMEM, "image grid %s: out of memory for a %u × %u "
                              "sheet", path, sh.w, sh.h);
     draw(grid, &sh);
-    struct gan_png_picture pic = { sh.w, sh.h, sh.rgb, sh.px, grid->title };
+    struct gan_png_picture pic = { sh.w, sh.h, sh.rgb, sh.px, grid->title, 0 };
     st = gan_png_write(path, &pic, "image grid", err);
     free(sh.px);
     return st;

@@ -67,6 +67,12 @@ static int encode(FILE *out, const struct gan_png_picture *pic, struct png_failu
         ntext++;
     }
     png_set_text(png, info, text, ntext);
+    /* A drawing's rows are runs of one colour, which deflate finds as they are; libpng's
+     * per-row filter choice turns their edges into noise. Unfiltered, the toy plot
+     * (543 × 591) was 31 % smaller and written 2.6 times as fast, the curves (1400 ×
+     * 1080) 8 % larger and written twice as fast (bench/README.md). */
+    if (pic->drawn)
+        png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
     png_write_info(png, info);
     size_t stride = (size_t)pic->width * (pic->rgb ? 3 : 1);
     for (unsigned y = 0; y < pic->height; y++)

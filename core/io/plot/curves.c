@@ -542,7 +542,7 @@ static gan_status write_surface(cairo_surface_t *surface, const char *path, cons
             o[1] = (unsigned char)(px32 >> 8);
             o[2] = (unsigned char)px32;
         }
-    struct gan_png_picture pic = { (unsigned)w, (unsigned)h, 1, rgb, title };
+    struct gan_png_picture pic = { (unsigned)w, (unsigned)h, 1, rgb, title, 1 };
     gan_status st = gan_png_write(path, &pic, "the curves", err);
     free(rgb);
     return st;

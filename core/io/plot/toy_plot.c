@@ -535,7 +535,7 @@ gan_status gan_toy_plot_write(const char *path, const struct gan_toy_plot *plot,
         return gan_error_set(err, st, "toy plot %s: out of memory for a %u px picture", path,
                              p.size);
     }
-    struct gan_png_picture pic = { (unsigned)cv.w, (unsigned)cv.h, 1, cv.px, p.title };
+    struct gan_png_picture pic = { (unsigned)cv.w, (unsigned)cv.h, 1, cv.px, p.title, 1 };
     st = gan_png_write(path, &pic, "toy plot", err);
     free(cv.px);
     return st;
