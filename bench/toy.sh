@@ -177,7 +177,7 @@ fi
 log_every=$iterations
 [ "$warmup" -eq 0 ] || log_every=$warmup
 json_num() { sed -n "s/^ *\"$1\": \\([^,]*\\),\\{0,1\\}\$/\\1/p" "$summary" | sed -n "${2:-1}p"; }
-# run_ganctl DIR: one run; sets g_rate, g_steady and the quality figures.
+# run_ganctl DIR: one run; sets g_rate, g_steady, g_tail and the quality figures.
 run_ganctl() {
     local rc
     "$ganctl" "${run_args[@]}" -s run.iterations="$iterations" -s run.eval_every=0 \
@@ -191,6 +191,11 @@ run_ganctl() {
     g_hq=$(json_num high_quality_pct 1)
     g_sw1=$(json_num sliced_w1 1)
     g_total=$(json_num modes_total 1)
+    # The run's end after its last iteration: the last evaluation, the pictures, the
+    # checkpoint and the summary, which the whole-run rate counts and the span does not.
+    g_tail=$(awk -F, -v wall="$(json_num wall_time_s)" '
+        NR == 1 { if ($2 != "time_s") exit; next } { t = $2 }
+        END { if (t != "" && wall != "") printf "%.6f", wall - t }' "$1/ganctl-run/metrics.csv")
     g_steady=$(awk -F, -v w="$warmup" -v n="$iterations" '
         NR == 1 { if ($2 != "time_s") exit; next }
         $1 == w { a = $2 } $1 == n { b = $2 }
@@ -297,6 +302,7 @@ for r in $(seq 1 "$rounds"); do
     run_ganctl "$dir"
     round_put ganctl "$g_rate"
     round_put ganctl_span "$g_steady"
+    round_put ganctl_tail "$g_tail"
     gf=$(awk -v f="$flop_iter" -v r="$g_rate" 'BEGIN { printf "%.6f", f * r * 1e-9 }')
     round_put ganctl_gflops "$gf"
     round_ratio ganctl_share "$gf" "$lim"
@@ -371,6 +377,7 @@ echo
 round_header
 round_row "ganctl it/s (summary.json, whole run)" ganctl rate
 round_row "ganctl it/s over iterations $((warmup + 1))-$iterations" ganctl_span rate
+round_row "ganctl s from the last iteration to the end" ganctl_tail rate
 round_row "PyTorch it/s (after $warmup of warm-up)" torch rate
 round_row "ganctl / PyTorch" ratio ratio "$aim_ratio"
 round_row "  over the same timed span" ratio_span ratio
