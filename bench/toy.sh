@@ -342,7 +342,9 @@ what=$config
 [ -n "$what" ] || what="ganctl's defaults (the demo)"
 echo "toy benchmark: $what${sets[*]:+ with ${sets[*]}}"
 echo "  $data, batch $batch, G $g_depth x $g_width, D $d_depth x $d_width, n_critic $n_critic, seed $seed; $iterations iterations, $threads thread(s)"
-echo "  $rounds rounds, each: bench/limits, ganctl, PyTorch; load average before $load_before, after $load_after"
+each="bench/limits, ganctl, PyTorch"
+[ -z "$torch_why" ] || each="bench/limits, ganctl"
+echo "  $rounds rounds, each: $each; load average before $load_before, after $load_after"
 if [ -r "$lim1" ]; then
     echo "host:    $(sed -n 's/^cpu //p' "$lim1"); $units (kind: $kind)"
 else
