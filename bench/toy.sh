@@ -191,11 +191,12 @@ run_ganctl() {
     g_hq=$(json_num high_quality_pct 1)
     g_sw1=$(json_num sliced_w1 1)
     g_total=$(json_num modes_total 1)
-    # The run's end after its last iteration: the last evaluation, the pictures, the
-    # checkpoint and the summary, which the whole-run rate counts and the span does not.
+    # The run's end after its last row: the pictures (curves.png; final.png, the critic
+    # on its lattice) and the checkpoint, which the whole-run rate counts and the span
+    # does not. The last evaluation comes before the last row, in both.
     g_tail=$(awk -F, -v wall="$(json_num wall_time_s)" '
         NR == 1 { if ($2 != "time_s") exit; next } { t = $2 }
-        END { if (t != "" && wall != "") printf "%.6f", wall - t }' "$1/ganctl-run/metrics.csv")
+        END { if (t != "" && wall ~ /^[0-9.eE+-]+$/) printf "%.6f", wall - t }' "$1/ganctl-run/metrics.csv")
     g_steady=$(awk -F, -v w="$warmup" -v n="$iterations" '
         NR == 1 { if ($2 != "time_s") exit; next }
         $1 == w { a = $2 } $1 == n { b = $2 }
@@ -342,8 +343,9 @@ what=$config
 [ -n "$what" ] || what="ganctl's defaults (the demo)"
 echo "toy benchmark: $what${sets[*]:+ with ${sets[*]}}"
 echo "  $data, batch $batch, G $g_depth x $g_width, D $d_depth x $d_width, n_critic $n_critic, seed $seed; $iterations iterations, $threads thread(s)"
-each="bench/limits, ganctl, PyTorch"
-[ -z "$torch_why" ] || each="bench/limits, ganctl"
+each=ganctl
+[ -n "$limits_why" ] || each="bench/limits, $each"
+[ -n "$torch_why" ] || each="$each, PyTorch"
 echo "  $rounds rounds, each: $each; load average before $load_before, after $load_after"
 if [ -r "$lim1" ]; then
     echo "host:    $(sed -n 's/^cpu //p' "$lim1"); $units (kind: $kind)"
@@ -379,7 +381,7 @@ echo
 round_header
 round_row "ganctl it/s (summary.json, whole run)" ganctl rate
 round_row "ganctl it/s over iterations $((warmup + 1))-$iterations" ganctl_span rate
-round_row "ganctl s from the last iteration to the end" ganctl_tail rate
+round_row "ganctl s from the last row to the end" ganctl_tail seconds
 round_row "PyTorch it/s (after $warmup of warm-up)" torch rate
 round_row "ganctl / PyTorch" ratio ratio "$aim_ratio"
 round_row "  over the same timed span" ratio_span ratio

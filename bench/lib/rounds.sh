@@ -46,9 +46,9 @@ round_values() {
 # round_median NAME: the median alone (empty when no round gave NAME).
 round_median() { round_stats "$1" | cut -d' ' -f1; }
 
-# round_row LABEL NAME FORMAT [AIM [UNIT]]: one line of the table. FORMAT is "rate"
-# (3 decimals), "ratio" (2 decimals and x), "share" (a percentage of a fraction) or
-# "gflops" (1 decimal). With AIM (in FORMAT's unit: 1.3 for 1.3x, 90 for 90 %), the
+# round_row LABEL NAME FORMAT [AIM [UNIT]]: one line of the table. FORMAT is "rate" or
+# "seconds" (3 decimals), "ratio" (2 decimals and x), "share" (a percentage of a
+# fraction) or "gflops" (1 decimal). With AIM (in FORMAT's unit: 1.3 for 1.3x, 90 for 90 %), the
 # line says whether the median meets it. A figure no round gave is left out.
 round_row() {
     _stats=$(round_stats "$2")

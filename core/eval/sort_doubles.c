@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* sort_doubles.c — a least-significant-digit radix sort of doubles: eight passes of
  * one byte each over keys whose unsigned order is the values' order. qsort with a
- * comparison callback took a quarter of a toy run's last second (its evaluation); the
- * radix sort does the same work in linear time, without a call per comparison. */
+ * comparison callback took 27.6 % of the samples of a one-iteration toy run (its two
+ * evaluations, the floor and the last); the radix sort does the same work in linear
+ * time, without a call per comparison. */
 #include "config.h"
 
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sort_doubles.h — ascending sort of doubles by radix, for the sliced W1 distances,
  * which sort one projection per direction per evaluation (256 sorts of 2,500 values
- * for a toy, in every evaluation and picture). */
+ * for a toy, in every evaluation and in the real-against-real floor). */
 #ifndef GANCTL_CORE_SORT_DOUBLES_H
 #define GANCTL_CORE_SORT_DOUBLES_H
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* check_sort_doubles.c — the radix sort of doubles against qsort with `<`, on values of
  * every sign and magnitude, with ties, zeros of both signs, infinities, subnormals and
- * NaNs, and at the sizes where a pass is skipped or the input is trivial. */
+ * NaNs (their payloads kept), on values whose low bytes are shared so that only some
+ * passes run (an odd and an even number of them), and on trivial inputs. */
 #include "config.h"
 
 #include <check.h>
@@ -61,6 +62,14 @@ static void check_against_qsort(const double *v, size_t n)
                       "n %zu, position %zu: %a after the radix sort, %a after qsort", n, i,
                       mine[i], ref[i]);
     }
+    /* The zeros: as many of each sign as went in, every −0 before every +0. */
+    size_t neg_in = 0, neg_out = 0;
+    for (size_t i = 0; i < n; i++) {
+        neg_in += v[i] == 0.0 && signbit(v[i]);
+        neg_out += mine[i] == 0.0 && signbit(mine[i]);
+    }
+    ck_assert_msg(neg_in == neg_out, "n %zu: %zu negative zeros went in, %zu came out", n,
+                  neg_in, neg_out);
     for (size_t i = 1; i < n; i++)
         ck_assert_msg(!(signbit(mine[i - 1]) == 0 && mine[i - 1] == 0.0 && mine[i] == 0.0
                         && signbit(mine[i])),
@@ -114,6 +123,26 @@ START_TEST(test_projections_with_ties_zeros_and_infinities)
 }
 END_TEST
 
+START_TEST(test_some_digits_shared)
+{
+    /* Small whole numbers share their five low bytes (zero) and differ in the top
+     * three: three passes run and five are skipped, and after an odd number of passes
+     * the keys end in the second half of scratch. */
+    const size_t n = 1000;
+    double *v = malloc(n * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (double)((i * 7919) % 97);
+    check_against_qsort(v, n);
+    /* 1 to 2.875 in eighths: the top two bytes differ (the exponent, and the top of
+     * the mantissa), an even count of passes. */
+    for (size_t i = 0; i < n; i++)
+        v[i] = 1.0 + (double)((i * 31) % 16) / 8.0;
+    check_against_qsort(v, n);
+    free(v);
+}
+END_TEST
+
 START_TEST(test_trivial_inputs)
 {
     double one = -2.5;
@@ -135,12 +164,14 @@ END_TEST
 
 START_TEST(test_nans_at_the_ends)
 {
-    double v[6] = { 1.0, -NAN, -1.0, NAN, 0.0, -INFINITY };
+    /* NaNs keep their bits, payload and all: −NaN first, +NaN last. */
+    const uint64_t neg_nan = UINT64_C(0xfff8000000000123), pos_nan = UINT64_C(0x7ff4000000000456);
+    double v[6] = { 1.0, from_bits(neg_nan), -1.0, from_bits(pos_nan), 0.0, -INFINITY };
     uint64_t scratch[12];
     gan_sort_doubles(v, 6, scratch);
-    ck_assert(isnan(v[0]) && signbit(v[0]));
+    ck_assert(bits_of(v[0]) == neg_nan);
     ck_assert(v[1] == -INFINITY && v[2] == -1.0 && v[3] == 0.0 && v[4] == 1.0);
-    ck_assert(isnan(v[5]) && !signbit(v[5]));
+    ck_assert(bits_of(v[5]) == pos_nan);
 }
 END_TEST
 
@@ -150,6 +181,7 @@ static Suite *sort_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_random_values_of_every_magnitude);
     tcase_add_test(tc, test_projections_with_ties_zeros_and_infinities);
+    tcase_add_test(tc, test_some_digits_shared);
     tcase_add_test(tc, test_trivial_inputs);
     tcase_add_test(tc, test_nans_at_the_ends);
     suite_add_tcase(s, tc);

@@ -14,7 +14,7 @@ struct gan_png_picture {
     int rgb;                      /* 1: three bytes a pixel (R, G, B); 0: one grey byte */
     const unsigned char *pixels;  /* rows top first, each width × (rgb ? 3 : 1) bytes */
     const char *title;            /* stored as the PNG's Title text; NULL or "" for none */
-    int drawn;                    /* 1: a drawing (flat colours, lines, text), stored with
+    int drawn;                    /* 1: a drawing (flat areas, lines, text), stored with
                                      no row filter; 0: pictures of samples, each row's
                                      filter chosen by libpng */
 };
