@@ -172,10 +172,11 @@ if [ -n "$sgemm" ]; then
 fi
 
 # ------------------------------------------------------------------ ganctl
-# A metrics.csv row at the end of PyTorch's warm-up gives ganctl's rate over the same
-# iterations PyTorch times, beside the whole run's.
-log_every=$iterations
-[ "$warmup" -eq 0 ] || log_every=$warmup
+# A metrics.csv row after every iteration gives ganctl's rate over the iterations
+# PyTorch times, beside the whole run's: from the end of PyTorch's warm-up to the end of
+# the last iteration but one, since the last holds the final evaluation, which ganctl
+# times and PyTorch does not (torch_toy.py stops its clock before its own).
+log_every=1
 json_num() { sed -n "s/^ *\"$1\": \\([^,]*\\),\\{0,1\\}\$/\\1/p" "$summary" | sed -n "${2:-1}p"; }
 # run_ganctl DIR: one run; sets g_rate, g_steady, g_tail and the quality figures.
 run_ganctl() {
@@ -197,10 +198,10 @@ run_ganctl() {
     g_tail=$(awk -F, -v wall="$(json_num wall_time_s)" '
         NR == 1 { if ($2 != "time_s") exit; next } { t = $2 }
         END { if (t != "" && wall ~ /^[0-9.eE+-]+$/) printf "%.6f", wall - t }' "$1/ganctl-run/metrics.csv")
-    g_steady=$(awk -F, -v w="$warmup" -v n="$iterations" '
+    g_steady=$(awk -F, -v w="$warmup" -v n="$((iterations - 1))" '
         NR == 1 { if ($2 != "time_s") exit; next }
         $1 == w { a = $2 } $1 == n { b = $2 }
-        END { if (w > 0 && b > a) printf "%.6f", (n - w) / (b - a) }' "$1/ganctl-run/metrics.csv")
+        END { if (w > 0 && n > w && b > a) printf "%.6f", (n - w) / (b - a) }' "$1/ganctl-run/metrics.csv")
 }
 
 # ------------------------------------------------------------------ PyTorch
@@ -380,11 +381,11 @@ fi
 echo
 round_header
 round_row "ganctl it/s (summary.json, whole run)" ganctl rate
-round_row "ganctl it/s over iterations $((warmup + 1))-$iterations" ganctl_span rate
+round_row "ganctl it/s over iterations $((warmup + 1))-$((iterations - 1))" ganctl_span rate
 round_row "ganctl s from the last row to the end" ganctl_tail seconds
 round_row "PyTorch it/s (after $warmup of warm-up)" torch rate
 round_row "ganctl / PyTorch" ratio ratio "$aim_ratio"
-round_row "  over the same timed span" ratio_span ratio
+round_row "  per timed iteration (ganctl's span)" ratio_span ratio
 round_row "limit: $limit_type GEMMs at their shapes, GFLOP/s" limit gflops
 round_row "ganctl GEMM GFLOP/s" ganctl_gflops gflops
 round_row "ganctl share of the limit" ganctl_share share "$aim_share"
