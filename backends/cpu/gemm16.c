@@ -6,7 +6,7 @@
  * tile reads anyway, and C is rounded as the tile stores it (gemm16_lanes.h).
  *
  * The blocking: each part of the work is a run of B's column panels; for each block of
- * GEMM16_COLS columns of it and GEMM16_DEPTH values of k, B is packed once, then A
+ * GEMM16_COLS columns of it and CPU_GEMM16_DEPTH values of k, B is packed once, then A
  * GEMM16_ROWS rows at a time, and every tile of the two computed. A tile's chains are
  * kept in FP32 between blocks of k and go on from where they stopped, so each element
  * is one FMA chain over all of k, and what a part computes does not depend on how many
@@ -18,13 +18,12 @@
 
 #include "gemm16.h"
 
-/* Columns of B packed at a time, rows of A, and values of k: B's block is 512 KiB and
- * A's 96 KiB, in the L2 cache; one A panel (12 × 256 floats on AVX-512) stays in the L1
- * cache while the tiles of its row read B's panels from L2 at a few bytes a cycle, as
- * the tile does 24 FMAs per k. */
+/* Columns of B packed at a time and rows of A, with CPU_GEMM16_DEPTH values of k
+ * (gemm16.h): B's block is 512 KiB and A's 96 KiB, in the L2 cache; one A panel (12 ×
+ * 256 floats on AVX-512) stays in the L1 cache while the tiles of its row read B's
+ * panels from L2 at a few bytes a cycle, as the tile does 24 FMAs per k. */
 #define GEMM16_COLS 512
 #define GEMM16_ROWS 96
-#define GEMM16_DEPTH CPU_GEMM16_DEPTH
 
 /* What the tile's multiply-adds cost against an element-wise add, in the units
  * cpu_parallel_parts plans with: 16 of them to an add (32 FP32 lanes a cycle on
@@ -117,8 +116,8 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
 
     for (int64_t p0 = begin; p0 < end; p0 += panels_per_block) {
         const int64_t p1 = end - p0 < panels_per_block ? end : p0 + panels_per_block;
-        for (int64_t kb = 0; kb < job->k; kb += GEMM16_DEPTH) {
-            const int64_t kc = edge(job->k - kb, GEMM16_DEPTH);
+        for (int64_t kb = 0; kb < job->k; kb += CPU_GEMM16_DEPTH) {
+            const int64_t kc = edge(job->k - kb, CPU_GEMM16_DEPTH);
             const int first = kb == 0, last = kb + kc == job->k;
             for (int64_t p = p0; p < p1; p++) {
                 const int64_t j = p * lv->nr;
@@ -129,7 +128,7 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
                 const int64_t i1 = job->m - i0 < rows ? job->m : i0 + rows;
                 for (int64_t i = i0; i < i1; i += lv->mr)
                     lv->pack_a(&job->a, i, edge(i1 - i, lv->mr), kb, kc,
-                               ap + (size_t)((i - i0) * GEMM16_DEPTH));
+                               ap + (size_t)((i - i0) * CPU_GEMM16_DEPTH));
                 for (int64_t i = i0; i < i1; i += lv->mr) {
                     const int mr = edge(i1 - i, lv->mr);
                     for (int64_t p = p0; p < p1; p++) {
@@ -137,7 +136,7 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
                         const int nr = edge(job->n - j, lv->nr);
                         float *own = kept + (size_t)((i / lv->mr * panels_per_block + p - p0) *
                                                      tile);
-                        lv->tile(&job->c, ap + (size_t)((i - i0) * GEMM16_DEPTH),
+                        lv->tile(&job->c, ap + (size_t)((i - i0) * CPU_GEMM16_DEPTH),
                                  !job->a.trans,
                                  bp + (size_t)((p - p0) * kc * lv->nr), kc, i, j, mr, nr, own,
                                  first, last);
@@ -159,13 +158,13 @@ gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
 
     struct gemm16_job job = { .lv = lv, .m = g->m, .n = g->n, .k = g->k,
                               .rows = GEMM16_ROWS / lv->mr * lv->mr };
-    const int64_t depth = g->k < GEMM16_DEPTH ? g->k : GEMM16_DEPTH;
+    const int64_t depth = g->k < CPU_GEMM16_DEPTH ? g->k : CPU_GEMM16_DEPTH;
     job.b_floats = (size_t)(depth * GEMM16_COLS);
-    /* A's block, its panels' rows GEMM16_DEPTH apart in either layout, and the lanes
+    /* A's block, its panels' rows CPU_GEMM16_DEPTH apart in either layout, and the lanes
      * the last store of a k-major panel spills past it */
-    job.a_floats = (size_t)(GEMM16_DEPTH * job.rows) + (size_t)lv->lanes;
+    job.a_floats = (size_t)(CPU_GEMM16_DEPTH * job.rows) + (size_t)lv->lanes;
     /* with more than one block of k, each tile's chains between them */
-    const size_t kept = g->k > GEMM16_DEPTH
+    const size_t kept = g->k > CPU_GEMM16_DEPTH
                             ? (size_t)(((g->m + lv->mr - 1) / lv->mr) * lv->mr * GEMM16_COLS)
                             : 0;
     job.part_floats = job.b_floats + job.a_floats + kept;
