@@ -151,6 +151,9 @@ void cpu_pool_close(gan_backend *be);
  * two per thread (1 with one thread), at most one per block of `align` units, and one
  * part per CPU_PARALLEL_MIN elements of work. */
 int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit);
+/* How many jobs cpu_parallel_for has handed to the workers (a job of one part runs on
+ * the calling thread and is not counted): what tests observe of a kernel's split. */
+uint64_t cpu_pool_jobs(const gan_backend *be);
 /* elementwise.c: how many parts an element-wise op (nops = 2: unary `op`, 3: binary)
  * over `total` elements is split into, each element weighed by what it costs (tanh,
  * sigmoid, exp and log, a libm call each, as many vectorised adds). */

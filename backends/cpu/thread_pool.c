@@ -194,6 +194,12 @@ void cpu_pool_close(gan_backend *be)
     be->pool = NULL;
 }
 
+uint64_t cpu_pool_jobs(const gan_backend *be)
+{
+    /* Only the calling thread starts jobs, so it reads its own count. */
+    return be->pool ? be->pool->generation : 0;
+}
+
 int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit)
 {
     if (!be->pool || n <= 0 || align <= 0)

@@ -182,8 +182,9 @@ START_TEST(test_elementwise_same_bits)
 }
 END_TEST
 
-/* A tanh of a generator's 64 images of 28 × 28 is split, where an add of as many
- * elements stays on the calling thread, and gives the same bits either way. */
+/* A tanh of a generator's 64 images of 28 × 28 is split, where an add or a ReLU of as
+ * many elements stays on the calling thread, and gives the same bits either way. The
+ * split is what the walk does: the jobs it hands to the pool are counted. */
 START_TEST(test_transcendental_split_same_bits)
 {
     struct pair p = pair_new(levels[_i]);
@@ -198,7 +199,12 @@ START_TEST(test_transcendental_split_same_bits)
         gan_buffer *a = filled(bes[k], GAN_F32, n, 4);
         y[k] = filled(bes[k], GAN_F32, n, 5);
         struct gan_operand oa = contiguous(a, GAN_F32, &s), oy = contiguous(y[k], GAN_F32, &s);
+        const uint64_t jobs = cpu_pool_jobs(bes[k]);
+        ck_assert_int_eq(cpu_unary(bes[k], GAN_UNARY_RELU, 0.0f, &s, &oa, &oy), GAN_OK);
+        ck_assert_int_eq(cpu_binary(bes[k], GAN_BINARY_ADD, &s, &oa, &oa, &oy), GAN_OK);
+        ck_assert_uint_eq(cpu_pool_jobs(bes[k]), jobs);
         ck_assert_int_eq(cpu_unary(bes[k], GAN_UNARY_TANH, 0.0f, &s, &oa, &oy), GAN_OK);
+        ck_assert_uint_eq(cpu_pool_jobs(bes[k]), jobs + (bes[k] == p.three ? 1 : 0));
         ck_assert_int_eq(cpu_unary(bes[k], GAN_UNARY_SIGMOID, 0.0f, &s, &oy, &oa), GAN_OK);
         ck_assert_int_eq(cpu_unary(bes[k], GAN_UNARY_EXP, 0.0f, &s, &oa, &oy), GAN_OK);
         cpu_buffer_free(bes[k], a);
