@@ -213,6 +213,10 @@ gan_backend_gemm_fn cpu_gemm;
 gan_backend_unary_fn cpu_unary;
 gan_backend_binary_fn cpu_binary;
 
+/* tanh.c: the backend's FP32 tanh of one element, the bits every vector level gives
+ * (tanh_lanes.h) on any C library. */
+float cpu_tanhf(float x);
+
 /* elementwise_avx512.c and elementwise_avx2.c (elementwise_lanes.h): the vector kernels
  * elementwise.c hands a run to when every operand is contiguous or broadcast. An input
  * is contiguous elements of `dtype` from element `off` of `base`, or, when base is NULL,

@@ -61,7 +61,7 @@ static void unary_run(enum gan_unary_op op, float alpha, const float *x, float *
         for (i = 0; i < n; i++) y[i] = gan_ew_leaky_relu(alpha, x[i]);
         break;
     case GAN_UNARY_STEP: for (i = 0; i < n; i++) y[i] = gan_ew_step(x[i]); break;
-    case GAN_UNARY_TANH: for (i = 0; i < n; i++) y[i] = gan_ew_tanh(x[i]); break;
+    case GAN_UNARY_TANH: for (i = 0; i < n; i++) y[i] = cpu_tanhf(x[i]); break;
     case GAN_UNARY_SIGMOID:
         for (i = 0; i < n; i++) y[i] = gan_ew_sigmoid(x[i]);
         break;
@@ -197,6 +197,7 @@ static int vector_unary_has(enum gan_unary_op op)
     case GAN_UNARY_ADD_SCALAR: case GAN_UNARY_RELU: case GAN_UNARY_LEAKY_RELU:
     case GAN_UNARY_STEP: case GAN_UNARY_SQUARE: case GAN_UNARY_SQRT: case GAN_UNARY_RSQRT:
     case GAN_UNARY_RECIPROCAL: case GAN_UNARY_ABS: case GAN_UNARY_SIGN: case GAN_UNARY_FILL:
+    case GAN_UNARY_TANH:
         return 1;
     default:
         return 0;
@@ -361,17 +362,18 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
     }
 }
 
-/* What an element of `op` costs, in vectorised adds: the transcendental functions call
- * libm once an element on every vector level. tanhf took 35 ms for 3.1 million
- * elements (11 ns each) where an AVX-512 add takes 0.1 ns an element (26 µs for
- * 262,144), so the generator's tanh of 50,176 elements (64 images of 28 × 28, about
- * 0.55 ms) is worth splitting while an add of as many stays on the calling thread. At
- * 64, an underestimate, they split from 8,192 elements, a part of about 90 µs. */
+/* What an element of `op` costs, in vectorised adds. bench/elementwise on a Zen 4,
+ * 50,176 elements: an add 0.13–0.18 ns an element on AVX-512 and 0.31–0.63 on AVX2;
+ * the backend's own tanh 1.5–1.7 ns (10–11 adds) and 2.6–3.3 ns (5–9 adds); SIGMOID,
+ * EXP and LOG, a libm call an element on every level, 3.0–3.3 ns (17–25 adds) and
+ * 3.0–4.2 ns (5–14 adds). At 16 the four split from 32,768 elements, so the generator's
+ * tanh of 50,176 (64 images of 28 × 28, about 80 µs) is shared while an add of as many
+ * stays on the calling thread. */
 static int64_t unary_cost(enum gan_unary_op op)
 {
     switch (op) {
     case GAN_UNARY_TANH: case GAN_UNARY_SIGMOID: case GAN_UNARY_EXP: case GAN_UNARY_LOG:
-        return 64;
+        return 16;
     default:
         return 1;
     }

@@ -8,11 +8,14 @@
  * result is rounded once as it is stored, so no run is staged through memory and
  * converted in a separate pass. Each op is the same IEEE operation, in the same operand
  * order, as elementwise.c's scalar loop, so the results are the same bits (check_
- * elementwise compares the levels on special values); the ops whose scalar form is a
- * libm call (TANH, SIGMOID, EXP, LOG, and MAX, MIN, whose fmaxf/fminf treat a signalling
- * NaN apart) are left to the scalar loops (cpu_vec_unary_has, elementwise.c). */
+ * elementwise compares the levels on special values). TANH is the backend's own
+ * (tanh.c, tanh_lanes.h), the same bits in a lane as in the scalar loop; the ops whose
+ * scalar form is a libm call (SIGMOID, EXP, LOG, and MAX, MIN, whose fmaxf/fminf treat
+ * a signalling NaN apart) are left to the scalar loops (vector_unary_has, elementwise.c). */
 
 #ifdef LANES_N
+#include "tanh_lanes.h"
+
 LANES_TARGET
 static inline lanes_f32 vec_load(const struct cpu_vec_in *in, int64_t i, lanes_in live)
 {
@@ -43,6 +46,7 @@ void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu
     case GAN_UNARY_RELU: UNARY_LOOP(lanes_blend(lanes_le(v, zero), v, zero));
     case GAN_UNARY_LEAKY_RELU: UNARY_LOOP(lanes_blend(lanes_gt(v, zero), lanes_mul(va, v), v));
     case GAN_UNARY_STEP: UNARY_LOOP(lanes_keep(lanes_gt(v, zero), one));
+    case GAN_UNARY_TANH: UNARY_LOOP(lanes_tanh(v));
     case GAN_UNARY_SQUARE: UNARY_LOOP(lanes_mul(v, v));
     case GAN_UNARY_SQRT: UNARY_LOOP(lanes_sqrt(v));
     case GAN_UNARY_RSQRT: UNARY_LOOP(lanes_div(one, lanes_sqrt(v)));

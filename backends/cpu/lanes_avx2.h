@@ -43,7 +43,28 @@ typedef __m256 lanes_if;  /* a condition per lane: all ones where it holds */
 #define lanes_live(in) _mm256_castsi256_ps(avx2_lane_mask(in))
 #define lanes_and_if(c, d) _mm256_and_ps((c), (d))
 #define lanes_andnot_if(c, d) _mm256_andnot_ps((d), (c))
+#define lanes_or_if(c, d) _mm256_or_ps((c), (d))
 #define lanes_bits(c) ((unsigned)_mm256_movemask_ps(c))
+
+/* The lanes as 32-bit integers (the float's bits, or an int32 each), for the functions
+ * that work on a float's exponent (tanh_lanes.h). */
+typedef __m256i lanes_i32;
+#define lanes_as_i32(v) _mm256_castps_si256(v)
+#define lanes_as_f32(i) _mm256_castsi256_ps(i)
+#define lanes_i32_set1(c) _mm256_set1_epi32(c)
+#define lanes_i32_add(a, b) _mm256_add_epi32((a), (b))
+#define lanes_i32_sub(a, b) _mm256_sub_epi32((a), (b))
+#define lanes_i32_and(a, b) _mm256_and_si256((a), (b))
+#define lanes_i32_or(a, b) _mm256_or_si256((a), (b))
+#define lanes_i32_shl(a, n) _mm256_slli_epi32((a), (n))
+#define lanes_i32_shr_by(a, counts) _mm256_srlv_epi32((a), (counts)) /* 0 past 31 */
+/* signed comparisons */
+#define lanes_i32_gt(a, b) _mm256_castsi256_ps(_mm256_cmpgt_epi32((a), (b)))
+#define lanes_i32_eq(a, b) _mm256_castsi256_ps(_mm256_cmpeq_epi32((a), (b)))
+#define lanes_i32_blend(c, a, b)                                                           \
+    _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), (c)))
+#define lanes_trunc_i32(v) _mm256_cvttps_epi32(v) /* toward zero, as C's (int32_t) */
+#define lanes_i32_to_f32(i) _mm256_cvtepi32_ps(i)
 
 AVX2_LANES_TARGET
 static inline __m256 lanes_xor_bits(__m256 v, int32_t mask)

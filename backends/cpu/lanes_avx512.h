@@ -43,7 +43,27 @@ typedef __mmask16 lanes_if; /* a condition per lane */
 #define lanes_live(in) (in)
 #define lanes_and_if(c, d) ((lanes_if)((c) & (d)))
 #define lanes_andnot_if(c, d) ((lanes_if)((c) & (lanes_if)~(d)))
+#define lanes_or_if(c, d) ((lanes_if)((c) | (d)))
 #define lanes_bits(c) ((unsigned)(c))
+
+/* The lanes as 32-bit integers (the float's bits, or an int32 each), for the functions
+ * that work on a float's exponent (tanh_lanes.h). */
+typedef __m512i lanes_i32;
+#define lanes_as_i32(v) _mm512_castps_si512(v)
+#define lanes_as_f32(i) _mm512_castsi512_ps(i)
+#define lanes_i32_set1(c) _mm512_set1_epi32(c)
+#define lanes_i32_add(a, b) _mm512_add_epi32((a), (b))
+#define lanes_i32_sub(a, b) _mm512_sub_epi32((a), (b))
+#define lanes_i32_and(a, b) _mm512_and_si512((a), (b))
+#define lanes_i32_or(a, b) _mm512_or_si512((a), (b))
+#define lanes_i32_shl(a, n) _mm512_slli_epi32((a), (n))
+#define lanes_i32_shr_by(a, counts) _mm512_srlv_epi32((a), (counts)) /* 0 past 31 */
+/* signed comparisons */
+#define lanes_i32_gt(a, b) _mm512_cmpgt_epi32_mask((a), (b))
+#define lanes_i32_eq(a, b) _mm512_cmpeq_epi32_mask((a), (b))
+#define lanes_i32_blend(c, a, b) _mm512_mask_blend_epi32((c), (a), (b))
+#define lanes_trunc_i32(v) _mm512_cvttps_epi32(v) /* toward zero, as C's (int32_t) */
+#define lanes_i32_to_f32(i) _mm512_cvtepi32_ps(i)
 
 /* Bit operations on float lanes through the integer unit (AVX-512 F has no float
  * and/xor; DQ does, and is not required). */

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* elementwise.c — what an element-wise op costs on one thread of the CPU backend, per
+ * vector level the CPU has: nanoseconds an element, and the same as a multiple of an add
+ * at that level (the unit the element-wise split weighs ops in, unary_cost in
+ * backends/cpu/elementwise.c).
+ *
+ *   bench/elementwise [-n ELEMENTS] [-r REPS]
+ *
+ * Every op runs on contiguous FP32 operands of n elements (default 50,176, the dcgan
+ * generator's 64 images of 28 × 28), a median over r timed calls (default 200) after
+ * one untimed. The inputs sweep [−3, 3), where tanh takes each of its cases. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../backends/cpu/cpu_backend.h"
+#include "bench_host.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ops timed: the add first, as the unit. */
+static const struct {
+    const char *name;
+    int unary;
+    int op;
+} ops[] = {
+    { "add", 0, GAN_BINARY_ADD },         { "relu", 1, GAN_UNARY_RELU },
+    { "mask_positive", 0, GAN_BINARY_MASK_POSITIVE },
+    { "tanh", 1, GAN_UNARY_TANH },        { "sigmoid", 1, GAN_UNARY_SIGMOID },
+    { "exp", 1, GAN_UNARY_EXP },          { "log", 1, GAN_UNARY_LOG },
+};
+#define N_OPS (sizeof ops / sizeof ops[0])
+
+int main(int argc, char **argv)
+{
+    long n = 50176, reps = 200;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+            n = strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+            reps = strtol(argv[++i], NULL, 10);
+        else {
+            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r REPS]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (n < 1 || reps < 1 || reps > 100000) {
+        fprintf(stderr, "%s: -n takes at least 1 element, -r 1 to 100000 reps\n", argv[0]);
+        return 2;
+    }
+    struct gan_backend be;
+    memset(&be, 0, sizeof be);
+    be.host = &bench_host;
+    be.threads = 1;
+    gan_buffer *a, *b, *y;
+    if (cpu_buffer_alloc(&be, (size_t)n * 4, &a) != GAN_OK ||
+        cpu_buffer_alloc(&be, (size_t)n * 4, &b) != GAN_OK ||
+        cpu_buffer_alloc(&be, (size_t)n * 4, &y) != GAN_OK) {
+        fprintf(stderr, "%s: %s\n", argv[0], bench_last_error());
+        return 1;
+    }
+    for (long i = 0; i < n; i++) {
+        ((float *)a->data)[i] = (float)((i * 7919) % 6000) * 1e-3f - 3.0f;
+        ((float *)b->data)[i] = (float)((i * 104729) % 6000) * 1e-3f + 0.5f; /* log's > 0 */
+    }
+    struct gan_shape s = { 1, { n } };
+    struct gan_operand oa = { a, 0, GAN_F32, { 1 } }, ob = { b, 0, GAN_F32, { 1 } };
+    struct gan_operand oy = { y, 0, GAN_F32, { 1 } };
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t)
+        return 1;
+
+    printf("# %ld FP32 elements, one thread, median of %ld calls: ns an element (adds)\n",
+           n, reps);
+    printf("%-14s", "level");
+    for (size_t k = 0; k < N_OPS; k++)
+        printf(" %16s", ops[k].name);
+    printf("\n");
+    for (int lv = CPU_ISA_PORTABLE; lv <= (int)cpu_isa_best(); lv++) {
+        cpu_isa_select(&be, (enum cpu_isa)lv);
+        double add_ns = 0.0;
+        printf("%-14s", cpu_isa_name((enum cpu_isa)lv));
+        for (size_t k = 0; k < N_OPS; k++) {
+            const struct gan_operand *x = ops[k].op == GAN_UNARY_LOG && ops[k].unary ? &ob : &oa;
+            for (long r = -1; r < reps; r++) {
+                double t0 = now();
+                gan_status st = ops[k].unary
+                                    ? cpu_unary(&be, (enum gan_unary_op)ops[k].op, 0.0f, &s, x, &oy)
+                                    : cpu_binary(&be, (enum gan_binary_op)ops[k].op, &s, &oa, &ob,
+                                                 &oy);
+                if (st != GAN_OK) {
+                    fprintf(stderr, "%s: %s\n", argv[0], bench_last_error());
+                    return 1;
+                }
+                if (r >= 0)
+                    t[r] = now() - t0;
+            }
+            qsort(t, (size_t)reps, sizeof t[0], compare_double);
+            double ns = t[reps / 2] / (double)n * 1e9;
+            if (k == 0)
+                add_ns = ns;
+            char cell[32];
+            snprintf(cell, sizeof cell, "%.3f (%.0f)", ns, ns / add_ns);
+            printf(" %16s", cell);
+        }
+        printf("\n");
+    }
+    free(t);
+    cpu_buffer_free(&be, a);
+    cpu_buffer_free(&be, b);
+    cpu_buffer_free(&be, y);
+    return 0;
+}
