@@ -25,8 +25,10 @@
  *                NaN) gives NaN, and a negative a there gives −0
  * Everything else is plain FP32 arithmetic and propagates NaN. The ops IEEE 754 rounds
  * exactly (+, −, ·, /, sqrt, the comparisons) give the same bits on every backend;
- * tanh, sigmoid, exp and log come from each platform's math library (glibc, CUDA's),
- * within 2 ulp of the exact value, and may differ in the last bits.
+ * sigmoid, exp and log come from each platform's math library (glibc, CUDA's), and
+ * tanh from CUDA's on the GPU and from the CPU backend's own (backends/cpu/tanh.c,
+ * fdlibm's algorithm) on the CPU, within 2.2 ulp of the exact value; they may differ
+ * in the last bits between the backends.
  *
  * One function per op, so that the CPU backend's loops (one per op, vectorised by the
  * compiler) and the CUDA kernel's switch (gan_ew_unary, gan_ew_binary) call the same
