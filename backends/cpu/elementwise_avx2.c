@@ -3,8 +3,12 @@
  * CPUs without AVX-512: elementwise_lanes.h on lanes_avx2.h. */
 #include "config.h"
 
-/* tanh_lanes.h must round each product on its own, as tanh.c does. */
+/* tanh_lanes.h must round each product on its own, as tanh.c does. GCC may fuse a
+ * multiply and an add written as intrinsics (they are vector arithmetic to it); clang
+ * does not fuse across intrinsics and lacks the pragma. */
+#if !defined(__clang__)
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include <stdint.h>
 

@@ -2,19 +2,26 @@
 /* tanh.c — the backend's FP32 tanh, one element at a time: the reference that the
  * vector levels (tanh_lanes.h) reproduce bit for bit.
  *
- * Why the backend has its own: the C library's tanhf is a call per element (11 ns,
- * against well under 1 ns for a vector level), and its bits belong to the library, so a
- * vector tanh must follow one written-down algorithm to agree with the scalar loops.
+ * Why the backend has its own: the C library's tanhf is a call per element (11 ns on a
+ * Zen 4, bench/README.md, where these lanes take 1.5 ns an element on AVX-512 and 2.6
+ * on AVX2, bench/elementwise), and its bits belong to the library, so a vector tanh
+ * must follow one written-down algorithm to agree with the scalar loops.
  * The algorithm is fdlibm's (Sun Microsystems, 1993), the one glibc's tanhf and expm1f
  * use for FP32: tanh from expm1, expm1 by reduction to r = x − k·ln 2 with |r| ≤ ln 2 / 2
  * and a rational approximation of degree five in r², and the result put back together
  * with k in the exponent. Every step is one IEEE FP32 operation in a fixed order, with
- * no fused multiply-add (the pragma), so each vector lane computes the same bits; on a
- * glibc whose tanhf is fdlibm's (Debian 12's 2.36) these are also that tanhf's bits,
- * so runs measured before the backend had its own reproduce. */
+ * no fused multiply-add (the pragmas below), so each vector lane computes the same
+ * bits; on a glibc whose tanhf is fdlibm's (Debian 12's 2.36) these are also that
+ * tanhf's bits, so runs measured before the backend had its own reproduce there. */
 #include "config.h"
 
+/* No fused multiply-add where the CPU has one (-march, or a target that always has it):
+ * clang contracts within an expression unless told, GCC across them. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include <stdint.h>
 #include <string.h>

@@ -5,8 +5,8 @@
 #ifndef GANCTL_CPU_TANH_CONSTS_H
 #define GANCTL_CPU_TANH_CONSTS_H
 
-/* ln 2 in two parts: the high one with its last 12 bits clear, so that k · ln2_hi is
- * exact for every k expm1 meets here */
+/* ln 2 in two parts: the high one with its last 7 bits clear, so that k · ln2_hi is
+ * exact for every |k| < 128 (expm1 meets −3 to 63 here) */
 #define TANH_LN2_HI 0x1.62e3p-1f
 #define TANH_LN2_LO 0x1.2fefa2p-17f
 #define TANH_INV_LN2 0x1.715476p+0f /* 1 / ln 2 */

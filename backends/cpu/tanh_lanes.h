@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tanh_lanes.h — the backend's FP32 tanh on a vector of lanes: tanh.c's algorithm with
  * each branch computed in every lane and the lane's own case selected, so that every
- * lane is the same bits as cpu_tanhf (check_elementwise compares them). Included by
+ * lane is the same bits as cpu_tanhf (check_tanh compares them). Included by
  * elementwise_lanes.h after a lane interface; the file including it turns off fused
  * multiply-add, as tanh.c does.
  *
@@ -54,7 +54,7 @@ static inline lanes_f32 lanes_expm1_for_tanh(lanes_f32 a, lanes_i32 ha, lanes_if
     /* k ≤ −2 or k > 56: 1 − (e − x), scaled by 2ᵏ, less 1 */
     lanes_f32 far = lanes_sub(one, e_x);
     far = lanes_sub(lanes_as_f32(lanes_i32_add(lanes_as_i32(far), exponent)), one);
-    /* 2 ≤ k ≤ 22: (1 − 2⁻ᵏ) − (e − x), scaled */
+    /* 2 ≤ k ≤ 22 (3 at least here, as 2|x| ≥ 2): (1 − 2⁻ᵏ) − (e − x), scaled */
     lanes_i32 ulp_k = lanes_i32_shr_by(lanes_i32_set1(0x1000000), k);
     lanes_f32 mid = lanes_sub(lanes_as_f32(lanes_i32_sub(lanes_i32_set1(0x3f800000), ulp_k)), e_x);
     mid = lanes_as_f32(lanes_i32_add(lanes_as_i32(mid), exponent));
