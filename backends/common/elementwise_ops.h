@@ -13,6 +13,8 @@
  *   RELU         x <= 0 ? +0 : x        NaN propagates; -0 becomes +0
  *   LEAKY_RELU   x > 0 ? x : alpha·x    NaN propagates
  *   STEP         x > 0 ? 1 : 0          NaN gives 0 (as the header specifies)
+ *   LEAKY_STEP   x > 0 ? 1 : alpha      NaN gives alpha, as STEP's 0 gives alpha in
+ *                                       leaky_relu's derivative, alpha + (1 − alpha)·step
  *   SIGN         (x > 0) − (x < 0)      ±0 and NaN give 0
  *   ABS          fabsf                  NaN propagates (sign bit cleared)
  *   SQRT, RSQRT, LOG of a negative number give NaN; RSQRT(0) = +inf, LOG(0) = −inf,
@@ -43,6 +45,10 @@ GAN_HD static inline float gan_ew_leaky_relu(float alpha, float x)
     return x > 0.0f ? x : alpha * x;
 }
 GAN_HD static inline float gan_ew_step(float x) { return x > 0.0f ? 1.0f : 0.0f; }
+GAN_HD static inline float gan_ew_leaky_step(float alpha, float x)
+{
+    return x > 0.0f ? 1.0f : alpha;
+}
 GAN_HD static inline float gan_ew_tanh(float x) { return tanhf(x); }
 /* exp(-x) overflows to inf for x < -88 and the quotient is then exactly 0. */
 GAN_HD static inline float gan_ew_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
@@ -76,6 +82,7 @@ GAN_HD static inline float gan_ew_unary(enum gan_unary_op op, float alpha, float
     case GAN_UNARY_LOG: return gan_ew_log(x);
     case GAN_UNARY_ABS: return gan_ew_abs(x);
     case GAN_UNARY_SIGN: return gan_ew_sign(x);
+    case GAN_UNARY_LEAKY_STEP: return gan_ew_leaky_step(alpha, x);
     default: return alpha; /* GAN_UNARY_FILL */
     }
 }

@@ -35,7 +35,7 @@ static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
     "cpu_unary(RELU)", "cpu_unary(LEAKY_RELU)", "cpu_unary(STEP)", "cpu_unary(TANH)",
     "cpu_unary(SIGMOID)", "cpu_unary(SQUARE)", "cpu_unary(SQRT)", "cpu_unary(RSQRT)",
     "cpu_unary(RECIPROCAL)", "cpu_unary(EXP)", "cpu_unary(LOG)", "cpu_unary(ABS)",
-    "cpu_unary(SIGN)", "cpu_unary(FILL)"
+    "cpu_unary(SIGN)", "cpu_unary(FILL)", "cpu_unary(LEAKY_STEP)"
 };
 
 static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
@@ -76,6 +76,9 @@ static void unary_run(enum gan_unary_op op, float alpha, const float *x, float *
         for (i = 0; i < n; i++) y[i] = gan_ew_sign(x[i]);
         break;
     case GAN_UNARY_FILL: for (i = 0; i < n; i++) y[i] = alpha; break;
+    case GAN_UNARY_LEAKY_STEP:
+        for (i = 0; i < n; i++) y[i] = gan_ew_leaky_step(alpha, x[i]);
+        break;
     case GAN_UNARY_OP_COUNT: break;
     }
 }
@@ -197,7 +200,7 @@ static int vector_unary_has(enum gan_unary_op op)
     case GAN_UNARY_ADD_SCALAR: case GAN_UNARY_RELU: case GAN_UNARY_LEAKY_RELU:
     case GAN_UNARY_STEP: case GAN_UNARY_SQUARE: case GAN_UNARY_SQRT: case GAN_UNARY_RSQRT:
     case GAN_UNARY_RECIPROCAL: case GAN_UNARY_ABS: case GAN_UNARY_SIGN: case GAN_UNARY_FILL:
-    case GAN_UNARY_TANH:
+    case GAN_UNARY_TANH: case GAN_UNARY_LEAKY_STEP:
         return 1;
     default:
         return 0;

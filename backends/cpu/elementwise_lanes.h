@@ -46,6 +46,8 @@ void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu
     case GAN_UNARY_RELU: UNARY_LOOP(lanes_blend(lanes_le(v, zero), v, zero));
     case GAN_UNARY_LEAKY_RELU: UNARY_LOOP(lanes_blend(lanes_gt(v, zero), lanes_mul(va, v), v));
     case GAN_UNARY_STEP: UNARY_LOOP(lanes_keep(lanes_gt(v, zero), one));
+    /* x > 0 ? 1 : alpha; a NaN compares false and gives alpha */
+    case GAN_UNARY_LEAKY_STEP: UNARY_LOOP(lanes_blend(lanes_gt(v, zero), va, one));
     case GAN_UNARY_TANH: UNARY_LOOP(lanes_tanh(v));
     case GAN_UNARY_SQUARE: UNARY_LOOP(lanes_mul(v, v));
     case GAN_UNARY_SQRT: UNARY_LOOP(lanes_sqrt(v));

@@ -39,7 +39,7 @@ static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
     "unary(COPY)", "unary(NEG)", "unary(SCALE)", "unary(ADD_SCALAR)", "unary(RELU)",
     "unary(LEAKY_RELU)", "unary(STEP)", "unary(TANH)", "unary(SIGMOID)", "unary(SQUARE)",
     "unary(SQRT)", "unary(RSQRT)", "unary(RECIPROCAL)", "unary(EXP)", "unary(LOG)",
-    "unary(ABS)", "unary(SIGN)", "unary(FILL)"
+    "unary(ABS)", "unary(SIGN)", "unary(FILL)", "unary(LEAKY_STEP)"
 };
 
 static const char *const binary_names[GAN_BINARY_OP_COUNT] = {

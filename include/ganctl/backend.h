@@ -66,6 +66,8 @@ enum gan_unary_op {
     GAN_UNARY_ABS,
     GAN_UNARY_SIGN,           /* -1, 0 or 1 (0 for a zero of either sign and for NaN) */
     GAN_UNARY_FILL,           /* alpha, ignoring x's values (x may be y) */
+    GAN_UNARY_LEAKY_STEP,     /* x > 0 ? 1 : alpha, the derivative of leaky_relu with slope
+                                 alpha, itself with zero derivative (ABI minor 7) */
     GAN_UNARY_OP_COUNT
 };
 

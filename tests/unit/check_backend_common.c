@@ -249,6 +249,7 @@ START_TEST(test_unary_dispatch)
         case GAN_UNARY_LOG: want = gan_ew_log(x); break;
         case GAN_UNARY_ABS: want = gan_ew_abs(x); break;
         case GAN_UNARY_SIGN: want = gan_ew_sign(x); break;
+        case GAN_UNARY_LEAKY_STEP: want = x > 0.0f ? 1.0f : alpha; break;
         default: want = alpha; break;
         }
         float got = gan_ew_unary(op, alpha, x);
@@ -632,7 +633,7 @@ START_TEST(test_iter_fold)
     ck_assert_int_eq(it.count, 0);
     static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
         "u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9", "u10", "u11", "u12",
-        "u13", "u14", "u15", "u16", "u17"
+        "u13", "u14", "u15", "u16", "u17", "u18"
     };
     const struct gan_operand *uops[2] = { &x, &out };
     x.dtype = GAN_U32;

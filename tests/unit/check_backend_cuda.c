@@ -878,6 +878,7 @@ static float unary_alpha(enum gan_unary_op op)
     case GAN_UNARY_ADD_SCALAR: return 1.25f;
     case GAN_UNARY_LEAKY_RELU: return 0.2f;
     case GAN_UNARY_FILL: return 3.0f;
+    case GAN_UNARY_LEAKY_STEP: return 0.2f;
     default: return 0.0f;
     }
 }

@@ -36,7 +36,7 @@ static const char *last_error(void)
 
 static const char *const unary_name[GAN_UNARY_OP_COUNT] = {
     "COPY", "NEG", "SCALE", "ADD_SCALAR", "RELU", "LEAKY_RELU", "STEP", "TANH", "SIGMOID",
-    "SQUARE", "SQRT", "RSQRT", "RECIPROCAL", "EXP", "LOG", "ABS", "SIGN", "FILL"
+    "SQUARE", "SQRT", "RSQRT", "RECIPROCAL", "EXP", "LOG", "ABS", "SIGN", "FILL", "LEAKY_STEP"
 };
 static const char *const binary_name[GAN_BINARY_OP_COUNT] = {
     "ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "GREATER", "MASK_POSITIVE"
@@ -63,6 +63,7 @@ static double ref_unary(int op, double alpha, double x)
     case GAN_UNARY_ABS: return fabs(x);
     case GAN_UNARY_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
     case GAN_UNARY_FILL: return alpha;
+    case GAN_UNARY_LEAKY_STEP: return x > 0 ? 1.0 : alpha;
     default: return NAN;
     }
 }
@@ -436,6 +437,9 @@ START_TEST(test_special_values_unary)
     ck_assert(isnan(out[0]) && out[5] == -0.25f && out[3] == -INFINITY);
     RUN(GAN_UNARY_STEP, 0.0f);
     ck_assert(out[0] == 0.0f && out[1] == 0.0f && out[2] == 0.0f && out[4] == 1.0f);
+    RUN(GAN_UNARY_LEAKY_STEP, 0.25f); /* NaN, −0 and +0 give alpha */
+    ck_assert(out[0] == 0.25f && out[1] == 0.25f && out[2] == 0.25f && out[4] == 1.0f);
+    ck_assert(out[3] == 0.25f && out[6] == 1.0f);
     RUN(GAN_UNARY_SIGN, 0.0f);
     ck_assert(out[0] == 0.0f && out[1] == 0.0f && out[2] == 0.0f);
     ck_assert(out[3] == -1.0f && out[4] == 1.0f && out[5] == -1.0f);

@@ -2,7 +2,9 @@
 /* check_relu_mask.c — ReLU's backward in one pass (the backend's MASK_POSITIVE, for a
  * backend of plugin ABI 1.3 or later) gives the bits of the two passes an older backend
  * gets (STEP, then MUL), at first and second order, in FP32 and under the 16-bit
- * policies; and the context keeps the new op away from an older backend.
+ * policies; and the context keeps the new op away from an older backend. The same for
+ * leaky ReLU's factor in one pass (LEAKY_STEP, ABI 1.7) against STEP, SCALE and
+ * ADD_SCALAR, with the backend's unary calls counted to see which one ran.
  *
  * The graph is a small WGAN-GP critic: h = relu(x·W1), out = Σ h·W2, the input gradient
  * ∇ₓ out with create_graph, and P = Σ (∇ₓ out)², differentiated again for W1 and W2.
@@ -35,6 +37,19 @@ static float value(uint32_t i, uint32_t salt)
     return (float)((int)(h % 2001u) - 1000) / 500.0f;
 }
 
+/* The fixture's unary slot, and what the context sent it. */
+static gan_backend_unary_fn *real_unary;
+static size_t unary_calls[GAN_UNARY_OP_COUNT];
+
+static gan_status counting_unary(gan_backend *be, enum gan_unary_op op, float alpha,
+                                 const struct gan_shape *shape, const struct gan_operand *x,
+                                 const struct gan_operand *y)
+{
+    if ((unsigned)op < GAN_UNARY_OP_COUNT)
+        unary_calls[op]++;
+    return real_unary(be, op, alpha, shape, x, y);
+}
+
 static gan_tensor *param(gan_ctx *ctx, int64_t r, int64_t c, const float *v)
 {
     int64_t d[2] = { r, c };
@@ -50,12 +65,18 @@ static void host(gan_ctx *ctx, gan_tensor *t, float *v, size_t n)
     ck_assert_int_eq(gan_tensor_to_host(ctx, t, v, n), GAN_OK);
 }
 
-/* The graph above on a fresh context over the fixture's backend, told that the backend
- * was built for ABI minor `minor`. */
-static void run(enum gan_dtype mode, unsigned minor, struct result *r)
+/* The graph above on a fresh context over the fixture's backend (its unary calls
+ * counted), told that the backend was built for ABI minor `minor`; with `slope` ≥ 0 the
+ * activation is leaky_relu with that slope. */
+static void run_with(enum gan_dtype mode, unsigned minor, float slope, struct result *r)
 {
     gan_ctx *ctx;
-    ck_assert_int_eq(gan_ctx_new(fx.ops, fx.be, &ctx), GAN_OK);
+    static struct gan_backend_ops counted;
+    counted = *fx.ops;
+    real_unary = fx.ops->unary;
+    counted.unary = counting_unary;
+    memset(unary_calls, 0, sizeof unary_calls);
+    ck_assert_int_eq(gan_ctx_new(&counted, fx.be, &ctx), GAN_OK);
     gan_ctx_set_backend_abi_minor(ctx, minor);
     ck_assert_uint_eq(gan_ctx_backend_abi_minor(ctx), minor);
     ck_assert_int_eq(gan_ctx_set_precision(ctx, mode, GAN_PRECISION_O2), GAN_OK);
@@ -70,7 +91,8 @@ static void run(enum gan_dtype mode, unsigned minor, struct result *r)
     gan_tensor *x = param(ctx, ROWS, IN, xv), *w1 = param(ctx, IN, HID, w1v);
     gan_tensor *w2 = param(ctx, HID, 1, w2v);
 
-    gan_tensor *h = gan_relu(ctx, gan_matmul(ctx, x, w1, 0, 0));
+    gan_tensor *pre = gan_matmul(ctx, x, w1, 0, 0);
+    gan_tensor *h = slope >= 0.0f ? gan_leaky_relu(ctx, pre, slope) : gan_relu(ctx, pre);
     gan_tensor *out = gan_sum(ctx, gan_matmul(ctx, h, w2, 0, 0), GAN_ALL_AXES, 0);
     gan_tensor *gx;
     ck_assert_msg(gan_grad(ctx, 1, &out, NULL, 1, &x, &gx, 1) == GAN_OK, "%s",
@@ -93,12 +115,17 @@ static void run(enum gan_dtype mode, unsigned minor, struct result *r)
     gan_ctx_free(ctx);
 }
 
+static void run(enum gan_dtype mode, unsigned minor, struct result *r)
+{
+    run_with(mode, minor, -1.0f, r);
+}
+
 static void assert_same_bits(const float *a, const float *b, size_t n, const char *what,
                              enum gan_dtype mode)
 {
     for (size_t i = 0; i < n; i++)
         ck_assert_msg(memcmp(&a[i], &b[i], sizeof a[i]) == 0,
-                      "%s[%zu] in %s: %a in one pass, %a in two", what, i,
+                      "%s[%zu] in %s: %a with the one-pass op, %a without", what, i,
                       gan_dtype_name(mode), (double)a[i], (double)b[i]);
 }
 
@@ -128,6 +155,38 @@ START_TEST(test_one_pass_is_two_passes)
 }
 END_TEST
 
+/* Leaky ReLU's factor: one LEAKY_STEP pass for a 1.7 backend, STEP, SCALE and ADD_SCALAR
+ * for a 1.6 one, the same bits at first and second order. FP16 keeps the three passes
+ * on either (its rounding of 1 − slope is not checked on the host). */
+START_TEST(test_leaky_one_pass_is_three)
+{
+    static const float slopes[] = { 0.2f, 0.01f, 0.1f, 0.5f, 0.3f, 1e-3f, 0.0f, 1.0f };
+    enum gan_dtype mode = modes[_i];
+    for (size_t s = 0; s < sizeof slopes / sizeof slopes[0]; s++) {
+        struct result one, three;
+        run_with(mode, 7, slopes[s], &one);
+        size_t fused = unary_calls[GAN_UNARY_LEAKY_STEP], steps = unary_calls[GAN_UNARY_STEP];
+        run_with(mode, 6, slopes[s], &three);
+        ck_assert_uint_eq(unary_calls[GAN_UNARY_LEAKY_STEP], 0);
+        ck_assert_uint_gt(unary_calls[GAN_UNARY_STEP], 0);
+        if (mode == GAN_F16) {
+            ck_assert_uint_eq(fused, 0);
+        } else {
+            /* the backward and the penalty's double backward */
+            ck_assert_uint_gt(fused, 0);
+            ck_assert_uint_eq(steps, 0);
+        }
+        assert_same_bits(one.gx, three.gx, ROWS * IN, "gx", mode);
+        assert_same_bits(one.gw1, three.gw1, IN * HID, "dP/dW1", mode);
+        assert_same_bits(one.gw2, three.gw2, HID, "dP/dW2", mode);
+        int zeros = 0;
+        for (int i = 0; i < ROWS * IN; i++)
+            zeros += one.gx[i] == 0.0f;
+        ck_assert_int_lt(zeros, ROWS * IN);
+    }
+}
+END_TEST
+
 /* The fixture's context, like the program's, knows the module's own minor. */
 START_TEST(test_context_knows_the_module)
 {
@@ -142,6 +201,8 @@ static Suite *relu_mask_suite(void)
     TCase *tc = tcase_create("one pass");
     tcase_add_checked_fixture(tc, backend_fixture_setup, backend_fixture_teardown);
     tcase_add_loop_test(tc, test_one_pass_is_two_passes, 0,
+                        (int)(sizeof modes / sizeof modes[0]));
+    tcase_add_loop_test(tc, test_leaky_one_pass_is_three, 0,
                         (int)(sizeof modes / sizeof modes[0]));
     tcase_add_test(tc, test_context_knows_the_module);
     suite_add_tcase(s, tc);

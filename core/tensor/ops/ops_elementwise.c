@@ -3,6 +3,7 @@
  * with its backward written in these same ops so that it can be differentiated again. */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "tensor/tensor_private.h"
@@ -296,13 +297,66 @@ gan_tensor *gan_relu(gan_ctx *ctx, gan_tensor *a)
     return unary_forward(ctx, "gan_relu", GAN_UNARY_RELU, 0.0f, a, relu_backward);
 }
 
-/* d leaky_relu(x) = g·(slope + (1 − slope)·step(x)). */
+static uint32_t float_bits(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* v rounded to BF16 and back, to nearest even, as the backends store it. */
+static float through_bf16(float v)
+{
+    uint32_t u = float_bits(v);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return v;
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* Whether LEAKY_STEP(x, slope), stored in dt, has the bits of the composition
+ * add_scalar(scale(step(x), 1 − slope), slope) in dt, each op computed in FP32 and
+ * stored in dt as the backends do: where step is 1, ((1 − slope) + slope) must come to
+ * 1, and where it is 0, (±0 + slope) to slope itself. So it does for every slope in
+ * [0, 1] in FP32 and BF16 (−0 aside); FP16, whose rounding the core does not carry,
+ * keeps the composition, and with it the bits the FP16 experiments were measured on. */
+static int leaky_step_exact(enum gan_dtype dt, float slope)
+{
+    const float c = 1.0f - slope;
+    float high, low, want_low;
+    if (dt == GAN_F32) {
+        high = c * 1.0f + slope;
+        low = c * 0.0f + slope;
+        want_low = slope;
+    } else if (dt == GAN_BF16) {
+        high = through_bf16(through_bf16(c * 1.0f) + slope);
+        low = through_bf16(through_bf16(c * 0.0f) + slope);
+        want_low = through_bf16(slope);
+    } else {
+        return 0;
+    }
+    return float_bits(high) == float_bits(1.0f) && float_bits(low) == float_bits(want_low);
+}
+
+/* d leaky_relu(x) = g·(slope + (1 − slope)·step(x)). The factor is a constant of the
+ * graph, as step is. A backend of ABI 1.7 or later computes it in one pass
+ * (LEAKY_STEP: x > 0 ? 1 : slope) where that gives the composition's bits
+ * (leaky_step_exact), three passes fewer for each leaky ReLU of a backward, and as many
+ * in the penalty's double backward. The policy's dtype for step's result is the same for
+ * the one op, so x is cast as step would cast it. */
 static gan_status leaky_relu_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
                                       gan_tensor **gin)
 {
     float slope = node->fparam[0];
-    gan_tensor *d = gan_add_scalar(ctx, gan_scale(ctx, gan_step(ctx, node->in[0]),
-                                                  1.0f - slope), slope);
+    gan_tensor *x = node->in[0], *d;
+    enum gan_dtype dt = ti_policy_dtype(ctx, TI_CLASS_POINTWISE, x->dtype, GAN_DTYPE_COUNT);
+    if (ctx->backend_abi_minor >= 7 &&
+        ti_policy_dtype(ctx, TI_CLASS_POINTWISE, dt, GAN_DTYPE_COUNT) == dt &&
+        leaky_step_exact(dt, slope))
+        d = unary_forward(ctx, "gan_leaky_step", GAN_UNARY_LEAKY_STEP, slope, x, NULL);
+    else
+        d = gan_add_scalar(ctx, gan_scale(ctx, gan_step(ctx, x), 1.0f - slope), slope);
     gin[0] = gan_mul(ctx, g, d);
     return ti_result(ctx, gin[0] != NULL);
 }
