@@ -483,13 +483,12 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         [PART_MAT] = direct ? 0 : (size_t)c->c_out * g * d.p * sizeof(float),
         [PART_W] = f32 ? 0 : d.w_elems * sizeof(float),
         [PART_PAD] = (size_t)image_parts(be, &d, g) * d.padded_elems * sizeof(float),
-        [PART_BASE] = d.p * sizeof(int32_t),
+        [PART_BASE] = 0, /* col2im walks the pixels at their stride */
     };
     void *part[PARTS];
     if ((st = scratch_parts(be, op, PARTS, bytes, part)) != GAN_OK)
         return st;
     float *col = part[PART_COL];
-    tap_base(c, &d, part[PART_BASE]);
 
     const float *wf = f32 ? (const float *)cpu_ref_ptr(w) : part[PART_W];
     if (!f32)
@@ -510,7 +509,7 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         be->blas.sgemm(ROW_MAJOR, TRANS, NO_TRANS, (int)d.k, (int)cols, (int)c->c_out,
                        1.0f, wf, (int)d.k, dym, (int)cols, 0.0f, col, (int)cols);
         struct group_job j = { .isa = be->isa, .c = c, .d = &d, .b0 = b0, .g = gn,
-                               .base = part[PART_BASE], .out = dxb, .xp = part[PART_PAD],
+                               .out = dxb, .xp = part[PART_PAD],
                                .col = col, .beta = beta };
         cpu_parallel_for(be, image_parts(be, &d, gn), (int64_t)gn, 1, col2im_range, &j);
     }
