@@ -23,23 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../backends/cpu/cpu_backend.h"
+#include "bench_clock.h"
 #include "bench_host.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The ops timed: the add first, as the unit. */
 static const struct {
@@ -154,7 +141,7 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < N_OPS; k++) {
             const struct gan_operand *x = ops[k].op == GAN_UNARY_LOG && ops[k].unary ? &ob : &oa;
             for (long r = -1; r < reps; r++) {
-                double t0 = now();
+                double t0 = bench_seconds();
                 gan_status st = ops[k].unary
                                     ? cpu_unary(&be, (enum gan_unary_op)ops[k].op, 0.0f, &s, x, &oy)
                                     : cpu_binary(&be, (enum gan_binary_op)ops[k].op, &s, &oa, &ob,
@@ -164,9 +151,9 @@ int main(int argc, char **argv)
                     return 1;
                 }
                 if (r >= 0)
-                    t[r] = now() - t0;
+                    t[r] = bench_seconds() - t0;
             }
-            qsort(t, (size_t)reps, sizeof t[0], compare_double);
+            bench_sort_seconds(t, (size_t)reps);
             double ns = t[reps / 2] / (double)n * 1e9;
             if (k == 0)
                 add_ns = ns;

@@ -35,9 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../backends/cpu/cpu_backend.h"
+#include "bench_clock.h"
 #include "bench_host.h"
 #if GAN_HAVE_ONEDNN
 #include "../backends/cpu/onednn.h"
@@ -116,13 +116,6 @@ static void print_cpu(int as_avx2)
 
 /* ---------------------------------------------------------------- timing */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The rate in GFLOP/s of `call`: the fastest of o->samples samples, each repeating it
  * for at least o->min_s seconds, after one call that is not timed (it warms the caches
  * and wakes the threads). The fastest, not the median: on cores shared with other work
@@ -137,12 +130,12 @@ static double rate(const struct options *o, double flop, int (*call)(void *), vo
     double best = 0.0;
     for (int s = 0; s < o->samples; s++) {
         long calls = 0;
-        double t0 = now(), t;
+        double t0 = bench_seconds(), t;
         do {
             if (call(arg) != 0)
                 return -1.0;
             calls++;
-            t = now() - t0;
+            t = bench_seconds() - t0;
         } while (t < o->min_s);
         double r = flop * (double)calls / t * 1e-9;
         if (r > best)

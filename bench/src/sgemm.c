@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../backends/cpu/cpu_backend.h"
+#include "bench_clock.h"
 #include "bench_host.h"
 #include "../backends/cpu/convert.h"
 #include "../backends/cpu/gemm16.h"
@@ -50,19 +50,6 @@ struct result {
 };
 
 /* ---------------------------------------------------------------- measuring */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static gan_buffer *filled(gan_backend *be, size_t n, enum gan_dtype dt)
 {
@@ -121,15 +108,15 @@ static void measure(const char *kernel, int threads, const struct options *o, st
         double t[64];
         int reps = o->reps;
         for (int i = -1; i < reps; i++) { /* one unmeasured run warms caches and threads */
-            double t0 = now();
+            double t0 = bench_seconds();
             if (cpu_gemm(&be, &g) != GAN_OK) {
                 snprintf(r->error, sizeof r->error, "%s", bench_last_error());
                 return;
             }
             if (i >= 0)
-                t[i] = now() - t0;
+                t[i] = bench_seconds() - t0;
         }
-        qsort(t, (size_t)reps, sizeof t[0], compare_double);
+        bench_sort_seconds(t, (size_t)reps);
         double flop = 2.0 * m * n * k;
         r->gflops[s] = flop / t[reps / 2] * 1e-9;
         r->lo[s] = flop / t[reps - 1] * 1e-9;
