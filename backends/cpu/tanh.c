@@ -24,30 +24,16 @@
 #endif
 
 #include <stdint.h>
-#include <string.h>
 
-#include "tanh_consts.h"
+#include "convert.h"
 #include "cpu_backend.h"
-
-static float from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t to_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
+#include "tanh_consts.h"
 
 /* exp(a) − 1 for the arguments tanh gives it: a = −2|x| in (−2, −2⁻⁵⁴] or a = 2|x| in
  * [2, 44). The reduction's cases by |a|'s bits, as fdlibm has them. */
 static float expm1_for_tanh(float a)
 {
-    uint32_t ha = to_bits(a) & 0x7fffffffu;
+    uint32_t ha = cpu_f32_bits(a) & 0x7fffffffu;
     if (ha < TANH_EXPM1_TINY)
         return a; /* |a| < 2⁻²⁵: exp(a) − 1 rounds to a */
     float hi, lo, x, c = 0.0f;
@@ -82,22 +68,22 @@ static float expm1_for_tanh(float a)
     float y;
     if (k <= -2 || k > 56) {
         y = 1.0f - (e - x);
-        return from_bits(to_bits(y) + ((uint32_t)k << 23)) - 1.0f;
+        return cpu_bits_f32(cpu_f32_bits(y) + ((uint32_t)k << 23)) - 1.0f;
     }
     if (k < 23) {
-        y = from_bits(0x3f800000u - (0x1000000u >> k)) - (e - x); /* 1 − 2⁻ᵏ − (e − x) */
+        y = cpu_bits_f32(0x3f800000u - (0x1000000u >> k)) - (e - x); /* 1 − 2⁻ᵏ − (e − x) */
     } else {
-        y = x - (e + from_bits((uint32_t)(0x7f - k) << 23)); /* x − (e + 2⁻ᵏ) + 1 */
+        y = x - (e + cpu_bits_f32((uint32_t)(0x7f - k) << 23)); /* x − (e + 2⁻ᵏ) + 1 */
         y += 1.0f;
     }
-    return from_bits(to_bits(y) + ((uint32_t)k << 23));
+    return cpu_bits_f32(cpu_f32_bits(y) + ((uint32_t)k << 23));
 }
 
 float cpu_tanhf(float x)
 {
-    uint32_t ix = to_bits(x) & 0x7fffffffu;
+    uint32_t ix = cpu_f32_bits(x) & 0x7fffffffu;
     if (ix >= 0x7f800000u) /* ±inf: ±1; NaN: NaN */
-        return to_bits(x) >> 31 ? 1.0f / x - 1.0f : 1.0f / x + 1.0f;
+        return cpu_f32_bits(x) >> 31 ? 1.0f / x - 1.0f : 1.0f / x + 1.0f;
     if (ix < TANH_TINY)
         return x; /* |x| < 2⁻⁵⁵ (zeros included): tanh(x) rounds to x */
     float z;

@@ -226,7 +226,7 @@ END_TEST
 /* The dispatcher the CUDA kernel calls is each op's own function, op for op. */
 START_TEST(test_unary_dispatch)
 {
-    static const float xs[] = { -2.0f, -0.0f, 0.0f, 0.3f, 1.0f, 7.5f, INFINITY, -INFINITY };
+    static const float xs[] = { -2.0f, -0.0f, 0.0f, 0.3f, 1.0f, 7.5f, INFINITY, -INFINITY, NAN };
     const enum gan_unary_op op = (enum gan_unary_op)_i;
     const float alpha = 0.25f;
     for (size_t k = 0; k < sizeof xs / sizeof xs[0]; k++) {

@@ -14,22 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../backends/cpu/convert.h"
 #include "../../backends/cpu/cpu_backend.h"
 #include "../../backends/cpu/tanh_consts.h"
-
-static float from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t to_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
 
 /* The inputs: every 4099th bit pattern (both signs, every exponent, NaNs and infinities
  * among them), then 64 patterns each side of every bound on |x| that tanh.c chooses a
@@ -55,18 +42,18 @@ static float *inputs(size_t *count)
     ck_assert_ptr_nonnull(x);
     size_t n = 0;
     for (uint64_t u = 0; u <= UINT32_MAX; u += 4099)
-        x[n++] = from_bits((uint32_t)u);
+        x[n++] = cpu_bits_f32((uint32_t)u);
     for (size_t s = 0; s < ns; s++) {
-        x[n++] = from_bits(specials[s]);
-        x[n++] = from_bits(specials[s] | 0x80000000u);
+        x[n++] = cpu_bits_f32(specials[s]);
+        x[n++] = cpu_bits_f32(specials[s] | 0x80000000u);
     }
     for (size_t b = 0; b < nb + 64; b++) {
         /* (k − ½)·ln 2 / 2 is where 2|x| / ln 2 + ½ reaches k */
         uint32_t centre = b < nb ? bounds[b]
-                                 : to_bits((float)(((double)(b - nb) + 1.5) * M_LN2 / 2.0));
+                                 : cpu_f32_bits((float)(((double)(b - nb) + 1.5) * M_LN2 / 2.0));
         for (int d = -64; d <= 64; d++)
             for (uint32_t negative = 0; negative < 2; negative++)
-                x[n++] = from_bits((centre + (uint32_t)d) | negative << 31);
+                x[n++] = cpu_bits_f32((centre + (uint32_t)d) | negative << 31);
     }
     ck_assert_uint_eq(n, cap);
     *count = n;
@@ -96,12 +83,12 @@ static void check_level(enum cpu_isa level)
     /* Asserted once at the end: each ck_assert is a write to Check's pipe. */
     size_t differ = 0, first = 0;
     for (size_t i = 0; i + 1 < n; i++)
-        if (to_bits(y[i]) != to_bits(cpu_tanhf(x[i])) && !differ++)
+        if (cpu_f32_bits(y[i]) != cpu_f32_bits(cpu_tanhf(x[i])) && !differ++)
             first = i;
     ck_assert_msg(!differ, "%s: %zu of %zu lanes differ from the scalar; the first, tanh(%a) "
                   "(0x%08x), is 0x%08x where the scalar gives 0x%08x", cpu_isa_name(level),
-                  differ, n - 1, (double)x[first], to_bits(x[first]), to_bits(y[first]),
-                  to_bits(cpu_tanhf(x[first])));
+                  differ, n - 1, (double)x[first], cpu_f32_bits(x[first]), cpu_f32_bits(y[first]),
+                  cpu_f32_bits(cpu_tanhf(x[first])));
     free(y);
     free(x);
 }
@@ -141,7 +128,7 @@ START_TEST(test_accuracy_and_symmetry)
             worst = off;
             at = i;
         }
-        odd_fails += to_bits(cpu_tanhf(-x[i])) != (to_bits(t) ^ 0x80000000u);
+        odd_fails += cpu_f32_bits(cpu_tanhf(-x[i])) != (cpu_f32_bits(t) ^ 0x80000000u);
     }
     ck_assert_msg(worst <= 3.0, "tanh(%a) is %a, %.2f ulps from %a", (double)x[at],
                   (double)cpu_tanhf(x[at]), worst, tanh((double)x[at]));
@@ -258,18 +245,18 @@ START_TEST(test_fdlibm_bits)
     size_t differ = 0, first = 0;
     size_t n = sizeof fdlibm_bits / sizeof fdlibm_bits[0];
     for (size_t i = 0; i < n; i++)
-        if (to_bits(cpu_tanhf(from_bits(fdlibm_bits[i][0]))) != fdlibm_bits[i][1] && !differ++)
+        if (cpu_f32_bits(cpu_tanhf(cpu_bits_f32(fdlibm_bits[i][0]))) != fdlibm_bits[i][1] && !differ++)
             first = i;
     ck_assert_msg(!differ, "%zu of %zu differ from fdlibm's tanhf; the first, tanh(0x%08x), "
                   "is 0x%08x where fdlibm gives 0x%08x", differ, n, fdlibm_bits[first][0],
-                  to_bits(cpu_tanhf(from_bits(fdlibm_bits[first][0]))), fdlibm_bits[first][1]);
+                  cpu_f32_bits(cpu_tanhf(cpu_bits_f32(fdlibm_bits[first][0]))), fdlibm_bits[first][1]);
 }
 END_TEST
 
 START_TEST(test_special_values)
 {
-    ck_assert(to_bits(cpu_tanhf(0.0f)) == 0u);
-    ck_assert(to_bits(cpu_tanhf(-0.0f)) == 0x80000000u);
+    ck_assert(cpu_f32_bits(cpu_tanhf(0.0f)) == 0u);
+    ck_assert(cpu_f32_bits(cpu_tanhf(-0.0f)) == 0x80000000u);
     ck_assert(cpu_tanhf(INFINITY) == 1.0f && cpu_tanhf(-INFINITY) == -1.0f);
     ck_assert(isnan(cpu_tanhf(NAN)));
     /* from 22 on, ±1 exactly; just below, the last value short of 1 */

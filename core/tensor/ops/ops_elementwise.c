@@ -3,11 +3,13 @@
  * with its backward written in these same ops so that it can be differentiated again. */
 #include "config.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "tensor/tensor_private.h"
+/* The FP16 and BF16 rounding the backends store with, to model their stores exactly
+ * (leaky_step_exact). */
+#include "../../../backends/common/convert.h"
 
 /* ------------------------------------------------------------------ shared parts */
 
@@ -298,46 +300,13 @@ gan_tensor *gan_relu(gan_ctx *ctx, gan_tensor *a)
     return unary_forward(ctx, "gan_relu", GAN_UNARY_RELU, 0.0f, a, relu_backward);
 }
 
-static uint32_t float_bits(float v)
+/* v stored in dt as the backends store it and read back: the FP32 sum first (through
+ * a volatile, as x87 would keep it wider), then rounded to dt by the conversions both
+ * backends use, so that the host's model of their stores cannot drift from them. */
+static float stored(enum gan_dtype dt, float v)
 {
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return u;
-}
-
-/* v rounded to BF16 and back, to nearest even, as the backends store it. */
-static float through_bf16(float v)
-{
-    uint32_t u = float_bits(v);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return v;
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
-/* v rounded to FP16 and back, to nearest even, as the backends store it: 10 fraction
- * bits from 2⁻¹⁴ up, steps of 2⁻²⁴ below, infinity from 65520 (halfway past 65504). */
-static float through_f16(float v)
-{
-    uint32_t u = float_bits(v), a = u & 0x7fffffffu;
-    if (a > 0x7f800000u)
-        return v;
-    if (a < 0x38800000u) /* scaled by 2²⁴ exactly, rounded to an integer, scaled back */
-        return rintf(v * 0x1p24f) * 0x1p-24f;
-    a = (a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu;
-    if (a >= 0x47800000u)
-        a = 0x7f800000u;
-    u = (u & 0x80000000u) | a;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
-/* v as an FP32 variable holds it: rounded, where the compiler would keep float
- * arithmetic wider (x87's excess precision), so that the host's sums are the backends'. */
-static float as_f32(float v)
-{
-    volatile float t = v;
+    volatile float f32 = v;
+    volatile float t = gan_bits_value(dt, gan_float_bits(dt, f32));
     return t;
 }
 
@@ -345,45 +314,33 @@ static float as_f32(float v)
  * add_scalar(scale(step(x), 1 − slope), slope) in dt, each op computed in FP32 and
  * stored in dt as the backends do: where step is 1, ((1 − slope) + slope) must come to
  * 1, and where it is 0, (±0 + slope) to slope itself. It does for every slope in [0, 1]
- * but −0, in FP32, FP16 and BF16 (checked over all FP32 slopes); a dtype the core
- * cannot round keeps the composition. */
+ * but −0, in FP32, FP16 and BF16 (checked over all FP32 slopes); other dtypes keep the
+ * composition. */
 static int leaky_step_exact(enum gan_dtype dt, float slope)
 {
-    float (*store)(float);
-    switch (dt) {
-    case GAN_BF16: store = through_bf16; break;
-    case GAN_F16: store = through_f16; break;
-    case GAN_F32: store = NULL; break;
-    default: return 0;
-    }
-    const float c = as_f32(1.0f - slope);
-    float high = as_f32(c * 1.0f), low = as_f32(c * 0.0f), want_low = slope;
-    if (store) {
-        high = store(as_f32(store(high) + slope));
-        low = store(as_f32(store(low) + slope));
-        want_low = store(slope);
-    } else {
-        high = as_f32(high + slope);
-        low = as_f32(low + slope);
-    }
-    return float_bits(high) == float_bits(1.0f) && float_bits(low) == float_bits(want_low);
+    if (dt != GAN_F32 && dt != GAN_F16 && dt != GAN_BF16)
+        return 0;
+    const float c = stored(GAN_F32, 1.0f - slope); /* scale's alpha, a float argument */
+    float high = stored(dt, stored(dt, c * 1.0f) + slope);
+    float low = stored(dt, stored(dt, c * 0.0f) + slope);
+    return gan_f32_bits(high) == gan_f32_bits(1.0f) &&
+           gan_f32_bits(low) == gan_f32_bits(stored(dt, slope));
 }
 
 /* d leaky_relu(x) = g·(slope + (1 − slope)·step(x)). The factor is a constant of the
  * graph, as step is. A backend of ABI 1.7 or later computes it in one pass
  * (LEAKY_STEP: x > 0 ? 1 : slope) where that gives the composition's bits
  * (leaky_step_exact), three passes fewer for each leaky ReLU of a backward, and as many
- * in the penalty's double backward. The policy's dtype for step's result is the same for
- * the one op, so x is cast as step would cast it. */
+ * in the penalty's double backward. The one op is typed and casts x as step does, and
+ * the policy maps a dtype it chose to itself, so scale and add_scalar stay in step's
+ * dtype dt. */
 static gan_status leaky_relu_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
                                       gan_tensor **gin)
 {
     float slope = node->fparam[0];
     gan_tensor *x = node->in[0], *d;
     enum gan_dtype dt = ti_policy_dtype(ctx, TI_CLASS_POINTWISE, x->dtype, GAN_DTYPE_COUNT);
-    if (ctx->backend_abi_minor >= 7 &&
-        ti_policy_dtype(ctx, TI_CLASS_POINTWISE, dt, GAN_DTYPE_COUNT) == dt &&
-        leaky_step_exact(dt, slope))
+    if (ctx->backend_abi_minor >= 7 && leaky_step_exact(dt, slope))
         d = unary_forward(ctx, "gan_leaky_step", GAN_UNARY_LEAKY_STEP, slope, x, NULL);
     else
         d = gan_add_scalar(ctx, gan_scale(ctx, gan_step(ctx, x), 1.0f - slope), slope);
