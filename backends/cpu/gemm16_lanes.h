@@ -2,8 +2,8 @@
 /* gemm16_lanes.h — gemm16.c's packing and tile, written once for both vector levels:
  * included after lanes_avx512.h or lanes_avx2.h by gemm16_avx512.c and gemm16_avx2.c,
  * which define GEMM16_TARGET (the level's target plus FMA), the tile's rows GEMM16_MR
- * (at most LANES_N) and vectors of columns GEMM16_NV, lanes_fma and lanes_transpose
- * (LANES_N vectors, in place).
+ * (at most LANES_N) and vectors of columns GEMM16_NV, and lanes_fma; the lane interface
+ * gives lanes_transpose (LANES_N vectors, in place).
  *
  * A tile is GEMM16_MR rows by GEMM16_NR = two vectors of columns of C. Each element is
  * one FP32 fused multiply-add chain over k in order, from zero, then alpha·chain +

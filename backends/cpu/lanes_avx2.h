@@ -77,6 +77,35 @@ static inline __m256 lanes_and_bits(__m256 v, int32_t mask)
 {
     return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(mask)));
 }
+
+/* r[i] lane j becomes r[j] lane i, a 8 × 8 block transposed in registers (gemm16_lanes.h,
+ * channel_blocks_lanes.h): pairs of rows interleaved by element, then by
+ * pairs, then the 128-bit halves exchanged. The loops are unrolled, so that no stage goes through memory. */
+LANES_TARGET
+__attribute__((always_inline)) static inline void lanes_transpose(__m256 r[8])
+{
+    __m256 a[8], b[8];
+#pragma GCC unroll 8
+    for (int p = 0; p < 4; p++) {
+        a[2 * p] = _mm256_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+        a[2 * p + 1] = _mm256_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < 2; q++) {
+        const __m256d x = _mm256_castps_pd(a[4 * q]), y = _mm256_castps_pd(a[4 * q + 1]),
+                      z = _mm256_castps_pd(a[4 * q + 2]), w = _mm256_castps_pd(a[4 * q + 3]);
+        b[4 * q] = _mm256_castpd_ps(_mm256_unpacklo_pd(x, z));
+        b[4 * q + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(x, z));
+        b[4 * q + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(y, w));
+        b[4 * q + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(y, w));
+    }
+    /* b[4q + s], half l: rows 4q .. 4q + 3 at column 4l + s */
+#pragma GCC unroll 8
+    for (int s = 0; s < 4; s++) {
+        r[s] = _mm256_permute2f128_ps(b[s], b[4 + s], 0x20);
+        r[4 + s] = _mm256_permute2f128_ps(b[s], b[4 + s], 0x31);
+    }
+}
 #endif
 
 #endif

@@ -78,6 +78,44 @@ static inline __m512 lanes_and_bits(__m512 v, int32_t mask)
 {
     return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(mask)));
 }
+
+/* r[i] lane j becomes r[j] lane i, a 16 × 16 block transposed in registers (gemm16_lanes.h,
+ * channel_blocks_lanes.h): pairs of rows interleaved by element, then by
+ * pairs, then the 128-bit quarters gathered twice. The loops are unrolled, so that no stage goes through memory. */
+LANES_TARGET
+__attribute__((always_inline)) static inline void lanes_transpose(__m512 r[16])
+{
+    __m512 a[16], b[16], c[16];
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; p++) {
+        a[2 * p] = _mm512_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+        a[2 * p + 1] = _mm512_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < 4; q++) {
+        const __m512d x = _mm512_castps_pd(a[4 * q]), y = _mm512_castps_pd(a[4 * q + 1]),
+                      z = _mm512_castps_pd(a[4 * q + 2]), w = _mm512_castps_pd(a[4 * q + 3]);
+        b[4 * q] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, z));
+        b[4 * q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, z));
+        b[4 * q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(y, w));
+        b[4 * q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(y, w));
+    }
+    /* b[4q + s], quarter l: rows 4q .. 4q + 3 at column 4l + s */
+#pragma GCC unroll 8
+    for (int s = 0; s < 4; s++) {
+        c[s] = _mm512_shuffle_f32x4(b[s], b[4 + s], 0x88);
+        c[4 + s] = _mm512_shuffle_f32x4(b[s], b[4 + s], 0xdd);
+        c[8 + s] = _mm512_shuffle_f32x4(b[8 + s], b[12 + s], 0x88);
+        c[12 + s] = _mm512_shuffle_f32x4(b[8 + s], b[12 + s], 0xdd);
+    }
+#pragma GCC unroll 8
+    for (int s = 0; s < 4; s++) {
+        r[s] = _mm512_shuffle_f32x4(c[s], c[8 + s], 0x88);
+        r[8 + s] = _mm512_shuffle_f32x4(c[s], c[8 + s], 0xdd);
+        r[4 + s] = _mm512_shuffle_f32x4(c[4 + s], c[12 + s], 0x88);
+        r[12 + s] = _mm512_shuffle_f32x4(c[4 + s], c[12 + s], 0xdd);
+    }
+}
 #endif
 
 #endif

@@ -111,6 +111,35 @@ int cpu_onednn_set_primitive(gan_backend *be, struct cpu_onednn_entry *e,
     return 0;
 }
 
+/* Whether `inner` is the channel blocks (nChw16c or nChw8c) of the plain FP32 tensor
+ * `user`, with no padding channels; then *b says how channel_blocks.c moves them. */
+static int channel_blocks(const struct cpu_dnnl_api *api, const dnnl_memory_desc_t *user,
+                          const dnnl_memory_desc_t *inner, struct cpu_channel_blocks *b)
+{
+    static const struct { dnnl_format_tag_t tag; int64_t block; } kinds[] = {
+        { dnnl_nChw16c, 16 },
+        { dnnl_nChw8c, 8 },
+    };
+    if (user->ndims != 4 || user->data_type != dnnl_f32)
+        return 0;
+    const dnnl_dim_t *d = user->dims;
+    dnnl_memory_desc_t want;
+    if (api->dnnl_memory_desc_init_by_tag(&want, 4, d, dnnl_f32, dnnl_nchw) != dnnl_success ||
+        !api->dnnl_memory_desc_equal(&want, user))
+        return 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if (d[1] % kinds[k].block == 0 &&
+            api->dnnl_memory_desc_init_by_tag(&want, 4, d, dnnl_f32, kinds[k].tag) ==
+                dnnl_success &&
+            api->dnnl_memory_desc_equal(&want, inner)) {
+            b->panels = d[0] * d[1] / kinds[k].block;
+            b->hw = d[2] * d[3];
+            b->block = kinds[k].block;
+            return 1;
+        }
+    return 0;
+}
+
 int cpu_onednn_arg_init(struct cpu_onednn *o, struct cpu_onednn_arg *a, int which, int output,
                         const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *prim_md,
                         const_dnnl_primitive_attr_t attr)
@@ -121,6 +150,9 @@ int cpu_onednn_arg_init(struct cpu_onednn *o, struct cpu_onednn_arg *a, int whic
         return -1;
     a->which = which;
     a->output = output;
+    a->plain = user_md->data_type == dnnl_bf16  ? GAN_BF16
+               : user_md->data_type == dnnl_f16 ? GAN_F16
+                                                : GAN_F32;
     if (api->dnnl_memory_create(&a->user, user_md, o->engine, DNNL_MEMORY_NONE) != dnnl_success) {
         a->user = NULL;
         return -1;
@@ -135,6 +167,8 @@ int cpu_onednn_arg_init(struct cpu_onednn *o, struct cpu_onednn_arg *a, int whic
         a->inner = NULL;
         return -1;
     }
+    if (channel_blocks(api, user_md, prim_md, &a->blocks))
+        return 0;
     dnnl_primitive_desc_t rpd;
     const dnnl_memory_desc_t *from = output ? prim_md : user_md;
     const dnnl_memory_desc_t *to = output ? user_md : prim_md;
@@ -163,6 +197,17 @@ int cpu_onednn_add_arg(struct cpu_onednn *o, struct cpu_onednn_entry *e, int whi
     if (e->nargs >= CPU_ONEDNN_MAX_ARGS)
         return -1;
     return cpu_onednn_arg_init(o, &e->args[e->nargs++], which, output, user_md, prim_md, NULL);
+}
+
+int cpu_onednn_takes_plain(struct cpu_onednn_entry *e, int i, enum gan_dtype dtype)
+{
+    if (e->filter)
+        e->takes_plain[i] = cpu_onednn_filter_takes_plain(e, i, dtype);
+    else if (i < e->nargs && e->args[i].blocks.block) {
+        e->args[i].plain = dtype;
+        e->takes_plain[i] = 1;
+    }
+    return e->takes_plain[i];
 }
 
 void *cpu_onednn_extra(struct cpu_onednn_entry *e, size_t bytes)
@@ -199,7 +244,9 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
             return exec_failed(be, e, "memory", s);
         args[i].arg = a->which;
         args[i].memory = a->inner ? a->inner : a->user;
-        if (a->reorder && !a->output) {
+        if (a->blocks.block && !a->output) {
+            cpu_to_channel_blocks_threads(be, &a->blocks, ptrs[i], a->plain, a->buffer);
+        } else if (a->reorder && !a->output) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
             if ((s = api->dnnl_primitive_execute(a->reorder, o->stream, 2, r)) != dnnl_success)
                 return exec_failed(be, e, "reorder", s);
@@ -207,8 +254,13 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
     }
     if ((s = api->dnnl_primitive_execute(e->prim, o->stream, e->nargs, args)) != dnnl_success)
         return exec_failed(be, e, "primitive", s);
+    /* The backend's own moves run on its threads, after oneDNN's work is done. */
+    if ((s = api->dnnl_stream_wait(o->stream)) != dnnl_success)
+        return exec_failed(be, e, "stream", s);
     for (int i = 0; i < e->nargs; i++) {
         struct cpu_onednn_arg *a = &e->args[i];
+        if (a->blocks.block && a->output)
+            cpu_from_channel_blocks_threads(be, &a->blocks, a->buffer, ptrs[i], a->plain);
         if (a->reorder && a->output) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->inner }, { DNNL_ARG_TO, a->user } };
             if ((s = api->dnnl_primitive_execute(a->reorder, o->stream, 2, r)) != dnnl_success)

@@ -58,7 +58,9 @@ struct cpu_onednn_key {
 /* One tensor argument of a primitive. `user` wraps the caller's memory (its handle set
  * on every call); when the primitive wants another layout or dtype, `inner` is the
  * primitive's own buffer and `reorder` converts user → inner (an input) or inner →
- * user (an output). */
+ * user (an output). Where user is a plain FP32 tensor and inner its channel blocks, the
+ * backend moves them itself (channel_blocks.c: `blocks`, and no `reorder`), and the
+ * caller's memory may then be 16-bit (`plain`), widened or rounded on the way. */
 struct cpu_onednn_arg {
     int which;                 /* DNNL_ARG_SRC, … */
     int output;
@@ -66,6 +68,8 @@ struct cpu_onednn_arg {
     dnnl_memory_t inner;       /* NULL when the primitive reads or writes user directly */
     dnnl_primitive_t reorder;
     void *buffer;              /* inner's memory */
+    struct cpu_channel_blocks blocks; /* block 0: not channel blocks */
+    enum gan_dtype plain;      /* the type of the caller's memory */
 };
 
 #define CPU_ONEDNN_MAX_ARGS 3
@@ -85,6 +89,9 @@ struct cpu_onednn_entry {
     /* A filter gradient computed in parts of the batch (onednn_filter.c), which holds
      * its own arguments in place of args[]; NULL for every other entry. */
     struct cpu_onednn_filter *filter;
+    /* A staged 16-bit convolution's arguments (a, b, out) that read or write the caller's
+     * 16-bit memory themselves (cpu_onednn_takes_plain), not an FP32 copy of it. */
+    int takes_plain[CPU_ONEDNN_MAX_ARGS];
 };
 
 #define CPU_ONEDNN_CACHE 128
@@ -136,6 +143,11 @@ int cpu_onednn_arg_init(struct cpu_onednn *o, struct cpu_onednn_arg *a, int whic
                         const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *prim_md,
                         const_dnnl_primitive_attr_t attr);
 void cpu_onednn_arg_clear(const struct cpu_dnnl_api *api, struct cpu_onednn_arg *a);
+/* Lets argument i of e (for a filter gradient in parts: 0 = x, 1 = dy) read or write the
+ * caller's memory in `dtype`, widened or rounded as its channel blocks are moved; sets and
+ * returns e->takes_plain[i]: 0 where the argument has no channel blocks of its own. */
+int cpu_onednn_takes_plain(struct cpu_onednn_entry *e, int i, enum gan_dtype dtype);
+int cpu_onednn_filter_takes_plain(struct cpu_onednn_entry *e, int i, enum gan_dtype dtype);
 
 /* Space of at least `bytes` kept with the entry, 64-byte aligned; NULL when out of
  * memory. */

@@ -264,6 +264,12 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
                                    &inner[i]) != 0)
                 return -1;
     }
+    /* A staged call's inputs, and its output when it is not added to, are read and
+     * written in their 16-bit type where the backend moves their channel blocks. */
+    if (staged(full->dtype))
+        for (int i = 0; i < 3; i++)
+            if (i < 2 || !accumulate)
+                cpu_onednn_takes_plain(e, i, full->dtype);
     /* A staged call keeps its FP32 result in the backend's scratch instead. */
     if (accumulate && !staged(full->dtype) &&
         !cpu_onednn_extra(e, out_count(kind, full) * sizeof(float)))
@@ -333,10 +339,11 @@ static size_t align64(size_t bytes)
     return (bytes + 63) & ~(size_t)63;
 }
 
-/* A staged (16-bit) call: a and b widened into the backend's scratch (exact), the FP32
- * primitive writing an FP32 result there too, and that result rounded once to the 16-bit
- * type in out, added to out's values first when `accumulate`, so that every product and
- * sum is FP32 and only the stored result is 16-bit. */
+/* A staged (16-bit) call: a and b widened (exactly), the FP32 primitive writing an FP32
+ * result, and that result rounded once to the 16-bit type in out, added to out's values
+ * first when `accumulate`, so that every product and sum is FP32 and only the stored
+ * result is 16-bit. An argument that moves its own channel blocks widens or rounds on the
+ * way (e->takes_plain); the others go through FP32 copies in the backend's scratch. */
 static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
                              enum cpu_conv_kind kind, const struct gan_conv2d *c,
                              const struct gan_ref *a, const struct gan_ref *b, int accumulate,
@@ -351,14 +358,20 @@ static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
     float *fa = base;
     float *fb = (float *)(void *)((unsigned char *)base + align64(na * sizeof(float)));
     float *fo = (float *)(void *)((unsigned char *)fb + align64(nb * sizeof(float)));
-    cpu_convert_threads(be, cpu_ref_ptr(a), c->dtype, fa, GAN_F32, na);
-    cpu_convert_threads(be, cpu_ref_ptr(b), c->dtype, fb, GAN_F32, nb);
     void *ptrs[3] = { fa, fb, fo };
+    const struct gan_ref *refs[3] = { a, b, out };
+    for (int i = 0; i < 3; i++)
+        if (e->takes_plain[i])
+            ptrs[i] = cpu_ref_ptr(refs[i]);
+    if (!e->takes_plain[0])
+        cpu_convert_threads(be, cpu_ref_ptr(a), c->dtype, fa, GAN_F32, na);
+    if (!e->takes_plain[1])
+        cpu_convert_threads(be, cpu_ref_ptr(b), c->dtype, fb, GAN_F32, nb);
     if ((st = execute(be, e, ptrs)) != GAN_OK)
         return st;
     if (accumulate)
         add_into(be, cpu_ref_ptr(out), c->dtype, fo, no);
-    else
+    else if (!e->takes_plain[2])
         cpu_convert_threads(be, fo, GAN_F32, cpu_ref_ptr(out), c->dtype, no);
     return GAN_OK;
 }

@@ -63,7 +63,7 @@ struct filter_part {
 
 struct cpu_onednn_filter {
     int parts;
-    size_t x_bytes, dy_bytes;   /* one part's images of x and of dy, in the caller's dtype */
+    size_t x_count, dy_count;   /* elements of one part's images of x and of dy */
     size_t partial_floats;      /* one partial, in the primitive's (padded) layout */
     size_t partial_stride;      /* floats from one partial to the next, 64-byte aligned */
     float *partials;
@@ -134,6 +134,14 @@ static int build_output(struct cpu_onednn *o, struct cpu_onednn_filter *f,
     return 0;
 }
 
+static size_t elements(const dnnl_memory_desc_t *md)
+{
+    size_t n = 1;
+    for (int i = 0; i < md->ndims; i++)
+        n *= (size_t)md->dims[i];
+    return n;
+}
+
 int cpu_onednn_filter_build(gan_backend *be, struct cpu_onednn_entry *e,
                             dnnl_primitive_desc_t pd, int parts,
                             const dnnl_memory_desc_t *const users[3],
@@ -163,8 +171,8 @@ int cpu_onednn_filter_build(gan_backend *be, struct cpu_onednn_entry *e,
     f->parts = parts;
     if (cpu_onednn_set_primitive(be, e, pd) != 0)
         return -1;
-    f->x_bytes = api->dnnl_memory_desc_get_size(users[0]);
-    f->dy_bytes = api->dnnl_memory_desc_get_size(users[1]);
+    f->x_count = elements(users[0]);
+    f->dy_count = elements(users[1]);
     const size_t partial_bytes = api->dnnl_memory_desc_get_size(&inner[2]);
     f->partial_floats = partial_bytes / sizeof(float);
     f->partial_stride = align64(partial_bytes) / sizeof(float);
@@ -203,6 +211,7 @@ int cpu_onednn_filter_build(gan_backend *be, struct cpu_onednn_entry *e,
 /* What the parts run on: the caller's x and dy, and the entry. */
 struct parts_job {
     const struct cpu_dnnl_api *api;
+    enum cpu_isa isa;
     struct cpu_onednn_entry *e;
     const unsigned char *x, *dy;
 };
@@ -214,7 +223,10 @@ static dnnl_status_t run_part(const struct parts_job *j, int p)
     struct cpu_onednn_filter *f = j->e->filter;
     struct filter_part *q = &f->part[p];
     struct cpu_onednn_arg *in[2] = { &q->x, &q->dy };
-    const unsigned char *from[2] = { j->x + (size_t)p * f->x_bytes, j->dy + (size_t)p * f->dy_bytes };
+    const unsigned char *from[2] = {
+        j->x + (size_t)p * f->x_count * gan_dtype_size(q->x.plain),
+        j->dy + (size_t)p * f->dy_count * gan_dtype_size(q->dy.plain),
+    };
     dnnl_exec_arg_t args[4];
     int n = 0;
     dnnl_status_t s;
@@ -224,7 +236,10 @@ static dnnl_status_t run_part(const struct parts_job *j, int p)
         if ((s = api->dnnl_memory_set_data_handle(a->user, (void *)(uintptr_t)from[i])) !=
             dnnl_success)
             return s;
-        if (a->reorder) {
+        if (a->blocks.block) {
+            cpu_to_channel_blocks(j->isa, &a->blocks, from[i], a->plain, a->buffer, 0,
+                                  a->blocks.panels);
+        } else if (a->reorder) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
             if ((s = api->dnnl_primitive_execute(a->reorder, q->stream, 2, r)) != dnnl_success)
                 return s;
@@ -291,7 +306,7 @@ gan_status cpu_onednn_filter_execute(gan_backend *be, struct cpu_onednn_entry *e
     struct cpu_onednn *o = be->onednn;
     const struct cpu_dnnl_api *api = &o->api;
     struct cpu_onednn_filter *f = e->filter;
-    struct parts_job j = { api, e, ptrs[0], ptrs[1] };
+    struct parts_job j = { api, be->isa, e, ptrs[0], ptrs[1] };
     cpu_parallel_for(be, f->parts, f->parts, 1, parts_range, &j);
     for (int p = 0; p < f->parts; p++)
         if (f->failed[p] != dnnl_success)
@@ -313,4 +328,14 @@ gan_status cpu_onednn_filter_execute(gan_backend *be, struct cpu_onednn_entry *e
     if (s == dnnl_success)
         s = api->dnnl_stream_wait(o->stream);
     return s == dnnl_success ? GAN_OK : failed(be, e, "reorder", s);
+}
+
+int cpu_onednn_filter_takes_plain(struct cpu_onednn_entry *e, int i, enum gan_dtype dtype)
+{
+    struct cpu_onednn_filter *f = e->filter;
+    if (i > 1 || !(i == 0 ? &f->part[0].x : &f->part[0].dy)->blocks.block)
+        return 0;
+    for (int p = 0; p < f->parts; p++)
+        (i == 0 ? &f->part[p].x : &f->part[p].dy)->plain = dtype;
+    return 1;
 }

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* channel_blocks.c — a 4-d tensor between the plain layout of the backend interface
+ * (NCHW: each channel a row of h·w pixels) and the channel blocks oneDNN's convolutions
+ * choose on x86 (nChw8c under AVX2, nChw16c under AVX-512: for each image and block of
+ * channels, each pixel a row of the block's channels), done by the backend rather than by
+ * oneDNN's reorder primitives, for two reasons.
+ *
+ * - Speed. oneDNN 2.6's FP32 reorders moved the DCGAN's activations at 7 GB/s (blocks to
+ *   plain) and 12–14 GB/s (plain to blocks) on a Zen 4 core, about 10 % of an FP32 step
+ *   (bench/README.md); a tile transposed in registers goes several times faster.
+ * - 16-bit storage. A staged FP16 (or, without a BF16 dot product, BF16) convolution runs
+ *   on FP32 blocks. oneDNN's reorders convert nothing exactly as convert.h does, so the
+ *   16-bit tensor was widened to plain FP32 in a pass of its own and then reordered; here
+ *   it is widened as it is read, and the result rounded once as it is written back.
+ *
+ * The bits are the same as the two passes': the FP32 values are copied, widened exactly
+ * or rounded once to nearest even, by the same rules (convert.h). Panel q of `count`,
+ * one image's `block` channels, starts at element q·block·hw in either layout, so a range
+ * of panels is a range of both tensors and the threads split them by panels. */
+#include "config.h"
+
+#include <stdint.h>
+
+#include "cpu_backend.h"
+#include "convert.h"
+
+/* A tile of `rows` channels from channel s of the panel at element `base`, by m pixels
+ * from p0, one element at a time: the portable level's loop, and the vector levels' way
+ * with an F16 tile that holds a NaN, whose signalling bit their conversion would clear. */
+void cpu_channel_tile_to_blocks(const struct cpu_channel_blocks *b, const void *plain,
+                                enum gan_dtype pt, float *blocked, int64_t base, int64_t s,
+                                int64_t rows, int64_t p0, int64_t m)
+{
+    const int64_t hw = b->hw, block = b->block;
+    for (int64_t k = 0; k < rows; k++)
+        for (int64_t j = 0; j < m; j++)
+            blocked[base + (p0 + j) * block + s + k] =
+                cpu_load(plain, pt, base + (s + k) * hw + p0 + j);
+}
+
+static void to_blocks_portable(const struct cpu_channel_blocks *b, const void *plain,
+                               enum gan_dtype pt, float *blocked, int64_t first,
+                               int64_t count)
+{
+    /* the whole panel as one tile: channel by channel, each row of pixels in order */
+    for (int64_t q = first; q < first + count; q++)
+        cpu_channel_tile_to_blocks(b, plain, pt, blocked, q * b->block * b->hw, 0, b->block, 0,
+                                   b->hw);
+}
+
+static void from_blocks_portable(const struct cpu_channel_blocks *b, const float *blocked,
+                                 void *plain, enum gan_dtype pt, int64_t first, int64_t count)
+{
+    const int64_t hw = b->hw, block = b->block, panel = block * hw;
+    for (int64_t q = first; q < first + count; q++)
+        for (int64_t k = 0; k < block; k++)
+            for (int64_t p = 0; p < hw; p++)
+                cpu_store(plain, pt, q * panel + k * hw + p, blocked[q * panel + p * block + k]);
+}
+
+/* The vector levels take blocks of a multiple of their lanes (nChw16c on AVX2 is two
+ * tiles across; nChw8c on AVX-512 falls to the portable loop). */
+static int vector_level(enum cpu_isa isa, int block)
+{
+    if (isa == CPU_ISA_AVX512 && block % 16 == 0)
+        return 16;
+    if (isa != CPU_ISA_PORTABLE && block % 8 == 0)
+        return 8;
+    return 0;
+}
+
+void cpu_to_channel_blocks(enum cpu_isa isa, const struct cpu_channel_blocks *b,
+                           const void *plain, enum gan_dtype pt, float *blocked,
+                           int64_t first, int64_t count)
+{
+    switch (vector_level(isa, b->block)) {
+    case 16: cpu_vec_to_channel_blocks_avx512(b, plain, pt, blocked, first, count); break;
+    case 8: cpu_vec_to_channel_blocks_avx2(b, plain, pt, blocked, first, count); break;
+    default: to_blocks_portable(b, plain, pt, blocked, first, count); break;
+    }
+}
+
+void cpu_from_channel_blocks(enum cpu_isa isa, const struct cpu_channel_blocks *b,
+                             const float *blocked, void *plain, enum gan_dtype pt,
+                             int64_t first, int64_t count)
+{
+    switch (vector_level(isa, b->block)) {
+    case 16: cpu_vec_from_channel_blocks_avx512(b, blocked, plain, pt, first, count); break;
+    case 8: cpu_vec_from_channel_blocks_avx2(b, blocked, plain, pt, first, count); break;
+    default: from_blocks_portable(b, blocked, plain, pt, first, count); break;
+    }
+}
+
+/* Both directions split across the instance's threads by panels. */
+struct blocks_job {
+    enum cpu_isa isa;
+    const struct cpu_channel_blocks *b;
+    int to_blocks;
+    const void *from;
+    void *to;
+    enum gan_dtype pt;
+};
+
+static void blocks_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    (void)part;
+    const struct blocks_job *j = arg;
+    if (j->to_blocks)
+        cpu_to_channel_blocks(j->isa, j->b, j->from, j->pt, j->to, begin, end - begin);
+    else
+        cpu_from_channel_blocks(j->isa, j->b, j->from, j->to, j->pt, begin, end - begin);
+}
+
+static void run_threads(gan_backend *be, struct blocks_job *j)
+{
+    /* each element is read once and written once */
+    const int parts = cpu_parallel_parts(be, j->b->panels, 1, j->b->block * j->b->hw);
+    cpu_parallel_for(be, parts, j->b->panels, 1, blocks_range, j);
+}
+
+void cpu_to_channel_blocks_threads(gan_backend *be, const struct cpu_channel_blocks *b,
+                                   const void *plain, enum gan_dtype pt, float *blocked)
+{
+    struct blocks_job j = { be->isa, b, 1, plain, blocked, pt };
+    run_threads(be, &j);
+}
+
+void cpu_from_channel_blocks_threads(gan_backend *be, const struct cpu_channel_blocks *b,
+                                     const float *blocked, void *plain, enum gan_dtype pt)
+{
+    /* the job's `from` is read only */
+    struct blocks_job j = { be->isa, b, 0, blocked, plain, pt };
+    run_threads(be, &j);
+}
