@@ -70,6 +70,15 @@ static inline void avx2_store_u16(uint16_t *p, int count, __m128i h)
     memcpy(p, part, (size_t)count * sizeof *p);
 }
 
+/* The upper halves of the first `count` lanes, truncated (no rounding). */
+AVX2_LANES_TARGET
+static inline void avx2_store_bf16_bits(uint16_t *p, int count, __m256 v)
+{
+    __m256i hi = _mm256_srli_epi32(_mm256_castps_si256(v), 16);
+    avx2_store_u16(p, count,
+                   _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(hi, hi), 0x08)));
+}
+
 AVX2_LANES_TARGET
 static inline __m256 avx2_load_f32(const float *p, int count)
 {

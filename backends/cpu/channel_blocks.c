@@ -13,8 +13,11 @@
  *   16-bit tensor was widened to plain FP32 in a pass of its own and then reordered; here
  *   it is widened as it is read, and the result rounded once as it is written back.
  *
- * The bits are the same as the two passes': the FP32 values are copied, widened exactly
- * or rounded once to nearest even, by the same rules (convert.h). Panel q of `count`,
+ * BF16 convolutions on a CPU with a BF16 dot product take BF16 blocks of a BF16 tensor.
+ *
+ * The bits are the same as oneDNN's reorders' (and, staged, the two passes'): values of
+ * one type are copied, NaN payloads and all; a 16-bit value is widened exactly and an FP32
+ * one rounded once to nearest even, by convert.h's rules. Panel q of `count`,
  * one image's `block` channels, starts at element q·block·hw in either layout, so a range
  * of panels is a range of both tensors and the threads split them by panels. */
 #include "config.h"
@@ -24,43 +27,41 @@
 #include "cpu_backend.h"
 #include "convert.h"
 
-/* A tile of `rows` channels from channel s of the panel at element `base`, by m pixels
- * from p0, one element at a time: the portable level's loop, and the vector levels' way
- * with an F16 tile that holds a NaN, whose signalling bit their conversion would clear. */
+/* One element from the plain tensor to the blocks or back: its bits copied where both
+ * sides have one type, else widened exactly or rounded once (convert.h). */
+static void move_element(const void *from, enum gan_dtype ft, int64_t i, void *to,
+                         enum gan_dtype tt, int64_t j)
+{
+    if (ft == tt)
+        gan_store_bits(to, tt, j, gan_load_bits(from, ft, i));
+    else
+        cpu_store(to, tt, j, cpu_load(from, ft, i));
+}
+
 void cpu_channel_tile_to_blocks(const struct cpu_channel_blocks *b, const void *plain,
-                                enum gan_dtype pt, float *blocked, int64_t base, int64_t s,
+                                enum gan_dtype pt, void *blocked, int64_t base, int64_t s,
                                 int64_t rows, int64_t p0, int64_t m)
 {
-    const int64_t hw = b->hw, block = b->block;
     for (int64_t k = 0; k < rows; k++)
         for (int64_t j = 0; j < m; j++)
-            blocked[base + (p0 + j) * block + s + k] =
-                cpu_load(plain, pt, base + (s + k) * hw + p0 + j);
+            move_element(plain, pt, base + (s + k) * b->hw + p0 + j, blocked, b->blocks,
+                         base + (p0 + j) * b->block + s + k);
 }
 
-static void to_blocks_portable(const struct cpu_channel_blocks *b, const void *plain,
-                               enum gan_dtype pt, float *blocked, int64_t first,
-                               int64_t count)
+void cpu_channel_tile_from_blocks(const struct cpu_channel_blocks *b, const void *blocked,
+                                  void *plain, enum gan_dtype pt, int64_t base, int64_t s,
+                                  int64_t rows, int64_t p0, int64_t m)
 {
-    /* the whole panel as one tile: channel by channel, each row of pixels in order */
-    for (int64_t q = first; q < first + count; q++)
-        cpu_channel_tile_to_blocks(b, plain, pt, blocked, q * b->block * b->hw, 0, b->block, 0,
-                                   b->hw);
+    for (int64_t k = 0; k < rows; k++)
+        for (int64_t j = 0; j < m; j++)
+            move_element(blocked, b->blocks, base + (p0 + j) * b->block + s + k, plain, pt,
+                         base + (s + k) * b->hw + p0 + j);
 }
 
-static void from_blocks_portable(const struct cpu_channel_blocks *b, const float *blocked,
-                                 void *plain, enum gan_dtype pt, int64_t first, int64_t count)
-{
-    const int64_t hw = b->hw, block = b->block, panel = block * hw;
-    for (int64_t q = first; q < first + count; q++)
-        for (int64_t k = 0; k < block; k++)
-            for (int64_t p = 0; p < hw; p++)
-                cpu_store(plain, pt, q * panel + k * hw + p, blocked[q * panel + p * block + k]);
-}
-
-/* The vector levels take blocks of a multiple of their lanes (nChw16c on AVX2 is two
- * tiles across; nChw8c on AVX-512 falls to the portable loop). */
-static int vector_level(enum cpu_isa isa, int block)
+/* The lanes that take blocks of `block` channels at level isa: a multiple of them
+ * (nChw16c at the AVX2 level is two tiles across, nChw8c at the AVX-512 level takes the
+ * AVX2 lanes); 0, the portable loop, where none do. */
+static int vector_level(enum cpu_isa isa, int64_t block)
 {
     if (isa == CPU_ISA_AVX512 && block % 16 == 0)
         return 16;
@@ -70,24 +71,33 @@ static int vector_level(enum cpu_isa isa, int block)
 }
 
 void cpu_to_channel_blocks(enum cpu_isa isa, const struct cpu_channel_blocks *b,
-                           const void *plain, enum gan_dtype pt, float *blocked,
+                           const void *plain, enum gan_dtype pt, void *blocked,
                            int64_t first, int64_t count)
 {
     switch (vector_level(isa, b->block)) {
     case 16: cpu_vec_to_channel_blocks_avx512(b, plain, pt, blocked, first, count); break;
     case 8: cpu_vec_to_channel_blocks_avx2(b, plain, pt, blocked, first, count); break;
-    default: to_blocks_portable(b, plain, pt, blocked, first, count); break;
+    default:
+        /* each panel as one tile: channel by channel, each row of pixels in order */
+        for (int64_t q = first; q < first + count; q++)
+            cpu_channel_tile_to_blocks(b, plain, pt, blocked, q * b->block * b->hw, 0,
+                                       b->block, 0, b->hw);
+        break;
     }
 }
 
 void cpu_from_channel_blocks(enum cpu_isa isa, const struct cpu_channel_blocks *b,
-                             const float *blocked, void *plain, enum gan_dtype pt,
+                             const void *blocked, void *plain, enum gan_dtype pt,
                              int64_t first, int64_t count)
 {
     switch (vector_level(isa, b->block)) {
     case 16: cpu_vec_from_channel_blocks_avx512(b, blocked, plain, pt, first, count); break;
     case 8: cpu_vec_from_channel_blocks_avx2(b, blocked, plain, pt, first, count); break;
-    default: from_blocks_portable(b, blocked, plain, pt, first, count); break;
+    default:
+        for (int64_t q = first; q < first + count; q++)
+            cpu_channel_tile_from_blocks(b, blocked, plain, pt, q * b->block * b->hw, 0,
+                                         b->block, 0, b->hw);
+        break;
     }
 }
 
@@ -119,14 +129,14 @@ static void run_threads(gan_backend *be, struct blocks_job *j)
 }
 
 void cpu_to_channel_blocks_threads(gan_backend *be, const struct cpu_channel_blocks *b,
-                                   const void *plain, enum gan_dtype pt, float *blocked)
+                                   const void *plain, enum gan_dtype pt, void *blocked)
 {
     struct blocks_job j = { be->isa, b, 1, plain, blocked, pt };
     run_threads(be, &j);
 }
 
 void cpu_from_channel_blocks_threads(gan_backend *be, const struct cpu_channel_blocks *b,
-                                     const float *blocked, void *plain, enum gan_dtype pt)
+                                     const void *blocked, void *plain, enum gan_dtype pt)
 {
     /* the job's `from` is read only */
     struct blocks_job j = { be->isa, b, 0, blocked, plain, pt };

@@ -353,35 +353,42 @@ gan_backend_grad_stats_fn cpu_grad_stats;
 
 /* channel_blocks.c: a tensor between the plain NCHW layout and oneDNN's channel blocks
  * (nChw8c, nChw16c), `panels` = images × channels / block panels of `block` channels by
- * hw pixels; the blocks FP32, the plain side of type pt (F32, F16, BF16), widened exactly
- * as it is read and rounded once to nearest even as it is written (convert.h's bits).
- * cpu_to_channel_blocks and cpu_from_channel_blocks do panels first .. first + count − 1
- * on the calling thread at vector level isa; the _threads forms all of them, split across
- * the instance's threads. */
+ * hw pixels. The blocks are FP32, with the plain side of type pt (F32, F16, BF16) widened
+ * exactly as it is read and rounded once to nearest even as it is written (convert.h's
+ * bits), or BF16 with a BF16 plain side, copied. cpu_to_channel_blocks and
+ * cpu_from_channel_blocks do panels first .. first + count − 1 on the calling thread at
+ * vector level isa; the _threads forms all of them, split across the instance's threads. */
 struct cpu_channel_blocks {
     int64_t panels, hw;
     int64_t block;
+    enum gan_dtype blocks;        /* GAN_F32, or GAN_BF16 (then the plain side is BF16) */
 };
 void cpu_to_channel_blocks(enum cpu_isa isa, const struct cpu_channel_blocks *b,
-                           const void *plain, enum gan_dtype pt, float *blocked,
+                           const void *plain, enum gan_dtype pt, void *blocked,
                            int64_t first, int64_t count);
 void cpu_from_channel_blocks(enum cpu_isa isa, const struct cpu_channel_blocks *b,
-                             const float *blocked, void *plain, enum gan_dtype pt,
+                             const void *blocked, void *plain, enum gan_dtype pt,
                              int64_t first, int64_t count);
 void cpu_to_channel_blocks_threads(gan_backend *be, const struct cpu_channel_blocks *b,
-                                   const void *plain, enum gan_dtype pt, float *blocked);
+                                   const void *plain, enum gan_dtype pt, void *blocked);
 void cpu_from_channel_blocks_threads(gan_backend *be, const struct cpu_channel_blocks *b,
-                                     const float *blocked, void *plain, enum gan_dtype pt);
+                                     const void *blocked, void *plain, enum gan_dtype pt);
+/* One tile element by element: `rows` channels from channel s of the panel at element
+ * `base`, m pixels from p0. The portable level's move, and the vector levels' for a tile
+ * holding a NaN that their conversions would quiet. */
 void cpu_channel_tile_to_blocks(const struct cpu_channel_blocks *b, const void *plain,
-                                enum gan_dtype pt, float *blocked, int64_t base, int64_t s,
+                                enum gan_dtype pt, void *blocked, int64_t base, int64_t s,
                                 int64_t rows, int64_t p0, int64_t m);
+void cpu_channel_tile_from_blocks(const struct cpu_channel_blocks *b, const void *blocked,
+                                  void *plain, enum gan_dtype pt, int64_t base, int64_t s,
+                                  int64_t rows, int64_t p0, int64_t m);
 /* channel_blocks_avx512.c and channel_blocks_avx2.c (channel_blocks_lanes.h): the two
  * directions on a level's lanes, for a block of a multiple of its lanes. */
 #define CPU_VEC_TO_CHANNEL_BLOCKS(name)                                                     \
     void name(const struct cpu_channel_blocks *b, const void *plain, enum gan_dtype pt,     \
-              float *blocked, int64_t first, int64_t count)
+              void *blocked, int64_t first, int64_t count)
 #define CPU_VEC_FROM_CHANNEL_BLOCKS(name)                                                   \
-    void name(const struct cpu_channel_blocks *b, const float *blocked, void *plain,        \
+    void name(const struct cpu_channel_blocks *b, const void *blocked, void *plain,         \
               enum gan_dtype pt, int64_t first, int64_t count)
 CPU_VEC_TO_CHANNEL_BLOCKS(cpu_vec_to_channel_blocks_avx512);
 CPU_VEC_TO_CHANNEL_BLOCKS(cpu_vec_to_channel_blocks_avx2);

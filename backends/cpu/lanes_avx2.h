@@ -23,6 +23,9 @@ typedef __m256 lanes_if;  /* a condition per lane: all ones where it holds */
 #define lanes_store(p, dt, i, in, v) avx2_store((p), (dt), (i), (in), (v))
 #define lanes_load_f32(p, in) avx2_load_f32((p), (in))
 #define lanes_store_f32(p, in, v) avx2_store_f32((p), (in), (v))
+/* the upper 16 bits of each lane to 16-bit element i of p: a value widened from BF16
+ * stored back bit for bit, a signalling NaN included */
+#define lanes_store_bf16_bits(p, i, in, v) avx2_store_bf16_bits((uint16_t *)(p) + (i), (in), (v))
 #define lanes_set1(x) _mm256_set1_ps(x)
 #define lanes_zero() _mm256_setzero_ps()
 #define lanes_add(a, b) _mm256_add_ps((a), (b))

@@ -111,8 +111,9 @@ int cpu_onednn_set_primitive(gan_backend *be, struct cpu_onednn_entry *e,
     return 0;
 }
 
-/* Whether `inner` is the channel blocks (nChw16c or nChw8c) of the plain FP32 tensor
- * `user`, with no padding channels; then *b says how channel_blocks.c moves them. */
+/* Whether `inner` is the channel blocks (nChw16c or nChw8c) of the plain tensor `user`,
+ * both FP32 or both BF16, with no padding channels; then *b says how channel_blocks.c
+ * moves them. */
 static int channel_blocks(const struct cpu_dnnl_api *api, const dnnl_memory_desc_t *user,
                           const dnnl_memory_desc_t *inner, struct cpu_channel_blocks *b)
 {
@@ -120,21 +121,22 @@ static int channel_blocks(const struct cpu_dnnl_api *api, const dnnl_memory_desc
         { dnnl_nChw16c, 16 },
         { dnnl_nChw8c, 8 },
     };
-    if (user->ndims != 4 || user->data_type != dnnl_f32)
+    const dnnl_data_type_t t = user->data_type;
+    if (user->ndims != 4 || (t != dnnl_f32 && t != dnnl_bf16))
         return 0;
     const dnnl_dim_t *d = user->dims;
     dnnl_memory_desc_t want;
-    if (api->dnnl_memory_desc_init_by_tag(&want, 4, d, dnnl_f32, dnnl_nchw) != dnnl_success ||
+    if (api->dnnl_memory_desc_init_by_tag(&want, 4, d, t, dnnl_nchw) != dnnl_success ||
         !api->dnnl_memory_desc_equal(&want, user))
         return 0;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         if (d[1] % kinds[k].block == 0 &&
-            api->dnnl_memory_desc_init_by_tag(&want, 4, d, dnnl_f32, kinds[k].tag) ==
-                dnnl_success &&
+            api->dnnl_memory_desc_init_by_tag(&want, 4, d, t, kinds[k].tag) == dnnl_success &&
             api->dnnl_memory_desc_equal(&want, inner)) {
             b->panels = d[0] * d[1] / kinds[k].block;
             b->hw = d[2] * d[3];
             b->block = kinds[k].block;
+            b->blocks = t == dnnl_bf16 ? GAN_BF16 : GAN_F32;
             return 1;
         }
     return 0;
@@ -203,7 +205,7 @@ int cpu_onednn_takes_plain(struct cpu_onednn_entry *e, int i, enum gan_dtype dty
 {
     if (e->filter)
         e->takes_plain[i] = cpu_onednn_filter_takes_plain(e, i, dtype);
-    else if (i < e->nargs && e->args[i].blocks.block) {
+    else if (i < e->nargs && e->args[i].blocks.block && e->args[i].blocks.blocks == GAN_F32) {
         e->args[i].plain = dtype;
         e->takes_plain[i] = 1;
     }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* check_channel_blocks.c — the CPU backend's moves between the plain NCHW layout and
  * oneDNN's channel blocks (backends/cpu/channel_blocks.c, channel_blocks_lanes.h): on each
- * level this CPU has, for blocks of 8 and 16 channels, FP32, FP16 and BF16 plain tensors of
- * random bits (NaNs with payloads, signalling ones included), and pixel counts that leave a
- * partial tile or none, every element lands where the layouts' own index formulas put it,
- * widened exactly or rounded once as convert.h does, and nothing past the tensor or outside
- * the panels asked for is written. */
+ * level this CPU has, for blocks of 8 and 16 channels, FP32 blocks of FP32, FP16 and BF16
+ * plain tensors and BF16 blocks of BF16 ones, all of random bits (NaNs with payloads,
+ * signalling ones included), and pixel counts that leave a partial tile or none, every
+ * element lands where the layouts' own index formulas put it, copied bit for bit between
+ * equal types, else widened exactly or rounded once as convert.h does, and nothing past
+ * the tensor or outside the panels asked for is written. */
 #include "config.h"
 
 #include <check.h>
@@ -76,59 +77,70 @@ struct shape {
     int64_t images, channels, hw;
 };
 
-/* One level, block, type and shape, both directions. The panels are done in two calls
- * (the first `split`, then the rest), as two threads would do them. */
-static void check_one(enum cpu_isa level, int64_t block, enum gan_dtype pt, struct shape s)
+/* Element (i, c, p) moved from `from` (type ft) into `to` (type tt) as the move must:
+ * bits copied between equal types, else convert.h's widening or rounding. */
+static void reference_move(const void *from, enum gan_dtype ft, size_t i, void *to,
+                           enum gan_dtype tt, size_t j)
 {
-    const size_t n = (size_t)(s.images * s.channels * s.hw), es = gan_dtype_size(pt);
-    const struct cpu_channel_blocks b = { s.images * s.channels / block, s.hw, block };
-    const int64_t split = b.panels / 2;
-    unsigned char *plain = malloc(n * es + PAD), *back = malloc(n * es + PAD);
-    float *blocked = malloc(n * sizeof(float) + PAD);
-    ck_assert(plain && back && blocked);
+    if (ft == tt)
+        gan_store_bits(to, tt, (int64_t)j, gan_load_bits(from, ft, (int64_t)i));
+    else
+        cpu_store(to, tt, (int64_t)j, cpu_load(from, ft, (int64_t)i));
+}
 
-    /* plain → blocks: each element is the plain one, widened by convert.h's rule */
+/* One level, block, pair of types and shape, both directions, each compared byte for
+ * byte with reference_move. The panels are done in two calls (the first `split`, then
+ * the rest), as two threads would do them. */
+static void check_one(enum cpu_isa level, int64_t block, enum gan_dtype pt, enum gan_dtype bt,
+                      struct shape s)
+{
+    const size_t n = (size_t)(s.images * s.channels * s.hw);
+    const size_t ps = gan_dtype_size(pt), bs = gan_dtype_size(bt);
+    const struct cpu_channel_blocks b = { s.images * s.channels / block, s.hw, block, bt };
+    const int64_t split = b.panels / 2;
+    const size_t first = (size_t)split * (size_t)(block * s.hw); /* elements in the first call */
+    unsigned char *plain = malloc(n * ps + PAD), *want_plain = malloc(n * ps + PAD);
+    unsigned char *blocked = malloc(n * bs + PAD), *want_blocked = malloc(n * bs + PAD);
+    ck_assert(plain && want_plain && blocked && want_blocked);
+    char what[160];
+    snprintf(what, sizeof what, "%s, blocks of %d %s, %s plain, %lld×%lld×%lld",
+             cpu_isa_name(level), (int)block, gan_dtype_name(bt), gan_dtype_name(pt),
+             (long long)s.images, (long long)s.channels, (long long)s.hw);
+
+    /* plain → blocks */
     fill(plain, pt, n);
-    memset(blocked, SENTINEL, n * sizeof(float) + PAD);
+    memset(blocked, SENTINEL, n * bs + PAD);
     cpu_to_channel_blocks(level, &b, plain, pt, blocked, 0, split);
     /* the panels not asked for are left as they were */
-    ck_assert(untouched((unsigned char *)blocked + (size_t)split * block * s.hw * sizeof(float),
-                        (n - (size_t)split * block * s.hw) * sizeof(float)));
+    ck_assert_msg(untouched(blocked + first * bs, (n - first) * bs), "%s: wrote past its panels",
+                  what);
     cpu_to_channel_blocks(level, &b, plain, pt, blocked, split, b.panels - split);
-    ck_assert_msg(untouched((unsigned char *)(blocked + n), PAD), "written past the blocks");
-    size_t differ = 0;
-    for (int64_t i = 0; i < s.images; i++)
-        for (int64_t c = 0; c < s.channels; c++)
-            for (int64_t p = 0; p < s.hw; p++) {
-                float want = cpu_load(plain, pt, (int64_t)plain_index(s.channels, s.hw, i, c, p));
-                float got = blocked[blocked_index(s.channels, s.hw, block, i, c, p)];
-                differ += cpu_f32_bits(got) != cpu_f32_bits(want);
-            }
-    ck_assert_msg(!differ, "%s, blocks of %d, %s plain, %lld×%lld×%lld: %zu of %zu elements "
-                  "differ going to the blocks", cpu_isa_name(level), (int)block,
-                  gan_dtype_name(pt), (long long)s.images, (long long)s.channels,
-                  (long long)s.hw, differ, n);
-
-    /* blocks → plain: random FP32 bits, each rounded once by convert.h's rule */
-    fill(blocked, GAN_F32, n);
-    memset(back, SENTINEL, n * es + PAD);
-    cpu_from_channel_blocks(level, &b, blocked, back, pt, 0, split);
-    ck_assert(untouched(back + (size_t)split * block * s.hw * es,
-                        (n - (size_t)split * block * s.hw) * es));
-    cpu_from_channel_blocks(level, &b, blocked, back, pt, split, b.panels - split);
-    ck_assert_msg(untouched(back + n * es, PAD), "written past the plain tensor");
+    ck_assert_msg(untouched(blocked + n * bs, PAD), "%s: wrote past the blocks", what);
     for (int64_t i = 0; i < s.images; i++)
         for (int64_t c = 0; c < s.channels; c++)
             for (int64_t p = 0; p < s.hw; p++)
-                cpu_store(plain, pt, (int64_t)plain_index(s.channels, s.hw, i, c, p),
-                          blocked[blocked_index(s.channels, s.hw, block, i, c, p)]);
-    ck_assert_msg(memcmp(plain, back, n * es) == 0,
-                  "%s, blocks of %d, %s plain, %lld×%lld×%lld: the plain tensor differs from "
-                  "convert.h's rounding", cpu_isa_name(level), (int)block, gan_dtype_name(pt),
-                  (long long)s.images, (long long)s.channels, (long long)s.hw);
+                reference_move(plain, pt, plain_index(s.channels, s.hw, i, c, p), want_blocked,
+                               bt, blocked_index(s.channels, s.hw, block, i, c, p));
+    ck_assert_msg(memcmp(blocked, want_blocked, n * bs) == 0, "%s: the blocks differ", what);
+
+    /* blocks → plain */
+    fill(blocked, bt, n);
+    memset(plain, SENTINEL, n * ps + PAD);
+    cpu_from_channel_blocks(level, &b, blocked, plain, pt, 0, split);
+    ck_assert_msg(untouched(plain + first * ps, (n - first) * ps), "%s: wrote past its panels",
+                  what);
+    cpu_from_channel_blocks(level, &b, blocked, plain, pt, split, b.panels - split);
+    ck_assert_msg(untouched(plain + n * ps, PAD), "%s: wrote past the plain tensor", what);
+    for (int64_t i = 0; i < s.images; i++)
+        for (int64_t c = 0; c < s.channels; c++)
+            for (int64_t p = 0; p < s.hw; p++)
+                reference_move(blocked, bt, blocked_index(s.channels, s.hw, block, i, c, p),
+                               want_plain, pt, plain_index(s.channels, s.hw, i, c, p));
+    ck_assert_msg(memcmp(plain, want_plain, n * ps) == 0, "%s: the plain tensor differs", what);
     free(plain);
-    free(back);
+    free(want_plain);
     free(blocked);
+    free(want_blocked);
 }
 
 /* Pixel counts: one, a partial tile on both levels, exactly one or two 16-pixel tiles,
@@ -138,15 +150,18 @@ static void check_level(enum cpu_isa level)
     static const struct shape shapes[] = {
         { 2, 16, 1 }, { 1, 32, 5 }, { 3, 16, 16 }, { 1, 48, 32 }, { 2, 32, 49 }, { 1, 16, 196 },
     };
-    static const enum gan_dtype types[] = { GAN_F32, GAN_F16, GAN_BF16 };
+    /* plain, blocks */
+    static const enum gan_dtype types[][2] = {
+        { GAN_F32, GAN_F32 }, { GAN_F16, GAN_F32 }, { GAN_BF16, GAN_F32 }, { GAN_BF16, GAN_BF16 },
+    };
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
-        for (size_t t = 0; t < 3; t++) {
-            check_one(level, 16, types[t], shapes[k]);
-            check_one(level, 8, types[t], shapes[k]);
+        for (size_t t = 0; t < 4; t++) {
+            check_one(level, 16, types[t][0], types[t][1], shapes[k]);
+            check_one(level, 8, types[t][0], types[t][1], shapes[k]);
         }
     /* 8 channels: blocks of 8 only */
-    for (size_t t = 0; t < 3; t++)
-        check_one(level, 8, types[t], (struct shape){ 3, 8, 23 });
+    for (size_t t = 0; t < 4; t++)
+        check_one(level, 8, types[t][0], types[t][1], (struct shape){ 3, 8, 23 });
 }
 
 START_TEST(test_portable)
@@ -169,27 +184,40 @@ START_TEST(test_avx512)
 }
 END_TEST
 
-/* An FP16 tile holding a signalling NaN keeps its bits in FP32 (the lanes' conversion
- * would set the quiet bit): one in a tile of ordinary numbers, at each pixel of a tile. */
-START_TEST(test_f16_signalling_nan)
+/* A signalling NaN keeps its bits where a lane conversion would quiet it: an FP16 one
+ * widened to FP32 blocks, a BF16 one moved to BF16 blocks and back; one in a tile of
+ * ordinary numbers, at every seventh element of a 16 × 20 panel (a full tile and a partial
+ * one, at the 8-lane level two tiles across). */
+START_TEST(test_signalling_nan)
 {
     static const enum cpu_isa levels[] = { CPU_ISA_PORTABLE, CPU_ISA_F16C, CPU_ISA_AVX512 };
     const int64_t channels = 16, hw = 20;
-    const struct cpu_channel_blocks b = { 1, hw, 16 };
-    uint16_t plain[16 * 20];
+    const struct cpu_channel_blocks to_f32 = { 1, hw, 16, GAN_F32 }, to_bf16 = { 1, hw, 16, GAN_BF16 };
+    uint16_t plain[16 * 20], blocked16[16 * 20], back[16 * 20];
     float blocked[16 * 20];
     for (size_t l = 0; l < 3; l++) {
         if (cpu_isa_best() < levels[l])
             continue;
+        const char *name = cpu_isa_name(levels[l]);
         for (int64_t at = 0; at < channels * hw; at += 7) {
+            const size_t bi = blocked_index(channels, hw, 16, 0, at / hw, at % hw);
             for (int64_t k = 0; k < channels * hw; k++)
                 plain[k] = cpu_f32_to_f16((float)k * 0.25f);
-            plain[at] = 0x7d23; /* a signalling NaN, payload 0x123 */
-            cpu_to_channel_blocks(levels[l], &b, plain, GAN_F16, blocked, 0, 1);
-            float got = blocked[blocked_index(channels, hw, 16, 0, at / hw, at % hw)];
-            ck_assert_msg(cpu_f32_bits(got) == 0x7fa46000u,
-                          "%s: the signalling NaN at %lld became 0x%08x",
-                          cpu_isa_name(levels[l]), (long long)at, cpu_f32_bits(got));
+            plain[at] = 0x7d23; /* FP16, signalling, payload 0x123 */
+            cpu_to_channel_blocks(levels[l], &to_f32, plain, GAN_F16, blocked, 0, 1);
+            ck_assert_msg(cpu_f32_bits(blocked[bi]) == 0x7fa46000u,
+                          "%s: the FP16 signalling NaN at %lld became 0x%08x", name,
+                          (long long)at, cpu_f32_bits(blocked[bi]));
+            for (int64_t k = 0; k < channels * hw; k++)
+                plain[k] = cpu_f32_to_bf16((float)k * 0.25f);
+            plain[at] = 0x7f81; /* BF16, signalling, payload 1 */
+            cpu_to_channel_blocks(levels[l], &to_bf16, plain, GAN_BF16, blocked16, 0, 1);
+            ck_assert_msg(blocked16[bi] == 0x7f81, "%s: the BF16 signalling NaN at %lld became "
+                          "0x%04x in the blocks", name, (long long)at, blocked16[bi]);
+            cpu_from_channel_blocks(levels[l], &to_bf16, blocked16, back, GAN_BF16, 0, 1);
+            ck_assert_msg(memcmp(back, plain, sizeof plain) == 0,
+                          "%s: the BF16 tensor with a signalling NaN at %lld came back changed",
+                          name, (long long)at);
         }
     }
 }
@@ -203,7 +231,7 @@ static Suite *channel_blocks_suite(void)
     tcase_add_test(tc, test_portable);
     tcase_add_test(tc, test_avx2);
     tcase_add_test(tc, test_avx512);
-    tcase_add_test(tc, test_f16_signalling_nan);
+    tcase_add_test(tc, test_signalling_nan);
     suite_add_tcase(s, tc);
     return s;
 }
