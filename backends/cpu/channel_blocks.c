@@ -5,21 +5,23 @@
  * channels, each pixel a row of the block's channels), done by the backend rather than by
  * oneDNN's reorder primitives, for two reasons.
  *
- * - Speed. oneDNN 2.6's FP32 reorders moved the DCGAN's activations at 7 GB/s (blocks to
- *   plain) and 12–14 GB/s (plain to blocks) on a Zen 4 core, about 10 % of an FP32 step
- *   (bench/README.md); a tile transposed in registers goes several times faster.
+ * - Speed. oneDNN 2.6's reorders of the DCGAN's activations were about 10 % of an FP32
+ *   step on a Zen 4 core. A tile transposed in registers moves FP32 activations about as
+ *   fast on AVX-512 and 1.4 to 2.2 times as fast on AVX2 (bench/reorders).
  * - 16-bit storage. A staged FP16 (or, without a BF16 dot product, BF16) convolution runs
- *   on FP32 blocks. oneDNN's reorders convert nothing exactly as convert.h does, so the
- *   16-bit tensor was widened to plain FP32 in a pass of its own and then reordered; here
- *   it is widened as it is read, and the result rounded once as it is written back.
- *
- * BF16 convolutions on a CPU with a BF16 dot product take BF16 blocks of a BF16 tensor.
+ *   on FP32 blocks. oneDNN's reorders that widen and re-lay out at once were slower than
+ *   two passes (a reference loop under AVX2), so the 16-bit tensor was widened to plain
+ *   FP32 in a pass of its own and then reordered; here it is widened as it is read, and
+ *   the result rounded once as it is written back: 1.1 to 2.6 times as fast.
+ * BF16 convolutions on a CPU with a BF16 dot product take BF16 blocks of a BF16 tensor,
+ * which are moved too (bench/README.md has the figures).
  *
  * The bits are the same as oneDNN's reorders' (and, staged, the two passes'): values of
  * one type are copied, NaN payloads and all; a 16-bit value is widened exactly and an FP32
- * one rounded once to nearest even, by convert.h's rules. Panel q of `count`,
- * one image's `block` channels, starts at element q·block·hw in either layout, so a range
- * of panels is a range of both tensors and the threads split them by panels. */
+ * one rounded once to nearest even, by convert.h's rules. A panel, one image's `block`
+ * channels, is block·hw elements in either layout and panel q starts at element q·block·hw
+ * in both, so a range of panels is a range of both tensors, and the threads split the
+ * panels. */
 #include "config.h"
 
 #include <stdint.h>

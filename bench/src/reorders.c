@@ -35,6 +35,7 @@
 
 static int samples = 15;
 
+#if GAN_HAVE_ONEDNN
 /* The fastest mean time of call(arg) in microseconds. */
 static double best_us(void (*call)(void *), void *arg)
 {
@@ -54,7 +55,6 @@ static double best_us(void (*call)(void *), void *arg)
     return best * 1e6;
 }
 
-#if GAN_HAVE_ONEDNN
 /* One move of one tensor, both ways of doing it. */
 struct move {
     const struct cpu_dnnl_api *api;
