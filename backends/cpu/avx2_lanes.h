@@ -28,6 +28,15 @@ static inline __m256i avx2_lane_mask(int count)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/* Eight 32-bit lanes, each below 2^16, as eight 16-bit ones: the unsigned-saturating
+ * pack keeps them; it works within 128-bit halves, so the quadwords are put back in
+ * order. */
+AVX2_LANES_TARGET
+static inline __m128i avx2_pack_low16(__m256i r)
+{
+    return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
+}
+
 /* FP32 → BF16 on 8 lanes by convert.h's integer rule: round to nearest even by adding
  * 0x7fff plus the kept part's lowest bit; a NaN keeps its top bits with the quiet bit set. */
 AVX2_LANES_TARGET
@@ -42,9 +51,7 @@ static inline __m128i avx2_f32_to_bf16(__m256 v)
         16);
     __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(b, abs_mask), inf);
     __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
-    /* Every lane is below 2^16: the unsigned-saturating pack keeps it; the pack works
-     * within 128-bit halves, so the quadwords are put back in order. */
-    return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
+    return avx2_pack_low16(r);
 }
 
 /* `count` 16-bit elements from p, zero in the lanes past them. */
@@ -74,9 +81,7 @@ static inline void avx2_store_u16(uint16_t *p, int count, __m128i h)
 AVX2_LANES_TARGET
 static inline void avx2_store_bf16_bits(uint16_t *p, int count, __m256 v)
 {
-    __m256i hi = _mm256_srli_epi32(_mm256_castps_si256(v), 16);
-    avx2_store_u16(p, count,
-                   _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(hi, hi), 0x08)));
+    avx2_store_u16(p, count, avx2_pack_low16(_mm256_srli_epi32(_mm256_castps_si256(v), 16)));
 }
 
 AVX2_LANES_TARGET

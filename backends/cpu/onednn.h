@@ -58,9 +58,10 @@ struct cpu_onednn_key {
 /* One tensor argument of a primitive. `user` wraps the caller's memory (its handle set
  * on every call); when the primitive wants another layout or dtype, `inner` is the
  * primitive's own buffer and `reorder` converts user → inner (an input) or inner →
- * user (an output). Where user is a plain FP32 tensor and inner its channel blocks, the
- * backend moves them itself (channel_blocks.c: `blocks`, and no `reorder`), and the
- * caller's memory may then be 16-bit (`plain`), widened or rounded on the way. */
+ * user (an output). Where user is a plain FP32 or BF16 tensor and inner its channel
+ * blocks of the same type, the backend moves them itself (channel_blocks.c: `blocks`, and
+ * no `reorder`); FP32 blocks may then be of 16-bit caller's memory (`plain`), widened or
+ * rounded on the way. */
 struct cpu_onednn_arg {
     int which;                 /* DNNL_ARG_SRC, … */
     int output;
@@ -169,8 +170,9 @@ static inline int cpu_onednn_team(const gan_backend *be, double flop)
     return flop < CPU_ONEDNN_TEAM_MIN_FLOP ? 1 : be->threads;
 }
 
-/* Runs e on the caller's memory, ptrs[i] for e->args[i]: the input reorders, the
- * primitive on be->threads OpenMP threads, the output reorders. */
+/* Runs e on the caller's memory, ptrs[i] for e->args[i]: the inputs moved or reordered
+ * to the primitive's layouts, the primitive on be->threads OpenMP threads, the outputs
+ * moved or reordered back. */
 gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs);
 
 /* The dnnl dtype of a backend dtype (F32, BF16, F16). */

@@ -2,7 +2,8 @@
 /* onednn_conv.c — the CPU backend's convolutions as oneDNN primitives: forward,
  * backward-data and backward-filter on NCHW tensors. oneDNN chooses its own (blocked)
  * layouts; the backend moves activations to its channel blocks and back itself
- * (channel_blocks.c), and oneDNN's reorders bring the rest (filters) to theirs. A result that is
+ * (channel_blocks.c), and oneDNN's reorders bring the rest (filters, filter gradients,
+ * activations whose channels are not whole blocks) to theirs. A result that is
  * added to the output (beta = 1), and the filter gradient, are FP32 inside oneDNN and
  * rounded once to the output's dtype, as on the OpenBLAS path. FP16 (and BF16 on a CPU
  * without a BF16 dot product) runs on the FP32 primitives: its inputs widened to FP32

@@ -51,8 +51,8 @@ int cpu_onednn_filter_parts(const struct gan_conv2d *c)
     return best;
 }
 
-/* One part: its images of x and dy (the caller's memory, reordered where the primitive
- * wants another layout), its partial and scratchpad, and a stream of its own, as parts
+/* One part: its images of x and dy (the caller's memory, moved to channel blocks or
+ * reordered where the primitive wants another layout), its partial and scratchpad, and a stream of its own, as parts
  * run on several threads at once. */
 struct filter_part {
     struct cpu_onednn_arg x, dy;
@@ -185,8 +185,9 @@ int cpu_onednn_filter_build(gan_backend *be, struct cpu_onednn_entry *e,
     /* The padding of a blocked layout is summed with the rest: zeros, never garbage. */
     memset(f->partials, 0, (size_t)parts * f->partial_stride * sizeof(float));
 
-    /* The inputs' reorders run on the parts' threads: each with a scratchpad of the
-     * caller's (none), since oneDNN's own is kept for the thread that made them. */
+    /* The inputs' reorders (where the backend does not move them itself) run on the
+     * parts' threads: each with a scratchpad of the caller's (none), since oneDNN's own is
+     * kept for the thread that made them. */
     dnnl_primitive_attr_t attr = NULL;
     if (api->dnnl_primitive_attr_create(&attr) != dnnl_success)
         return -1;
@@ -216,7 +217,7 @@ struct parts_job {
     const unsigned char *x, *dy;
 };
 
-/* One part on the calling thread: its inputs reordered, then the primitive. */
+/* One part on the calling thread: its inputs moved or reordered, then the primitive. */
 static dnnl_status_t run_part(const struct parts_job *j, int p)
 {
     const struct cpu_dnnl_api *api = j->api;
@@ -333,7 +334,11 @@ gan_status cpu_onednn_filter_execute(gan_backend *be, struct cpu_onednn_entry *e
 int cpu_onednn_filter_takes_plain(struct cpu_onednn_entry *e, int i, enum gan_dtype dtype)
 {
     struct cpu_onednn_filter *f = e->filter;
-    if (i > 1 || !(i == 0 ? &f->part[0].x : &f->part[0].dy)->blocks.block)
+    if (i > 1)
+        return 0;
+    /* every part has the same descriptors, so the first speaks for all */
+    const struct cpu_onednn_arg *a = i == 0 ? &f->part[0].x : &f->part[0].dy;
+    if (!a->blocks.block || a->blocks.blocks != GAN_F32)
         return 0;
     for (int p = 0; p < f->parts; p++)
         (i == 0 ? &f->part[p].x : &f->part[p].dy)->plain = dtype;

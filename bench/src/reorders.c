@@ -108,6 +108,8 @@ static void measure(struct cpu_onednn *on, enum cpu_isa isa, const int64_t d[4],
         exit(1);
     for (size_t i = 0; i < n; i++)
         plain_f32[i] = blocked[i] = (float)(i % 1013) * 0.01f - 5.0f;
+    /* FP16 bits, read as BF16 too (finite either way: the timing does not depend on
+     * the values) */
     cpu_convert(isa, plain_f32, GAN_F32, plain16, GAN_F16, n);
     /* the plain tensor's type and the blocks': FP32 blocks for FP32 and the staged types,
      * BF16 blocks of BF16 for a BF16 convolution on a BF16 dot product */
