@@ -21,6 +21,12 @@ dnnl_data_type_t cpu_onednn_dtype(enum gan_dtype dtype)
     }
 }
 
+/* The inverse of cpu_onednn_dtype for the float types the backend hands oneDNN. */
+static enum gan_dtype gan_dtype_of(dnnl_data_type_t t)
+{
+    return t == dnnl_bf16 ? GAN_BF16 : t == dnnl_f16 ? GAN_F16 : GAN_F32;
+}
+
 void cpu_onednn_arg_clear(const struct cpu_dnnl_api *api, struct cpu_onednn_arg *a)
 {
     if (a->reorder)
@@ -136,7 +142,7 @@ static int channel_blocks(const struct cpu_dnnl_api *api, const dnnl_memory_desc
             b->panels = d[0] * d[1] / kinds[k].block;
             b->hw = d[2] * d[3];
             b->block = kinds[k].block;
-            b->blocks = t == dnnl_bf16 ? GAN_BF16 : GAN_F32;
+            b->blocks = gan_dtype_of(t);
             return 1;
         }
     return 0;
@@ -152,9 +158,7 @@ int cpu_onednn_arg_init(struct cpu_onednn *o, struct cpu_onednn_arg *a, int whic
         return -1;
     a->which = which;
     a->output = output;
-    a->plain = user_md->data_type == dnnl_bf16  ? GAN_BF16
-               : user_md->data_type == dnnl_f16 ? GAN_F16
-                                                : GAN_F32;
+    a->plain = gan_dtype_of(user_md->data_type);
     if (api->dnnl_memory_create(&a->user, user_md, o->engine, DNNL_MEMORY_NONE) != dnnl_success) {
         a->user = NULL;
         return -1;

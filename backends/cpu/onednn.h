@@ -18,6 +18,7 @@
     X(dnnl_stream_destroy) X(dnnl_stream_wait) X(dnnl_memory_desc_init_by_tag)             \
     X(dnnl_memory_desc_init_by_strides) X(dnnl_memory_desc_equal)                          \
     X(dnnl_memory_desc_get_size) X(dnnl_memory_create) X(dnnl_memory_destroy)              \
+    X(dnnl_memory_get_memory_desc)                                                         \
     X(dnnl_memory_set_data_handle) X(dnnl_primitive_attr_create)                           \
     X(dnnl_primitive_attr_destroy) X(dnnl_primitive_attr_set_output_scales)                \
     X(dnnl_primitive_attr_set_scratchpad_mode)                                             \

@@ -351,30 +351,30 @@ static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
                              const struct gan_ref *a, const struct gan_ref *b, int accumulate,
                              const struct gan_ref *out)
 {
-    const size_t na = a_count(kind, c), nb = b_count(kind, c), no = out_count(kind, c);
+    const struct gan_ref *refs[3] = { a, b, out };
+    const size_t counts[3] = { a_count(kind, c), b_count(kind, c), out_count(kind, c) };
+    /* FP32 copies in the scratch for the arguments that do not take the 16-bit memory */
+    size_t at[3], bytes = 0;
+    for (int i = 0; i < 3; i++) {
+        at[i] = bytes;
+        bytes += e->takes_plain[i] ? 0 : align64(counts[i] * sizeof(float));
+    }
     void *base = NULL;
-    gan_status st = cpu_scratch(be, align64(na * sizeof(float)) + align64(nb * sizeof(float)) +
-                                        align64(no * sizeof(float)), &base);
+    gan_status st = cpu_scratch(be, bytes ? bytes : 64, &base);
     if (st != GAN_OK)
         return st;
-    float *fa = base;
-    float *fb = (float *)(void *)((unsigned char *)base + align64(na * sizeof(float)));
-    float *fo = (float *)(void *)((unsigned char *)fb + align64(nb * sizeof(float)));
-    void *ptrs[3] = { fa, fb, fo };
-    const struct gan_ref *refs[3] = { a, b, out };
+    void *ptrs[3];
     for (int i = 0; i < 3; i++)
-        if (e->takes_plain[i])
-            ptrs[i] = cpu_ref_ptr(refs[i]);
-    if (!e->takes_plain[0])
-        cpu_convert_threads(be, cpu_ref_ptr(a), c->dtype, fa, GAN_F32, na);
-    if (!e->takes_plain[1])
-        cpu_convert_threads(be, cpu_ref_ptr(b), c->dtype, fb, GAN_F32, nb);
+        ptrs[i] = e->takes_plain[i] ? (void *)cpu_ref_ptr(refs[i]) : (unsigned char *)base + at[i];
+    for (int i = 0; i < 2; i++)
+        if (!e->takes_plain[i])
+            cpu_convert_threads(be, cpu_ref_ptr(refs[i]), c->dtype, ptrs[i], GAN_F32, counts[i]);
     if ((st = execute(be, e, ptrs)) != GAN_OK)
         return st;
     if (accumulate)
-        add_into(be, cpu_ref_ptr(out), c->dtype, fo, no);
+        add_into(be, cpu_ref_ptr(out), c->dtype, ptrs[2], counts[2]);
     else if (!e->takes_plain[2])
-        cpu_convert_threads(be, fo, GAN_F32, cpu_ref_ptr(out), c->dtype, no);
+        cpu_convert_threads(be, ptrs[2], GAN_F32, cpu_ref_ptr(out), c->dtype, counts[2]);
     return GAN_OK;
 }
 

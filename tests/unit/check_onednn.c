@@ -399,6 +399,50 @@ START_TEST(test_conv_matches_openblas)
 }
 END_TEST
 
+#ifdef GAN_HAVE_ONEDNN
+/* Every argument of e (not a filter gradient in parts) whose layout in the primitive is
+ * the channel blocks (nChw16c, nChw8c, whole blocks) of its plain tensor, as read back
+ * from oneDNN here, is moved by the backend and has no reorder of oneDNN's; in a staged
+ * FP16 entry it reads or writes the caller's FP16 memory, unless it is an output added
+ * to. Every other argument keeps oneDNN's reorder or none. */
+static void check_moves(const struct cpu_dnnl_api *api, const struct cpu_onednn_entry *e,
+                        enum gan_dtype dt, int accumulate, const char *what)
+{
+    static const struct { dnnl_format_tag_t tag; int64_t block; } kinds[] = {
+        { dnnl_nChw16c, 16 },
+        { dnnl_nChw8c, 8 },
+    };
+    if (e->filter)
+        return;
+    for (int i = 0; i < e->nargs; i++) {
+        const struct cpu_onednn_arg *a = &e->args[i];
+        int64_t block = 0;
+        if (a->inner) {
+            const dnnl_memory_desc_t *user, *inner;
+            ck_assert(api->dnnl_memory_get_memory_desc(a->user, &user) == dnnl_success);
+            ck_assert(api->dnnl_memory_get_memory_desc(a->inner, &inner) == dnnl_success);
+            for (size_t k = 0; k < 2 && !block; k++) {
+                dnnl_memory_desc_t want;
+                if (user->ndims == 4 && user->dims[1] % kinds[k].block == 0 &&
+                    api->dnnl_memory_desc_init_by_tag(&want, 4, user->dims, user->data_type,
+                                                      kinds[k].tag) == dnnl_success &&
+                    api->dnnl_memory_desc_equal(&want, inner))
+                    block = kinds[k].block;
+            }
+        }
+        ck_assert_msg(a->blocks.block == block, "%s, argument %d: moved in blocks of %lld, "
+                      "oneDNN's layout has %lld", what, i, (long long)a->blocks.block,
+                      (long long)block);
+        const int takes = block && dt == GAN_F16 && !(a->output && accumulate);
+        ck_assert_msg(!block || !a->reorder, "%s, argument %d: a reorder beside the move",
+                      what, i);
+        ck_assert_msg(e->takes_plain[i] == takes && a->plain == (takes ? GAN_F16 : GAN_F32),
+                      "%s, argument %d: takes the caller's FP16 memory %d, not %d", what, i,
+                      e->takes_plain[i], takes);
+    }
+}
+#endif
+
 /* FP16 through oneDNN is the FP32 primitive's result on the widened inputs (and, for
  * beta 1, the widened output added in FP32), rounded once to FP16: every FP16 element
  * equals the FP32 call's element rounded to nearest even, bit for bit. */
@@ -442,6 +486,11 @@ START_TEST(test_conv_f16_rounds_f32_once)
     cpu_onednn_cache_counts(dnn, &held, &created);
     ck_assert_msg(held == 2 && created == 2, "%s: %d primitives held, %ld made", kinds[kind],
                   held, created);
+#ifdef GAN_HAVE_ONEDNN
+    /* the FP16 call's entry was made first */
+    check_moves(&dnn->onednn->api, dnn->onednn->entries[0], GAN_F16, beta != 0.0f, kinds[kind]);
+    check_moves(&dnn->onednn->api, dnn->onednn->entries[1], GAN_F32, beta != 0.0f, kinds[kind]);
+#endif
     for (size_t i = 0; i < no; i++) {
         uint32_t want = f16_encode(raw_get(o32, GAN_F32, i)), got = raw_bits(o16, GAN_F16, i);
         ck_assert_msg(got == want, "case %d %s beta %g: element %zu is 0x%04x, the FP32 "
