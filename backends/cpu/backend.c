@@ -85,7 +85,8 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     be->blas_threads = be->threads;
     if (blas_threads > 0 && blas_threads < be->threads && be->blas.set_num_threads) {
         be->blas_threads = (int)blas_threads;
-        be->blas.set_num_threads(be->blas_threads);
+        if (!be->blas.one_thread_calls)
+            be->blas.set_num_threads(be->blas_threads);
     }
     be->gemm_path = gemm_path;
     be->gemm16_path = gemm16_path;
@@ -108,11 +109,16 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     cpu_onednn_describe(be, gemm, sizeof gemm);
     gemm16_note(be, gemm16, sizeof gemm16);
     snprintf(be->description, sizeof be->description,
-             "cpu: %s kernel %s (%s), %d thread%s%s, %s%s%s; vector level %s%s; %s; "
+             "cpu: %s kernel %s (%s), %d thread%s%s, %s%s%s%s; vector level %s%s; %s; "
              "16-bit products %s; FP8: emulated, exact widening into %s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
              be->threads == 1 ? "" : "s", blas_note, be->blas.path,
-             *be->blas.waits ? ", " : "", be->blas.waits, cpu_isa_name(be->isa),
+             *be->blas.waits ? ", " : "", be->blas.waits,
+             be->blas.one_thread_calls && be->blas_threads > 1
+                 ? ", products split across the threads by the backend, one OpenBLAS call "
+                   "a part"
+                 : "",
+             cpu_isa_name(be->isa),
              be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm,
              gemm16,
              cpu_onednn_bf16(be) ? "the BF16 GEMM (power-of-two scales) "

@@ -88,6 +88,22 @@ static int ask_sleeping_threads(struct cpu_blas *blas)
     return 1;
 }
 
+/* OpenBLAS's kernels whose sgemm gives every element of C the same bits whichever rows
+ * and columns a call covers: each element one dot product over k in one order, at the
+ * edge of a call as inside it. check_threads compares split and whole products on the
+ * kernel in use. Haswell's (Zen's is the same) sums the tiles at a call's edge in
+ * another order, so a product cut in two differs in its last bits from the whole;
+ * OpenBLAS's own threads cut it too, so there it keeps them. */
+static int cuts_exactly(const char *kernel)
+{
+    static const char *const exact[] = { "SkylakeX", "Cooperlake", "SapphireRapids",
+                                         "Sandybridge", "Prescott" };
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (strcmp(kernel, exact[i]) == 0)
+            return 1;
+    return 0;
+}
+
 gan_status cpu_blas_open(gan_backend *be, int threads)
 {
     const struct gan_host *host = be->host;
@@ -189,9 +205,14 @@ gan_status cpu_blas_open(gan_backend *be, int threads)
         long online = sysconf(_SC_NPROCESSORS_ONLN);
         threads = online > 0 ? (online > 4096 ? 4096 : (int)online) : 1;
     }
-    /* OpenBLAS's thread count is process-wide: the last instance created sets it. */
-    if (blas->set_num_threads)
-        blas->set_num_threads(threads);
+    /* With a kernel whose product does not depend on how C is cut, OpenBLAS runs every
+     * call on the calling thread alone and the backend splits the products across its
+     * own threads (sgemm_split.c); with another, OpenBLAS splits them on its threads.
+     * Its thread count is process-wide: the last instance created sets it. */
+    if (blas->set_num_threads) {
+        blas->one_thread_calls = cuts_exactly(blas->kernel);
+        blas->set_num_threads(blas->one_thread_calls ? 1 : threads);
+    }
     be->threads = threads;
     return GAN_OK;
 }
@@ -203,5 +224,6 @@ void cpu_blas_close(struct cpu_blas *blas)
     blas->handle = NULL;
     blas->sgemm = NULL;
     blas->set_num_threads = NULL;
+    blas->one_thread_calls = 0;
     blas->path = NULL;
 }

@@ -17,7 +17,7 @@
 #include "../common/conv2d_checks.h"
 
 /* CBLAS's enum values, passed as integers (see cpu_backend.h). */
-enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+enum { NO_TRANS = 111, TRANS = 112 };
 
 /* The sizes every kernel derives from a descriptor. Per image: the input has
  * `in_elems` values (c_in × h_in × w_in), the output `out_elems` (c_out × P); the
@@ -443,14 +443,14 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
             im2col_group(be, c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
         if (direct) {
             /* y[c_out, P] = w[c_out, K] · col[K, P] + beta · y */
-            be->blas.sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)c->c_out, (int)d.p, (int)d.k,
-                           1.0f, wf, (int)d.k, colm, (int)d.p, beta,
-                           (float *)(yb + b0 * d.out_elems * es), (int)d.p);
+            cpu_sgemm(be, NO_TRANS, NO_TRANS, (int)c->c_out, (int)d.p, (int)d.k, 1.0f, wf,
+                      (int)d.k, colm, (int)d.p, beta, (float *)(yb + b0 * d.out_elems * es),
+                      (int)d.p);
             continue;
         }
         /* prod[c_out, gn·P] = w[c_out, K] · col[K, gn·P], then added into y's images */
-        be->blas.sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)c->c_out, (int)cols, (int)d.k,
-                       1.0f, wf, (int)d.k, colm, (int)cols, 0.0f, prod, (int)cols);
+        cpu_sgemm(be, NO_TRANS, NO_TRANS, (int)c->c_out, (int)cols, (int)d.k, 1.0f, wf,
+                  (int)d.k, colm, (int)cols, 0.0f, prod, (int)cols);
         struct group_job j = { .isa = be->isa, .c = c, .d = &d, .b0 = b0, .g = gn, .out = yb,
                                .mat = prod, .beta = beta };
         const int64_t rows = (int64_t)(gn * (size_t)c->c_out);
@@ -507,8 +507,8 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         /* col[K, gn·P] = wᵀ[K, c_out] · dy[c_out, gn·P], then scattered onto dx: into
          * a zeroed padded image, whose interior is then written (or added) to dx and
          * rounded once. */
-        be->blas.sgemm(ROW_MAJOR, TRANS, NO_TRANS, (int)d.k, (int)cols, (int)c->c_out,
-                       1.0f, wf, (int)d.k, dym, (int)cols, 0.0f, col, (int)cols);
+        cpu_sgemm(be, TRANS, NO_TRANS, (int)d.k, (int)cols, (int)c->c_out, 1.0f, wf,
+                  (int)d.k, dym, (int)cols, 0.0f, col, (int)cols);
         struct group_job j = { .isa = be->isa, .c = c, .d = &d, .b0 = b0, .g = gn,
                                .out = dxb, .xp = part[PART_PAD],
                                .col = col, .beta = beta };
@@ -569,8 +569,8 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
             im2col_group(be, c, &d, xb, b0, gn, part[PART_BASE], part[PART_PAD], col);
         /* dw[c_out, K] = dy[c_out, gn·P] · colᵀ[gn·P, K] + beta_b · dw */
         float beta_b = b0 == 0 ? beta : 1.0f;
-        be->blas.sgemm(ROW_MAJOR, NO_TRANS, TRANS, (int)c->c_out, (int)d.k, (int)cols,
-                       1.0f, dym, (int)cols, colm, (int)cols, beta_b, dwf, (int)d.k);
+        cpu_sgemm(be, NO_TRANS, TRANS, (int)c->c_out, (int)d.k, (int)cols, 1.0f, dym,
+                  (int)cols, colm, (int)cols, beta_b, dwf, (int)d.k);
     }
     if (!f32)
         cpu_convert_threads(be, dwf, GAN_F32, cpu_ref_ptr(dw), c->dtype, d.w_elems);

@@ -35,6 +35,9 @@ struct cpu_blas {
     char waits[112];               /* how its idle threads wait, for the log */
     int beta_zero_unread;          /* with beta = 0 the library writes C without reading
                                       it (OpenBLAS: its beta step stores zeros) */
+    int one_thread_calls;          /* each call runs on the calling thread alone
+                                      (OpenBLAS, held at one thread): the backend
+                                      splits products itself (sgemm_split.c) */
 };
 
 struct gan_buffer {
@@ -72,7 +75,7 @@ struct gan_backend {
     const struct gan_host *host;
     struct cpu_blas blas;
     int threads;
-    int blas_threads;              /* OpenBLAS's, at most threads */
+    int blas_threads;              /* the runs a product is split into, at most threads */
     /* threads − 1 workers for our own kernels (thread_pool.c); NULL with one thread. */
     struct cpu_pool *pool;
     /* The widest vector level this instance's kernels use, fixed at create; a zeroed
@@ -116,6 +119,11 @@ gan_status cpu_operand_scratch(gan_backend *be, size_t bytes, void **out);
 /* blas.c: chooses OPENBLAS_CORETYPE when unset, loads the library, sets threads. */
 gan_status cpu_blas_open(gan_backend *be, int threads);
 void cpu_blas_close(struct cpu_blas *blas);
+/* sgemm_split.c: the BLAS's sgemm on row-major operands (trans_a, trans_b: CBLAS's
+ * 111 or 112), split across the instance's threads when it is large enough. */
+void cpu_sgemm(gan_backend *be, int trans_a, int trans_b, int m, int n, int k, float alpha,
+               const float *a, int lda, const float *b, int ldb, float beta, float *c,
+               int ldc);
 
 /* isa.c: the level the host's setting "vector" names ("auto" or absent: the widest this
  * CPU runs), for an instance being created; refused through host->fail when the name is
@@ -138,10 +146,11 @@ const char *cpu_isa_name(enum cpu_isa isa);
  * afterwards), so that the results are the same at any thread count. */
 typedef void (*cpu_range_fn)(void *arg, int part, int64_t begin, int64_t end);
 /* A kernel is split into one part per this many elements of work, so below twice as
- * many it stays on the calling thread: a sleeping worker takes tens of microseconds to
- * wake (more on a busy machine), and an AVX-512 add of 262,144 FP32 elements lasts 26
- * (bench/README.md). */
-#define CPU_PARALLEL_MIN ((int64_t)262144)
+ * many it stays on the calling thread. The workers watch for the next job between a
+ * step's kernels (thread_pool.c), so a part is taken within a microsecond or so, and an
+ * AVX-512 add of 65,536 FP32 elements lasts about 7 (bench/README.md): smaller parts
+ * would spend a good share of themselves handing the work over. */
+#define CPU_PARALLEL_MIN ((int64_t)65536)
 /* The most parts a kernel is split into, whatever backend.threads: kernels keep one
  * partial result per part. */
 #define CPU_MAX_PARTS 64
@@ -151,6 +160,12 @@ void cpu_pool_close(gan_backend *be);
  * two per thread (1 with one thread), at most one per block of `align` units, and one
  * part per CPU_PARALLEL_MIN elements of work. */
 int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit);
+/* Sends the workers that watch for the next job to sleep, before a library with threads
+ * of its own (oneDNN's OpenMP) takes the cores; the next job wakes them. */
+void cpu_pool_hush(gan_backend *be);
+/* The first unit of part p of n units split into `parts` parts of whole blocks of
+ * `align` units, as cpu_parallel_for splits them. */
+int64_t cpu_part_begin(int64_t n, int64_t align, int parts, int p);
 /* How many jobs cpu_parallel_for has handed to the workers (a job of one part runs on
  * the calling thread and is not counted): what tests observe of a kernel's split. */
 uint64_t cpu_pool_jobs(const gan_backend *be);

@@ -369,7 +369,7 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
  * 50,176 elements: an add 0.13–0.18 ns an element on AVX-512 and 0.31–0.63 on AVX2;
  * the backend's own tanh 1.5–1.7 ns (10–11 adds) and 2.6–3.3 ns (5–9 adds); SIGMOID,
  * EXP and LOG, a libm call an element on every level, 3.0–3.3 ns (17–25 adds) and
- * 3.0–4.2 ns (5–14 adds). At 16 the four split from 32,768 elements, so the generator's
+ * 3.0–4.2 ns (5–14 adds). At 16 the four split from 8,192 elements, so the generator's
  * tanh of 50,176 (64 images of 28 × 28, about 80 µs) is shared while an add of as many
  * stays on the calling thread. */
 static int64_t unary_cost(enum gan_unary_op op)

@@ -15,7 +15,6 @@
 #include "../common/gemm_checks.h"
 
 /* CBLAS's enum values (cblas.h), passed as ints; see cpu_sgemm_fn. */
-#define CBLAS_ROW_MAJOR 101
 #define CBLAS_NO_TRANS 111
 #define CBLAS_TRANS 112
 
@@ -130,8 +129,8 @@ static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
             for (int64_t r = 0; r < m; r++)
                 memset(pc + r * ldc, 0, (size_t)n * sizeof(float));
 
-        be->blas.sgemm(CBLAS_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, g->alpha, pa, lda,
-                       pb, ldb, g->beta, pc, ldc);
+        cpu_sgemm(be, ta, tb, (int)m, (int)n, (int)k, g->alpha, pa, lda, pb, ldb, g->beta,
+                  pc, ldc);
 
         /* the FP32 result rounded once (to nearest even) into the 16-bit C */
         if (stage_c) {

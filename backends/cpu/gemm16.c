@@ -26,12 +26,12 @@
 #define GEMM16_ROWS 96
 
 /* What the tile's multiply-adds cost against an element-wise add, in the units
- * cpu_parallel_parts plans with: 16 of them to an add (32 FP32 lanes a cycle on
- * AVX-512 against an add's 0.1 ns an element), so that a product is split from 8.4
- * million multiply-adds. In FP16 on a 2-core Zen 4 (bench/sgemm --dtype F16 --shapes
+ * cpu_parallel_parts plans with: 64 of them to an add, so that a product is split from
+ * 8.4 million multiply-adds (2 · CPU_PARALLEL_MIN · 64), below which a split did not
+ * pay. In FP16 on a 2-core Zen 4 (bench/sgemm --dtype F16 --shapes
  * ..., GFLOP/s on 1 and on 2 threads, each split in two): 256×512×8 61 and 30, ×16 79
  * and 54, ×32 (4.2 million) 92 and 88, ×64 (8.4 million) 101 and 122. */
-#define GEMM16_MACS_PER_ADD 16
+#define GEMM16_MACS_PER_ADD 64
 
 gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path *path)
 {

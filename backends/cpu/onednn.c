@@ -238,8 +238,8 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
 {
     struct cpu_onednn *o = be->onednn;
     const struct cpu_dnnl_api *api = &o->api;
-    /* One thread budget for both libraries: oneDNN's OpenMP team gets the instance's
-     * threads, as OpenBLAS does, and the two never run at once. */
+    /* One thread budget for both: oneDNN's OpenMP team gets the instance's threads, and
+     * the backend's workers, hushed before each of oneDNN's calls, sleep meanwhile. */
     api->omp_set_num_threads(e->threads > 0 && e->threads < be->threads ? e->threads
                                                                          : be->threads);
     dnnl_exec_arg_t args[CPU_ONEDNN_MAX_ARGS];
@@ -254,10 +254,12 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
             cpu_to_channel_blocks_threads(be, &a->blocks, ptrs[i], a->plain, a->buffer);
         } else if (a->reorder && !a->output) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
+            cpu_pool_hush(be);
             if ((s = api->dnnl_primitive_execute(a->reorder, o->stream, 2, r)) != dnnl_success)
                 return exec_failed(be, e, "reorder", s);
         }
     }
+    cpu_pool_hush(be);
     if ((s = api->dnnl_primitive_execute(e->prim, o->stream, e->nargs, args)) != dnnl_success)
         return exec_failed(be, e, "primitive", s);
     /* The backend's own moves run on its threads, after oneDNN's work is done. */
@@ -269,6 +271,7 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
             cpu_from_channel_blocks_threads(be, &a->blocks, a->buffer, ptrs[i], a->plain);
         if (a->reorder && a->output) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->inner }, { DNNL_ARG_TO, a->user } };
+            cpu_pool_hush(be);
             if ((s = api->dnnl_primitive_execute(a->reorder, o->stream, 2, r)) != dnnl_success)
                 return exec_failed(be, e, "reorder", s);
         }

@@ -322,6 +322,7 @@ gan_status cpu_onednn_filter_execute(gan_backend *be, struct cpu_onednn_entry *e
     if (!f->reorder)
         return GAN_OK;
     api->omp_set_num_threads(be->threads);
+    cpu_pool_hush(be);
     dnnl_status_t s = api->dnnl_memory_set_data_handle(f->user, ptrs[2]);
     dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, f->sum }, { DNNL_ARG_TO, f->user } };
     if (s == dnnl_success)

@@ -9,15 +9,23 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "cpu_backend.h"
 
 /* One thread budget for the whole backend: a kernel of ours runs on the calling thread
- * and `workers` = threads − 1 pool threads, OpenBLAS's GEMMs on its own threads (at most
- * as many), and the two never run at the same time (every kernel returns finished), so
- * no more than `threads` threads compute at once. Idle workers sleep on a condition
- * variable, never spin: a spinning worker would take the core from OpenBLAS's threads
- * (or from another program) between our kernels.
+ * and `workers` = threads − 1 pool threads, and so do OpenBLAS's products, one call on
+ * one thread a part (sgemm_split.c); oneDNN's primitives run on its OpenMP threads (at
+ * most as many). Every kernel returns finished, so no more than `threads` threads
+ * compute at once.
+ *
+ * A worker that has finished its part stays awake for CPU_POOL_SPIN_NS, watching for
+ * the next job, then sleeps on a condition variable. The step's kernels follow one
+ * another within microseconds (a product, its bias, its activation, the next product),
+ * and a sleeping worker takes tens of microseconds to wake, longer than a kernel of a
+ * few hundred thousand elements lasts: awake, it takes its part at once. Before oneDNN
+ * runs, the backend hushes the pool (cpu_pool_hush): the watching workers sleep at once
+ * and leave the cores to oneDNN's threads.
  *
  * A job's parts are claimed, not assigned: the caller and each woken worker take the
  * next unclaimed part until none is left, and the caller waits only for parts that a
@@ -26,16 +34,39 @@
  * a part never matters: a part is a fixed range, and kernels keep partial results per
  * part, never per thread. */
 
+/* How long a worker watches for the next job, and the caller for the parts workers
+ * took, before sleeping: longer than the gaps between a step's kernels, short enough
+ * that a pause of the step (data, metrics) leaves the cores to other programs. */
+#define CPU_POOL_SPIN_NS 100000
+
 /* The claim word: the job's generation (bits 16 and up), its number of parts (bits 8 to
  * 15) and the next unclaimed part (bits 0 to 7). One compare-and-swap claims a part of
  * exactly the job a worker woke for. */
 #define CLAIM_WORD(gen, parts, next) (((gen) << 16) | ((uint64_t)(parts) << 8) | (uint64_t)(next))
 
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* A hint to the core that this thread is waiting in a loop. */
+static inline void spin_pause(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_ia32_pause();
+#elif defined(__GNUC__) && defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 struct cpu_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;     /* workers wait here for the next job */
     pthread_cond_t finished; /* the caller waits here for the parts workers took */
-    uint64_t generation;     /* counts jobs, under lock */
+    _Atomic uint64_t generation; /* counts jobs; changed under lock */
+    _Atomic int hushed;      /* watching workers go to sleep (cpu_pool_hush) */
     int stop;
     _Atomic uint64_t claim;
     _Atomic int done;        /* parts of the current job finished */
@@ -51,7 +82,7 @@ struct cpu_pool {
 
 /* The first unit of part p: parts split whole blocks of `align` units as evenly as they
  * can, so a boundary never cuts a block a kernel reduces as one. */
-static int64_t part_begin(int64_t n, int64_t align, int parts, int p)
+int64_t cpu_part_begin(int64_t n, int64_t align, int parts, int p)
 {
     int64_t blocks = (n + align - 1) / align;
     int64_t b = blocks * p / parts;
@@ -71,8 +102,8 @@ static void run_parts(struct cpu_pool *pool, uint64_t gen)
                                                    memory_order_acq_rel,
                                                    memory_order_acquire))
             continue;
-        int64_t lo = part_begin(pool->n, pool->align, parts, next);
-        int64_t hi = part_begin(pool->n, pool->align, parts, next + 1);
+        int64_t lo = cpu_part_begin(pool->n, pool->align, parts, next);
+        int64_t hi = cpu_part_begin(pool->n, pool->align, parts, next + 1);
         if (lo < hi)
             pool->fn(pool->arg, next, lo, hi);
         if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == parts) {
@@ -89,6 +120,24 @@ struct worker_start {
     struct cpu_pool *pool;
 };
 
+/* Watches for a job after `seen` for CPU_POOL_SPIN_NS; returns its generation, or
+ * `seen` when none came or the pool was hushed. */
+static uint64_t watch(struct cpu_pool *pool, uint64_t seen)
+{
+    const int64_t until = now_ns() + CPU_POOL_SPIN_NS;
+    for (unsigned i = 0;; i++) {
+        uint64_t gen = atomic_load_explicit(&pool->generation, memory_order_acquire);
+        if (gen != seen)
+            return gen;
+        if (atomic_load_explicit(&pool->hushed, memory_order_relaxed))
+            return seen;
+        /* the clock every 64 pauses: a pause lasts tens of cycles */
+        if (i % 64 == 63 && now_ns() >= until)
+            return seen;
+        spin_pause();
+    }
+}
+
 static void *worker_main(void *arg)
 {
     struct worker_start *ws = arg;
@@ -97,13 +146,20 @@ static void *worker_main(void *arg)
     uint64_t seen = 0;
     pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (pool->generation == seen && !pool->stop)
+        while (atomic_load_explicit(&pool->generation, memory_order_relaxed) == seen &&
+               !pool->stop)
             pthread_cond_wait(&pool->wake, &pool->lock);
         if (pool->stop)
             break;
-        seen = pool->generation;
+        seen = atomic_load_explicit(&pool->generation, memory_order_relaxed);
         pthread_mutex_unlock(&pool->lock);
-        run_parts(pool, seen);
+        for (;;) {
+            run_parts(pool, seen);
+            uint64_t next = watch(pool, seen);
+            if (next == seen)
+                break;
+            seen = next;
+        }
         pthread_mutex_lock(&pool->lock);
     }
     pthread_mutex_unlock(&pool->lock);
@@ -197,7 +253,7 @@ void cpu_pool_close(gan_backend *be)
 uint64_t cpu_pool_jobs(const gan_backend *be)
 {
     /* Only the calling thread starts jobs, so it reads its own count. */
-    return be->pool ? be->pool->generation : 0;
+    return be->pool ? atomic_load_explicit(&be->pool->generation, memory_order_relaxed) : 0;
 }
 
 int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit)
@@ -237,10 +293,13 @@ void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_
     pool->arg = arg;
     pool->n = n;
     pool->align = align;
-    uint64_t gen = ++pool->generation;
+    uint64_t gen = atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1;
     atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
     atomic_store_explicit(&pool->claim, CLAIM_WORD(gen & (UINT64_MAX >> 16), parts, 0),
                           memory_order_release);
+    atomic_store_explicit(&pool->hushed, 0, memory_order_relaxed);
+    /* published after the claim word: a watching worker that sees it finds the job */
+    atomic_store_explicit(&pool->generation, gen, memory_order_release);
     /* Only as many workers as there are parts beyond the caller's first. */
     if (parts - 1 >= pool->workers)
         pthread_cond_broadcast(&pool->wake);
@@ -251,6 +310,13 @@ void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_
 
     run_parts(pool, gen);
 
+    /* The parts workers took end soon: watch for them before sleeping. */
+    const int64_t until = now_ns() + CPU_POOL_SPIN_NS;
+    for (unsigned i = 0; atomic_load_explicit(&pool->done, memory_order_acquire) < parts; i++) {
+        if (i % 64 == 63 && now_ns() >= until)
+            break;
+        spin_pause();
+    }
     if (atomic_load_explicit(&pool->done, memory_order_acquire) < parts) {
         pthread_mutex_lock(&pool->lock);
         pool->waiting = 1;
@@ -259,4 +325,10 @@ void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_
         pool->waiting = 0;
         pthread_mutex_unlock(&pool->lock);
     }
+}
+
+void cpu_pool_hush(gan_backend *be)
+{
+    if (be->pool)
+        atomic_store_explicit(&be->pool->hushed, 1, memory_order_relaxed);
 }

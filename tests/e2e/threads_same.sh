@@ -10,15 +10,15 @@
 #
 # OpenBLAS's sgemm itself gives other bits at two threads than at one with its Haswell
 # kernel (OPENBLAS_CORETYPE=Haswell); with the SkylakeX kernel the backend picks on an
-# AVX-512 CPU it does not, and there the whole run, OpenBLAS on two threads too, is
-# compared as well.
+# AVX-512 CPU the backend cuts the products across its threads itself, with the same
+# bits, and there the whole run, the products on two threads too, is compared as well.
 
 . "$(dirname "$0")/../lib/test_lib.sh"
 test_begin threads
 
-# 512 wide: weights of 262,144 elements, whose gradient statistics are split, and Adam
-# over each network's 265,000 parameters; the element-wise ops on the 131,072-element
-# activations stay on one thread (tests/unit/check_threads splits larger ones).
+# 512 wide: weights of 262,144 elements, whose gradient statistics are split, Adam
+# over each network's 265,000 parameters, and the element-wise ops on the
+# 131,072-element activations.
 base="-s generator.model.width=512 -s generator.model.depth=2 -s critic.model.width=512
       -s critic.model.depth=2 -s data.batch_size=256 -s critic.iterations=2
       -s run.iterations=8 -s run.log_every=1 -s run.eval_every=4 -s run.image_every=0
@@ -104,7 +104,7 @@ if [ "$kernel" = SkylakeX ]; then
         train "$precision-s1" -s backend.threads=1 $extra
         # shellcheck disable=SC2086
         train "$precision-s2" -s backend.threads=2 $extra
-        compare "$precision, 1 and 2 threads (OpenBLAS SkylakeX on 2)" "$precision-s1" \
+        compare "$precision, 1 and 2 threads (OpenBLAS SkylakeX, products on 2)" "$precision-s1" \
             "$precision-s2"
     done
 else

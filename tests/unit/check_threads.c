@@ -2,6 +2,7 @@
 /* check_threads.c — the CPU backend's worker pool: a split covers every unit once, in
  * whole blocks; tiny work stays on the calling thread; and each threaded kernel
  * (element-wise, reductions, casts, conversions of strided rows, FP16 products' staging,
+ * OpenBLAS's products split by rows or columns,
  * the convolutions' im2col and col2im, Adam, gradient statistics) gives the same bits on
  * three threads as on one, on tensors large enough to be split; and the AVX-512 Adam and
  * gradient statistics give the portable loops' bits. */
@@ -381,6 +382,71 @@ START_TEST(test_gemm_f16_same_bits)
 }
 END_TEST
 
+/* OpenBLAS's sgemm split across the instance's threads (sgemm_split.c), by rows, and
+ * by columns where C has too few rows, for every transpose, with alpha and beta and
+ * padded rows, against the whole product on a one-thread instance. On a kernel the
+ * backend splits with (SkylakeX on AVX-512) the bytes are the same; on another (Haswell
+ * on AVX2), split here only to check where each run reads and writes, within rounding. */
+START_TEST(test_sgemm_split_same_bits)
+{
+    static const int shapes[][3] = { { 300, 520, 410 }, { 64, 1000, 400 }, { 130, 40, 3000 } };
+    const int m = shapes[_i][0], n = shapes[_i][1], k = shapes[_i][2], pad = 3;
+    struct pair p = pair_new("auto");
+    const int exact = p.three->blas.one_thread_calls;
+    if (!exact && p.three->blas.set_num_threads) {
+        p.three->blas.one_thread_calls = 1;
+        p.three->blas.set_num_threads(1);
+    }
+    ck_assert_msg(p.three->blas.one_thread_calls, "the BLAS is not OpenBLAS");
+    float *a = malloc(sizeof(float) * (size_t)(m + pad) * (size_t)(k + pad));
+    float *b = malloc(sizeof(float) * (size_t)(k + pad) * (size_t)(n + pad));
+    float *c[2];
+    const size_t c_len = (size_t)m * (size_t)(n + pad);
+    ck_assert(a && b);
+    rng_seed(71 + (uint64_t)_i);
+    for (size_t i = 0; i < (size_t)(m + pad) * (size_t)(k + pad); i++)
+        a[i] = (float)rng_uniform(-1, 1);
+    for (size_t i = 0; i < (size_t)(k + pad) * (size_t)(n + pad); i++)
+        b[i] = (float)rng_uniform(-1, 1);
+    for (int t = 0; t < 4; t++) {
+        const int ta = t & 1, tb = t >> 1;
+        const int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+        gan_backend *bes[2] = { p.one, p.three };
+        for (int w = 0; w < 2; w++) {
+            c[w] = malloc(sizeof(float) * c_len);
+            ck_assert(c[w]);
+            rng_seed(73);
+            for (size_t i = 0; i < c_len; i++)
+                c[w][i] = (float)rng_uniform(-1, 1);
+            const uint64_t jobs = cpu_pool_jobs(bes[w]);
+            cpu_sgemm(bes[w], ta ? 112 : 111, tb ? 112 : 111, m, n, k, 0.75f, a, lda, b, ldb,
+                      0.5f, c[w], ldc);
+            /* the three-thread instance split it; the one-thread one has no workers */
+            if (w == 1)
+                ck_assert_uint_eq(cpu_pool_jobs(bes[w]), jobs + 1);
+        }
+        size_t differ = 0;
+        double worst = 0;
+        for (size_t i = 0; i < c_len; i++) {
+            differ += memcmp(&c[0][i], &c[1][i], sizeof(float)) != 0;
+            double d = fabs((double)c[0][i] - (double)c[1][i]);
+            worst = d > worst ? d : worst;
+        }
+        if (exact)
+            ck_assert_msg(differ == 0, "%dx%dx%d, transposes %d %d: %zu of %zu differ", m, n,
+                          k, ta, tb, differ, c_len);
+        else
+            ck_assert_msg(worst < 1e-4 * sqrt((double)k), "%dx%dx%d, transposes %d %d: %g",
+                          m, n, k, ta, tb, worst);
+        free(c[0]);
+        free(c[1]);
+    }
+    free(a);
+    free(b);
+    pair_free(&p);
+}
+END_TEST
+
 /* The convolutions' OpenBLAS path (im2col + sgemm, no oneDNN here) in FP32, FP16 and
  * BF16, each direction with beta 1, on one thread and on three, OpenBLAS held at one:
  * the images of a group padded, widened and gathered into columns (and back, col2im) on
@@ -587,6 +653,7 @@ static Suite *threads_suite(void)
     tcase_add_loop_test(kernels, test_cast_same_bits_and_counts, 0, 2);
     tcase_add_loop_test(kernels, test_convert_rows_same_bits, 0, 2);
     tcase_add_test(kernels, test_gemm_f16_same_bits);
+    tcase_add_loop_test(kernels, test_sgemm_split_same_bits, 0, 3);
     tcase_add_loop_test(kernels, test_conv2d_same_bits, 0, 3);
     tcase_add_loop_test(kernels, test_adam_same_bits, 0, 2);
     tcase_add_test(kernels, test_adam_vector_level_same_bits);
