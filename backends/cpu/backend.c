@@ -52,14 +52,16 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
                           "backend cpu: threads = %lld; use 0 (one per online core) or a "
                           "positive number of BLAS threads", threads);
 
-    /* OpenBLAS's share of the budget: its sgemm's bits depend on its thread count
-     * (ganctl.conf(5), backend.blas_threads), ours do not. */
+    /* The products' share of the budget: the runs the backend cuts an OpenBLAS product
+     * into, or OpenBLAS's own threads with a kernel whose bits depend on how a product
+     * is cut (ganctl.conf(5), backend.blas_threads). */
     long long blas_threads = 0;
     st = gan_setting_int(host, cpu_settings, "blas_threads", &blas_threads);
     if (st != GAN_OK || blas_threads < 0 || blas_threads > INT_MAX)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cpu: blas_threads must be 0 (as many as threads) or a "
-                          "positive number of OpenBLAS threads, at most threads");
+                          "positive number of threads for OpenBLAS's products, at most "
+                          "threads");
 
     enum cpu_isa isa = CPU_ISA_PORTABLE;
     if ((st = cpu_isa_setting(host, &isa)) != GAN_OK)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cpu_backend.h"
@@ -99,7 +100,7 @@ static int cuts_exactly(const char *kernel)
     static const char *const exact[] = { "SkylakeX", "Cooperlake", "SapphireRapids",
                                          "Sandybridge", "Prescott" };
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
-        if (strcmp(kernel, exact[i]) == 0)
+        if (strcasecmp(kernel, exact[i]) == 0) /* a single-target build names it in capitals */
             return 1;
     return 0;
 }
@@ -210,7 +211,13 @@ gan_status cpu_blas_open(gan_backend *be, int threads)
      * own threads (sgemm_split.c); with another, OpenBLAS splits them on its threads.
      * Its thread count is process-wide: the last instance created sets it. */
     if (blas->set_num_threads) {
-        blas->one_thread_calls = cuts_exactly(blas->kernel);
+        /* Only a pthreads build (openblas_get_parallel() = 1) is safe to call from
+         * several threads at once and stays on one thread when told; a sequential one
+         * may not be, an OpenMP one takes the calling thread's OpenMP count. */
+        int (*parallel)(void) = NULL;
+        if ((sym = dlsym(handle, "openblas_get_parallel")))
+            memcpy(&parallel, &sym, sizeof sym);
+        blas->one_thread_calls = parallel && parallel() == 1 && cuts_exactly(blas->kernel);
         blas->set_num_threads(blas->one_thread_calls ? 1 : threads);
     }
     be->threads = threads;

@@ -14,8 +14,9 @@
  * order the kernel takes it, whichever run it falls in, so a split product equals the
  * unsplit one (check_threads compares them for every transpose, on the kernel the
  * backend chose). Each run, the smallest included, is kept at SPLIT_MIN_MACS
- * multiply-adds or more, so that OpenBLAS never takes a run for a small product: its
- * small-matrix kernels sum in another order. Haswell's kernel sums the tiles at a
+ * multiply-adds or more (SPLIT_MIN_MACS_DIRECT where OpenBLAS has a kernel of its own
+ * for smaller products of that kind), so that OpenBLAS never takes a run for a
+ * smaller product than the whole: its kernels for those may sum in another order. Haswell's kernel sums the tiles at a
  * call's edge in another order (blas.c): with it OpenBLAS keeps its own threads. */
 #include "config.h"
 
@@ -32,6 +33,10 @@
 /* The fewest multiply-adds a run does: OpenBLAS's small-matrix kernels take products
  * of up to a million. */
 #define SPLIT_MIN_MACS ((int64_t)1 << 21)
+/* On one thread OpenBLAS 0.3.21 computes a product with neither operand transposed,
+ * alpha 1 and beta 0 by its "direct" SkylakeX kernel below 28 · 512 · 512
+ * multiply-adds: such a product's runs stay at or above that whenever they are cut. */
+#define SPLIT_MIN_MACS_DIRECT ((int64_t)28 * 512 * 512)
 
 struct split_job {
     const struct cpu_blas *blas;
@@ -62,18 +67,24 @@ static void cols_range(void *arg, int part, int64_t begin, int64_t end)
 }
 
 /* How many runs `units` rows or columns, each a product of `macs_per_unit`
- * multiply-adds, are cut into: one a thread at most, whole blocks, and SPLIT_MIN_MACS in
+ * multiply-adds, are cut into: one a thread at most, whole blocks, and `min_macs` in
  * the smallest run (the last block may be partial). */
-static int runs(const gan_backend *be, int64_t units, int64_t macs_per_unit)
+static int runs(const gan_backend *be, int64_t units, int64_t macs_per_unit,
+                int64_t min_macs)
 {
-    for (int r = be->blas_threads; r > 1; r--) {
+    const int64_t blocks = (units + SPLIT_ALIGN - 1) / SPLIT_ALIGN;
+    const int64_t by_work = units * macs_per_unit / min_macs;
+    int64_t most = be->blas_threads < CPU_MAX_PARTS ? be->blas_threads : CPU_MAX_PARTS;
+    most = most < blocks ? most : blocks;
+    most = most < by_work ? most : by_work;
+    for (int r = (int)most; r > 1; r--) {
         int64_t smallest = units;
         for (int p = 0; p < r; p++) {
             int64_t len = cpu_part_begin(units, SPLIT_ALIGN, r, p + 1) -
                           cpu_part_begin(units, SPLIT_ALIGN, r, p);
             smallest = len < smallest ? len : smallest;
         }
-        if (smallest * macs_per_unit >= SPLIT_MIN_MACS)
+        if (smallest * macs_per_unit >= min_macs)
             return r;
     }
     return 1;
@@ -83,8 +94,14 @@ void cpu_sgemm(gan_backend *be, int trans_a, int trans_b, int m, int n, int k, f
                const float *a, int lda, const float *b, int ldb, float beta, float *c,
                int ldc)
 {
-    const int by_rows = be->blas.one_thread_calls ? runs(be, m, (int64_t)n * k) : 1;
-    const int by_cols = be->blas.one_thread_calls ? runs(be, n, (int64_t)m * k) : 1;
+    const int64_t min_macs = trans_a != CBLAS_TRANS && trans_b != CBLAS_TRANS &&
+                                     alpha == 1.0f && beta == 0.0f
+                                 ? SPLIT_MIN_MACS_DIRECT
+                                 : SPLIT_MIN_MACS;
+    const int cut = be->blas.one_thread_calls && be->blas_threads > 1 &&
+                    (int64_t)m * n * k >= 2 * min_macs;
+    const int by_rows = cut ? runs(be, m, (int64_t)n * k, min_macs) : 1;
+    const int by_cols = cut ? runs(be, n, (int64_t)m * k, min_macs) : 1;
     if (by_rows <= 1 && by_cols <= 1) {
         /* OpenBLAS on threads of its own: the watching workers leave it the cores */
         if (!be->blas.one_thread_calls && be->blas_threads > 1)

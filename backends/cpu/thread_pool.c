@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* thread_pool.c — the instance's own worker threads, which split the backend's
- * element-wise, reduction, cast, Adam and gradient-statistics kernels across
- * backend.threads. Owned by one instance: two instances share nothing. */
+ * element-wise, reduction, cast, Adam and gradient-statistics kernels, its own GEMM and
+ * OpenBLAS's products (sgemm_split.c) across backend.threads. Owned by one instance:
+ * two instances share nothing. */
 #include "config.h"
 
 #include <pthread.h>
@@ -14,18 +15,19 @@
 #include "cpu_backend.h"
 
 /* One thread budget for the whole backend: a kernel of ours runs on the calling thread
- * and `workers` = threads − 1 pool threads, and so do OpenBLAS's products, one call on
- * one thread a part (sgemm_split.c); oneDNN's primitives run on its OpenMP threads (at
- * most as many). Every kernel returns finished, so no more than `threads` threads
- * compute at once.
+ * and `workers` = threads − 1 pool threads, and so do OpenBLAS's products where the
+ * backend cuts them, one call on one thread a part (sgemm_split.c); oneDNN's
+ * primitives, and OpenBLAS's products where it keeps its own threads, run on those
+ * threads (at most as many). Every kernel returns finished, so no more than `threads`
+ * threads compute at once.
  *
  * A worker that has finished its part stays awake for CPU_POOL_SPIN_NS, watching for
  * the next job, then sleeps on a condition variable. The step's kernels follow one
  * another within microseconds (a product, its bias, its activation, the next product),
  * and a sleeping worker takes tens of microseconds to wake, longer than a kernel of a
  * few hundred thousand elements lasts: awake, it takes its part at once. Before oneDNN
- * runs, the backend hushes the pool (cpu_pool_hush): the watching workers sleep at once
- * and leave the cores to oneDNN's threads.
+ * runs, or OpenBLAS on its own threads, the backend hushes the pool (cpu_pool_hush):
+ * the watching workers sleep at once and leave the cores to those threads.
  *
  * A job's parts are claimed, not assigned: the caller and each woken worker take the
  * next unclaimed part until none is left, and the caller waits only for parts that a
@@ -170,6 +172,7 @@ static void pool_stop(struct cpu_pool *pool)
 {
     pthread_mutex_lock(&pool->lock);
     pool->stop = 1;
+    atomic_store_explicit(&pool->hushed, 1, memory_order_relaxed); /* stop watching */
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < pool->started; i++)

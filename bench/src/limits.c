@@ -612,6 +612,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "limits: %s\n", bench_last_error());
         return 1;
     }
+    /* The limit is the library's own: OpenBLAS's sgemm on its own threads, whether or
+     * not the backend cuts products across its threads instead (sgemm_split.c). */
+    if (be.blas.set_num_threads)
+        be.blas.set_num_threads(be.threads);
     printf("blas %s %d %s\n", be.blas.kernel, be.threads, be.blas.path);
     fflush(stdout);
 
