@@ -6,11 +6,13 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cpu_backend.h"
 
@@ -38,7 +40,9 @@
 
 /* How long a worker watches for the next job, and the caller for the parts workers
  * took, before sleeping: longer than the gaps between a step's kernels, short enough
- * that a pause of the step (data, metrics) leaves the cores to other programs. */
+ * that a pause of the step (data, metrics) leaves the cores to other programs. With
+ * more threads than the process may run on at once, nobody watches: a watching thread
+ * would take the core a working one needs. */
 #define CPU_POOL_SPIN_NS 100000
 
 /* The claim word: the job's generation (bits 16 and up), its number of parts (bits 8 to
@@ -63,6 +67,18 @@ static inline void spin_pause(void)
 #endif
 }
 
+/* The CPUs this process may run on (its affinity mask), or those online. */
+static int usable_cpus(void)
+{
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+#endif
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
+}
+
 struct cpu_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;     /* workers wait here for the next job */
@@ -78,6 +94,7 @@ struct cpu_pool {
     void *arg;
     int64_t n, align;
     int workers;
+    int64_t watch_ns;        /* CPU_POOL_SPIN_NS, or 0 with more threads than CPUs */
     int started;             /* threads actually created, for the teardown */
     pthread_t thread[];
 };
@@ -126,7 +143,9 @@ struct worker_start {
  * `seen` when none came or the pool was hushed. */
 static uint64_t watch(struct cpu_pool *pool, uint64_t seen)
 {
-    const int64_t until = now_ns() + CPU_POOL_SPIN_NS;
+    if (pool->watch_ns == 0)
+        return seen;
+    const int64_t until = now_ns() + pool->watch_ns;
     for (unsigned i = 0;; i++) {
         uint64_t gen = atomic_load_explicit(&pool->generation, memory_order_acquire);
         if (gen != seen)
@@ -196,6 +215,7 @@ gan_status cpu_pool_open(gan_backend *be)
                           "backend cpu: out of memory for %d worker threads; lower "
                           "backend.threads", workers);
     pool->workers = workers;
+    pool->watch_ns = be->threads <= usable_cpus() ? CPU_POOL_SPIN_NS : 0;
     if (pthread_mutex_init(&pool->lock, NULL) != 0) {
         free(pool);
         return host->fail(host->ctx, GAN_ERR_NOMEM,
@@ -314,8 +334,10 @@ void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_
     run_parts(pool, gen);
 
     /* The parts workers took end soon: watch for them before sleeping. */
-    const int64_t until = now_ns() + CPU_POOL_SPIN_NS;
-    for (unsigned i = 0; atomic_load_explicit(&pool->done, memory_order_acquire) < parts; i++) {
+    const int64_t until = now_ns() + pool->watch_ns;
+    for (unsigned i = 0; pool->watch_ns > 0 &&
+                         atomic_load_explicit(&pool->done, memory_order_acquire) < parts;
+         i++) {
         if (i % 64 == 63 && now_ns() >= until)
             break;
         spin_pause();
