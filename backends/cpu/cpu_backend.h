@@ -161,7 +161,8 @@ void cpu_pool_close(gan_backend *be);
  * part per CPU_PARALLEL_MIN elements of work. */
 int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit);
 /* Sends the workers that watch for the next job to sleep, before a library with threads
- * of its own (oneDNN's OpenMP) takes the cores; the next job wakes them. */
+ * of its own (oneDNN's OpenMP, OpenBLAS where it keeps its threads) takes the cores; the
+ * next job wakes them. */
 void cpu_pool_hush(gan_backend *be);
 /* The first unit of part p of n units split into `parts` parts of whole blocks of
  * `align` units, as cpu_parallel_for splits them. */

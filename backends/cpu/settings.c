@@ -11,7 +11,8 @@ const struct gan_setting_spec cpu_settings[] = {
     { "vector", GAN_SETTING_STRING, "auto",
       "widest vector level for casts and element-wise kernels: auto, avx512, f16c, portable" },
     { "blas_threads", GAN_SETTING_INT, "0",
-      "OpenBLAS's threads, at most threads; 0 = threads" },
+      "threads OpenBLAS's products run on (the backend's runs, or OpenBLAS's own threads), "
+      "at most threads; 0 = threads" },
     { "gemm", GAN_SETTING_STRING, "auto",
       "library for GEMMs and convolutions: auto (oneDNN for FP32 and FP16 convolutions, and "
       "for BF16 where the CPU has BF16 dot products; OpenBLAS for the rest), openblas, "

@@ -67,7 +67,8 @@ static inline void spin_pause(void)
 #endif
 }
 
-/* The CPUs this process may run on (its affinity mask), or those online. */
+/* The CPUs the calling thread may run on (its affinity mask, which the workers
+ * inherit), or those online. */
 static int usable_cpus(void)
 {
 #if defined(__linux__)
