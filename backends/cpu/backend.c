@@ -46,10 +46,10 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     if (st != GAN_OK)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cpu: the setting threads is not an integer; set it to "
-                          "the number of BLAS threads, or 0 for one per online core");
+                          "the number of BLAS threads, or 0 for one per core it may run on");
     if (threads < 0 || threads > INT_MAX)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
-                          "backend cpu: threads = %lld; use 0 (one per online core) or a "
+                          "backend cpu: threads = %lld; use 0 (one per core it may run on) or a "
                           "positive number of BLAS threads", threads);
 
     /* The products' share of the budget: the runs the backend cuts an OpenBLAS product

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "cpu_backend.h"
 
@@ -203,8 +202,8 @@ gan_status cpu_blas_open(gan_backend *be, int threads)
         set_field(blas->chosen_by, sizeof blas->chosen_by, "fixed when OpenBLAS was built");
 
     if (threads <= 0) {
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = online > 0 ? (online > 4096 ? 4096 : (int)online) : 1;
+        int usable = cpu_usable_cpus();
+        threads = usable > 4096 ? 4096 : usable;
     }
     /* With a kernel whose product does not depend on how C is cut, OpenBLAS runs every
      * call on the calling thread alone and the backend splits the products across its

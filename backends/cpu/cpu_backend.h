@@ -160,6 +160,10 @@ void cpu_pool_close(gan_backend *be);
  * two per thread (1 with one thread), at most one per block of `align` units, and one
  * part per CPU_PARALLEL_MIN elements of work. */
 int cpu_parallel_parts(const gan_backend *be, int64_t n, int64_t align, int64_t work_per_unit);
+/* The CPUs the calling thread may run on (its affinity mask, which threads it starts
+ * inherit; in a container, those it was given), or those online where that is unknown:
+ * backend.threads = 0 takes this many. */
+int cpu_usable_cpus(void);
 /* Sends the workers that watch for the next job to sleep, before a library with threads
  * of its own (oneDNN's OpenMP, OpenBLAS where it keeps its threads) takes the cores; the
  * next job wakes them. */

@@ -7,7 +7,7 @@
 
 const struct gan_setting_spec cpu_settings[] = {
     { "threads", GAN_SETTING_INT, "0",
-      "threads for OpenBLAS and the backend's own kernels; 0 = one per online core" },
+      "threads for OpenBLAS and the backend's own kernels; 0 = one per core it may run on" },
     { "vector", GAN_SETTING_STRING, "auto",
       "widest vector level for casts and element-wise kernels: auto, avx512, f16c, portable" },
     { "blas_threads", GAN_SETTING_INT, "0",

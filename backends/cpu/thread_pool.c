@@ -67,9 +67,7 @@ static inline void spin_pause(void)
 #endif
 }
 
-/* The CPUs the calling thread may run on (its affinity mask, which the workers
- * inherit), or those online. */
-static int usable_cpus(void)
+int cpu_usable_cpus(void)
 {
 #if defined(__linux__)
     cpu_set_t set;
@@ -216,7 +214,7 @@ gan_status cpu_pool_open(gan_backend *be)
                           "backend cpu: out of memory for %d worker threads; lower "
                           "backend.threads", workers);
     pool->workers = workers;
-    pool->watch_ns = be->threads <= usable_cpus() ? CPU_POOL_SPIN_NS : 0;
+    pool->watch_ns = be->threads <= cpu_usable_cpus() ? CPU_POOL_SPIN_NS : 0;
     if (pthread_mutex_init(&pool->lock, NULL) != 0) {
         free(pool);
         return host->fail(host->ctx, GAN_ERR_NOMEM,
