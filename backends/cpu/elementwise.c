@@ -102,6 +102,23 @@ static void unary_run(enum gan_unary_op op, float alpha, const float *x, float *
         }                                                                         \
     } while (0)
 
+/* Which NaN a sum, difference, product or quotient of two NaNs gives is the hardware's
+ * choice (x86: the first operand's, quieted), and in a plain C loop the compiler's too:
+ * a vectorised loop may swap the operands of + and *, its remainder may not, so the
+ * choice would depend on where a run starts, and so on the thread count. Made explicit
+ * here: the first NaN operand, quieted, as the vector levels' x86 intrinsics give. */
+static inline float first_nan(float a, float b, float r)
+{
+    if (r == r)
+        return r;
+    float n = a != a ? a : b != b ? b : r;
+    uint32_t bits;
+    memcpy(&bits, &n, sizeof bits);
+    bits |= 0x00400000u;
+    memcpy(&n, &bits, sizeof n);
+    return n;
+}
+
 /* MASK_POSITIVE's 1, read through a volatile once per run: with a literal 1 the
  * compiler may drop the multiply where the mask is 1 (it assumes no signalling NaN),
  * and a signalling NaN in a would then pass unquieted, unlike MUL(a, STEP(b)) and the
@@ -114,10 +131,10 @@ static void binary_run(enum gan_binary_op op, const float *a, int sa, const floa
 {
     int64_t i;
     switch (op) {
-    case GAN_BINARY_ADD: BINARY_LOOPS(gan_ew_add(av, bv)); break;
-    case GAN_BINARY_SUB: BINARY_LOOPS(gan_ew_sub(av, bv)); break;
-    case GAN_BINARY_MUL: BINARY_LOOPS(gan_ew_mul(av, bv)); break;
-    case GAN_BINARY_DIV: BINARY_LOOPS(gan_ew_div(av, bv)); break;
+    case GAN_BINARY_ADD: BINARY_LOOPS(first_nan(av, bv, gan_ew_add(av, bv))); break;
+    case GAN_BINARY_SUB: BINARY_LOOPS(first_nan(av, bv, gan_ew_sub(av, bv))); break;
+    case GAN_BINARY_MUL: BINARY_LOOPS(first_nan(av, bv, gan_ew_mul(av, bv))); break;
+    case GAN_BINARY_DIV: BINARY_LOOPS(first_nan(av, bv, gan_ew_div(av, bv))); break;
     case GAN_BINARY_MAX: BINARY_LOOPS(gan_ew_max(av, bv)); break;
     case GAN_BINARY_MIN: BINARY_LOOPS(gan_ew_min(av, bv)); break;
     case GAN_BINARY_GREATER: BINARY_LOOPS(gan_ew_greater(av, bv)); break;
