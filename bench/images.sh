@@ -154,7 +154,7 @@ load_before=$(bench_load)
 
 "$ganctl" --backend cpu "${backend_as[@]}" -s backend.threads="$threads" -s backend.gemm="$gemm" --version \
     >"$work/version.txt" 2>&1 || die "ganctl cannot create its cpu backend: $(cat "$work/version.txt")"
-kernel=$(sed -n 's/.* kernel \([A-Za-z0-9_]*\).*/\1/p' "$work/version.txt" | head -n 1)
+kernel=$(sed -n 's/^[^;]* kernel \([A-Za-z0-9_]*\).*/\1/p' "$work/version.txt" | head -n 1)
 kargs=(--kernel auto)
 [ -z "$kernel" ] || [ "$kernel" = unknown ] || kargs=(--kernel "$kernel")
 limits_why=

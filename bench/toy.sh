@@ -151,7 +151,7 @@ gemm_shapes=$(awk '$1 == "need" && $2 == "gemm" { printf "%s%s", sep, $3; sep = 
 "$ganctl" --backend cpu "${backend_as[@]}" -s backend.threads="$threads" --version >"$work/version.txt" 2>&1 ||
     die "ganctl cannot create its cpu backend: $(cat "$work/version.txt")"
 backend_line=$(grep '^backend cpu' "$work/version.txt")
-kernel=$(sed -n 's/.* kernel \([A-Za-z0-9_]*\).*/\1/p' "$work/version.txt" | head -n 1)
+kernel=$(sed -n 's/^[^;]* kernel \([A-Za-z0-9_]*\).*/\1/p' "$work/version.txt" | head -n 1)
 load_before=$(bench_load)
 kargs=(--kernel auto)
 [ -z "$kernel" ] || [ "$kernel" = unknown ] || kargs=(--kernel "$kernel")

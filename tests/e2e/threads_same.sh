@@ -92,7 +92,7 @@ done
 # The whole budget on two threads, OpenBLAS included, with the kernel the backend
 # chooses itself.
 kernel=$(env -u OPENBLAS_CORETYPE "$GANCTL" --backend cpu -s backend.threads=2 --version 2>&1 |
-    sed -n 's/.* kernel \([A-Za-z0-9_]*\) .*/\1/p' | head -n 1)
+    sed -n 's/^[^;]* kernel \([A-Za-z0-9_]*\) .*/\1/p' | head -n 1)
 if [ "$kernel" = SkylakeX ]; then
     unset OPENBLAS_CORETYPE
     for precision in fp32 fp16; do
