@@ -84,7 +84,6 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         free(be);
         return st;
     }
-    be->blas_threads = be->threads;
     if (blas_threads > 0 && blas_threads < be->threads && be->blas.set_num_threads) {
         be->blas_threads = (int)blas_threads;
         if (!be->blas.one_thread_calls)

@@ -219,6 +219,7 @@ gan_status cpu_blas_open(gan_backend *be, int threads)
         blas->one_thread_calls = parallel && parallel() == 1 && cuts_exactly(blas->kernel);
         blas->set_num_threads(blas->one_thread_calls ? 1 : threads);
     }
+    be->blas_threads = threads; /* all of them, until backend.blas_threads says fewer */
     be->threads = threads;
     return GAN_OK;
 }

@@ -52,7 +52,8 @@ int cpu_onednn_filter_parts(const struct gan_conv2d *c)
 }
 
 /* One part: its images of x and dy (the caller's memory, moved to channel blocks or
- * reordered where the primitive wants another layout), its partial and scratchpad, and a stream of its own, as parts
+ * reordered where the primitive wants another layout), its partial and scratchpad, and
+ * a stream of its own, as parts
  * run on several threads at once. */
 struct filter_part {
     struct cpu_onednn_arg x, dy;

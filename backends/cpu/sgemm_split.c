@@ -16,8 +16,9 @@
  * backend chose). Each run, the smallest included, is kept at SPLIT_MIN_MACS
  * multiply-adds or more (SPLIT_MIN_MACS_DIRECT where OpenBLAS has a kernel of its own
  * for smaller products of that kind), so that OpenBLAS never takes a run for a
- * smaller product than the whole: its kernels for those may sum in another order. Haswell's kernel sums the tiles at a
- * call's edge in another order (blas.c): with it OpenBLAS keeps its own threads. */
+ * smaller product than the whole: its kernels for those may sum in another order.
+ * Haswell's kernel sums the tiles at a call's edge in another order (blas.c): with it
+ * OpenBLAS keeps its own threads. */
 #include "config.h"
 
 #include <stdint.h>

@@ -78,7 +78,6 @@ static void measure(const char *kernel, int threads, const struct options *o, st
         return;
     }
     snprintf(r->kernel, sizeof r->kernel, "%s", be.blas.kernel);
-    be.blas_threads = be.threads; /* products cut across all of them, as create does */
     be.gemm_path = (enum cpu_gemm_path)o->gemm;
     be.gemm16_path = o->gemm16;
     /* As ganctl runs it: the CPU's widest vector level for the widening and rounding,

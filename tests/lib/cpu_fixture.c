@@ -38,7 +38,6 @@ gan_backend *cpu_fixture_new(const char *const *settings)
         fprintf(stderr, "cpu_fixture: BLAS did not load: %s\n", f->th.last_error);
         abort();
     }
-    f->be.blas_threads = f->be.threads; /* as the backend's create does by default */
     if (cpu_pool_open(&f->be) != GAN_OK) {
         fprintf(stderr, "cpu_fixture: no worker threads: %s\n", f->th.last_error);
         abort();

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +274,7 @@ START_TEST(test_threads)
     bare_init(&b);
     bare_open(&b, asked);
     ck_assert_int_eq(b.be.threads, want);
+    ck_assert_int_eq(b.be.blas_threads, want); /* products on all of them */
     int (*get)(void) = NULL;
     void *sym = dlsym(b.be.blas.handle, "openblas_get_num_threads");
     ck_assert_ptr_nonnull(sym);
@@ -288,6 +290,31 @@ START_TEST(test_threads)
     ck_assert_ptr_nonnull(b.be.blas.set_num_threads);
     cpu_blas_close(&b.be.blas);
     ck_assert_ptr_null(b.be.blas.sgemm);
+}
+END_TEST
+
+/* threads = 0 takes the CPUs this process may run on, not every online one: held to
+ * the one CPU it is on, the default is one thread. */
+START_TEST(test_default_threads_follow_affinity)
+{
+#if defined(__linux__)
+    cpu_set_t all, one;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    int cpu = sched_getcpu();
+    ck_assert_int_ge(cpu, 0);
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    ck_assert_int_eq(cpu_usable_cpus(), 1);
+    struct bare b;
+    bare_init(&b);
+    bare_open(&b, 0);
+    ck_assert_int_eq(b.be.threads, 1);
+    ck_assert_int_eq(b.be.blas_threads, 1);
+    cpu_blas_close(&b.be.blas);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof all, &all), 0);
+    ck_assert_int_eq(cpu_usable_cpus(), CPU_COUNT(&all));
+#endif
 }
 END_TEST
 
@@ -326,6 +353,7 @@ static Suite *blas_suite(void)
 
     tc = tcase_create("threads");
     tcase_add_loop_test(tc, test_threads, 0, 4);
+    tcase_add_test(tc, test_default_threads_follow_affinity);
     suite_add_tcase(s, tc);
     return s;
 }
