@@ -45,6 +45,8 @@ static void entry_clear(const struct cpu_dnnl_api *api, struct cpu_onednn_entry 
         cpu_onednn_arg_clear(api, &e->args[i]);
     if (e->filter)
         cpu_onednn_filter_free(api, e->filter);
+    if (e->rows)
+        cpu_onednn_rows_free(api, e->rows);
     if (e->prim)
         api->dnnl_primitive_destroy(e->prim);
     free(e->extra);

@@ -76,6 +76,7 @@ struct cpu_onednn_arg {
 
 #define CPU_ONEDNN_MAX_ARGS 3
 struct cpu_onednn_filter;
+struct cpu_onednn_rows;
 struct cpu_onednn_entry {
     struct cpu_onednn_key key;
     int refused;               /* no primitive, or one slower than OpenBLAS: use OpenBLAS */
@@ -91,6 +92,9 @@ struct cpu_onednn_entry {
     /* A filter gradient computed in parts of the batch (onednn_filter.c), which holds
      * its own arguments in place of args[]; NULL for every other entry. */
     struct cpu_onednn_filter *filter;
+    /* A matmul cut into runs of C's rows on the instance's threads (onednn_rows.c), its
+     * first run's primitive in prim; NULL for every other entry. */
+    struct cpu_onednn_rows *rows;
     /* A staged 16-bit convolution's arguments (a, b, out) that read or write the caller's
      * 16-bit memory themselves (cpu_onednn_takes_plain), not an FP32 copy of it. */
     int takes_plain[CPU_ONEDNN_MAX_ARGS];
@@ -202,5 +206,24 @@ int cpu_onednn_filter_build(gan_backend *be, struct cpu_onednn_entry *e,
 gan_status cpu_onednn_filter_execute(gan_backend *be, struct cpu_onednn_entry *e,
                                      void *const *ptrs);
 void cpu_onednn_filter_free(const struct cpu_dnnl_api *api, struct cpu_onednn_filter *f);
+
+/* onednn_rows.c: a matmul cut into runs of whole 64-row blocks of C, one primitive
+ * made for one OpenMP thread a run, the runs on the instance's threads. */
+/* How many runs g's product is cut into on this instance: 1 (not cut) with one thread,
+ * a batch, A transposed, or too little work for two runs of 2^22 multiply-adds. */
+int cpu_onednn_rows_parts(const gan_backend *be, const struct gan_gemm *g);
+/* The rows of run p of `parts`. */
+int64_t cpu_onednn_rows_of(const struct gan_gemm *g, int parts, int p);
+/* Makes e a product in `parts` runs (then its runs are set one by one); 0, or −1. */
+int cpu_onednn_rows_init(struct cpu_onednn_entry *e, const struct gan_gemm *g, int parts);
+/* Run p from `pd` (made for one thread, with a scratchpad of the caller's), which it
+ * destroys, and md[] (A, B and C over the run's rows, as the caller stores them).
+ * Returns 0 when the run can go. */
+int cpu_onednn_rows_set(gan_backend *be, struct cpu_onednn_entry *e, int p,
+                        dnnl_primitive_desc_t pd, const dnnl_memory_desc_t md[3]);
+/* Runs e's product on ptrs (A, B, C: the caller's memory). */
+gan_status cpu_onednn_rows_execute(gan_backend *be, struct cpu_onednn_entry *e,
+                                   void *const *ptrs);
+void cpu_onednn_rows_free(const struct cpu_dnnl_api *api, struct cpu_onednn_rows *r);
 
 #endif

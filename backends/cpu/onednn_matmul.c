@@ -39,24 +39,27 @@ static dnnl_status_t operand_md(const struct cpu_dnnl_api *api, dnnl_memory_desc
     return api->dnnl_memory_desc_init_by_strides(md, 3, dims, cpu_onednn_dtype(dtype), strides);
 }
 
-static int build(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_gemm *g)
+/* The descriptor of g's product over its first `rows` rows (all of them: g->m), made
+ * for the OpenMP team in force, with alpha as the output scale and beta as a sum
+ * post-op, and a scratchpad of the caller's when `own_scratchpad`; md[] gets A's, B's
+ * and C's memory as the caller stores them. NULL when oneDNN has none. */
+static dnnl_primitive_desc_t product_pd(gan_backend *be, const struct gan_gemm *g,
+                                        int64_t rows, int own_scratchpad,
+                                        dnnl_memory_desc_t md[3])
 {
     struct cpu_onednn *o = be->onednn;
     const struct cpu_dnnl_api *api = &o->api;
-    dnnl_memory_desc_t a, b, c;
-    const int64_t m = g->m, n = g->n, k = g->k;
-    if (operand_md(api, &a, g->batch, g->stride_a, m, k, g->trans_a ? 1 : g->lda,
+    const int64_t n = g->n, k = g->k;
+    if (operand_md(api, &md[0], g->batch, g->stride_a, rows, k, g->trans_a ? 1 : g->lda,
                    g->trans_a ? g->lda : 1, g->a.dtype) != dnnl_success ||
-        operand_md(api, &b, g->batch, g->stride_b, k, n, g->trans_b ? 1 : g->ldb,
+        operand_md(api, &md[1], g->batch, g->stride_b, k, n, g->trans_b ? 1 : g->ldb,
                    g->trans_b ? g->ldb : 1, g->b.dtype) != dnnl_success ||
-        operand_md(api, &c, g->batch, g->stride_c, m, n, g->ldc, 1, g->c.dtype) != dnnl_success)
-        return -1;
-    /* a primitive divides its work for the OpenMP team size in force when it is made */
-    e->threads = cpu_onednn_team(be, 2.0 * (double)m * (double)n * (double)k * (double)g->batch);
-    api->omp_set_num_threads(e->threads);
+        operand_md(api, &md[2], g->batch, g->stride_c, rows, n, g->ldc, 1, g->c.dtype) !=
+            dnnl_success)
+        return NULL;
     dnnl_matmul_desc_t desc;
-    if (api->dnnl_matmul_desc_init(&desc, &a, &b, NULL, &c) != dnnl_success)
-        return -1;
+    if (api->dnnl_matmul_desc_init(&desc, &md[0], &md[1], NULL, &md[2]) != dnnl_success)
+        return NULL;
 
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
@@ -70,22 +73,57 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_g
               api->dnnl_post_ops_append_sum(po, g->beta) != dnnl_success ||
               api->dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success;
     }
+    if (!bad && own_scratchpad)
+        bad = api->dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) !=
+              dnnl_success;
     dnnl_primitive_desc_t pd = NULL;
-    if (!bad)
-        bad = api->dnnl_primitive_desc_create(&pd, &desc, attr, o->engine, NULL) != dnnl_success;
+    if (!bad && api->dnnl_primitive_desc_create(&pd, &desc, attr, o->engine, NULL) !=
+                    dnnl_success)
+        pd = NULL;
     if (po)
         api->dnnl_post_ops_destroy(po);
     if (attr)
         api->dnnl_primitive_attr_destroy(attr);
-    if (bad)
+    return pd;
+}
+
+/* g's product in runs of C's rows on the instance's threads, each made for one OpenMP
+ * thread (onednn_rows.c). */
+static int build_rows(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_gemm *g,
+                      int parts)
+{
+    e->threads = 1;
+    be->onednn->api.omp_set_num_threads(1);
+    if (cpu_onednn_rows_init(e, g, parts) != 0)
         return -1;
+    for (int p = 0; p < parts; p++) {
+        dnnl_memory_desc_t md[3];
+        dnnl_primitive_desc_t pd = product_pd(be, g, cpu_onednn_rows_of(g, parts, p), 1, md);
+        if (!pd || cpu_onednn_rows_set(be, e, p, pd, md) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int build(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_gemm *g)
+{
+    const int parts = cpu_onednn_rows_parts(be, g);
+    if (parts > 1)
+        return build_rows(be, e, g, parts);
+    struct cpu_onednn *o = be->onednn;
+    /* a primitive divides its work for the OpenMP team size in force when it is made */
+    e->threads = cpu_onednn_team(be, 2.0 * (double)g->m * (double)g->n * (double)g->k *
+                                         (double)g->batch);
+    o->api.omp_set_num_threads(e->threads);
+    dnnl_memory_desc_t md[3];
+    dnnl_primitive_desc_t pd = product_pd(be, g, g->m, 0, md);
     /* Plain strided memory descriptors are taken as given: the primitive reads and
      * writes the caller's memory with no reorder. */
-    if (cpu_onednn_set_primitive(be, e, pd) != 0)
+    if (!pd || cpu_onednn_set_primitive(be, e, pd) != 0)
         return -1;
-    if (cpu_onednn_add_arg(o, e, DNNL_ARG_SRC, 0, &a, &a) != 0 ||
-        cpu_onednn_add_arg(o, e, DNNL_ARG_WEIGHTS, 0, &b, &b) != 0 ||
-        cpu_onednn_add_arg(o, e, DNNL_ARG_DST, 1, &c, &c) != 0)
+    if (cpu_onednn_add_arg(o, e, DNNL_ARG_SRC, 0, &md[0], &md[0]) != 0 ||
+        cpu_onednn_add_arg(o, e, DNNL_ARG_WEIGHTS, 0, &md[1], &md[1]) != 0 ||
+        cpu_onednn_add_arg(o, e, DNNL_ARG_DST, 1, &md[2], &md[2]) != 0)
         return -1;
     return 0;
 }
@@ -113,8 +151,11 @@ static struct cpu_onednn_entry *entry_of(gan_backend *be, const struct gan_gemm 
                              "gemm: out of memory for oneDNN's primitive cache");
         return NULL;
     }
-    if (fresh && build(be, e, g) != 0)
+    if (fresh && build(be, e, g) != 0) {
+        /* what a build left is freed; the entry stays, refused, for OpenBLAS */
+        cpu_onednn_reset(o, e);
         e->refused = 1;
+    }
     return e->refused ? NULL : e;
 }
 
@@ -130,7 +171,7 @@ int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)
         return made != GAN_OK;
     }
     void *ptrs[3] = { cpu_ref_ptr(&g->a), cpu_ref_ptr(&g->b), cpu_ref_ptr(&g->c) };
-    *st = cpu_onednn_execute(be, e, ptrs);
+    *st = e->rows ? cpu_onednn_rows_execute(be, e, ptrs) : cpu_onednn_execute(be, e, ptrs);
     return 1;
 }
 

@@ -67,30 +67,6 @@ static void cols_range(void *arg, int part, int64_t begin, int64_t end)
                    j->alpha, j->a, j->lda, b, j->ldb, j->beta, j->c + begin, j->ldc);
 }
 
-/* How many runs `units` rows or columns, each a product of `macs_per_unit`
- * multiply-adds, are cut into: one a thread at most, whole blocks, and `min_macs` in
- * the smallest run (the last block may be partial). */
-static int runs(const gan_backend *be, int64_t units, int64_t macs_per_unit,
-                int64_t min_macs)
-{
-    const int64_t blocks = (units + SPLIT_ALIGN - 1) / SPLIT_ALIGN;
-    const int64_t by_work = units * macs_per_unit / min_macs;
-    int64_t most = be->blas_threads < CPU_MAX_PARTS ? be->blas_threads : CPU_MAX_PARTS;
-    most = most < blocks ? most : blocks;
-    most = most < by_work ? most : by_work;
-    for (int r = (int)most; r > 1; r--) {
-        int64_t smallest = units;
-        for (int p = 0; p < r; p++) {
-            int64_t len = cpu_part_begin(units, SPLIT_ALIGN, r, p + 1) -
-                          cpu_part_begin(units, SPLIT_ALIGN, r, p);
-            smallest = len < smallest ? len : smallest;
-        }
-        if (smallest * macs_per_unit >= min_macs)
-            return r;
-    }
-    return 1;
-}
-
 void cpu_sgemm(gan_backend *be, int trans_a, int trans_b, int m, int n, int k, float alpha,
                const float *a, int lda, const float *b, int ldb, float beta, float *c,
                int ldc)
@@ -101,8 +77,10 @@ void cpu_sgemm(gan_backend *be, int trans_a, int trans_b, int m, int n, int k, f
                                  : SPLIT_MIN_MACS;
     const int cut = be->blas.one_thread_calls && be->blas_threads > 1 &&
                     (int64_t)m * n * k >= 2 * min_macs;
-    const int by_rows = cut ? runs(be, m, (int64_t)n * k, min_macs) : 1;
-    const int by_cols = cut ? runs(be, n, (int64_t)m * k, min_macs) : 1;
+    const int by_rows = cut ? cpu_runs(be->blas_threads, m, SPLIT_ALIGN, (int64_t)n * k,
+                                       min_macs) : 1;
+    const int by_cols = cut ? cpu_runs(be->blas_threads, n, SPLIT_ALIGN, (int64_t)m * k,
+                                       min_macs) : 1;
     if (by_rows <= 1 && by_cols <= 1) {
         /* OpenBLAS on threads of its own: the watching workers leave it the cores */
         if (!be->blas.one_thread_calls && be->blas_threads > 1)

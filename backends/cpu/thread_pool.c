@@ -108,6 +108,26 @@ int64_t cpu_part_begin(int64_t n, int64_t align, int parts, int p)
     return u < n ? u : n;
 }
 
+int cpu_runs(int most, int64_t units, int64_t align, int64_t work_per_unit, int64_t min_work)
+{
+    const int64_t blocks = (units + align - 1) / align;
+    const int64_t by_work = units * work_per_unit / min_work;
+    int64_t top = most < CPU_MAX_PARTS ? most : CPU_MAX_PARTS;
+    top = top < blocks ? top : blocks;
+    top = top < by_work ? top : by_work;
+    for (int r = (int)top; r > 1; r--) {
+        int64_t smallest = units;
+        for (int p = 0; p < r; p++) {
+            int64_t len = cpu_part_begin(units, align, r, p + 1) -
+                          cpu_part_begin(units, align, r, p);
+            smallest = len < smallest ? len : smallest;
+        }
+        if (smallest * work_per_unit >= min_work)
+            return r;
+    }
+    return 1;
+}
+
 /* Claims and runs parts of job `gen` until none is left. */
 static void run_parts(struct cpu_pool *pool, uint64_t gen)
 {

@@ -222,27 +222,35 @@ START_TEST(test_gemm_auto_routes)
 END_TEST
 
 #ifdef GAN_HAVE_ONEDNN
-/* A matmul of fewer than 16 MFLOP is made for one OpenMP thread, a larger one for the
- * instance's: the paper toy's 2-wide input layer (0.5 MFLOP) and its 512-wide layer
- * (134 MFLOP), in FP32 under gemm = "onednn" so that every CPU runs it. */
-START_TEST(test_gemm_small_on_one_thread)
+/* A matmul of fewer than 16 MFLOP is made for one OpenMP thread; one of at least two
+ * runs of 2^22 multiply-adds with A not transposed is cut into runs of C's rows, each
+ * made for one thread, on the instance's threads; others, the instance's OpenMP team.
+ * The paper toy's 2-wide input layer (0.5 MFLOP), 64×512×96 (6.3 MFLOP), 64×512×512
+ * (34 MFLOP: one block of 64 rows), its 512-wide layer (134 MFLOP, 2 runs of 128 rows)
+ * and that layer's weight gradient (A transposed), in FP32 under gemm = "onednn" so that
+ * every CPU runs them. */
+START_TEST(test_gemm_teams_and_runs)
 {
     gan_backend *be = backend_threads("onednn", 2);
     ck_assert_ptr_nonnull(be->onednn);
-    static const int64_t shapes[2][3] = { { 256, 512, 2 }, { 256, 512, 512 } };
-    static const int team[2] = { 1, 2 };
-    for (int s = 0; s < 2; s++) {
+    static const int64_t shapes[5][4] = {
+        { 256, 512, 2, 0 }, { 64, 512, 96, 0 }, { 64, 512, 512, 0 }, { 256, 512, 512, 0 },
+        { 512, 512, 256, 1 },
+    };
+    static const int team[5] = { 1, 1, 2, 1, 2 }, runs[5] = { 1, 1, 1, 2, 1 };
+    for (int s = 0; s < 5; s++) {
         const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        const int ta = (int)shapes[s][3];
         gan_buffer *a = cpu_fixture_buffer(be, (size_t)(m * k), NULL);
         gan_buffer *b = cpu_fixture_buffer(be, (size_t)(k * n), NULL);
         gan_buffer *c = cpu_fixture_buffer(be, (size_t)(m * n), NULL);
         memset(a->data, 0, a->bytes);
         memset(b->data, 0, b->bytes);
         struct gan_gemm g = {
-            .m = m, .n = n, .k = k, .alpha = 1, .beta = 0,
+            .trans_a = ta, .m = m, .n = n, .k = k, .alpha = 1, .beta = 0,
             .a = cpu_fixture_ref(a, GAN_F32), .b = cpu_fixture_ref(b, GAN_F32),
-            .c = cpu_fixture_ref(c, GAN_F32), .lda = k, .ldb = n, .ldc = n, .batch = 1,
-            .stride_a = m * k, .stride_b = k * n, .stride_c = m * n,
+            .c = cpu_fixture_ref(c, GAN_F32), .lda = ta ? m : k, .ldb = n, .ldc = n,
+            .batch = 1, .stride_a = m * k, .stride_b = k * n, .stride_c = m * n,
         };
         ck_assert_int_eq(cpu_gemm(be, &g), GAN_OK);
         int held;
@@ -254,11 +262,87 @@ START_TEST(test_gemm_small_on_one_thread)
                       (long long)n, (long long)k);
         ck_assert_msg(e->threads == team[s], "%lldx%lldx%lld: made for %d threads, not %d",
                       (long long)m, (long long)n, (long long)k, e->threads, team[s]);
+        ck_assert_int_eq(cpu_onednn_rows_parts(be, &g), runs[s]);
+        ck_assert_msg((e->rows != NULL) == (runs[s] > 1), "%lldx%lldx%lld: %s",
+                      (long long)m, (long long)n, (long long)k,
+                      e->rows ? "cut into runs" : "not cut");
         cpu_buffer_free(be, a);
         cpu_buffer_free(be, b);
         cpu_buffer_free(be, c);
     }
     backend_free(be);
+}
+END_TEST
+
+/* A product cut into runs of rows has the bits of the whole product on one thread: the
+ * toy's forward and input-gradient shapes, a ragged last block (200 rows: runs of 64,
+ * 64 and 72) and a short wide one, with B transposed or not (A never is where products
+ * are cut), alpha 1 and beta 0 or alpha 0.75 and beta 0.5, into
+ * BF16 and FP32 results (BF16 operands where the CPU has a BF16 dot product, FP32 ones
+ * under gemm = "onednn" on every CPU), one thread against three. */
+struct rows_case {
+    int m, n, k, pad;
+};
+static const struct rows_case rows_cases[] = {
+    { 256, 512, 512, 0 }, { 512, 512, 256, 0 }, { 200, 384, 320, 3 }, { 130, 1024, 64, 0 },
+};
+#define NROWS (int)(sizeof rows_cases / sizeof rows_cases[0])
+
+START_TEST(test_gemm_rows_same_bits)
+{
+    const struct rows_case *rc = &rows_cases[_i / 8];
+    const int ta = 0, tb = (_i / 4) % 2, scaled = (_i / 2) % 2;
+    const enum gan_dtype in = cpu_has_bf16_dot() ? GAN_BF16 : GAN_F32;
+    const enum gan_dtype out = _i % 2 ? GAN_F32 : in;
+    const int64_t m = rc->m, n = rc->n, k = rc->k;
+    const int64_t ra = ta ? k : m, ca = ta ? m : k, rb = tb ? n : k, cb = tb ? k : n;
+    const int64_t lda = ca + rc->pad, ldb = cb + rc->pad, ldc = n + rc->pad;
+    gan_backend *one = backend_threads("onednn", 1), *three = backend_threads("onednn", 3);
+    rng_seed(0x0e050000u + (uint64_t)_i);
+    double *va, *vb, *vc;
+    gan_buffer *a = bf16_matrix(one, 1, ra, ca, lda, in, -1, 1, &va);
+    gan_buffer *b = bf16_matrix(one, 1, rb, cb, ldb, in, -1, 1, &vb);
+    gan_buffer *c[2];
+    for (int t = 0; t < 2; t++) {
+        rng_seed(0xc0000000u + (uint64_t)_i);
+        c[t] = bf16_matrix(one, 1, m, n, ldc, out, -1, 1, &vc);
+        free(vc);
+    }
+    struct gan_gemm g = {
+        .trans_a = ta, .trans_b = tb, .m = m, .n = n, .k = k,
+        .alpha = scaled ? 0.75f : 1.0f, .beta = scaled ? 0.5f : 0.0f,
+        .a = cpu_fixture_ref(a, in), .b = cpu_fixture_ref(b, in), .c = cpu_fixture_ref(c[0], out),
+        .lda = lda, .ldb = ldb, .ldc = ldc, .batch = 1,
+        .stride_a = ra * lda, .stride_b = rb * ldb, .stride_c = m * ldc,
+    };
+    ck_assert_msg(cpu_gemm(one, &g) == GAN_OK, "%s", last_error(one));
+    g.c = cpu_fixture_ref(c[1], out);
+    ck_assert_int_gt(cpu_onednn_rows_parts(three, &g), 1);
+    ck_assert_msg(cpu_gemm(three, &g) == GAN_OK, "%s", last_error(three));
+    int held;
+    long created;
+    cpu_onednn_cache_counts(three, &held, &created);
+    ck_assert_int_eq(held, 1);
+    ck_assert_msg(three->onednn->entries[0]->rows != NULL, "case %d was not cut", _i);
+    cpu_onednn_cache_counts(one, &held, &created);
+    ck_assert_msg(held == 1 && one->onednn->entries[0]->rows == NULL &&
+                  !one->onednn->entries[0]->refused, "case %d: one thread's entry", _i);
+    for (int64_t i = 0; i < m; i++)
+        ck_assert_msg(memcmp((char *)c[0]->data + (size_t)(i * ldc) * gan_dtype_size(out),
+                             (char *)c[1]->data + (size_t)(i * ldc) * gan_dtype_size(out),
+                             (size_t)n * gan_dtype_size(out)) == 0,
+                      "%dx%dx%d trans %d%d alpha %g beta %g, %s into %s: row %lld differs "
+                      "between one thread and runs on three", rc->m, rc->n, rc->k, ta, tb,
+                      (double)g.alpha, (double)g.beta, gan_dtype_name(in),
+                      gan_dtype_name(out), (long long)i);
+    cpu_buffer_free(one, a);
+    cpu_buffer_free(one, b);
+    cpu_buffer_free(one, c[0]);
+    cpu_buffer_free(one, c[1]);
+    free(va);
+    free(vb);
+    backend_free(one);
+    backend_free(three);
 }
 END_TEST
 #endif
@@ -746,7 +830,8 @@ static Suite *onednn_suite(int bf16)
         tcase_add_loop_test(tc, test_gemm_reference, 0, 4 * NGEMM);
     tcase_add_test(tc, test_gemm_auto_routes);
 #ifdef GAN_HAVE_ONEDNN
-    tcase_add_test(tc, test_gemm_small_on_one_thread);
+    tcase_add_test(tc, test_gemm_teams_and_runs);
+    tcase_add_loop_test(tc, test_gemm_rows_same_bits, 0, 8 * NROWS);
 #endif
     suite_add_tcase(s, tc);
     tc = tcase_create("conv2d");
