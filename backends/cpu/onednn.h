@@ -210,8 +210,12 @@ void cpu_onednn_filter_free(const struct cpu_dnnl_api *api, struct cpu_onednn_fi
 /* onednn_rows.c: a matmul cut into runs of whole 64-row blocks of C, one primitive
  * made for one OpenMP thread a run, the runs on the instance's threads. */
 /* How many runs g's product is cut into on this instance: 1 (not cut) with one thread,
- * a batch, A transposed, or too little work for two runs of 2^22 multiply-adds. */
+ * a batch, operands other than BF16, A transposed, or too little work for two runs of
+ * 2^22 multiply-adds. */
 int cpu_onednn_rows_parts(const gan_backend *be, const struct gan_gemm *g);
+/* Whether products on oneDNN's kernel `impl` are cut (the kernels whose rows keep their
+ * bits when cut). */
+int cpu_onednn_rows_kernel(const char *impl);
 /* The rows of run p of `parts`. */
 int64_t cpu_onednn_rows_of(const struct gan_gemm *g, int parts, int p);
 /* Makes e a product in `parts` runs (then its runs are set one by one); 0, or −1. */

@@ -12,14 +12,16 @@
  * threads (and 226 on one); inside the paper toy's BF16 step at 2 threads its products
  * had run at 361–373 (bench/README.md).
  *
- * The bits: with one thread and A not transposed, oneDNN's matmul (2.6) sums every
- * element of C over all of k in an order that does not depend on how many rows the call
- * has, so a run's rows are those of the whole product on one thread, and the result is
- * the same at any thread count (check_onednn compares them for both layouts of B, BF16
- * and FP32 results, with alpha and beta). With A transposed it does not: cut at any
- * multiple of 64 rows (or of columns), 256×512×512 differed from the whole in BF16 and
- * FP32, and 512×512×256 in FP32 with a sum post-op. Such products (the weight
- * gradients) stay on oneDNN's own threads.
+ * The bits: with one thread, BF16 operands and A not transposed, oneDNN's AVX512-BF16
+ * matmul kernel (2.6, "brg:avx512_core_bf16") sums every element of C over all of k in
+ * an order that does not depend on how many rows the call has, so a run's rows are
+ * those of the whole product on one thread, and the result is the same at any thread
+ * count (check_onednn compares them for both layouts of B, BF16 and FP32 results, with
+ * alpha and beta). Other products differ: cut at any multiple of 64 rows (or of
+ * columns), with A transposed 256×512×512 differed from the whole in BF16 and FP32 and
+ * 512×512×256 in FP32 with a sum post-op, and the FP32 kernel ("brg:avx512_core")
+ * differed in the rows of the last tiles. They stay on oneDNN's own threads, as do the
+ * products of kernels not measured here (AMX's).
  */
 #include "config.h"
 
@@ -56,9 +58,15 @@ struct cpu_onednn_rows {
 
 int cpu_onednn_rows_parts(const gan_backend *be, const struct gan_gemm *g)
 {
-    if (be->threads < 2 || g->batch != 1 || g->trans_a || g->m <= 0 || g->n <= 0 || g->k <= 0)
+    if (be->threads < 2 || g->batch != 1 || g->trans_a || g->a.dtype != GAN_BF16 ||
+        g->b.dtype != GAN_BF16 || g->m <= 0 || g->n <= 0 || g->k <= 0)
         return 1;
     return cpu_runs(be->threads, g->m, ROWS_ALIGN, g->n * g->k, ROWS_MIN_MACS);
+}
+
+int cpu_onednn_rows_kernel(const char *impl)
+{
+    return strcmp(impl, "brg:avx512_core_bf16") == 0;
 }
 
 int64_t cpu_onednn_rows_of(const struct gan_gemm *g, int parts, int p)
