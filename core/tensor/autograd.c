@@ -195,6 +195,21 @@ static gan_status check_args(gan_ctx *ctx, int n_outputs, gan_tensor *const *out
     return GAN_OK;
 }
 
+/* Where the backward of `node` may add input i's gradient in place: the gradient that
+ * input has so far, when it is a buffer of this pass's own (a sum made here, or a
+ * tensor a backward made for it alone) and nothing is recorded, so that no node of the
+ * tape holds it. A product's backward then computes C += A·B (GEMM's beta = 1) into it
+ * (ops_matmul.c): no pass of its own to add it, and no zeroing of a new C. */
+static gan_tensor *offer_into(const gan_ctx *ctx, const struct ti_node *node, int i,
+                              uint64_t epoch)
+{
+    const gan_tensor *t = node->in[i];
+    if (ctx->no_grad == 0 || !node->needs[i] || t->grad_epoch != epoch || !t->grad ||
+        t->grad_own_epoch != epoch)
+        return NULL;
+    return t->grad;
+}
+
 /* Runs the backward of every needed node of the tape, newest first. */
 static gan_status backward_pass(gan_ctx *ctx, size_t n_nodes, uint64_t epoch)
 {
@@ -212,7 +227,9 @@ static gan_status backward_pass(gan_ctx *ctx, size_t n_nodes, uint64_t epoch)
         for (int i = 0; i < node->n_in; i++) {
             needs[i] = node->needs[i];
             node->needs[i] = needs[i] && gradient_wanted(node->in[i], epoch);
+            node->into[i] = offer_into(ctx, node, i, epoch);
         }
+        node->fresh = 0;
         gan_tensor *gin[TI_NODE_MAX_IN] = { NULL };
         /* The backward runs under the policy its forward ran under: in the node's scope
          * (an FP32 scope's gradient is FP32 too, wherever gan_grad was called from), and
@@ -225,17 +242,32 @@ static gan_status backward_pass(gan_ctx *ctx, size_t n_nodes, uint64_t epoch)
         ctx->scope = scope;
         ctx->policy_off = policy_off;
         int wanted[TI_NODE_MAX_IN];
+        gan_tensor *into[TI_NODE_MAX_IN];
         for (int i = 0; i < node->n_in; i++) {
             wanted[i] = node->needs[i];
             node->needs[i] = needs[i];
+            into[i] = node->into[i];
+            node->into[i] = NULL;
         }
         if (st != GAN_OK)
             return st;
         for (int i = 0; i < node->n_in; i++) {
             if (!wanted[i] || !gin[i])
                 continue;
-            if ((st = accumulate(ctx, node->in[i], gin[i], node->op)) != GAN_OK)
+            gan_tensor *t = node->in[i];
+            if (gin[i] == into[i]) {
+                /* added in place: its values changed */
+                gin[i]->version++;
+                continue;
+            }
+            const int first = t->grad_epoch != epoch || !t->grad;
+            if ((st = accumulate(ctx, t, gin[i], node->op)) != GAN_OK)
                 return st;
+            /* Without a tape, a sum accumulate made, or a tensor the backward made for
+             * this input alone, belongs to this pass: later gradients may go into it. */
+            if (ctx->no_grad > 0 &&
+                (!first || ((node->fresh >> i) & 1u && t->grad == gin[i])))
+                t->grad_own_epoch = epoch;
         }
     }
     return GAN_OK;

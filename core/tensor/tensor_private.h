@@ -42,6 +42,7 @@ struct gan_tensor {
     /* Scratch of one gan_grad call, valid while epoch matches the context's. */
     uint64_t grad_epoch;
     gan_tensor *grad;           /* the gradient accumulated so far */
+    uint64_t grad_own_epoch;    /* grad is a buffer of this call's alone: added into in place */
     uint64_t input_epoch;       /* is one of the call's inputs */
 
     /* Precision policy (precision.c). */
@@ -78,8 +79,21 @@ struct ti_node {
     struct ti_scope *scope;     /* NULL: the top level */
     unsigned char policy_off;   /* recorded while the policy was suspended */
     unsigned char from_backward;  /* recorded by a backward pass (create_graph) */
+    /* For one call of backward, by backward_pass (autograd.c): into[i] is input i's
+     * gradient so far where backward may add its gradient for input i onto it in place
+     * (gin[i] = into[i]), NULL where not; backward sets bit i of `fresh` when gin[i] is
+     * a tensor it made for this call alone. */
+    gan_tensor *into[TI_NODE_MAX_IN];
+    unsigned fresh;
 };
 
+
+/* op(a)·op(b) as the gradient of input i of `node`, inside its backward
+ * (ops_matmul.c): added onto node->into[i] in place and that returned, where it is
+ * offered and the product is FP32; else gan_matmul's new product, with bit i of
+ * node->fresh set. */
+gan_tensor *ti_backward_matmul(gan_ctx *ctx, struct ti_node *node, int i, gan_tensor *a,
+                               gan_tensor *b, int trans_a, int trans_b);
 
 /* A new step tensor with uninitialised contents, or NULL (recorded). */
 gan_tensor *ti_new_step(gan_ctx *ctx, const char *op, enum gan_dtype dtype, int ndim,

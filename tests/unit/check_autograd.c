@@ -639,6 +639,94 @@ START_TEST(test_accumulation)
 }
 END_TEST
 
+/* A matrix w [3, 4] used five times: two linear layers, two products (one with w
+ * transposed) and, last, w + z, whose backward hands one gradient tensor to both w and
+ * z, so that w's first gradient is not w's alone. Without create_graph the products add
+ * their gradients onto w's in place (GEMM with beta = 1, autograd.c), but not onto that
+ * shared one; with it, each is a tensor of its own, summed. Both equal the gradients
+ * worked out by hand, z's unharmed, and the first makes fewer tensors. */
+static gan_tensor *mat(int64_t r, int64_t c, const float *v, int requires_grad)
+{
+    const int64_t d[2] = { r, c };
+    gan_tensor *t = gan_tensor_from_host(CTX, GAN_F32, 2, d, v);
+    ck_assert_msg(t, "%s", gan_ctx_error(CTX));
+    gan_tensor_set_requires_grad(t, requires_grad);
+    return t;
+}
+
+START_TEST(test_accumulation_in_place)
+{
+    enum { R = 2, O = 3, I = 4 };
+    float wv[O * I], x1[R * I], x2[R * I], x3[R * O], bv[O];
+    for (int i = 0; i < O * I; i++)
+        wv[i] = 0.1f * (float)(i % 7) - 0.3f;
+    for (int i = 0; i < R * I; i++) {
+        x1[i] = 0.25f * (float)(i % 5) - 0.5f;
+        x2[i] = 0.5f - 0.125f * (float)(i % 6);
+    }
+    for (int i = 0; i < R * O; i++)
+        x3[i] = 0.2f * (float)(i % 4) - 0.1f;
+    for (int i = 0; i < O; i++)
+        bv[i] = 0.05f * (float)i;
+    /* y = Σ c1·lin(x1, w, b) + Σ c2·(x2·wᵀ) + Σ c3·(x3·w) + Σ c4·(w + z) + Σ c5·lin(x2, w)
+     * with the c's the seeds of each term: dy/dw = c1ᵀx1 + c2ᵀx2 + x3ᵀc3 + c4 + c5ᵀx2,
+     * dy/dz = c4. */
+    size_t made[2];
+    float got[2][O * I], gz[2][O * I];
+    for (int mode = 0; mode < 2; mode++) {
+        gan_tensor *w = mat(O, I, wv, 1), *b = vec(O, bv, 0), *z = mat(O, I, wv, 1);
+        gan_tensor *t[5] = {
+            gan_linear(CTX, mat(R, I, x1, 0), w, b),
+            gan_matmul(CTX, mat(R, I, x2, 0), w, 0, 1),
+            gan_matmul(CTX, mat(R, O, x3, 0), w, 0, 0),
+            NULL,
+            gan_linear(CTX, mat(R, I, x2, 0), w, NULL),
+        };
+        t[3] = gan_add(CTX, w, z); /* recorded last: its backward runs first */
+        gan_tensor *seeds[5];
+        for (int k = 0; k < 5; k++) {
+            ck_assert_msg(t[k], "%s", gan_ctx_error(CTX));
+            float sv[O * I];
+            for (int i = 0; i < O * I; i++)
+                sv[i] = (float)(k + 1) * 0.5f + 0.125f * (float)i;
+            seeds[k] = mat(gan_tensor_dim(t[k], 0), gan_tensor_dim(t[k], 1), sv, 0);
+        }
+        struct gan_ctx_stats before, after;
+        gan_ctx_get_stats(CTX, &before);
+        gan_tensor *in[2] = { w, z }, *g[2];
+        ck_assert_int_eq(gan_grad(CTX, 5, t, seeds, 2, in, g, mode), GAN_OK);
+        gan_ctx_get_stats(CTX, &after);
+        made[mode] = after.step_tensors - before.step_tensors;
+        to_host(g[0], got[mode], O * I);
+        to_host(g[1], gz[mode], O * I);
+    }
+    for (int o = 0; o < O; o++)
+        for (int i = 0; i < I; i++) {
+            double want = 0;
+            for (int r = 0; r < R; r++) {
+                double c1 = 0.5 + 0.125 * (r * O + o), c2 = 1.0 + 0.125 * (r * O + o);
+                double c3 = 1.5 + 0.125 * (r * I + i), c5 = 2.5 + 0.125 * (r * O + o);
+                want += c1 * x1[r * I + i] + c2 * x2[r * I + i] + x3[r * O + o] * c3 +
+                        c5 * x2[r * I + i];
+            }
+            const double c4 = 2.0 + 0.125 * (o * I + i);
+            want += c4;
+            for (int mode = 0; mode < 2; mode++) {
+                ck_assert_msg(fabs(got[mode][o * I + i] - want) <= 1e-5 * (1 + fabs(want)),
+                              "create_graph %d: dw[%d][%d] = %.9g, by hand %.9g", mode, o, i,
+                              (double)got[mode][o * I + i], want);
+                ck_assert_msg(gz[mode][o * I + i] == (float)c4, "create_graph %d: dz[%d][%d] "
+                              "= %.9g, not its seed %.9g", mode, o, i,
+                              (double)gz[mode][o * I + i], c4);
+            }
+        }
+    /* In place, the four products' gradients are one tensor and no sum is made for them:
+     * at least three products and three sums fewer than with create_graph. */
+    ck_assert_msg(made[0] + 6 <= made[1], "tensors made by gan_grad: %zu in place, %zu with "
+                  "create_graph", made[0], made[1]);
+}
+END_TEST
+
 START_TEST(test_unreached_zeros)
 {
     float av[3] = { 1, 2, 3 }, bv[2] = { 4, 5 }, cv[2] = { 6, 7 }, g[3];
@@ -849,6 +937,7 @@ static Suite *autograd_suite(void)
     TCase *tc = tcase_create("semantics");
     tcase_add_checked_fixture(tc, backend_fixture_setup, backend_fixture_teardown);
     tcase_add_test(tc, test_accumulation);
+    tcase_add_test(tc, test_accumulation_in_place);
     tcase_add_test(tc, test_unreached_zeros);
     tcase_add_test(tc, test_no_grad_records_nothing);
     tcase_add_test(tc, test_seeds_and_outputs);

@@ -22,9 +22,9 @@ static gan_status linear_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor
     if (node->needs[0] || node->needs[1]) {
         gan_tensor *gp = g->dtype == pdt ? g : gan_cast(ctx, g, pdt);
         if (gp && node->needs[0])
-            gin[0] = gan_matmul(ctx, gp, w, 0, 0);
+            gin[0] = ti_backward_matmul(ctx, node, 0, gp, w, 0, 0);
         if (gp && node->needs[1])
-            gin[1] = gan_matmul(ctx, gp, x, 1, 0);
+            gin[1] = ti_backward_matmul(ctx, node, 1, gp, x, 1, 0);
     }
     if (want_b)
         gin[2] = gan_sum_to(ctx, g, 1, &node->in[2]->dim[0]);

@@ -7,6 +7,36 @@
 
 #include "tensor/tensor_private.h"
 
+/* y ← op(a)·op(b) + beta·y by the backend's GEMM (FP8's where the context emulates it),
+ * a, b and y of one dtype, none of m, n and k zero. */
+static gan_status product(gan_ctx *ctx, const char *op, gan_tensor *a, gan_tensor *b,
+                          int trans_a, int trans_b, float beta, gan_tensor *y)
+{
+    struct gan_gemm gm;
+    memset(&gm, 0, sizeof gm);
+    gm.trans_a = trans_a;
+    gm.trans_b = trans_b;
+    gm.m = y->dim[0];
+    gm.n = y->dim[1];
+    gm.k = a->dim[!trans_a];
+    gm.alpha = 1.0f;
+    gm.beta = beta;
+    gm.a = ti_ref(a);
+    gm.b = ti_ref(b);
+    gm.c = ti_ref(y);
+    gm.lda = a->dim[1];
+    gm.ldb = b->dim[1];
+    gm.ldc = gm.n;
+    gm.batch = 1;
+    gm.stride_a = a->numel;
+    gm.stride_b = b->numel;
+    gm.stride_c = y->numel;
+    if (ti_fp8_active(ctx, y->dtype))
+        return ti_fp8_gemm(ctx, op, ti_fp8_occurrence(ctx, op), &gm, a, "a", b, "b");
+    gan_status st = ctx->ops.gemm(ctx->be, &gm);
+    return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "gemm", st);
+}
+
 /* With Â = op(a), B̂ = op(b) and C = Â·B̂: dÂ = g·B̂ᵀ and dB̂ = Âᵀ·g. Undoing op():
  *   da = g·B̂ᵀ = matmul(g, b, 0, !tb)         when a is not transposed,
  *   da = (g·B̂ᵀ)ᵀ = B̂·gᵀ = matmul(b, g, tb, 1) when it is;
@@ -18,9 +48,11 @@ static gan_status matmul_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor
     gan_tensor *a = node->in[0], *b = node->in[1];
     int ta = (int)node->iparam[0], tb = (int)node->iparam[1];
     if (node->needs[0])
-        gin[0] = ta ? gan_matmul(ctx, b, g, tb, 1) : gan_matmul(ctx, g, b, 0, !tb);
+        gin[0] = ta ? ti_backward_matmul(ctx, node, 0, b, g, tb, 1)
+                    : ti_backward_matmul(ctx, node, 0, g, b, 0, !tb);
     if (node->needs[1])
-        gin[1] = tb ? gan_matmul(ctx, g, a, 1, ta) : gan_matmul(ctx, a, g, !ta, 0);
+        gin[1] = tb ? ti_backward_matmul(ctx, node, 1, g, a, 1, ta)
+                    : ti_backward_matmul(ctx, node, 1, a, g, !ta, 0);
     return ti_result(ctx, (!node->needs[0] || gin[0]) && (!node->needs[1] || gin[1]));
 }
 
@@ -65,36 +97,8 @@ gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int trans_a, 
         gan_tensor *a2 = ti_as_dtype(ctx, op, a, dt), *b2 = ti_as_dtype(ctx, op, b, dt);
         if (!a2 || !b2 || !TI_HAS(ctx, op, gemm))
             return NULL;
-        struct gan_gemm gm;
-        memset(&gm, 0, sizeof gm);
-        gm.trans_a = trans_a;
-        gm.trans_b = trans_b;
-        gm.m = m;
-        gm.n = n;
-        gm.k = k;
-        gm.alpha = 1.0f;
-        gm.beta = 0.0f;
-        gm.a = ti_ref(a2);
-        gm.b = ti_ref(b2);
-        gm.c = ti_ref(y);
-        gm.lda = a->dim[1];
-        gm.ldb = b->dim[1];
-        gm.ldc = n;
-        gm.batch = 1;
-        gm.stride_a = a->numel;
-        gm.stride_b = b->numel;
-        gm.stride_c = y->numel;
-        if (ti_fp8_active(ctx, dt)) {
-            if (ti_fp8_gemm(ctx, op, ti_fp8_occurrence(ctx, op), &gm, a2, "a", b2, "b")
-                != GAN_OK)
-                return NULL;
-        } else {
-            gan_status st = ctx->ops.gemm(ctx->be, &gm);
-            if (st != GAN_OK) {
-                ti_backend_fail(ctx, op, "gemm", st);
-                return NULL;
-            }
-        }
+        if (product(ctx, op, a2, b2, trans_a, trans_b, 0.0f, y) != GAN_OK)
+            return NULL;
     }
     struct ti_node *node;
     if (ti_record(ctx, y, op, matmul_backward, a, b, &node) != GAN_OK)
@@ -104,4 +108,25 @@ gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int trans_a, 
         node->iparam[1] = trans_b;
     }
     return ti_policy_clamp(ctx, y, 0);
+}
+
+gan_tensor *ti_backward_matmul(gan_ctx *ctx, struct ti_node *node, int i, gan_tensor *a,
+                               gan_tensor *b, int trans_a, int trans_b)
+{
+    const char *op = "gan_matmul";
+    gan_tensor *into = node->into[i];
+    /* In place only in FP32 as it stands: a 16-bit gradient keeps its rounding of each
+     * term (the FP16 experiments reproduce bit for bit), and FP8's products scale
+     * their operands per call. */
+    if (into && a->dtype == GAN_F32 && b->dtype == GAN_F32 && into->dtype == GAN_F32 &&
+        a->ndim == 2 && b->ndim == 2 && into->ndim == 2 && !ti_fp8_active(ctx, GAN_F32) &&
+        ti_policy_dtype(ctx, TI_CLASS_GEMM, GAN_F32, GAN_F32) == GAN_F32 &&
+        a->dim[!trans_a] == b->dim[trans_b] && a->dim[!trans_a] > 0 &&
+        into->dim[0] == a->dim[trans_a] && into->dim[1] == b->dim[!trans_b] &&
+        into->numel > 0 && TI_HAS(ctx, op, gemm))
+        return product(ctx, op, a, b, trans_a, trans_b, 1.0f, into) == GAN_OK ? into : NULL;
+    gan_tensor *y = gan_matmul(ctx, a, b, trans_a, trans_b);
+    if (y)
+        node->fresh |= 1u << i;
+    return y;
 }
