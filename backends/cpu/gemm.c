@@ -12,6 +12,7 @@
 #include "cpu_backend.h"
 #include "convert.h"
 #include "gemm16.h"
+#include "gemm_thin.h"
 #include "../common/gemm_checks.h"
 
 /* CBLAS's enum values (cblas.h), passed as ints; see cpu_sgemm_fn. */
@@ -57,6 +58,9 @@ static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
         return GAN_OK;
     }
 
+    /* BF16 products with a thin side are passes over memory, the backend's own. */
+    if (cpu_gemm_thin_takes(be, g))
+        return cpu_gemm_thin(be, g);
     /* BF16 (and, when asked for, FP32) products go to oneDNN where the instance has it;
      * it declines a product it has no primitive for, which then stays here. */
     if (cpu_onednn_gemm(be, g, &st))
