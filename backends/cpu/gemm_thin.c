@@ -2,11 +2,13 @@
 /* gemm_thin.c — BF16 products with at most CPU_THIN_MAX columns or rows, by the backend
  * itself. Such a product reads its large operand once and does a few multiply-adds per
  * element of it: a pass over memory, not a GEMM, and oneDNN's matmul spent most of its
- * time on the rest. Timed alone on a Zen 4 core, oneDNN took 19 µs for 256×2×512 and
- * 256×1×512 and 37 µs for 512×2×256 with A transposed, where these loops take 14, 7.5
- * and 14 (bench/README.md). Products with few values of k but many rows and columns
- * (the toy's 2-D input layer) write a large C: oneDNN, whose kernel rounds to BF16 in
- * one instruction, was three times as fast there, and keeps them.
+ * time on the rest. On a Zen 4 core (`bench/sgemm --dtype BF16 --gemm auto` against
+ * `--gemm onednn`, which keeps them on oneDNN), these loops ran the paper toy's
+ * 256×2×512 with B transposed at 40 GFLOP/s against oneDNN's 28, 512×2×256 with A
+ * transposed at 38 against 16, 256×1×512 at 37 against 14 and 1×512×256 at 47 against
+ * 32; 2×512×256 at 47 against 60 (bench/README.md). Products with few values of k but
+ * many rows and columns (the toy's 2-D input layer) write a large C: oneDNN's kernel,
+ * which rounds to BF16 in one instruction, ran them three times as fast, and keeps them.
  *
  * The thin operand is widened to FP32 first (a few thousand values at most), the large
  * one as it is read; each element of C is summed over k in an order fixed by the shape

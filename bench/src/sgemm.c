@@ -36,10 +36,15 @@ struct options {
     int vector;                     /* enum cpu_isa to hold the backend to, or -1: the best */
 };
 
-/* The shapes timed (m x n x k): by default the paper toy's layer and a large square. */
+/* The shapes timed (m x n x k, then whether A and B are transposed): by default the
+ * paper toy's layer and a large square. */
 #define MAX_SHAPES 8
-static int shapes[MAX_SHAPES][3] = { { 256, 512, 512 }, { 1024, 1024, 1024 } };
+static int shapes[MAX_SHAPES][5] = { { 256, 512, 512, 0, 0 }, { 1024, 1024, 1024, 0, 0 } };
 static int n_shapes = 2;
+/* A timed run is at least this many multiply-adds: a small product is called over and
+ * over within it, so that the clock's resolution and the call of the clock stay small
+ * beside the run. */
+#define RUN_MIN_MACS 4000000.0
 
 struct result {
     char kernel[64];
@@ -59,6 +64,14 @@ static gan_buffer *filled(gan_backend *be, size_t n, enum gan_dtype dt)
     for (size_t i = 0; i < n; i++)
         cpu_store(b->data, dt, (int64_t)i, (float)((i * 7919u) % 1000u) * 1e-3f - 0.5f);
     return b;
+}
+
+/* Shape s as --shapes takes it: MxNxK, then its transposes unless neither is. */
+static void shape_name(char *buf, size_t size, int s)
+{
+    static const char *const t[2][2] = { { "", "NT" }, { "TN", "TT" } };
+    snprintf(buf, size, "%dx%dx%d%s", shapes[s][0], shapes[s][1], shapes[s][2],
+             t[shapes[s][3]][shapes[s][4]]);
 }
 
 /* In the child: loads the BLAS with `kernel` and times every shape. */
@@ -92,6 +105,7 @@ static void measure(const char *kernel, int threads, const struct options *o, st
 
     for (int s = 0; s < n_shapes; s++) {
         int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        const int ta = shapes[s][3], tb = shapes[s][4];
         const enum gan_dtype dt = (enum gan_dtype)o->dtype;
         gan_buffer *a = filled(&be, (size_t)m * k, dt);
         gan_buffer *b = filled(&be, (size_t)k * n, dt);
@@ -101,23 +115,26 @@ static void measure(const char *kernel, int threads, const struct options *o, st
             return;
         }
         struct gan_gemm g = {
-            .m = m, .n = n, .k = k, .alpha = 1.0f, .beta = 0.0f,
+            .trans_a = ta, .trans_b = tb, .m = m, .n = n, .k = k, .alpha = 1.0f, .beta = 0.0f,
             .a = { a, 0, dt }, .b = { b, 0, dt }, .c = { c, 0, dt },
-            .lda = k, .ldb = n, .ldc = n, .batch = 1,
+            .lda = ta ? m : k, .ldb = tb ? k : n, .ldc = n, .batch = 1,
         };
         double t[64];
         int reps = o->reps;
+        const double macs = (double)m * n * k;
+        const int calls = macs >= RUN_MIN_MACS ? 1 : (int)(RUN_MIN_MACS / macs) + 1;
         for (int i = -1; i < reps; i++) { /* one unmeasured run warms caches and threads */
             double t0 = bench_seconds();
-            if (cpu_gemm(&be, &g) != GAN_OK) {
-                snprintf(r->error, sizeof r->error, "%s", bench_last_error());
-                return;
-            }
+            for (int call = 0; call < calls; call++)
+                if (cpu_gemm(&be, &g) != GAN_OK) {
+                    snprintf(r->error, sizeof r->error, "%s", bench_last_error());
+                    return;
+                }
             if (i >= 0)
                 t[i] = bench_seconds() - t0;
         }
         bench_sort_seconds(t, (size_t)reps);
-        double flop = 2.0 * m * n * k;
+        double flop = 2.0 * macs * calls;
         r->gflops[s] = flop / t[reps / 2] * 1e-9;
         r->lo[s] = flop / t[reps - 1] * 1e-9;
         r->hi[s] = flop / t[0] * 1e-9;
@@ -174,7 +191,8 @@ static void usage(FILE *out)
             "             [--gemm auto|openblas|onednn] [--gemm16 auto|packed|staged]\n"
             "             [--vector portable|f16c|avx512] [--shapes MxNxK,...]\n"
             "  GFLOP/s of the CPU backend's GEMM for 256x512x512 and 1024x1024x1024\n"
-            "  (m x n x k), median of N timed runs (default 9) after one warm-up.\n"
+            "  (m x n x k), median of N timed runs (default 9) after one warm-up; a run of\n"
+            "  a product under 4 million multiply-adds calls it as often as makes 4 million.\n"
             "  --kernels  comma-separated OpenBLAS core names; \"auto\" is the backend's own\n"
             "             choice (default: auto,Prescott; ratios are against Prescott)\n"
             "  --threads  comma-separated thread counts (default: 1,2)\n"
@@ -183,7 +201,8 @@ static void usage(FILE *out)
             "             names it (default: auto)\n"
             "  --vector   the backend's vector level, as backend.vector names it (default:\n"
             "             the widest this CPU has)\n"
-            "  --shapes   up to 8 comma-separated shapes to time instead (no transposes)\n");
+            "  --shapes   up to 8 comma-separated shapes to time instead, each MxNxK with\n"
+            "             NN (the default), NT, TN or TT after it: A and B transposed or not\n");
 }
 
 static int split(char *list, const char **out, int max)
@@ -278,16 +297,23 @@ int main(int argc, char **argv)
             snprintf(list, sizeof list, "%s", v);
             n_shapes = 0;
             for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-                int m, n, k;
-                if (n_shapes == MAX_SHAPES || sscanf(tok, "%dx%dx%d", &m, &n, &k) != 3 ||
-                    m < 1 || n < 1 || k < 1) {
+                int m, n, k, used = 0;
+                const char *t = "";
+                if (n_shapes < MAX_SHAPES && sscanf(tok, "%dx%dx%d%n", &m, &n, &k, &used) == 3)
+                    t = tok + used;
+                if (n_shapes == MAX_SHAPES || !used || m < 1 || n < 1 || k < 1 ||
+                    (*t && (strlen(t) != 2 || (t[0] != 'N' && t[0] != 'T') ||
+                            (t[1] != 'N' && t[1] != 'T')))) {
                     fprintf(stderr, "sgemm: --shapes takes up to %d shapes MxNxK, each "
-                            "positive; \"%s\" is not\n", MAX_SHAPES, tok);
+                            "positive, with NN, NT, TN or TT after it or nothing; \"%s\" "
+                            "is not\n", MAX_SHAPES, tok);
                     return 2;
                 }
                 shapes[n_shapes][0] = m;
                 shapes[n_shapes][1] = n;
                 shapes[n_shapes][2] = k;
+                shapes[n_shapes][3] = *t == 'T';
+                shapes[n_shapes][4] = *t && t[1] == 'T';
                 n_shapes++;
             }
             if (n_shapes == 0) {
@@ -329,7 +355,7 @@ int main(int argc, char **argv)
             }
             for (int s = 0; s < n_shapes; s++) {
                 char shape[32], kname[64];
-                snprintf(shape, sizeof shape, "%dx%dx%d", shapes[s][0], shapes[s][1], shapes[s][2]);
+                shape_name(shape, sizeof shape, s);
                 snprintf(kname, sizeof kname, "%.60s%s", r->kernel,
                          strcmp(o.kernels[ki], "auto") == 0 ? "*" : "");
                 printf("%-16s %7d %-12s %10.1f %10.1f .. %6.1f\n", shape, o.threads[ti], kname,
@@ -353,9 +379,10 @@ int main(int argc, char **argv)
                     const struct result *r = &res[ki][ti], *p = &res[ref][ti];
                     if (!r->ok || !p->ok || p->gflops[s] <= 0)
                         continue;
-                    printf("%dx%dx%d, %d thread%s: %s %.2fx\n", shapes[s][0], shapes[s][1],
-                           shapes[s][2], o.threads[ti], o.threads[ti] == 1 ? "" : "s",
-                           r->kernel, r->gflops[s] / p->gflops[s]);
+                    char shape[32];
+                    shape_name(shape, sizeof shape, s);
+                    printf("%s, %d thread%s: %s %.2fx\n", shape, o.threads[ti],
+                           o.threads[ti] == 1 ? "" : "s", r->kernel, r->gflops[s] / p->gflops[s]);
                 }
         }
     }
