@@ -7,10 +7,11 @@
  *
  * Why not oneDNN's own threads: they wait passively between calls (onednn.c), and every
  * product woke them again, while the backend's workers stay awake between a step's
- * kernels. Timed alone on a 2-core Zen 4, BF16 256×512×512 ran at 437 GFLOP/s as two
- * one-thread halves on two threads kept awake against 388 on oneDNN's two OpenMP
- * threads (and 226 on one); inside the paper toy's BF16 step at 2 threads its products
- * had run at 361–373 (bench/README.md).
+ * kernels. On a 2-core Zen 4, BF16 256×512×512 with B transposed or not ran at 440 and
+ * 438 GFLOP/s in two runs on two threads (`bench/sgemm --dtype BF16 --gemm auto
+ * --threads 1,2`; 229 and 221 on one) against 393 and 397 on oneDNN's two OpenMP
+ * threads (`bench/limits --threads 2`); inside the paper toy's BF16 step at 2 threads
+ * they had run at 361–373 (bench/README.md).
  *
  * The bits: with one thread, BF16 operands and A not transposed, oneDNN's AVX512-BF16
  * matmul kernel (2.6, "brg:avx512_core_bf16") sums every element of C over all of k in
