@@ -25,7 +25,8 @@ static int takes(const gan_backend *be, const struct gan_gemm *g)
 /* One operand as a (batch ×) rows × cols matrix whose element (r, q) is `rs`·r + `qs`·q
  * elements from its start: a transposed operand swaps the strides, a shared one
  * (stride 0 over a batch) is a batch of 1, which matmul broadcasts. */
-static dnnl_status_t operand_md(const struct cpu_dnnl_api *api, dnnl_memory_desc_t *md, int64_t batch, int64_t bstride,
+static dnnl_status_t operand_md(const struct cpu_dnnl_api *api, dnnl_memory_desc_t *md,
+                                int64_t batch, int64_t bstride,
                                 int64_t rows, int64_t cols, int64_t rs, int64_t qs,
                                 enum gan_dtype dtype)
 {

@@ -103,7 +103,8 @@ int cpu_onednn_rows_set(gan_backend *be, struct cpu_onednn_entry *e, int p,
     /* The scratchpad is read before the descriptor goes into the primitive. */
     dnnl_memory_desc_t smd;
     memset(&smd, 0, sizeof smd);
-    const dnnl_memory_desc_t *s = api->dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    const dnnl_memory_desc_t *s =
+        api->dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     if (s)
         smd = *s;
     const size_t scratch_bytes = s ? api->dnnl_memory_desc_get_size(s) : 0;
