@@ -222,7 +222,8 @@ int64_t cpu_onednn_rows_of(const struct gan_gemm *g, int parts, int p);
 int cpu_onednn_rows_init(struct cpu_onednn_entry *e, const struct gan_gemm *g, int parts);
 /* Run p from `pd` (made for one thread, with a scratchpad of the caller's), which it
  * destroys, and md[] (A, B and C over the run's rows, as the caller stores them).
- * Returns 0 when the run can go. */
+ * Returns 0 when the run can go, 1 when oneDNN chose a kernel whose products are not
+ * cut (cpu_onednn_rows_kernel), −1 when it failed. */
 int cpu_onednn_rows_set(gan_backend *be, struct cpu_onednn_entry *e, int p,
                         dnnl_primitive_desc_t pd, const dnnl_memory_desc_t md[3]);
 /* Runs e's product on ptrs (A, B, C: the caller's memory). */

@@ -89,8 +89,9 @@ static dnnl_primitive_desc_t product_pd(gan_backend *be, const struct gan_gemm *
 }
 
 /* g's product in runs of C's rows on the instance's threads, each made for one OpenMP
- * thread (onednn_rows.c). 0 when made, 1 when oneDNN chose a kernel that is not cut, −1
- * when it has no primitive for the runs. */
+ * thread (onednn_rows.c). 0 when made; 1 when oneDNN chose a kernel that is not cut for
+ * a run, −1 when it has no primitive for one or memory ran out: then the product is
+ * made whole. */
 static int build_rows(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_gemm *g,
                       int parts)
 {
@@ -101,11 +102,9 @@ static int build_rows(gan_backend *be, struct cpu_onednn_entry *e, const struct 
     for (int p = 0; p < parts; p++) {
         dnnl_memory_desc_t md[3];
         dnnl_primitive_desc_t pd = product_pd(be, g, cpu_onednn_rows_of(g, parts, p), 1, md);
-        if (!pd || cpu_onednn_rows_set(be, e, p, pd, md) != 0)
-            return -1;
-        /* only a kernel whose rows are known to keep their bits is cut */
-        if (p == 0 && !cpu_onednn_rows_kernel(e->impl))
-            return 1;
+        const int made = pd ? cpu_onednn_rows_set(be, e, p, pd, md) : -1;
+        if (made != 0)
+            return made;
     }
     return 0;
 }
@@ -115,10 +114,9 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_g
     struct cpu_onednn *o = be->onednn;
     const int parts = cpu_onednn_rows_parts(be, g);
     if (parts > 1) {
-        const int cut = build_rows(be, e, g, parts);
-        if (cut <= 0)
-            return cut;
-        /* another kernel: the whole product on oneDNN's own threads */
+        if (build_rows(be, e, g, parts) == 0)
+            return 0;
+        /* the whole product on oneDNN's own threads */
         cpu_onednn_reset(o, e);
     }
     /* a primitive divides its work for the OpenMP team size in force when it is made */

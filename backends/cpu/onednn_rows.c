@@ -35,7 +35,7 @@
 /* Runs are whole blocks of this many rows, so that a run's edge falls on a tile edge
  * of the whole product's kernel. */
 #define ROWS_ALIGN 64
-/* The fewest multiply-adds a run does: 2^22, about 19 µs of BF16 work on one Zen 4
+/* The fewest multiply-adds a run does: 2^22, about 37 µs of BF16 work on one Zen 4
  * core, against a microsecond or two to hand a run to a worker that is awake. */
 #define ROWS_MIN_MACS ((int64_t)1 << 22)
 
@@ -62,7 +62,17 @@ int cpu_onednn_rows_parts(const gan_backend *be, const struct gan_gemm *g)
     if (be->threads < 2 || g->batch != 1 || g->trans_a || g->a.dtype != GAN_BF16 ||
         g->b.dtype != GAN_BF16 || g->m <= 0 || g->n <= 0 || g->k <= 0)
         return 1;
-    return cpu_runs(be->threads, g->m, ROWS_ALIGN, g->n * g->k, ROWS_MIN_MACS);
+    int parts = cpu_runs(be->threads, g->m, ROWS_ALIGN, g->n * g->k, ROWS_MIN_MACS);
+    /* Every run whole blocks of 64 rows, the last one's partial block with them: a run
+     * of that block alone (2 of 130 rows) could get another kernel, and little work. */
+    for (; parts > 1; parts--) {
+        int whole = 1;
+        for (int p = 0; p < parts && whole; p++)
+            whole = cpu_onednn_rows_of(g, parts, p) >= ROWS_ALIGN;
+        if (whole)
+            break;
+    }
+    return parts;
 }
 
 int cpu_onednn_rows_kernel(const char *impl)
@@ -108,6 +118,13 @@ int cpu_onednn_rows_set(gan_backend *be, struct cpu_onednn_entry *e, int p,
     if (s)
         smd = *s;
     const size_t scratch_bytes = s ? api->dnnl_memory_desc_get_size(s) : 0;
+    /* every run on the kernel whose rows keep their bits, or the product stays whole */
+    const char *impl = NULL;
+    if (api->dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
+            dnnl_success || !impl || !cpu_onednn_rows_kernel(impl)) {
+        api->dnnl_primitive_desc_destroy(pd);
+        return 1;
+    }
     if (p == 0) {
         /* names the implementation, and refuses oneDNN's reference loops under "auto" */
         if (cpu_onednn_set_primitive(be, e, pd) != 0)
@@ -208,6 +225,9 @@ gan_status cpu_onednn_rows_execute(gan_backend *be, struct cpu_onednn_entry *e,
     for (int p = 0; p < r->parts; p++)
         m += r->part[p].rows;
     cpu_parallel_for(be, r->parts, m, ROWS_ALIGN, rows_range, &j);
+    /* the calling thread ran a run too: its OpenMP team back to the instance's, which an
+     * OpenMP build of OpenBLAS also takes */
+    be->onednn->api.omp_set_num_threads(be->threads);
     for (int p = 0; p < r->parts; p++)
         if (r->failed[p] != dnnl_success)
             return be->host->fail(be->host->ctx, GAN_ERR_DEVICE,

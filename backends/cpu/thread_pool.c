@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* thread_pool.c — the instance's own worker threads, which split the backend's
- * element-wise, reduction, cast, Adam and gradient-statistics kernels, its own GEMM and
- * OpenBLAS's products (sgemm_split.c) across backend.threads. Owned by one instance:
- * two instances share nothing. */
+ * element-wise, reduction, cast, Adam and gradient-statistics kernels, its own GEMM,
+ * OpenBLAS's products (sgemm_split.c) and oneDNN's BF16 products (onednn_rows.c) across
+ * backend.threads. Owned by one instance: two instances share nothing. */
 #include "config.h"
 
 #include <pthread.h>
@@ -17,10 +17,10 @@
 #include "cpu_backend.h"
 
 /* One thread budget for the whole backend: a kernel of ours runs on the calling thread
- * and `workers` = threads − 1 pool threads, and so do OpenBLAS's products where the
- * backend cuts them, one call on one thread a part (sgemm_split.c); oneDNN's
- * primitives, and OpenBLAS's products where it keeps its own threads, run on those
- * threads (at most as many). Every kernel returns finished, so no more than `threads`
+ * and `workers` = threads − 1 pool threads, and so do OpenBLAS's and oneDNN's products
+ * where the backend cuts them, one call on one thread a part (sgemm_split.c,
+ * onednn_rows.c); oneDNN's other primitives, and OpenBLAS's products where it keeps its
+ * own threads, run on threads of their own (at most as many). Every kernel returns finished, so no more than `threads`
  * threads compute at once.
  *
  * A worker that has finished its part stays awake for CPU_POOL_SPIN_NS, watching for

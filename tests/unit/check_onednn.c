@@ -272,7 +272,8 @@ END_TEST
 
 /* A BF16 product cut into runs of rows has the bits of the whole product on one thread:
  * the toy's forward and input-gradient shapes, a ragged last block (200 rows: runs of
- * 64, 64 and 72) and a short wide one with padded rows, with B transposed or not (A
+ * 64, 64 and 72), a short wide one with padded rows, and 130 rows with work enough for
+ * three runs, whose last block of 2 rows goes with the one before (runs of 64 and 66), with B transposed or not (A
  * never is where products are cut), alpha 1 and beta 0 or alpha 0.75 and beta 0.5,
  * into BF16 and FP32 results, one thread against three. Run where the CPU has a BF16
  * dot product. A kernel that is not cut must leave the product whole: oneDNN takes the
@@ -282,6 +283,7 @@ struct rows_case {
 };
 static const struct rows_case rows_cases[] = {
     { 256, 512, 512, 0 }, { 512, 512, 256, 0 }, { 200, 384, 320, 0 }, { 130, 1024, 64, 32 },
+    { 130, 2048, 2048, 0 },
 };
 #define NROWS (int)(sizeof rows_cases / sizeof rows_cases[0])
 
@@ -314,7 +316,10 @@ START_TEST(test_gemm_rows_same_bits)
     };
     ck_assert_msg(cpu_gemm(one, &g) == GAN_OK, "%s", last_error(one));
     g.c = cpu_fixture_ref(c[1], out);
-    ck_assert_int_gt(cpu_onednn_rows_parts(three, &g), 1);
+    const int parts = cpu_onednn_rows_parts(three, &g);
+    ck_assert_int_gt(parts, 1);
+    for (int p = 0; p < parts; p++) /* no run of a partial block alone */
+        ck_assert_int_ge(cpu_onednn_rows_of(&g, parts, p), 64);
     ck_assert_msg(cpu_gemm(three, &g) == GAN_OK, "%s", last_error(three));
     int held;
     long created;
