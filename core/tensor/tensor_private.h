@@ -88,6 +88,13 @@ struct ti_node {
 };
 
 
+/* y ← op(a)·op(b) + beta·y, a 2-D product, by the backend's GEMM (FP8's where the context
+ * emulates it, a_name and b_name naming the operands for its recipe), a, b and y of one
+ * dtype, none of m, n and k zero (ops_matmul.c). */
+gan_status ti_gemm(gan_ctx *ctx, const char *op, gan_tensor *a, const char *a_name,
+                   gan_tensor *b, const char *b_name, int trans_a, int trans_b, float beta,
+                   gan_tensor *y);
+
 /* op(a)·op(b) as the gradient of input i of `node`, inside its backward
  * (ops_matmul.c): added onto node->into[i] in place and that returned, where it is
  * offered and the product is FP32; else gan_matmul's new product, with bit i of

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "half_helpers.h"
@@ -290,4 +291,69 @@ void fill_special_values(gan_buffer *buf, enum gan_dtype dt, size_t n)
             raw_set(buf, dt, i, rng_uniform(-3.0, 3.0));
         }
     }
+}
+
+/* ---- GEMM operands in host memory ---- */
+
+float host_get(const unsigned char *p, enum gan_dtype dt, size_t i)
+{
+    uint16_t h;
+    if (dt == GAN_F32) {
+        float v;
+        memcpy(&v, p + 4 * i, 4);
+        return v;
+    }
+    memcpy(&h, p + 2 * i, 2);
+    return (float)(dt == GAN_F16 ? f16_decode(h) : bf16_decode(h));
+}
+
+void host_set(unsigned char *p, enum gan_dtype dt, size_t i, float v)
+{
+    if (dt == GAN_F32) {
+        memcpy(p + 4 * i, &v, 4);
+        return;
+    }
+    uint16_t h = dt == GAN_F16 ? f16_encode(v) : bf16_encode(v);
+    memcpy(p + 2 * i, &h, 2);
+}
+
+unsigned char *padded_operand(enum gan_dtype dt, int rows, int cols, int batch, int64_t stride,
+                            int random)
+{
+    const int64_t ld = cols + 3, one = rows * ld;
+    const size_t elems = (size_t)(stride * (batch - 1) + one);
+    unsigned char *p = malloc(elems * gan_dtype_size(dt));
+    ck_assert_ptr_nonnull(p);
+    for (size_t i = 0; i < elems; i++)
+        host_set(p, dt, i, NAN);
+    for (int b = 0; b < batch; b++)
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < cols; c++)
+                host_set(p, dt, (size_t)(b * stride + r * ld + c),
+                         random ? (float)rng_uniform(-1.0, 1.0) : NAN);
+    return p;
+}
+
+gan_buffer *host_upload(gan_backend *be, const unsigned char *p, size_t bytes)
+{
+    gan_buffer *buf = NULL;
+    ck_assert_int_eq(cpu_buffer_alloc(be, bytes, &buf), GAN_OK);
+    memcpy(buf->data, p, bytes);
+    return buf;
+}
+
+int fma_levels(const char *names[2])
+{
+    int n = 0;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (!__builtin_cpu_supports("fma"))
+        return 0;
+    if (cpu_isa_best() >= CPU_ISA_AVX512)
+        names[n++] = "vector=avx512";
+    if (cpu_isa_best() >= CPU_ISA_F16C)
+        names[n++] = "vector=f16c";
+#else
+    (void)names;
+#endif
+    return n;
 }

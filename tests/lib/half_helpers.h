@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* half_helpers.h — what the CPU kernel tests share: FP16/BF16 written from their definitions,
- * seeded random numbers, raw access to test buffers, and random operand views over them. */
+ * seeded random numbers, raw access to test buffers, random operand views over them, and
+ * padded GEMM operands in host memory. */
 #ifndef GANCTL_TEST_HALF_HELPERS_H
 #define GANCTL_TEST_HALF_HELPERS_H
 
@@ -62,5 +63,22 @@ enum gan_dtype random_dtype(void);
 /* n elements of dt in buf: numbers in [-3, 3) with, a third of the time, a special
  * value: quiet and signalling NaNs, ±0, ±inf, FP32 and F16 subnormals, F16 overflow. */
 void fill_special_values(gan_buffer *buf, enum gan_dtype dt, size_t n);
+
+/* ---- GEMM operands in host memory (check_gemm16, check_gemm_thin) ---- */
+
+/* Element i of host memory p of type dt, and v rounded to nearest even into it, through
+ * the conversions above (not the backend's convert.h). */
+float host_get(const unsigned char *p, enum gan_dtype dt, size_t i);
+void host_set(unsigned char *p, enum gan_dtype dt, size_t i, float v);
+/* `batch` matrices of rows × cols of dt, `stride` elements apart, each row stored with
+ * ld = cols + 3: NaN in the padding (which a product must not read), random values the
+ * type holds in [−1, 1) in the body (NaN too when not `random`). malloc'd. */
+unsigned char *padded_operand(enum gan_dtype dt, int rows, int cols, int batch, int64_t stride,
+                            int random);
+/* A buffer of be's holding `bytes` of p. */
+gan_buffer *host_upload(gan_backend *be, const unsigned char *p, size_t bytes);
+/* The settings of the vector levels with FMA this CPU runs, widest first
+ * ("vector=avx512", "vector=f16c"), and how many: the backend's own GEMMs run there. */
+int fma_levels(const char *names[2]);
 
 #endif

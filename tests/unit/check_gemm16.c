@@ -17,31 +17,6 @@
 #include "../lib/half_helpers.h"
 #include "../../backends/cpu/gemm16.h"
 
-/* Element i of a host array of type dt, and v rounded to nearest even into it, through
- * half_helpers.c's conversions (written from the formats' definitions, not with the
- * backend's convert.h). */
-static float load(const unsigned char *p, enum gan_dtype dt, size_t i)
-{
-    uint16_t h;
-    if (dt == GAN_F32) {
-        float v;
-        memcpy(&v, p + 4 * i, 4);
-        return v;
-    }
-    memcpy(&h, p + 2 * i, 2);
-    return (float)(dt == GAN_F16 ? f16_decode(h) : bf16_decode(h));
-}
-
-static void store(unsigned char *p, enum gan_dtype dt, size_t i, float v)
-{
-    if (dt == GAN_F32) {
-        memcpy(p + 4 * i, &v, 4);
-        return;
-    }
-    uint16_t h = dt == GAN_F16 ? f16_encode(v) : bf16_encode(v);
-    memcpy(p + 2 * i, &h, 2);
-}
-
 struct shape {
     int m, n, k;
     enum gan_dtype da, db, dc;
@@ -65,33 +40,6 @@ static const struct shape shapes[] = {
 };
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
-/* One operand: `rows` × `cols` stored with ld = cols + 3, NaN in the padding (which the
- * product must not read), random values the type holds in the body. */
-static unsigned char *operand(enum gan_dtype dt, int rows, int cols, int batch, int64_t stride,
-                              int random)
-{
-    const int64_t ld = cols + 3, one = rows * ld;
-    const size_t elems = (size_t)(stride * (batch - 1) + one);
-    unsigned char *p = malloc(elems * gan_dtype_size(dt));
-    ck_assert_ptr_nonnull(p);
-    for (size_t i = 0; i < elems; i++)
-        store(p, dt, i, NAN);
-    for (int b = 0; b < batch; b++)
-        for (int r = 0; r < rows; r++)
-            for (int c = 0; c < cols; c++)
-                store(p, dt, (size_t)(b * stride + r * ld + c),
-                      random ? (float)rng_uniform(-1.0, 1.0) : NAN);
-    return p;
-}
-
-static gan_buffer *upload(gan_backend *be, const unsigned char *p, size_t bytes)
-{
-    gan_buffer *buf = NULL;
-    ck_assert_int_eq(cpu_buffer_alloc(be, bytes, &buf), GAN_OK);
-    memcpy(buf->data, p, bytes);
-    return buf;
-}
-
 /* Runs shape `s` with transposes ta, tb on a backend made with `settings`, and compares
  * every element of C (and C's padding, which must be untouched) with the scalar loop. */
 static void run_exact(const char *const *settings, const struct shape *s, int ta, int tb)
@@ -102,16 +50,16 @@ static void run_exact(const char *const *settings, const struct shape *s, int ta
     const int br = tb ? s->n : s->k, bc = tb ? s->k : s->n;
     const int64_t sa = s->share_a ? 0 : (int64_t)ar * (ac + 3) + 5,
                   sb = (int64_t)br * (bc + 3) + 2, sc = (int64_t)s->m * (s->n + 3) + 1;
-    unsigned char *a = operand(s->da, ar, ac, s->share_a ? 1 : s->batch, sa, 1);
-    unsigned char *b = operand(s->db, br, bc, s->batch, sb, 1);
+    unsigned char *a = padded_operand(s->da, ar, ac, s->share_a ? 1 : s->batch, sa, 1);
+    unsigned char *b = padded_operand(s->db, br, bc, s->batch, sb, 1);
     /* beta = 0: C starts as NaN, which must not come through */
-    unsigned char *c = operand(s->dc, s->m, s->n, s->batch, sc, s->beta != 0.0f);
+    unsigned char *c = padded_operand(s->dc, s->m, s->n, s->batch, sc, s->beta != 0.0f);
     const size_t ea = (size_t)((s->share_a ? 0 : sa * (s->batch - 1)) + (int64_t)ar * (ac + 3)),
                  eb = (size_t)(sb * (s->batch - 1) + (int64_t)br * (bc + 3)),
                  ec = (size_t)(sc * (s->batch - 1) + (int64_t)s->m * (s->n + 3));
-    gan_buffer *ba = upload(be, a, ea * gan_dtype_size(s->da));
-    gan_buffer *bb = upload(be, b, eb * gan_dtype_size(s->db));
-    gan_buffer *bcb = upload(be, c, ec * gan_dtype_size(s->dc));
+    gan_buffer *ba = host_upload(be, a, ea * gan_dtype_size(s->da));
+    gan_buffer *bb = host_upload(be, b, eb * gan_dtype_size(s->db));
+    gan_buffer *bcb = host_upload(be, c, ec * gan_dtype_size(s->dc));
 
     struct gan_gemm g = {
         .trans_a = ta, .trans_b = tb, .m = s->m, .n = s->n, .k = s->k,
@@ -128,13 +76,13 @@ static void run_exact(const char *const *settings, const struct shape *s, int ta
         for (int i = 0; i < s->m; i++)
             for (int j = 0; j < s->n + 3; j++) {
                 const size_t at = (size_t)(e * sc + i * (s->n + 3) + j);
-                float want = load(c, s->dc, at);
+                float want = host_get(c, s->dc, at);
                 if (j < s->n) {
                     float acc = 0.0f;
                     for (int q = 0; q < s->k; q++) {
-                        const float x = load(a, s->da, (size_t)(e * sa + (ta ? q * (ac + 3) + i
+                        const float x = host_get(a, s->da, (size_t)(e * sa + (ta ? q * (ac + 3) + i
                                                                              : i * (ac + 3) + q)));
-                        const float y = load(b, s->db, (size_t)(e * sb + (tb ? j * (bc + 3) + q
+                        const float y = host_get(b, s->db, (size_t)(e * sb + (tb ? j * (bc + 3) + q
                                                                              : q * (bc + 3) + j)));
                         acc = fmaf(x, y, acc);
                     }
@@ -142,14 +90,14 @@ static void run_exact(const char *const *settings, const struct shape *s, int ta
                     volatile float scaled = s->alpha * acc;
                     want = scaled;
                     if (s->beta != 0.0f) {
-                        volatile float old = s->beta * load(c, s->dc, at);
+                        volatile float old = s->beta * host_get(c, s->dc, at);
                         want = scaled + old;
                     }
                     unsigned char one[4];
-                    store(one, s->dc, 0, want);
-                    want = load(one, s->dc, 0);
+                    host_set(one, s->dc, 0, want);
+                    want = host_get(one, s->dc, 0);
                 }
-                const float got = load(bcb->data, s->dc, at);
+                const float got = host_get(bcb->data, s->dc, at);
                 ck_assert_msg(memcmp(&got, &want, sizeof got) == 0 || (isnan(got) && isnan(want)),
                               "%s, %dx%dx%d ta %d tb %d: C[%d](%d, %d) = %a, the scalar loop "
                               "gives %a", settings[0], s->m, s->n, s->k, ta, tb, e, i, j,
@@ -164,28 +112,11 @@ static void run_exact(const char *const *settings, const struct shape *s, int ta
     cpu_fixture_free(be);
 }
 
-/* The levels gemm16 runs on here: AVX-512, and AVX2 (F16C) where the CPU has FMA. */
-static int levels(const char *names[2])
-{
-    int n = 0;
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if (!__builtin_cpu_supports("fma"))
-        return 0;
-    if (cpu_isa_best() >= CPU_ISA_AVX512)
-        names[n++] = "vector=avx512";
-    if (cpu_isa_best() >= CPU_ISA_F16C)
-        names[n++] = "vector=f16c";
-#else
-    (void)names;
-#endif
-    return n;
-}
-
 START_TEST(test_exact)
 {
     const struct shape *s = &shapes[_i / 4];
     const char *names[2];
-    const int n = levels(names);
+    const int n = fma_levels(names);
     if (n == 0) {
         fprintf(stderr, "check_gemm16: skipped: this CPU has no AVX2 with FMA, where the "
                         "backend's own 16-bit GEMM runs\n");
@@ -205,7 +136,7 @@ END_TEST
 START_TEST(test_route)
 {
     const char *names[2];
-    const int n = levels(names);
+    const int n = fma_levels(names);
     struct gan_gemm g = { .m = 64, .n = 64, .k = 64, .alpha = 1.0f, .batch = 1 };
     g.a.dtype = GAN_F16, g.b.dtype = GAN_F16, g.c.dtype = GAN_F16;
     const char *portable[] = { "vector=portable", "gemm16=packed", NULL },

@@ -17,28 +17,6 @@
 #include "../lib/half_helpers.h"
 #include "../../backends/cpu/gemm_thin.h"
 
-static double load(const unsigned char *p, enum gan_dtype dt, size_t i)
-{
-    if (dt == GAN_F32) {
-        float v;
-        memcpy(&v, p + 4 * i, 4);
-        return v;
-    }
-    uint16_t h;
-    memcpy(&h, p + 2 * i, 2);
-    return bf16_decode(h);
-}
-
-static void store(unsigned char *p, enum gan_dtype dt, size_t i, float v)
-{
-    if (dt == GAN_F32) {
-        memcpy(p + 4 * i, &v, 4);
-        return;
-    }
-    uint16_t h = bf16_encode(v);
-    memcpy(p + 2 * i, &h, 2);
-}
-
 struct shape {
     int m, n, k;
     enum gan_dtype dc;
@@ -61,32 +39,6 @@ static const struct shape shapes[] = {
 };
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
-/* rows × cols stored with ld = cols + 3, NaN in the padding (never read) */
-static unsigned char *operand(enum gan_dtype dt, int rows, int cols, int batch, int64_t stride,
-                              int random)
-{
-    const int64_t ld = cols + 3, one = rows * ld;
-    const size_t elems = (size_t)(stride * (batch - 1) + one);
-    unsigned char *p = malloc(elems * gan_dtype_size(dt));
-    ck_assert_ptr_nonnull(p);
-    for (size_t i = 0; i < elems; i++)
-        store(p, dt, i, NAN);
-    for (int b = 0; b < batch; b++)
-        for (int r = 0; r < rows; r++)
-            for (int c = 0; c < cols; c++)
-                store(p, dt, (size_t)(b * stride + r * ld + c),
-                      random ? (float)rng_uniform(-1.0, 1.0) : NAN);
-    return p;
-}
-
-static gan_buffer *upload(gan_backend *be, const unsigned char *p, size_t bytes)
-{
-    gan_buffer *buf = NULL;
-    ck_assert_int_eq(cpu_buffer_alloc(be, bytes, &buf), GAN_OK);
-    memcpy(buf->data, p, bytes);
-    return buf;
-}
-
 /* C of shape s with transposes ta, tb on a backend with `settings`; a copy of it */
 static unsigned char *run(const char *const *settings, const struct shape *s, int ta, int tb,
                           unsigned char **a_out, unsigned char **b_out, unsigned char **c_out)
@@ -98,14 +50,14 @@ static unsigned char *run(const char *const *settings, const struct shape *s, in
     const int64_t sa = (int64_t)ar * (ac + 3) + 5,
                   sb = s->share_b ? 0 : (int64_t)br * (bc + 3) + 2,
                   sc = (int64_t)s->m * (s->n + 3) + 1;
-    unsigned char *a = operand(GAN_BF16, ar, ac, s->batch, sa, 1);
-    unsigned char *b = operand(GAN_BF16, br, bc, s->share_b ? 1 : s->batch, sb, 1);
-    unsigned char *c = operand(s->dc, s->m, s->n, s->batch, sc, s->beta != 0.0f);
+    unsigned char *a = padded_operand(GAN_BF16, ar, ac, s->batch, sa, 1);
+    unsigned char *b = padded_operand(GAN_BF16, br, bc, s->share_b ? 1 : s->batch, sb, 1);
+    unsigned char *c = padded_operand(s->dc, s->m, s->n, s->batch, sc, s->beta != 0.0f);
     const size_t ea = (size_t)(sa * (s->batch - 1) + (int64_t)ar * (ac + 3)),
                  eb = (size_t)((s->share_b ? 0 : sb * (s->batch - 1)) + (int64_t)br * (bc + 3)),
                  ec = (size_t)(sc * (s->batch - 1) + (int64_t)s->m * (s->n + 3));
-    gan_buffer *ba = upload(be, a, ea * 2), *bb = upload(be, b, eb * 2);
-    gan_buffer *bcb = upload(be, c, ec * gan_dtype_size(s->dc));
+    gan_buffer *ba = host_upload(be, a, ea * 2), *bb = host_upload(be, b, eb * 2);
+    gan_buffer *bcb = host_upload(be, c, ec * gan_dtype_size(s->dc));
     struct gan_gemm g = {
         .trans_a = ta, .trans_b = tb, .m = s->m, .n = s->n, .k = s->k,
         .alpha = s->alpha, .beta = s->beta,
@@ -144,21 +96,21 @@ static void check_against_fp64(const char *level, const struct shape *s, int ta,
         for (int i = 0; i < s->m; i++)
             for (int j = 0; j < s->n + 3; j++) {
                 const size_t at = (size_t)(e * sc + i * (s->n + 3) + j);
-                const double v = load(got, s->dc, at);
+                const double v = host_get(got, s->dc, at);
                 if (j >= s->n) { /* padding: as it was */
                     ck_assert_msg(isnan(v), "%s: the padding of C was written", level);
                     continue;
                 }
                 double dot = 0, mag = 0;
                 for (int q = 0; q < s->k; q++) {
-                    double x = load(a, GAN_BF16, (size_t)(e * sa + (ta ? q * (ac + 3) + i
+                    double x = host_get(a, GAN_BF16, (size_t)(e * sa + (ta ? q * (ac + 3) + i
                                                                    : i * (ac + 3) + q)));
-                    double y = load(b, GAN_BF16, (size_t)(e * sb + (tb ? j * (bc + 3) + q
+                    double y = host_get(b, GAN_BF16, (size_t)(e * sb + (tb ? j * (bc + 3) + q
                                                                    : q * (bc + 3) + j)));
                     dot += x * y;
                     mag += fabs(x * y);
                 }
-                const double old = s->beta != 0.0f ? load(c, s->dc, at) : 0.0;
+                const double old = s->beta != 0.0f ? host_get(c, s->dc, at) : 0.0;
                 const double want = s->alpha * dot + s->beta * old;
                 const double bound = (double)(s->k + 2) * 0x1p-24 *
                                          (fabs(s->alpha) * mag + fabs(s->beta * old)) +
@@ -170,29 +122,12 @@ static void check_against_fp64(const char *level, const struct shape *s, int ta,
             }
 }
 
-/* The levels the thin products run on here: AVX-512, and AVX2 (F16C) with FMA. */
-static int levels(const char *names[2])
-{
-    int n = 0;
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if (!__builtin_cpu_supports("fma"))
-        return 0;
-    if (cpu_isa_best() >= CPU_ISA_AVX512)
-        names[n++] = "vector=avx512";
-    if (cpu_isa_best() >= CPU_ISA_F16C)
-        names[n++] = "vector=f16c";
-#else
-    (void)names;
-#endif
-    return n;
-}
-
 START_TEST(test_thin)
 {
     const struct shape *s = &shapes[_i / 4];
     const int ta = _i % 4 / 2, tb = _i % 2;
     const char *names[2];
-    const int n = levels(names);
+    const int n = fma_levels(names);
     if (n == 0) {
         fprintf(stderr, "check_gemm_thin: skipped: this CPU has no AVX2 with FMA, where "
                         "the thin products run\n");
@@ -217,7 +152,7 @@ END_TEST
 START_TEST(test_route)
 {
     const char *names[2];
-    const int n = levels(names);
+    const int n = fma_levels(names);
     struct gan_gemm g = { .m = 256, .n = 2, .k = 512, .alpha = 1.0f, .batch = 1 };
     g.a.dtype = g.b.dtype = g.c.dtype = GAN_BF16;
     const char *portable[] = { "vector=portable", NULL };

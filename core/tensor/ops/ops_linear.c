@@ -41,29 +41,7 @@ static gan_status product(gan_ctx *ctx, const char *op, gan_tensor *x, gan_tenso
     gan_tensor *x2 = ti_as_dtype(ctx, op, x, c->dtype), *w2 = ti_as_dtype(ctx, op, w, c->dtype);
     if (!x2 || !w2 || !TI_HAS(ctx, op, gemm))
         return ti_result(ctx, 0);
-    struct gan_gemm gm;
-    memset(&gm, 0, sizeof gm);
-    gm.trans_a = 0;
-    gm.trans_b = 1;
-    gm.m = x->dim[0];
-    gm.n = w->dim[0];
-    gm.k = x->dim[1];
-    gm.alpha = 1.0f;
-    gm.beta = beta;
-    gm.a = ti_ref(x2);
-    gm.b = ti_ref(w2);
-    gm.c = ti_ref(c);
-    gm.lda = x->dim[1];
-    gm.ldb = w->dim[1];
-    gm.ldc = w->dim[0];
-    gm.batch = 1;
-    gm.stride_a = x->numel;
-    gm.stride_b = w->numel;
-    gm.stride_c = c->numel;
-    if (ti_fp8_active(ctx, c->dtype))
-        return ti_fp8_gemm(ctx, op, ti_fp8_occurrence(ctx, op), &gm, x2, "x", w2, "w");
-    gan_status st = ctx->ops.gemm(ctx->be, &gm);
-    return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "gemm", st);
+    return ti_gemm(ctx, op, x2, "x", w2, "w", 0, 1, beta, c);
 }
 
 static int check_shapes(gan_ctx *ctx, const char *op, const gan_tensor *x, const gan_tensor *w,

@@ -7,10 +7,9 @@
 
 #include "tensor/tensor_private.h"
 
-/* y ← op(a)·op(b) + beta·y by the backend's GEMM (FP8's where the context emulates it),
- * a, b and y of one dtype, none of m, n and k zero. */
-static gan_status product(gan_ctx *ctx, const char *op, gan_tensor *a, gan_tensor *b,
-                          int trans_a, int trans_b, float beta, gan_tensor *y)
+gan_status ti_gemm(gan_ctx *ctx, const char *op, gan_tensor *a, const char *a_name,
+                   gan_tensor *b, const char *b_name, int trans_a, int trans_b, float beta,
+                   gan_tensor *y)
 {
     struct gan_gemm gm;
     memset(&gm, 0, sizeof gm);
@@ -32,7 +31,7 @@ static gan_status product(gan_ctx *ctx, const char *op, gan_tensor *a, gan_tenso
     gm.stride_b = b->numel;
     gm.stride_c = y->numel;
     if (ti_fp8_active(ctx, y->dtype))
-        return ti_fp8_gemm(ctx, op, ti_fp8_occurrence(ctx, op), &gm, a, "a", b, "b");
+        return ti_fp8_gemm(ctx, op, ti_fp8_occurrence(ctx, op), &gm, a, a_name, b, b_name);
     gan_status st = ctx->ops.gemm(ctx->be, &gm);
     return st == GAN_OK ? GAN_OK : ti_backend_fail(ctx, op, "gemm", st);
 }
@@ -97,7 +96,7 @@ gan_tensor *gan_matmul(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, int trans_a, 
         gan_tensor *a2 = ti_as_dtype(ctx, op, a, dt), *b2 = ti_as_dtype(ctx, op, b, dt);
         if (!a2 || !b2 || !TI_HAS(ctx, op, gemm))
             return NULL;
-        if (product(ctx, op, a2, b2, trans_a, trans_b, 0.0f, y) != GAN_OK)
+        if (ti_gemm(ctx, op, a2, "a", b2, "b", trans_a, trans_b, 0.0f, y) != GAN_OK)
             return NULL;
     }
     struct ti_node *node;
@@ -124,7 +123,8 @@ gan_tensor *ti_backward_matmul(gan_ctx *ctx, struct ti_node *node, int i, gan_te
         a->dim[!trans_a] == b->dim[trans_b] && a->dim[!trans_a] > 0 &&
         into->dim[0] == a->dim[trans_a] && into->dim[1] == b->dim[!trans_b] &&
         into->numel > 0 && TI_HAS(ctx, op, gemm))
-        return product(ctx, op, a, b, trans_a, trans_b, 1.0f, into) == GAN_OK ? into : NULL;
+        return ti_gemm(ctx, op, a, "a", b, "b", trans_a, trans_b, 1.0f, into) == GAN_OK ? into
+                                                                                   : NULL;
     gan_tensor *y = gan_matmul(ctx, a, b, trans_a, trans_b);
     if (y)
         node->fresh |= 1u << i;
