@@ -90,13 +90,27 @@ static dnnl_primitive_desc_t product_pd(gan_backend *be, const struct gan_gemm *
 
 /* g's product in runs of C's rows on the instance's threads, each made for one OpenMP
  * thread (onednn_rows.c). 0 when made; 1 when oneDNN chose a kernel that is not cut for
- * a run, −1 when it has no primitive for one or memory ran out: then the product is
- * made whole. */
+ * the whole product or a run, −1 when it has no primitive for one or memory ran out:
+ * then the product is made whole. */
 static int build_rows(gan_backend *be, struct cpu_onednn_entry *e, const struct gan_gemm *g,
                       int parts)
 {
+    const struct cpu_dnnl_api *api = &be->onednn->api;
     e->threads = 1;
-    be->onednn->api.omp_set_num_threads(1);
+    api->omp_set_num_threads(1);
+    /* The whole product on one thread, whose bits the runs are to have, on the same
+     * kernel too: one whose rows keep their bits (oneDNN may choose by size). */
+    dnnl_memory_desc_t whole_md[3];
+    dnnl_primitive_desc_t whole = product_pd(be, g, g->m, 1, whole_md);
+    const char *impl = NULL;
+    const int same = whole &&
+                     api->dnnl_primitive_desc_query(whole, dnnl_query_impl_info_str, 0, &impl) ==
+                         dnnl_success &&
+                     impl && cpu_onednn_rows_kernel(impl);
+    if (whole)
+        api->dnnl_primitive_desc_destroy(whole);
+    if (!same)
+        return 1;
     if (cpu_onednn_rows_init(e, g, parts) != 0)
         return -1;
     for (int p = 0; p < parts; p++) {

@@ -22,7 +22,8 @@
  * columns), with A transposed 256×512×512 differed from the whole in BF16 and FP32 and
  * 512×512×256 in FP32 with a sum post-op, and the FP32 kernel ("brg:avx512_core")
  * differed in the rows of the last tiles. They stay on oneDNN's own threads, as do the
- * products of kernels not measured here (AMX's).
+ * products of kernels not measured here (AMX's): a product is cut only when oneDNN
+ * takes the whole of it on one thread, and every run, on that kernel.
  */
 #include "config.h"
 
