@@ -37,11 +37,8 @@ static void gemm16_note(const gan_backend *be, char *out, size_t size)
                  "widened first, then sgemm");
     else
         snprintf(out, size, "oneDNN does not take: widened first, then sgemm (%s)", why);
-    /* a product of the critic's one-column score layer, as the probe of the thin route */
-    struct gan_gemm thin = { .m = 256, .n = 1, .k = 512, .batch = 1 };
-    thin.a.dtype = thin.b.dtype = thin.c.dtype = GAN_BF16;
     const size_t used = strlen(out);
-    if (cpu_gemm_thin_takes(be, &thin) && used < size)
+    if (cpu_gemm_thin_on(be) && used < size)
         snprintf(out + used, size - used, "; BF16 products of at most %d columns or rows: "
                  "the backend's own loops", CPU_THIN_MAX);
 }

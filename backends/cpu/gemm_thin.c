@@ -36,17 +36,17 @@ static const struct cpu_thin_level *level(const gan_backend *be)
     return NULL;
 }
 
+int cpu_gemm_thin_on(const gan_backend *be)
+{
+    /* "onednn" asks for oneDNN's matmul for every product it takes */
+    return be->gemm_path != CPU_GEMM_ONEDNN && level(be) != NULL;
+}
+
 int cpu_gemm_thin_takes(const gan_backend *be, const struct gan_gemm *g)
 {
-    if (g->a.dtype != GAN_BF16 || g->b.dtype != GAN_BF16 ||
-        (g->c.dtype != GAN_BF16 && g->c.dtype != GAN_F32))
-        return 0;
-    /* "onednn" asks for oneDNN's matmul for every product it takes */
-    if (be->gemm_path == CPU_GEMM_ONEDNN)
-        return 0;
-    if (g->n > CPU_THIN_MAX && g->m > CPU_THIN_MAX)
-        return 0;
-    return level(be) != NULL;
+    return g->a.dtype == GAN_BF16 && g->b.dtype == GAN_BF16 &&
+           (g->c.dtype == GAN_BF16 || g->c.dtype == GAN_F32) &&
+           (g->n <= CPU_THIN_MAX || g->m <= CPU_THIN_MAX) && cpu_gemm_thin_on(be);
 }
 
 static float widen(const uint16_t *p, int64_t i)
@@ -60,33 +60,45 @@ static float widen(const uint16_t *p, int64_t i)
 gan_status cpu_gemm_thin(gan_backend *be, const struct gan_gemm *g)
 {
     const struct cpu_thin_level *lv = level(be);
-    const int64_t m = g->m, n = g->n, k = g->k;
-    const int few_cols = n <= CPU_THIN_MAX;
-    void (*loops)(const struct cpu_thin *) = few_cols ? lv->few_cols : lv->few_rows;
-    /* op(B)'s n columns of k, or op(A)'s m rows of k */
-    const int64_t rows = few_cols ? n : m, cols = k;
+    const int64_t k = g->k;
+    /* Few columns: the large operand is A, the thin one op(B)'s columns. Few rows: the
+     * large one is B, the thin one op(A)'s rows. (rs, qs) step the thin operand's
+     * stored matrix to its next row of `small` and its next value of k. */
+    const int few_cols = g->n <= CPU_THIN_MAX;
+    const int64_t thin = few_cols ? g->n : g->m;
+    const int64_t thin_ld = few_cols ? g->ldb : g->lda;
+    const int thin_along_k = few_cols ? g->trans_b : !g->trans_a;
+    const int64_t rs = thin_along_k ? thin_ld : 1, qs = thin_along_k ? 1 : thin_ld;
     float *small = NULL;
-    gan_status st = cpu_scratch(be, (size_t)(rows * cols) * sizeof(float), (void **)&small);
+    gan_status st = cpu_scratch(be, (size_t)(thin * k) * sizeof(float), (void **)&small);
     if (st != GAN_OK)
         return st;
     const size_t esz_c = gan_dtype_size(g->c.dtype);
     for (int64_t e = 0; e < g->batch; e++) {
-        struct cpu_thin t = {
-            (const uint16_t *)cpu_ref_ptr(&g->a) + e * g->stride_a,
-            (const uint16_t *)cpu_ref_ptr(&g->b) + e * g->stride_b,
-            (unsigned char *)cpu_ref_ptr(&g->c) + (size_t)(e * g->stride_c) * esz_c,
-            g->c.dtype, g->trans_a, g->trans_b, m, n, k, g->lda, g->ldb, g->ldc,
-            g->alpha, g->beta, small,
+        const uint16_t *a = (const uint16_t *)cpu_ref_ptr(&g->a) + e * g->stride_a;
+        const uint16_t *b = (const uint16_t *)cpu_ref_ptr(&g->b) + e * g->stride_b;
+        const struct cpu_thin t = {
+            .big = few_cols ? a : b,
+            .ld = few_cols ? g->lda : g->ldb,
+            .along_k = few_cols ? !g->trans_a : g->trans_b,
+            .count = few_cols ? g->m : g->n,
+            .thin = thin,
+            .k = k,
+            .small = small,
+            .c = (unsigned char *)cpu_ref_ptr(&g->c) + (size_t)(e * g->stride_c) * esz_c,
+            .c_dtype = g->c.dtype,
+            .cv = few_cols ? g->ldc : 1,
+            .cs = few_cols ? 1 : g->ldc,
+            .alpha = g->alpha,
+            .beta = g->beta,
         };
-        /* A shared operand (stride 0) is widened once for the batch. */
-        const int again = e == 0 || (few_cols ? g->stride_b : g->stride_a) != 0;
-        for (int64_t r = 0; again && r < rows; r++)
-            for (int64_t q = 0; q < cols; q++) {
-                const int64_t at = few_cols ? (g->trans_b ? r * g->ldb + q : q * g->ldb + r)
-                                            : (g->trans_a ? q * g->lda + r : r * g->lda + q);
-                small[r * cols + q] = widen(few_cols ? t.b : t.a, at);
-            }
-        loops(&t);
+        /* A shared thin operand (stride 0) is widened once for the batch. */
+        const uint16_t *from = few_cols ? b : a;
+        if (e == 0 || (few_cols ? g->stride_b : g->stride_a) != 0)
+            for (int64_t r = 0; r < thin; r++)
+                for (int64_t q = 0; q < k; q++)
+                    small[r * k + q] = widen(from, r * rs + q * qs);
+        (t.along_k ? lv->dots : lv->chains)(&t);
     }
     return GAN_OK;
 }

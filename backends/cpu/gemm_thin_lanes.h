@@ -9,170 +9,117 @@
 
 #include "convert.h"
 
-static inline float LANES_FN(thin_widen)(const uint16_t *p, int64_t i)
+/* C(v, s) from the sum x */
+static inline void LANES_FN(thin_store_one)(const struct cpu_thin *t, int64_t v, int64_t s,
+                                            float x)
 {
-    uint32_t u = (uint32_t)p[i] << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* C[i][j] from the sum s */
-static inline void LANES_FN(thin_store_one)(const struct cpu_thin *t, int64_t i, int64_t j,
-                                            float s)
-{
-    const int64_t at = i * t->ldc + j;
-    float v = t->alpha * s;
+    const int64_t at = v * t->cv + s * t->cs;
+    float y = t->alpha * x;
     if (t->beta != 0.0f) {
         const float w = t->beta * cpu_load(t->c, t->c_dtype, at);
-        v = v + w;
+        y = y + w;
     }
-    cpu_store(t->c, t->c_dtype, at, v);
+    cpu_store(t->c, t->c_dtype, at, y);
 }
 
-/* C[i][j0 ..] from the sums in v's lanes inside the run */
+/* C(v0 .., s) from the sums in x's lanes inside the run: a vector store where they lie
+ * side by side in C (cv = 1), one element at a time where not */
 LANES_TARGET
-static inline void LANES_FN(thin_store_row)(const struct cpu_thin *t, int64_t i, int64_t j0,
-                                            lanes_in in, lanes_f32 v)
+static inline void LANES_FN(thin_store_lanes)(const struct cpu_thin *t, int64_t v0, int64_t s,
+                                              lanes_in in, lanes_f32 x)
 {
-    const int64_t at = i * t->ldc + j0;
-    v = lanes_mul(lanes_set1(t->alpha), v);
+    if (t->cv != 1) {
+        float sums[LANES_N];
+        lanes_store_f32(sums, lanes_inside(0, LANES_N), x);
+        for (int64_t v = v0; v < t->count && v < v0 + LANES_N; v++)
+            LANES_FN(thin_store_one)(t, v, s, sums[v - v0]);
+        return;
+    }
+    const int64_t at = v0 + s * t->cs;
+    x = lanes_mul(lanes_set1(t->alpha), x);
     if (t->beta != 0.0f)
-        v = lanes_add(v, lanes_mul(lanes_set1(t->beta), lanes_load(t->c, t->c_dtype, at, in)));
-    lanes_store(t->c, t->c_dtype, at, in, v);
+        x = lanes_add(x, lanes_mul(lanes_set1(t->beta), lanes_load(t->c, t->c_dtype, at, in)));
+    lanes_store(t->c, t->c_dtype, at, in, x);
 }
 
-/* The loops below take their small size (n or m: 1 to CPU_THIN_MAX) as a constant,
- * each instantiated once per size through a switch, so that the compiler keeps every
- * chain in a register. */
+/* The loops below take the thin side's size (1 to CPU_THIN_MAX) as a constant, each
+ * instantiated once per size through a switch, so that the compiler keeps every chain
+ * in a register. */
 #define THIN_INLINE __attribute__((always_inline)) inline
 
-/* n ≤ CPU_THIN_MAX: with A's rows along k, each element is a dot product of
- * a row of A and a column of op(B) (small: n × k), one chain a lane, two rows at a time;
- * with A stored k × m, 2·LANES_N rows of C at a time, one FMA chain over k each. */
+/* The large operand along k: two of its rows at a time, each element a dot product of
+ * one and a row of `small`, one chain a lane, then the lanes' sum. */
 LANES_TARGET
-static THIN_INLINE void LANES_FN(thin_few_cols_of)(const struct cpu_thin *t, const int n)
+static THIN_INLINE void LANES_FN(thin_dots_of)(const struct cpu_thin *t, const int thin)
 {
-    const int64_t m = t->m, k = t->k;
-    if (!t->trans_a) {
-        for (int64_t i = 0; i < m; i += 2) {
-            const int two = i + 1 < m;
-            lanes_f32 acc[2][CPU_THIN_MAX];
-            for (int j = 0; j < n; j++)
-                acc[0][j] = acc[1][j] = lanes_zero();
-            for (int64_t p0 = 0; p0 < k; p0 += LANES_N) {
-                const lanes_in in = lanes_inside(p0, k);
-                const lanes_f32 a0 = lanes_load(t->a, GAN_BF16, i * t->lda + p0, in);
-                const lanes_f32 a1 = two ? lanes_load(t->a, GAN_BF16, (i + 1) * t->lda + p0, in)
-                                         : lanes_zero();
-                for (int j = 0; j < n; j++) {
-                    const lanes_f32 bv = lanes_load_f32(t->small + j * k + p0, in);
-                    acc[0][j] = lanes_fma(a0, bv, acc[0][j]);
-                    acc[1][j] = lanes_fma(a1, bv, acc[1][j]);
-                }
-            }
-            for (int j = 0; j < n; j++) {
-                LANES_FN(thin_store_one)(t, i, j, lanes_hsum(acc[0][j]));
-                if (two)
-                    LANES_FN(thin_store_one)(t, i + 1, j, lanes_hsum(acc[1][j]));
-            }
-        }
-        return;
-    }
-    for (int64_t i0 = 0; i0 < m; i0 += 2 * LANES_N) {
-        const lanes_in in0 = lanes_inside(i0, m);
-        const lanes_in in1 = lanes_inside(i0 + LANES_N < m ? i0 + LANES_N : m, m);
+    const int64_t count = t->count, k = t->k;
+    for (int64_t v = 0; v < count; v += 2) {
+        const int two = v + 1 < count;
         lanes_f32 acc[2][CPU_THIN_MAX];
-        for (int j = 0; j < n; j++)
-            acc[0][j] = acc[1][j] = lanes_zero();
-        for (int64_t p = 0; p < k; p++) {
-            const lanes_f32 a0 = lanes_load(t->a, GAN_BF16, p * t->lda + i0, in0);
-            const lanes_f32 a1 = lanes_load(t->a, GAN_BF16, p * t->lda + i0 + LANES_N, in1);
-            for (int j = 0; j < n; j++) {
-                const lanes_f32 bv = lanes_set1(t->small[j * k + p]);
-                acc[0][j] = lanes_fma(a0, bv, acc[0][j]);
-                acc[1][j] = lanes_fma(a1, bv, acc[1][j]);
-            }
-        }
-        float s[2 * LANES_N];
-        for (int j = 0; j < n; j++) {
-            lanes_store_f32(s, lanes_inside(0, LANES_N), acc[0][j]);
-            lanes_store_f32(s + LANES_N, lanes_inside(0, LANES_N), acc[1][j]);
-            for (int64_t i = i0; i < m && i < i0 + 2 * LANES_N; i++)
-                LANES_FN(thin_store_one)(t, i, j, s[i - i0]);
-        }
-    }
-}
-
-/* m ≤ CPU_THIN_MAX (n larger): with B's rows along n, 2·LANES_N columns of C at a
- * time, one FMA chain over k each, from op(A)'s rows (small: m × k); with B stored n × k,
- * each element is a dot product, one chain a lane, two columns at a time. */
-LANES_TARGET
-static THIN_INLINE void LANES_FN(thin_few_rows_of)(const struct cpu_thin *t, const int m)
-{
-    const int64_t n = t->n, k = t->k;
-    if (!t->trans_b) {
-        for (int64_t j0 = 0; j0 < n; j0 += 2 * LANES_N) {
-            const lanes_in in0 = lanes_inside(j0, n);
-            const lanes_in in1 = lanes_inside(j0 + LANES_N < n ? j0 + LANES_N : n, n);
-            lanes_f32 acc[CPU_THIN_MAX][2];
-            for (int i = 0; i < m; i++)
-                acc[i][0] = acc[i][1] = lanes_zero();
-            for (int64_t p = 0; p < k; p++) {
-                const lanes_f32 b0 = lanes_load(t->b, GAN_BF16, p * t->ldb + j0, in0);
-                const lanes_f32 b1 = lanes_load(t->b, GAN_BF16, p * t->ldb + j0 + LANES_N, in1);
-                for (int i = 0; i < m; i++) {
-                    const lanes_f32 av = lanes_set1(t->small[i * k + p]);
-                    acc[i][0] = lanes_fma(av, b0, acc[i][0]);
-                    acc[i][1] = lanes_fma(av, b1, acc[i][1]);
-                }
-            }
-            for (int i = 0; i < m; i++) {
-                LANES_FN(thin_store_row)(t, i, j0, in0, acc[i][0]);
-                if (j0 + LANES_N < n)
-                    LANES_FN(thin_store_row)(t, i, j0 + LANES_N, in1, acc[i][1]);
-            }
-        }
-        return;
-    }
-    for (int64_t j = 0; j < n; j += 2) {
-        const int two = j + 1 < n;
-        lanes_f32 acc[CPU_THIN_MAX][2];
-        for (int i = 0; i < m; i++)
-            acc[i][0] = acc[i][1] = lanes_zero();
+        for (int s = 0; s < thin; s++)
+            acc[0][s] = acc[1][s] = lanes_zero();
         for (int64_t p0 = 0; p0 < k; p0 += LANES_N) {
             const lanes_in in = lanes_inside(p0, k);
-            const lanes_f32 b0 = lanes_load(t->b, GAN_BF16, j * t->ldb + p0, in);
-            const lanes_f32 b1 = two ? lanes_load(t->b, GAN_BF16, (j + 1) * t->ldb + p0, in)
+            const lanes_f32 b0 = lanes_load(t->big, GAN_BF16, v * t->ld + p0, in);
+            const lanes_f32 b1 = two ? lanes_load(t->big, GAN_BF16, (v + 1) * t->ld + p0, in)
                                      : lanes_zero();
-            for (int i = 0; i < m; i++) {
-                const lanes_f32 av = lanes_load_f32(t->small + i * k + p0, in);
-                acc[i][0] = lanes_fma(av, b0, acc[i][0]);
-                acc[i][1] = lanes_fma(av, b1, acc[i][1]);
+            for (int s = 0; s < thin; s++) {
+                const lanes_f32 x = lanes_load_f32(t->small + s * k + p0, in);
+                acc[0][s] = lanes_fma(b0, x, acc[0][s]);
+                acc[1][s] = lanes_fma(b1, x, acc[1][s]);
             }
         }
-        for (int i = 0; i < m; i++) {
-            LANES_FN(thin_store_one)(t, i, j, lanes_hsum(acc[i][0]));
+        for (int s = 0; s < thin; s++) {
+            LANES_FN(thin_store_one)(t, v, s, lanes_hsum(acc[0][s]));
             if (two)
-                LANES_FN(thin_store_one)(t, i, j + 1, lanes_hsum(acc[i][1]));
+                LANES_FN(thin_store_one)(t, v + 1, s, lanes_hsum(acc[1][s]));
         }
     }
 }
 
-#define THIN_SIZES(kind, size)                                                              \
+/* The large operand along v: 2·LANES_N values of v at a time, each element one FMA
+ * chain over k of the large operand's lanes and a broadcast value of `small`. */
+LANES_TARGET
+static THIN_INLINE void LANES_FN(thin_chains_of)(const struct cpu_thin *t, const int thin)
+{
+    const int64_t count = t->count, k = t->k;
+    for (int64_t v0 = 0; v0 < count; v0 += 2 * LANES_N) {
+        const int64_t v1 = v0 + LANES_N < count ? v0 + LANES_N : count;
+        const lanes_in in0 = lanes_inside(v0, count), in1 = lanes_inside(v1, count);
+        lanes_f32 acc[CPU_THIN_MAX][2];
+        for (int s = 0; s < thin; s++)
+            acc[s][0] = acc[s][1] = lanes_zero();
+        for (int64_t p = 0; p < k; p++) {
+            const lanes_f32 b0 = lanes_load(t->big, GAN_BF16, p * t->ld + v0, in0);
+            const lanes_f32 b1 = lanes_load(t->big, GAN_BF16, p * t->ld + v0 + LANES_N, in1);
+            for (int s = 0; s < thin; s++) {
+                const lanes_f32 x = lanes_set1(t->small[s * k + p]);
+                acc[s][0] = lanes_fma(b0, x, acc[s][0]);
+                acc[s][1] = lanes_fma(b1, x, acc[s][1]);
+            }
+        }
+        for (int s = 0; s < thin; s++) {
+            LANES_FN(thin_store_lanes)(t, v0, s, in0, acc[s][0]);
+            if (v1 < count)
+                LANES_FN(thin_store_lanes)(t, v1, s, in1, acc[s][1]);
+        }
+    }
+}
+
+#define THIN_SIZES(kind)                                                                    \
     LANES_TARGET static void LANES_FN(thin_##kind)(const struct cpu_thin *t)                \
     {                                                                                       \
-        switch (size) {                                                                     \
+        switch (t->thin) {                                                                  \
         case 1: LANES_FN(thin_##kind##_of)(t, 1); break;                                    \
         case 2: LANES_FN(thin_##kind##_of)(t, 2); break;                                    \
         case 3: LANES_FN(thin_##kind##_of)(t, 3); break;                                    \
         default: LANES_FN(thin_##kind##_of)(t, 4); break;                                   \
         }                                                                                   \
     }
-THIN_SIZES(few_cols, t->n)
-THIN_SIZES(few_rows, t->m)
+THIN_SIZES(dots)
+THIN_SIZES(chains)
 
 const struct cpu_thin_level LANES_FN(cpu_thin_level) = {
-    LANES_FN(thin_few_cols),
-    LANES_FN(thin_few_rows),
+    LANES_FN(thin_dots),
+    LANES_FN(thin_chains),
 };
