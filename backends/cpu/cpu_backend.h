@@ -173,9 +173,10 @@ void cpu_pool_hush(gan_backend *be);
 int64_t cpu_part_begin(int64_t n, int64_t align, int parts, int p);
 /* How many runs `units` units of `work_per_unit` each are cut into when every run is
  * to hold at least `min_work`: one a thread (`most`) at most, whole blocks of `align`
- * units, split as cpu_parallel_for splits them (the last block may be partial); 1 when
- * no cut into two or more keeps the smallest run at min_work. For products cut on the
- * instance's threads, one library call a run (sgemm_split.c, onednn_rows.c). */
+ * units, split as cpu_parallel_for splits them (the last block may be partial, but is
+ * never a run alone); 1 when no cut into two or more keeps the smallest run at
+ * min_work. For products cut on the instance's threads, one library call a run
+ * (sgemm_split.c, onednn_rows.c). */
 int cpu_runs(int most, int64_t units, int64_t align, int64_t work_per_unit, int64_t min_work);
 /* How many jobs cpu_parallel_for has handed to the workers (a job of one part runs on
  * the calling thread and is not counted): what tests observe of a kernel's split. */

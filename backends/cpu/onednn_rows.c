@@ -52,7 +52,7 @@ struct rows_part {
 struct cpu_onednn_rows {
     int parts;
     int trans_a;
-    int64_t lda, ldc;
+    int64_t m, lda, ldc;
     size_t esz_a, esz_c;
     dnnl_status_t failed[CPU_MAX_PARTS];
     struct rows_part part[];
@@ -63,17 +63,7 @@ int cpu_onednn_rows_parts(const gan_backend *be, const struct gan_gemm *g)
     if (be->threads < 2 || g->batch != 1 || g->trans_a || g->a.dtype != GAN_BF16 ||
         g->b.dtype != GAN_BF16 || g->m <= 0 || g->n <= 0 || g->k <= 0)
         return 1;
-    int parts = cpu_runs(be->threads, g->m, ROWS_ALIGN, g->n * g->k, ROWS_MIN_MACS);
-    /* Every run whole blocks of 64 rows, the last one's partial block with them: a run
-     * of that block alone (2 of 130 rows) could get another kernel, and little work. */
-    for (; parts > 1; parts--) {
-        int whole = 1;
-        for (int p = 0; p < parts && whole; p++)
-            whole = cpu_onednn_rows_of(g, parts, p) >= ROWS_ALIGN;
-        if (whole)
-            break;
-    }
-    return parts;
+    return cpu_runs(be->threads, g->m, ROWS_ALIGN, g->n * g->k, ROWS_MIN_MACS);
 }
 
 int cpu_onednn_rows_kernel(const char *impl)
@@ -97,6 +87,7 @@ int cpu_onednn_rows_init(struct cpu_onednn_entry *e, const struct gan_gemm *g, i
     e->rows = r;
     r->parts = parts;
     r->trans_a = g->trans_a;
+    r->m = g->m;
     r->lda = g->lda;
     r->ldc = g->ldc;
     r->esz_a = gan_dtype_size(g->a.dtype);
@@ -222,10 +213,7 @@ gan_status cpu_onednn_rows_execute(gan_backend *be, struct cpu_onednn_entry *e,
 {
     struct cpu_onednn_rows *r = e->rows;
     struct rows_job j = { &be->onednn->api, r, ptrs[0], ptrs[1], ptrs[2] };
-    int64_t m = 0;
-    for (int p = 0; p < r->parts; p++)
-        m += r->part[p].rows;
-    cpu_parallel_for(be, r->parts, m, ROWS_ALIGN, rows_range, &j);
+    cpu_parallel_for(be, r->parts, r->m, ROWS_ALIGN, rows_range, &j);
     /* the calling thread ran a run too: its OpenMP team back to the instance's, which an
      * OpenMP build of OpenBLAS also takes */
     be->onednn->api.omp_set_num_threads(be->threads);

@@ -20,8 +20,8 @@
  * and `workers` = threads − 1 pool threads, and so do OpenBLAS's and oneDNN's products
  * where the backend cuts them, one call on one thread a part (sgemm_split.c,
  * onednn_rows.c); oneDNN's other primitives, and OpenBLAS's products where it keeps its
- * own threads, run on threads of their own (at most as many). Every kernel returns finished, so no more than `threads`
- * threads compute at once.
+ * own threads, run on threads of their own (at most as many). Every kernel returns
+ * finished, so no more than `threads` threads compute at once.
  *
  * A worker that has finished its part stays awake for CPU_POOL_SPIN_NS, watching for
  * the next job, then sleeps on a condition variable. The step's kernels follow one
@@ -122,7 +122,9 @@ int cpu_runs(int most, int64_t units, int64_t align, int64_t work_per_unit, int6
                           cpu_part_begin(units, align, r, p);
             smallest = len < smallest ? len : smallest;
         }
-        if (smallest * work_per_unit >= min_work)
+        /* no run of the last, partial block alone: a run that small would do little
+         * work, and a library may take it on another kernel */
+        if (smallest * work_per_unit >= min_work && (smallest >= align || smallest == units))
             return r;
     }
     return 1;
