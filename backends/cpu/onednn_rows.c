@@ -51,8 +51,7 @@ struct rows_part {
 
 struct cpu_onednn_rows {
     int parts;
-    int trans_a;
-    int64_t m, lda, ldc;
+    int64_t m, lda, ldc;        /* A is never transposed here: its rows are C's */
     size_t esz_a, esz_c;
     dnnl_status_t failed[CPU_MAX_PARTS];
     struct rows_part part[];
@@ -86,7 +85,6 @@ int cpu_onednn_rows_init(struct cpu_onednn_entry *e, const struct gan_gemm *g, i
         return -1;
     e->rows = r;
     r->parts = parts;
-    r->trans_a = g->trans_a;
     r->m = g->m;
     r->lda = g->lda;
     r->ldc = g->ldc;
@@ -174,8 +172,8 @@ struct rows_job {
     unsigned char *a, *b, *c;
 };
 
-/* Run p, rows begin .. end of C, on the calling thread: the same rows of A (its
- * columns when transposed) and all of B. */
+/* Run p, rows begin .. end of C, on the calling thread: the same rows of A and all of
+ * B. */
 static void rows_range(void *arg, int p, int64_t begin, int64_t end)
 {
     const struct rows_job *j = arg;
@@ -189,7 +187,7 @@ static void rows_range(void *arg, int p, int64_t begin, int64_t end)
     /* A worker has OpenMP's default team size: the part runs on this thread alone, as
      * its primitive was made for. */
     api->omp_set_num_threads(1);
-    unsigned char *a = j->a + (size_t)(r->trans_a ? begin : begin * r->lda) * r->esz_a;
+    unsigned char *a = j->a + (size_t)(begin * r->lda) * r->esz_a;
     unsigned char *c = j->c + (size_t)(begin * r->ldc) * r->esz_c;
     dnnl_status_t s;
     if ((s = api->dnnl_memory_set_data_handle(q->a, a)) != dnnl_success ||
