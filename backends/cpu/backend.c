@@ -77,6 +77,9 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     enum cpu_gemm16_path gemm16_path = CPU_GEMM16_AUTO;
     if ((st = cpu_gemm16_setting(host, &gemm16_path)) != GAN_OK)
         return st;
+    int keep_blocks = 1;
+    if ((st = cpu_kept_setting(host, &keep_blocks)) != GAN_OK)
+        return st;
 
     gan_backend *be = calloc(1, sizeof *be);
     if (!be)
@@ -96,6 +99,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     }
     be->gemm_path = gemm_path;
     be->gemm16_path = gemm16_path;
+    be->keep_blocks = keep_blocks;
     if ((st = cpu_pool_open(be)) != GAN_OK) {
         cpu_blas_close(&be->blas);
         free(be);

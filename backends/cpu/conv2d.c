@@ -408,6 +408,8 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_FORWARD, c, x, w, beta, y, &st))
         return st;
+    if ((st = cpu_kept_call(be, x, w, beta, y, d.y_all)) != GAN_OK)
+        return st;
 
     const int f32 = c->dtype == GAN_F32;
     const size_t g = group_size(c, &d);
@@ -474,6 +476,8 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_DATA, c, dy, w, beta, dx, &st))
         return st;
+    if ((st = cpu_kept_call(be, dy, w, beta, dx, d.x_all)) != GAN_OK)
+        return st;
 
     const int f32 = c->dtype == GAN_F32;
     const size_t g = group_size(c, &d);
@@ -530,6 +534,8 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
     if (st != GAN_OK)
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_FILTER, c, x, dy, beta, dw, &st))
+        return st;
+    if ((st = cpu_kept_call(be, x, dy, beta, dw, d.w_elems)) != GAN_OK)
         return st;
 
     const int f32 = c->dtype == GAN_F32;

@@ -40,9 +40,19 @@ struct cpu_blas {
                                       splits products itself (sgemm_split.c) */
 };
 
+/* A tensor that a buffer holds in oneDNN's channel blocks rather than NCHW
+ * (kept_blocks.c): n images of c channels of hw pixels, each image's channels in blocks
+ * of `block`, elements of `dtype`; block 0 where the buffer is plain. */
+struct cpu_kept {
+    int64_t n, c, hw;
+    int64_t block;
+    enum gan_dtype dtype;
+};
+
 struct gan_buffer {
     size_t bytes;
     unsigned char *data;           /* 64-byte aligned */
+    struct cpu_kept kept;
 };
 
 /* The vector instructions the kernels use. Every level gives the same bits as the
@@ -92,6 +102,7 @@ struct gan_backend {
      * "auto") sends every call to OpenBLAS. */
     enum cpu_gemm_path gemm_path;
     int gemm16_path;               /* the setting "gemm16": enum cpu_gemm16_path (gemm16.h) */
+    int keep_blocks;               /* the setting "channel_blocks" is "kept" (kept_blocks.c) */
     struct cpu_onednn *onednn;
     char onednn_absent[192];       /* why "auto" runs without oneDNN, for the description */
     char description[2048];
@@ -377,6 +388,41 @@ CPU_VEC_STATS_BLOCK(cpu_vec_stats_block_avx2);
 
 /* grad_stats.c */
 gan_backend_grad_stats_fn cpu_grad_stats;
+
+/* kept_blocks.c: tensors a buffer holds in channel blocks between convolutions.
+ * cpu_kept_plain makes buf NCHW again where it holds blocks; every kernel that reads a
+ * buffer as NCHW calls it first. cpu_kept_overwritten is for a kernel about to write
+ * bytes [byte_offset, + bytes) of buf without reading them: blocks that the write covers
+ * are forgotten, others made NCHW; cpu_kept_written is the same for an output operand
+ * walked over shape. cpu_kept_holds says whether a ref is the start of a tensor kept in
+ * k's blocks, and cpu_kept_mark records that a buffer now is. cpu_kept_whole says whether
+ * an operand walks the first *count elements of its buffer in order. */
+gan_status cpu_kept_plain(gan_backend *be, gan_buffer *buf);
+/* The setting "channel_blocks": *keep = 1 for "kept". */
+gan_status cpu_kept_setting(const struct gan_host *host, int *keep);
+gan_status cpu_kept_overwritten(gan_backend *be, gan_buffer *buf, size_t byte_offset,
+                                size_t bytes);
+gan_status cpu_kept_written(gan_backend *be, const struct gan_shape *shape,
+                            const struct gan_operand *y);
+int cpu_kept_holds(const gan_buffer *buf, size_t offset, const struct cpu_kept *k);
+void cpu_kept_mark(gan_buffer *buf, const struct cpu_kept *k);
+int cpu_kept_whole(const struct gan_shape *s, const struct gan_operand *o, int64_t *count);
+/* A GEMM's operands made NCHW, and its output as a write (beta = 0) or a read. */
+gan_status cpu_kept_gemm(gan_backend *be, const struct gan_gemm *g);
+/* n elements of r about to be written without being read. */
+gan_status cpu_kept_ref_written(gan_backend *be, const struct gan_ref *r, size_t n);
+/* A call that reads a and b and writes out_elements of out, adding to them unless
+ * beta = 0, with every buffer NCHW. */
+gan_status cpu_kept_call(gan_backend *be, const struct gan_ref *a, const struct gan_ref *b,
+                         float beta, const struct gan_ref *out, size_t out_elements);
+/* An element-wise walk (nops operands, the output last) that touches kept blocks: where
+ * it can run on them, rewrites shape and ops to do so (a per-channel input spread over
+ * an image's blocks in `channels`, which must outlive the walk), fills *out with the
+ * blocks its output will hold and returns 1; otherwise makes its inputs NCHW, handles
+ * its output as cpu_kept_written does and returns 0. *st is the status of that work. */
+int cpu_kept_elementwise(gan_backend *be, int nops, struct gan_shape *shape,
+                         struct gan_operand *ops, struct gan_buffer *channels,
+                         struct cpu_kept *out, gan_status *st);
 
 /* channel_blocks.c: a tensor between the plain NCHW layout and oneDNN's channel blocks
  * (nChw8c, nChw16c), `panels` = images × channels / block panels of `block` channels by

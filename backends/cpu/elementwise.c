@@ -453,18 +453,46 @@ static gan_status elementwise_walk(gan_backend *be, const char *name, int nops, 
     return GAN_OK;
 }
 
+/* A walk whose operands include tensors kept in channel blocks runs on the blocks, or
+ * makes them NCHW first (kept_blocks.c); its output then holds what it says. */
 gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                      const struct gan_shape *shape, const struct gan_operand *x,
                      const struct gan_operand *y)
 {
-    return gan_unary_entry(be, be->host, "cpu_unary", unary_names, elementwise_walk, op,
-                           alpha, shape, x, y);
+    if (!shape || !x || !y)
+        return gan_unary_entry(be, be->host, "cpu_unary", unary_names, elementwise_walk, op,
+                               alpha, shape, x, y);
+    struct gan_shape s = *shape;
+    struct gan_operand o[2] = { *x, *y };
+    struct gan_buffer channels;
+    struct cpu_kept kept;
+    gan_status st;
+    cpu_kept_elementwise(be, 2, &s, o, &channels, &kept, &st);
+    if (st == GAN_OK)
+        st = gan_unary_entry(be, be->host, "cpu_unary", unary_names, elementwise_walk, op,
+                             alpha, &s, &o[0], &o[1]);
+    if (st == GAN_OK && kept.block)
+        cpu_kept_mark(y->buf, &kept);
+    return st;
 }
 
 gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
                       const struct gan_operand *a, const struct gan_operand *b,
                       const struct gan_operand *y)
 {
-    return gan_binary_entry(be, be->host, "cpu_binary", binary_names, elementwise_walk, op,
-                            shape, a, b, y);
+    if (!shape || !a || !b || !y)
+        return gan_binary_entry(be, be->host, "cpu_binary", binary_names, elementwise_walk,
+                                op, shape, a, b, y);
+    struct gan_shape s = *shape;
+    struct gan_operand o[3] = { *a, *b, *y };
+    struct gan_buffer channels;
+    struct cpu_kept kept;
+    gan_status st;
+    cpu_kept_elementwise(be, 3, &s, o, &channels, &kept, &st);
+    if (st == GAN_OK)
+        st = gan_binary_entry(be, be->host, "cpu_binary", binary_names, elementwise_walk, op,
+                              &s, &o[0], &o[1], &o[2]);
+    if (st == GAN_OK && kept.block)
+        cpu_kept_mark(y->buf, &kept);
+    return st;
 }

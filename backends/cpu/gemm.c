@@ -147,5 +147,8 @@ static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
 
 gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
 {
+    gan_status st = cpu_kept_gemm(be, g);
+    if (st != GAN_OK)
+        return st;
     return gan_gemm_entry(be, be->host, "BLAS", INT64_MAX, gemm_product, g);
 }

@@ -145,8 +145,9 @@ static gan_status gemm_bf16(gan_backend *be, const struct gan_gemm_fp8 *f,
                                         (void **)&space);
     if (st != GAN_OK)
         return st;
-    struct gan_buffer wide_a = { na * 2, space }, wide_b = { nb * 2, space + bytes_a };
-    struct gan_buffer wide_c = { nc * 4, space + bytes_a + bytes_b };
+    struct gan_buffer wide_a = { .bytes = na * 2, .data = space },
+                      wide_b = { .bytes = nb * 2, .data = space + bytes_a };
+    struct gan_buffer wide_c = { .bytes = nc * 4, .data = space + bytes_a + bytes_b };
     cpu_fp8_widen_bf16(be, la, cpu_ref_ptr(&g->a), g->a.dtype,
                        (const float *)(const void *)cpu_ref_ptr(&f->scale_a),
                        (uint16_t *)(void *)wide_a.data);
@@ -175,6 +176,12 @@ static gan_status gemm_bf16(gan_backend *be, const struct gan_gemm_fp8 *f,
 gan_status cpu_gemm_fp8(gan_backend *be, const struct gan_gemm_fp8 *f)
 {
     gan_status st = gan_gemm_fp8_check(be->host, "BLAS", f);
+    if (st == GAN_OK)
+        st = cpu_kept_gemm(be, &f->g);
+    if (st == GAN_OK)
+        st = cpu_kept_plain(be, f->scale_a.buf);
+    if (st == GAN_OK)
+        st = cpu_kept_plain(be, f->scale_b.buf);
     if (st != GAN_OK)
         return st;
     const struct gan_gemm *g = &f->g;
@@ -184,7 +191,7 @@ gan_status cpu_gemm_fp8(gan_backend *be, const struct gan_gemm_fp8 *f)
     /* The FP32 product the call becomes: C and its dtype, beta and the shape as they
      * are; A and B replaced by their widened copies. */
     struct gan_gemm w = *g;
-    struct gan_buffer wide_a = { 0, NULL }, wide_b = { 0, NULL };
+    struct gan_buffer wide_a = { .bytes = 0 }, wide_b = { .bytes = 0 };
     if (gan_gemm_fp8_unread(g, &w))
         return cpu_gemm(be, &w);
 

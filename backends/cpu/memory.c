@@ -43,6 +43,7 @@ gan_status cpu_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out)
     }
     buf->bytes = bytes;
     buf->data = data;
+    memset(&buf->kept, 0, sizeof buf->kept);
     *out = buf;
     return GAN_OK;
 }
@@ -76,18 +77,29 @@ static gan_status copy_within(gan_backend *be, void *dst, const void *src, size_
 gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                       const void *src, size_t bytes)
 {
+    gan_status st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes);
+    if (st != GAN_OK)
+        return st;
     return gan_upload_entry(copy_apart, be->host, be, dst, dst_byte_offset, src, bytes);
 }
 
 gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
                         size_t src_byte_offset, size_t bytes)
 {
+    gan_status st = cpu_kept_plain(be, src);
+    if (st != GAN_OK)
+        return st;
     return gan_download_entry(copy_apart, be->host, be, dst, src, src_byte_offset, bytes);
 }
 
 gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                     gan_buffer *src, size_t src_byte_offset, size_t bytes)
 {
+    gan_status st = cpu_kept_plain(be, src);
+    if (st == GAN_OK)
+        st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes);
+    if (st != GAN_OK)
+        return st;
     return gan_copy_entry(copy_within, be->host, be, dst, dst_byte_offset, src,
                           src_byte_offset, bytes);
 }

@@ -236,7 +236,8 @@ static gan_status exec_failed(gan_backend *be, const struct cpu_onednn_entry *e,
                           "\"openblas\" to compute without oneDNN", what, e->impl, (int)s);
 }
 
-gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs)
+gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs,
+                              unsigned kept)
 {
     struct cpu_onednn *o = be->onednn;
     const struct cpu_dnnl_api *api = &o->api;
@@ -252,8 +253,13 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
             return exec_failed(be, e, "memory", s);
         args[i].arg = a->which;
         args[i].memory = a->inner ? a->inner : a->user;
-        if (a->blocks.block && !a->output) {
-            cpu_to_channel_blocks_threads(be, &a->blocks, ptrs[i], a->plain, a->buffer);
+        if (a->blocks.block) {
+            /* the primitive reads or writes the caller's blocks, or its own */
+            void *blocks = kept & (1u << i) ? ptrs[i] : a->buffer;
+            if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
+                return exec_failed(be, e, "memory", s);
+            if (!a->output && blocks == a->buffer)
+                cpu_to_channel_blocks_threads(be, &a->blocks, ptrs[i], a->plain, a->buffer);
         } else if (a->reorder && !a->output) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
             cpu_pool_hush(be);
@@ -269,7 +275,7 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
         return exec_failed(be, e, "stream", s);
     for (int i = 0; i < e->nargs; i++) {
         struct cpu_onednn_arg *a = &e->args[i];
-        if (a->blocks.block && a->output)
+        if (a->blocks.block && a->output && !(kept & (1u << i)))
             cpu_from_channel_blocks_threads(be, &a->blocks, a->buffer, ptrs[i], a->plain);
         if (a->reorder && a->output) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->inner }, { DNNL_ARG_TO, a->user } };

@@ -177,8 +177,11 @@ static inline int cpu_onednn_team(const gan_backend *be, double flop)
 
 /* Runs e on the caller's memory, ptrs[i] for e->args[i]: the inputs moved or reordered
  * to the primitive's layouts, the primitive on be->threads OpenMP threads, the outputs
- * moved or reordered back. */
-gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs);
+ * moved or reordered back. Bit i of `kept` says that ptrs[i] is already (an input) or
+ * is to be left (an output) in the argument's channel blocks (kept_blocks.c): it is
+ * not moved. */
+gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs,
+                              unsigned kept);
 
 /* The dnnl dtype of a backend dtype (F32, BF16, F16). */
 dnnl_data_type_t cpu_onednn_dtype(enum gan_dtype dtype);
@@ -202,9 +205,14 @@ int cpu_onednn_filter_build(gan_backend *be, struct cpu_onednn_entry *e,
                             dnnl_primitive_desc_t pd, int parts,
                             const dnnl_memory_desc_t *const users[3],
                             const dnnl_memory_desc_t inner[3]);
-/* Runs such an entry on x, dy and dw (ptrs[0 … 2]), as cpu_onednn_execute runs others. */
+/* Runs such an entry on x, dy and dw (ptrs[0 … 2]), as cpu_onednn_execute runs others;
+ * bits 0 and 1 of `kept` as there. */
 gan_status cpu_onednn_filter_execute(gan_backend *be, struct cpu_onednn_entry *e,
-                                     void *const *ptrs);
+                                     void *const *ptrs, unsigned kept);
+/* The channel blocks the parts' primitive takes x (i = 0) or dy (1) in, one part's
+ * images; block 0 when it takes another layout. */
+const struct cpu_channel_blocks *cpu_onednn_filter_blocks(const struct cpu_onednn_entry *e,
+                                                          int i);
 void cpu_onednn_filter_free(const struct cpu_dnnl_api *api, struct cpu_onednn_filter *f);
 
 /* onednn_rows.c: a matmul cut into runs of whole 64-row blocks of C, one primitive

@@ -279,10 +279,78 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
     return 0;
 }
 
-/* Runs a built entry on the caller's memory (x, w or dy, out). */
-static gan_status execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs)
+/* Runs a built entry on the caller's memory (x, w or dy, out), `kept` as
+ * cpu_onednn_execute's. */
+static gan_status execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs,
+                          unsigned kept)
 {
-    return e->filter ? cpu_onednn_filter_execute(be, e, ptrs) : cpu_onednn_execute(be, e, ptrs);
+    return e->filter ? cpu_onednn_filter_execute(be, e, ptrs, kept)
+                     : cpu_onednn_execute(be, e, ptrs, kept);
+}
+
+/* The channel blocks argument i (a, b, out) of e takes, or NULL. */
+static const struct cpu_channel_blocks *arg_blocks(const struct cpu_onednn_entry *e, int i)
+{
+    const struct cpu_channel_blocks *b =
+        e->filter ? (i < 2 ? cpu_onednn_filter_blocks(e, i) : NULL)
+                  : (i < e->nargs ? &e->args[i].blocks : NULL);
+    return b && b->block ? b : NULL;
+}
+
+/* The activations among a kind's arguments (a, b, out), as kept blocks of `block`
+ * channels would describe them; block 0 for a filter or its gradient. */
+static struct cpu_kept activation(enum cpu_conv_kind kind, int i, const struct gan_conv2d *c,
+                                  int64_t block)
+{
+    static const int is_x[3][3] = {       /* 1: x's sizes, 2: y's, 0: a filter */
+        [CPU_CONV_FORWARD] = { 1, 0, 2 },
+        [CPU_CONV_BACKWARD_DATA] = { 2, 0, 1 },
+        [CPU_CONV_BACKWARD_FILTER] = { 1, 2, 0 },
+    };
+    struct cpu_kept k = { c->n, c->c_in, c->h_in * c->w_in, block, c->dtype };
+    if (is_x[kind][i] == 2) {
+        k.c = c->c_out;
+        k.hw = c->h_out * c->w_out;
+    }
+    if (!is_x[kind][i])
+        k.block = 0;
+    return k;
+}
+
+/* Which of the call's activations are, or are to be left, in their channel blocks
+ * (kept_blocks.c): an input already kept in the blocks its argument takes, and the
+ * output of a forward or backward-data call that is not added to. Every other buffer is
+ * made NCHW, the output's forgotten where it is written whole. *out_kept receives what
+ * the output will hold. */
+static gan_status kept_args(gan_backend *be, const struct cpu_onednn_entry *e,
+                            enum cpu_conv_kind kind, const struct gan_conv2d *c,
+                            const struct gan_ref *const refs[3], int accumulate,
+                            unsigned *kept, struct cpu_kept *out_kept)
+{
+    *kept = 0;
+    out_kept->block = 0;
+    for (int i = 0; i < 3; i++) {
+        const struct cpu_channel_blocks *b = arg_blocks(e, i);
+        struct cpu_kept k = activation(kind, i, c, b && b->blocks == c->dtype ? b->block : 0);
+        gan_status st = GAN_OK;
+        if (i < 2) {
+            if (k.block && cpu_kept_holds(refs[i]->buf, refs[i]->offset, &k))
+                *kept |= 1u << i;
+            else
+                st = cpu_kept_plain(be, refs[i]->buf);
+        } else if (accumulate) {
+            st = cpu_kept_plain(be, refs[i]->buf);
+        } else {
+            st = cpu_kept_ref_written(be, refs[i], out_count(kind, c));
+            if (k.block && be->keep_blocks && refs[i]->offset == 0) {
+                *kept |= 1u << i;
+                *out_kept = k;
+            }
+        }
+        if (st != GAN_OK)
+            return st;
+    }
+    return GAN_OK;
 }
 
 /* out = out + sum, n elements, rounded once to out's dtype. */
@@ -369,7 +437,7 @@ static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
     for (int i = 0; i < 2; i++)
         if (!e->takes_plain[i])
             cpu_convert_threads(be, cpu_ref_ptr(refs[i]), c->dtype, ptrs[i], GAN_F32, counts[i]);
-    if ((st = execute(be, e, ptrs)) != GAN_OK)
+    if ((st = execute(be, e, ptrs, 0)) != GAN_OK)
         return st;
     if (accumulate)
         add_into(be, cpu_ref_ptr(out), c->dtype, ptrs[2], counts[2]);
@@ -417,13 +485,25 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
     }
     if (e->refused)
         return 0;
+    const struct gan_ref *const refs[3] = { a, b, out };
+    *st = GAN_OK;
     if (staged(c->dtype)) {
-        *st = run_staged(be, e, kind, c, a, b, accumulate, out);
+        /* 16-bit tensors are never kept: their blocks are FP32 */
+        for (int i = 0; i < 3 && *st == GAN_OK; i++)
+            *st = cpu_kept_plain(be, refs[i]->buf);
+        if (*st == GAN_OK)
+            *st = run_staged(be, e, kind, c, a, b, accumulate, out);
         return 1;
     }
+    unsigned kept;
+    struct cpu_kept out_kept;
+    if ((*st = kept_args(be, e, kind, c, refs, accumulate, &kept, &out_kept)) != GAN_OK)
+        return 1;
     void *ptrs[3] = { cpu_ref_ptr(a), cpu_ref_ptr(b), accumulate ? e->extra : cpu_ref_ptr(out) };
-    *st = execute(be, e, ptrs);
+    *st = execute(be, e, ptrs, kept);
     if (*st == GAN_OK && accumulate)
         add_into(be, cpu_ref_ptr(out), c->dtype, e->extra, out_count(kind, c));
+    if (*st == GAN_OK && out_kept.block)
+        cpu_kept_mark(out->buf, &out_kept);
     return 1;
 }

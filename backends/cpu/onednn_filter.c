@@ -216,6 +216,7 @@ struct parts_job {
     enum cpu_isa isa;
     struct cpu_onednn_entry *e;
     const unsigned char *x, *dy;
+    unsigned kept;              /* bit i: input i is the caller's channel blocks */
 };
 
 /* One part on the calling thread: its inputs moved or reordered, then the primitive. */
@@ -239,8 +240,15 @@ static dnnl_status_t run_part(const struct parts_job *j, int p)
             dnnl_success)
             return s;
         if (a->blocks.block) {
-            cpu_to_channel_blocks(j->isa, &a->blocks, from[i], a->plain, a->buffer, 0,
-                                  a->blocks.panels);
+            /* A part's images are a run of the whole in blocks as in NCHW: its blocks are
+             * the caller's from the same element on, or moved into the part's own. */
+            const int kept = (j->kept >> i) & 1u;
+            void *blocks = kept ? (void *)(uintptr_t)from[i] : a->buffer;
+            if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
+                return s;
+            if (!kept)
+                cpu_to_channel_blocks(j->isa, &a->blocks, from[i], a->plain, a->buffer, 0,
+                                      a->blocks.panels);
         } else if (a->reorder) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
             if ((s = api->dnnl_primitive_execute(a->reorder, q->stream, 2, r)) != dnnl_success)
@@ -303,12 +311,12 @@ static gan_status failed(gan_backend *be, const struct cpu_onednn_entry *e, cons
 }
 
 gan_status cpu_onednn_filter_execute(gan_backend *be, struct cpu_onednn_entry *e,
-                                     void *const *ptrs)
+                                     void *const *ptrs, unsigned kept)
 {
     struct cpu_onednn *o = be->onednn;
     const struct cpu_dnnl_api *api = &o->api;
     struct cpu_onednn_filter *f = e->filter;
-    struct parts_job j = { api, be->isa, e, ptrs[0], ptrs[1] };
+    struct parts_job j = { api, be->isa, e, ptrs[0], ptrs[1], kept };
     cpu_parallel_for(be, f->parts, f->parts, 1, parts_range, &j);
     for (int p = 0; p < f->parts; p++)
         if (f->failed[p] != dnnl_success)
@@ -345,4 +353,10 @@ int cpu_onednn_filter_takes_plain(struct cpu_onednn_entry *e, int i, enum gan_dt
     for (int p = 0; p < f->parts; p++)
         (i == 0 ? &f->part[p].x : &f->part[p].dy)->plain = dtype;
     return 1;
+}
+
+const struct cpu_channel_blocks *cpu_onednn_filter_blocks(const struct cpu_onednn_entry *e,
+                                                          int i)
+{
+    return i == 0 ? &e->filter->part[0].x.blocks : &e->filter->part[0].dy.blocks;
 }

@@ -193,7 +193,7 @@ int cpu_onednn_gemm(gan_backend *be, const struct gan_gemm *g, gan_status *st)
         return made != GAN_OK;
     }
     void *ptrs[3] = { cpu_ref_ptr(&g->a), cpu_ref_ptr(&g->b), cpu_ref_ptr(&g->c) };
-    *st = e->rows ? cpu_onednn_rows_execute(be, e, ptrs) : cpu_onednn_execute(be, e, ptrs);
+    *st = e->rows ? cpu_onednn_rows_execute(be, e, ptrs) : cpu_onednn_execute(be, e, ptrs, 0);
     return 1;
 }
 

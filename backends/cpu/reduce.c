@@ -60,6 +60,13 @@ static const float *load_run(enum cpu_isa isa, const unsigned char *base, enum g
         cpu_convert(isa, raw, dtype, stage, GAN_F32, (size_t)n);
         return stage;
     }
+    if (dtype == GAN_F32 && stride > 0) {
+        /* a strided FP32 run (a channel of kept blocks): gathered as it is */
+        const float *src = (const float *)(const void *)base + off;
+        for (int64_t i = 0; i < n; i++)
+            stage[i] = src[i * stride];
+        return stage;
+    }
     for (int64_t i = 0; i < n; i++)
         stage[i] = cpu_load(base, dtype, off + i * stride);
     return stage;
@@ -325,6 +332,42 @@ static void reduce_by_lanes(void *arg, int part, int64_t begin, int64_t end)
     }
 }
 
+/* The plan of a reduction of an NCHW tensor kept in channel blocks (kept_blocks.c) to one
+ * value per channel, a bias gradient: 0 for any other. NCHW's plan walks each channel's
+ * images in turn, each image's pixels as one contiguous run (reduce_by_output, since a
+ * channel's pixels are contiguous and channels are not); this one walks the same
+ * elements in the same order, a run's pixels `block` apart, so each output gets the same
+ * bits. */
+static int kept_plan(const struct gan_shape *shape, const struct gan_operand *x,
+                     uint32_t axes, const struct gan_operand *y, struct red_plan *p)
+{
+    const struct cpu_kept *k = &x->buf->kept;
+    int64_t count;
+    if (!k->block || shape->ndim != 4 || axes != 0xdu || shape->dim[0] != k->n ||
+        shape->dim[1] != k->c || shape->dim[2] * shape->dim[3] != k->hw || k->hw < 2 ||
+        !cpu_kept_whole(shape, x, &count))
+        return 0;
+    const int64_t ys = y->stride[1];
+    p->nk = 0;
+    if (k->c > k->block) {
+        p->kdim[p->nk] = k->c / k->block;
+        p->kx[p->nk] = k->hw * k->block;
+        p->ky[p->nk++] = k->block * ys;
+    }
+    p->kdim[p->nk] = k->block;
+    p->kx[p->nk] = 1;
+    p->ky[p->nk++] = ys;
+    p->nr = 0;
+    if (k->n > 1) {
+        p->rdim[p->nr] = k->n;
+        p->rx[p->nr++] = k->c * k->hw;
+    }
+    p->rdim[p->nr] = k->hw;
+    p->rx[p->nr++] = k->block;
+    p->rcount = k->n * k->hw;
+    return 1;
+}
+
 gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_shape *shape,
                       const struct gan_operand *x, uint32_t axes,
                       const struct gan_operand *y)
@@ -340,8 +383,18 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
         return st;
     if (kcount == 0)
         return GAN_OK; /* no outputs */
+    if ((st = cpu_kept_written(be, shape, y)) != GAN_OK)
+        return st;
 
     struct red_plan p;
+    struct red_job j = { be->isa, op, &p, x, y, 1 };
+    if (x->buf->kept.block && kept_plan(shape, x, axes, y, &p)) {
+        int parts = cpu_parallel_parts(be, kcount, 1, p.rcount);
+        cpu_parallel_for(be, parts, kcount, 1, reduce_by_output, &j);
+        return GAN_OK;
+    }
+    if ((st = cpu_kept_plain(be, x->buf)) != GAN_OK)
+        return st;
     p.rcount = rcount;
     p.nk = gan_reduce_group(shape, axes, 0, x, y, p.kdim, p.kx, p.ky);
     p.nr = gan_reduce_group(shape, axes, 1, x, y, p.rdim, p.rx, NULL);
@@ -357,7 +410,6 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
         int row_contig = p.nr > 0 && p.rx[p.nr - 1] == 1;
         lanes = ks == 1 || ks == -1 || !row_contig;
     }
-    struct red_job j = { be->isa, op, &p, x, y, 1 };
     int64_t per_output = rcount > 0 ? rcount : 1;
     if (lanes) {
         int64_t klen = p.kdim[p.nk - 1];

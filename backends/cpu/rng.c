@@ -41,6 +41,8 @@ gan_status cpu_rng_bits(gan_backend *be, size_t n, uint64_t seed, uint64_t offse
                         const struct gan_ref *y)
 {
     gan_status st = check_output(be, "rng_bits", n, y, 0);
+    if (st == GAN_OK)
+        st = cpu_kept_ref_written(be, y, n);
     if (st != GAN_OK)
         return st;
     uint32_t *out = (uint32_t *)cpu_ref_ptr(y);
@@ -60,6 +62,8 @@ gan_status cpu_rng_uniform(gan_backend *be, size_t n, uint64_t seed, uint64_t of
     gan_status st = check_output(be, "rng_uniform", n, y, 1);
     if (st == GAN_OK)
         st = gan_rng_check_uniform(be->host, low, high);
+    if (st == GAN_OK)
+        st = cpu_kept_ref_written(be, y, n);
     if (st != GAN_OK)
         return st;
     unsigned char *out = cpu_ref_ptr(y);
@@ -82,6 +86,8 @@ gan_status cpu_rng_normal(gan_backend *be, size_t n, uint64_t seed, uint64_t off
     gan_status st = check_output(be, "rng_normal", n, y, 1);
     if (st == GAN_OK)
         st = gan_rng_check_normal(be->host, mean, std);
+    if (st == GAN_OK)
+        st = cpu_kept_ref_written(be, y, n);
     if (st != GAN_OK)
         return st;
     unsigned char *out = cpu_ref_ptr(y);

@@ -21,5 +21,8 @@ const struct gan_setting_spec cpu_settings[] = {
       "where the operands of 16-bit products that oneDNN does not take are widened: auto "
       "(while the backend's own GEMM packs them, on AVX-512), packed (also on AVX2 with "
       "FMA), staged (a pass of their own before OpenBLAS's sgemm)" },
+    { "channel_blocks", GAN_SETTING_STRING, "kept",
+      "where oneDNN's convolutions leave their outputs: kept (in oneDNN's channel blocks "
+      "until an op needs NCHW), moved (back to NCHW after every convolution)" },
     { NULL, 0, NULL, NULL },
 };

@@ -99,7 +99,11 @@ START_TEST(test_descriptor)
     ck_assert_int_eq(s[4].type, GAN_SETTING_STRING);
     ck_assert_str_eq(s[4].default_value, "auto");
     ck_assert_ptr_nonnull(s[4].summary);
-    ck_assert_ptr_null(s[5].name);
+    ck_assert_str_eq(s[5].name, "channel_blocks");
+    ck_assert_int_eq(s[5].type, GAN_SETTING_STRING);
+    ck_assert_str_eq(s[5].default_value, "kept");
+    ck_assert_ptr_nonnull(s[5].summary);
+    ck_assert_ptr_null(s[6].name);
 }
 END_TEST
 

@@ -662,7 +662,7 @@ static int levels_agree(int unary, int op, float alpha, const struct gan_shape *
             if (!unary && isnan(raw_get(a->buf, a->dtype, a->stride[0] ? i : 0)) &&
                 isnan(raw_get(b->buf, b->dtype, b->stride[0] ? i : 0)) &&
                 isnan(raw_get(by, y->dtype, i))) {
-                gan_buffer fb = { ybytes, first };
+                gan_buffer fb = { .bytes = ybytes, .data = first };
                 if (isnan(raw_get(&fb, y->dtype, i)))
                     continue;
             }

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* kept_blocks.c — activations left in oneDNN's channel blocks from one convolution to
+ * the next, instead of moved back to NCHW after each convolution and into blocks again
+ * before the next.
+ *
+ * The backend interface keeps tensors NCHW; oneDNN's convolutions take and give them in
+ * channel blocks (nChw16c, nChw8c), and the moves between the two took about a tenth of
+ * an FP32 dcgan step on one thread (bench/README.md). So a buffer may hold its tensor in
+ * blocks, and says so (gan_buffer.kept):
+ *
+ *  - a convolution through oneDNN leaves its output in blocks, and takes an input that
+ *    is already in the blocks it wants as it is (onednn_conv.c);
+ *  - the element-wise ops between convolutions (the bias, the activation, their
+ *    backwards, sums of gradients) run on the blocks directly where every operand that is
+ *    not a scalar or a per-channel value is such a tensor: an element's result does not
+ *    depend on where it is stored (cpu_kept_elementwise);
+ *  - a bias gradient sums each channel's elements in the order NCHW would (reduce.c);
+ *  - every other use of the buffer makes it NCHW first (cpu_kept_plain), and a write
+ *    over the whole of it forgets the blocks (cpu_kept_overwritten).
+ *
+ * What a download, a product or any other kernel sees is therefore what NCHW would
+ * hold, and every value is computed from the same operands in the same order as with
+ * the moves: the same bits. Only FP32 and BF16 tensors are kept, whose blocks are of
+ * their own type (a staged 16-bit convolution's blocks are FP32). */
+#include "config.h"
+
+#include <string.h>
+
+#include "cpu_backend.h"
+
+gan_status cpu_kept_setting(const struct gan_host *host, int *keep)
+{
+    const char *want = NULL;
+    if (gan_setting_string(host, cpu_settings, "channel_blocks", &want) != GAN_OK ||
+        (want && strcmp(want, "kept") != 0 && strcmp(want, "moved") != 0))
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "backend cpu: channel_blocks = \"%s\" is not a choice; use "
+                          "\"kept\" (convolution outputs stay in oneDNN's channel blocks "
+                          "until an op needs NCHW) or \"moved\" (moved back to NCHW after "
+                          "every convolution)", want ? want : "(not a string)");
+    *keep = !want || strcmp(want, "kept") == 0;
+    return GAN_OK;
+}
+
+static int64_t kept_elements(const struct cpu_kept *k)
+{
+    return k->n * k->c * k->hw;
+}
+
+static int same_blocks(const struct cpu_kept *a, const struct cpu_kept *b)
+{
+    return a->n == b->n && a->c == b->c && a->hw == b->hw && a->block == b->block;
+}
+
+gan_status cpu_kept_plain(gan_backend *be, gan_buffer *buf)
+{
+    if (!buf || !buf->kept.block)
+        return GAN_OK;
+    const struct cpu_kept *k = &buf->kept;
+    const size_t bytes = (size_t)kept_elements(k) * gan_dtype_size(k->dtype);
+    void *copy = NULL;
+    gan_status st = cpu_scratch(be, bytes, &copy);
+    if (st != GAN_OK)
+        return st;
+    memcpy(copy, buf->data, bytes);
+    const struct cpu_channel_blocks moves = { k->n * k->c / k->block, k->hw, k->block,
+                                              k->dtype };
+    cpu_from_channel_blocks_threads(be, &moves, copy, buf->data, k->dtype);
+    buf->kept.block = 0;
+    return GAN_OK;
+}
+
+gan_status cpu_kept_overwritten(gan_backend *be, gan_buffer *buf, size_t byte_offset,
+                                size_t bytes)
+{
+    if (!buf || !buf->kept.block)
+        return GAN_OK;
+    const struct cpu_kept *k = &buf->kept;
+    if (byte_offset == 0 && bytes >= (size_t)kept_elements(k) * gan_dtype_size(k->dtype) &&
+        bytes <= buf->bytes) {
+        buf->kept.block = 0;
+        return GAN_OK;
+    }
+    return cpu_kept_plain(be, buf);
+}
+
+void cpu_kept_mark(gan_buffer *buf, const struct cpu_kept *k)
+{
+    buf->kept = *k;
+}
+
+int cpu_kept_holds(const gan_buffer *buf, size_t offset, const struct cpu_kept *k)
+{
+    return buf->kept.block && offset == 0 && same_blocks(&buf->kept, k) &&
+           buf->kept.dtype == k->dtype;
+}
+
+/* Whether o walks elements [0, count) of its buffer over `shape`, each once, in row-major
+ * order (dimensions of size 1 aside); *count receives the count. */
+int cpu_kept_whole(const struct gan_shape *s, const struct gan_operand *o, int64_t *count)
+{
+    int64_t n = 1;
+    for (int d = s->ndim - 1; d >= 0; d--) {
+        if (s->dim[d] == 1)
+            continue;
+        if (s->dim[d] == 0 || o->stride[d] != n)
+            return 0;
+        n *= s->dim[d];
+    }
+    *count = n;
+    return o->offset == 0;
+}
+
+/* Whether o is one value for the whole walk. */
+static int scalar(const struct gan_shape *s, const struct gan_operand *o)
+{
+    for (int d = 0; d < s->ndim; d++)
+        if (s->dim[d] != 1 && o->stride[d] != 0)
+            return 0;
+    return 1;
+}
+
+/* Whether o is one value per channel of an NCHW walk of k's sizes (a bias). */
+static int per_channel(const struct cpu_kept *k, const struct gan_shape *s,
+                       const struct gan_operand *o)
+{
+    return s->ndim == 4 && s->dim[0] == k->n && s->dim[1] == k->c &&
+           s->dim[2] * s->dim[3] == k->hw && o->stride[1] != 0 &&
+           (s->dim[0] == 1 || o->stride[0] == 0) && (s->dim[2] == 1 || o->stride[2] == 0) &&
+           (s->dim[3] == 1 || o->stride[3] == 0);
+}
+
+/* Whether the walk can run on k's blocks: the output, and every input that is not a
+ * scalar or a per-channel value, the whole of a tensor of k's sizes, each input such a
+ * tensor kept in k's blocks. *channels says whether a per-channel input is among them. */
+static int fits(const struct cpu_kept *k, const struct gan_shape *s,
+                const struct gan_operand *ops, int nops, int *channels)
+{
+    const struct gan_operand *y = &ops[nops - 1];
+    int64_t count;
+    if ((y->dtype != GAN_F32 && y->dtype != GAN_BF16) || !cpu_kept_whole(s, y, &count) ||
+        count != kept_elements(k))
+        return 0;
+    *channels = 0;
+    for (int i = 0; i < nops - 1; i++) {
+        const struct gan_operand *o = &ops[i];
+        if (o->buf->kept.block) {
+            if (!same_blocks(&o->buf->kept, k) || !cpu_kept_whole(s, o, &count) ||
+                count != kept_elements(k))
+                return 0;
+        } else if (per_channel(k, s, o)) {
+            *channels = 1;
+        } else if (!scalar(s, o)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A per-channel input laid out as one image of k's blocks, [c / block, hw, block], each
+ * pixel a row of its block's channel values, in `into` (the operand scratch): the walk
+ * is then [n, c·hw], every operand contiguous in it and this one read again for each
+ * image. (Walking the blocks themselves, [n, c / block, hw, block], the per-channel
+ * value's stride changes every `block` elements: runs that short cost more than the
+ * copy.) */
+static gan_status spread_channels(gan_backend *be, const struct cpu_kept *k,
+                                  const struct gan_operand *o, struct gan_buffer *into)
+{
+    const size_t es = gan_dtype_size(o->dtype), row = (size_t)k->block * es;
+    const size_t bytes = (size_t)(k->c * k->hw) * es;
+    void *space = NULL;
+    gan_status st = cpu_operand_scratch(be, bytes, &space);
+    if (st != GAN_OK)
+        return st;
+    const unsigned char *src = o->buf->data + o->offset * es;
+    for (int64_t b = 0; b < k->c / k->block; b++) {
+        unsigned char *panel = (unsigned char *)space + (size_t)(b * k->hw) * row;
+        for (int64_t i = 0; i < k->block; i++)
+            memcpy(panel + (size_t)i * es, src + (size_t)((b * k->block + i) * o->stride[1]) * es,
+                   es);
+        for (int64_t p = 1; p < k->hw; p++)
+            memcpy(panel + (size_t)p * row, panel, row);
+    }
+    memset(into, 0, sizeof *into);
+    into->bytes = bytes;
+    into->data = space;
+    return GAN_OK;
+}
+
+/* The walk as [n, c·hw] over the blocks, a per-channel input spread into `into`. */
+static gan_status walk_images(gan_backend *be, const struct cpu_kept *k, struct gan_shape *s,
+                              struct gan_operand *ops, int nops, struct gan_buffer *into)
+{
+    const struct gan_shape in = *s;
+    const int64_t image = k->c * k->hw;
+    for (int i = 0; i < nops; i++) {
+        struct gan_operand *o = &ops[i];
+        int64_t count;
+        if (scalar(&in, o)) {
+            memset(o->stride, 0, sizeof o->stride);
+            continue;
+        }
+        if (i < nops - 1 && !o->buf->kept.block && !cpu_kept_whole(&in, o, &count)) {
+            gan_status st = spread_channels(be, k, o, into);
+            if (st != GAN_OK)
+                return st;
+            o->buf = into;
+            o->offset = 0;
+            memset(o->stride, 0, sizeof o->stride);
+            o->stride[1] = 1;
+            continue;
+        }
+        memset(o->stride, 0, sizeof o->stride);
+        o->stride[0] = image;
+        o->stride[1] = 1;
+    }
+    memset(s, 0, sizeof *s);
+    s->ndim = 2;
+    s->dim[0] = k->n;
+    s->dim[1] = image;
+    return GAN_OK;
+}
+
+int cpu_kept_elementwise(gan_backend *be, int nops, struct gan_shape *shape,
+                         struct gan_operand *ops, struct gan_buffer *channels,
+                         struct cpu_kept *out, gan_status *st)
+{
+    *st = GAN_OK;
+    out->block = 0;
+    if (shape->ndim < 0 || shape->ndim > GAN_MAX_DIMS)
+        return 0;
+    const struct cpu_kept *k = NULL;
+    int any = 0;
+    for (int i = 0; i < nops; i++) {
+        if (!ops[i].buf)
+            return 0;
+        if (ops[i].buf->kept.block) {
+            any = 1;
+            if (i < nops - 1 && !k)
+                k = &ops[i].buf->kept;
+        }
+    }
+    if (!any)
+        return 0;
+    int per_channel = 0;
+    if (k && fits(k, shape, ops, nops, &per_channel)) {
+        const struct cpu_kept blocks = *k;
+        if (per_channel &&
+            (*st = walk_images(be, &blocks, shape, ops, nops, channels)) != GAN_OK)
+            return 0;
+        *out = blocks;
+        out->dtype = ops[nops - 1].dtype;
+        return 1;
+    }
+    for (int i = 0; i < nops - 1; i++)
+        if ((*st = cpu_kept_plain(be, ops[i].buf)) != GAN_OK)
+            return 0;
+    *st = cpu_kept_written(be, shape, &ops[nops - 1]);
+    return 0;
+}
+
+gan_status cpu_kept_written(gan_backend *be, const struct gan_shape *shape,
+                            const struct gan_operand *y)
+{
+    if (!y->buf || !y->buf->kept.block)
+        return GAN_OK;
+    /* The elements written, where they are a contiguous run from the start: a
+     * broadcast output (stride 0) writes fewer distinct ones. */
+    struct gan_shape written = *shape;
+    for (int d = 0; d < written.ndim; d++)
+        if (y->stride[d] == 0)
+            written.dim[d] = 1;
+    int64_t count;
+    if (shape->ndim >= 0 && shape->ndim <= GAN_MAX_DIMS && cpu_kept_whole(&written, y, &count))
+        return cpu_kept_overwritten(be, y->buf, 0, (size_t)count * gan_dtype_size(y->dtype));
+    return cpu_kept_plain(be, y->buf);
+}
+
+gan_status cpu_kept_gemm(gan_backend *be, const struct gan_gemm *g)
+{
+    gan_status st = cpu_kept_plain(be, g->a.buf);
+    if (st == GAN_OK)
+        st = cpu_kept_plain(be, g->b.buf);
+    if (st != GAN_OK || !g->c.buf || !g->c.buf->kept.block)
+        return st;
+    /* C written whole, from its buffer's start, without being read */
+    const int64_t batch = g->batch > 1 ? g->batch : 1;
+    if (g->beta == 0.0f && g->c.offset == 0 && g->ldc == g->n && g->m > 0 && g->n > 0 &&
+        (batch == 1 || g->stride_c == g->m * g->n))
+        return cpu_kept_overwritten(be, g->c.buf, 0,
+                                    (size_t)(batch * g->m * g->n) *
+                                        gan_dtype_size(g->c.dtype));
+    return cpu_kept_plain(be, g->c.buf);
+}
+
+gan_status cpu_kept_ref_written(gan_backend *be, const struct gan_ref *r, size_t n)
+{
+    if (!r || !r->buf)
+        return GAN_OK;
+    const size_t size = gan_dtype_size(r->dtype);
+    return cpu_kept_overwritten(be, r->buf, r->offset * size, n * size);
+}
+
+gan_status cpu_kept_call(gan_backend *be, const struct gan_ref *a, const struct gan_ref *b,
+                         float beta, const struct gan_ref *out, size_t out_elements)
+{
+    gan_status st = cpu_kept_plain(be, a->buf);
+    if (st == GAN_OK)
+        st = cpu_kept_plain(be, b->buf);
+    if (st != GAN_OK)
+        return st;
+    return beta == 0.0f ? cpu_kept_ref_written(be, out, out_elements)
+                        : cpu_kept_plain(be, out->buf);
+}

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/* check_kept_blocks.c — activations kept in oneDNN's channel blocks between convolutions
+ * (backends/cpu/kept_blocks.c). Two layers of a critic, forward and backward, run on a
+ * backend that keeps the blocks and on one that moves them after every convolution:
+ * every result downloaded must be the same bits, while the intermediate tensors must
+ * really have stayed in blocks on the first (or the test would prove nothing). Then the
+ * ways out of the blocks: an op with an NCHW operand, a product, a partial upload and a
+ * copy see NCHW values; a write over the whole tensor forgets the blocks. FP32 on any
+ * x86-64 CPU, BF16 where the CPU has a BF16 dot product (else that part is skipped,
+ * saying so). */
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/cpu_fixture.h"
+#include "../../backends/cpu/onednn.h"
+
+static uint64_t rng_state = 0x2545f4914f6cdd1du;
+static float next_value(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    /* in (-1, 1), with a mantissa short enough to be exact in BF16 */
+    return (float)((int32_t)(rng_state >> 40) - (1 << 23)) * 0x1p-23f;
+}
+
+static gan_backend *backend_keeping(int keep)
+{
+    const char *const settings[] = { "threads=2", "gemm=onednn", NULL };
+    gan_backend *be = cpu_fixture_new(settings);
+    ck_assert_int_eq(cpu_gemm_path_setting(be->host, &be->gemm_path), GAN_OK);
+    ck_assert_int_eq(cpu_onednn_open(be), GAN_OK);
+    be->keep_blocks = keep;
+    return be;
+}
+
+static void backend_free(gan_backend *be)
+{
+    cpu_onednn_close(be);
+    cpu_fixture_free(be);
+}
+
+/* A buffer of n elements of dt holding values[0 … n-1] (BF16: their upper halves, exact). */
+static gan_buffer *tensor(gan_backend *be, enum gan_dtype dt, size_t n, const float *values)
+{
+    gan_buffer *buf = cpu_fixture_buffer(be, n, NULL);
+    if (!values)
+        return buf;
+    if (dt == GAN_F32) {
+        ck_assert_int_eq(cpu_upload(be, buf, 0, values, n * sizeof(float)), GAN_OK);
+        return buf;
+    }
+    uint16_t *bits = malloc(n * sizeof *bits);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &values[i], sizeof u);
+        bits[i] = (uint16_t)(u >> 16);
+    }
+    ck_assert_int_eq(cpu_upload(be, buf, 0, bits, n * sizeof *bits), GAN_OK);
+    free(bits);
+    return buf;
+}
+
+static float *random_values(size_t n)
+{
+    float *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = next_value();
+    return v;
+}
+
+static struct gan_ref ref(gan_buffer *b, enum gan_dtype dt)
+{
+    return cpu_fixture_ref(b, dt);
+}
+
+/* An operand over a 4-D walk of `dims`: contiguous, or one value per channel (dim 1). */
+static struct gan_operand operand(gan_buffer *b, enum gan_dtype dt, const int64_t *dims,
+                                  int per_channel)
+{
+    struct gan_operand o;
+    memset(&o, 0, sizeof o);
+    o.buf = b;
+    o.dtype = dt;
+    if (per_channel) {
+        o.stride[1] = 1;
+        return o;
+    }
+    o.stride[3] = 1;
+    o.stride[2] = dims[3];
+    o.stride[1] = dims[2] * dims[3];
+    o.stride[0] = dims[1] * dims[2] * dims[3];
+    return o;
+}
+
+static struct gan_shape shape4(const int64_t *dims)
+{
+    struct gan_shape s;
+    memset(&s, 0, sizeof s);
+    s.ndim = 4;
+    memcpy(s.dim, dims, 4 * sizeof dims[0]);
+    return s;
+}
+
+static struct gan_conv2d conv(int64_t n, int64_t c_in, int64_t hw_in, int64_t c_out,
+                              int stride, enum gan_dtype dt)
+{
+    struct gan_conv2d c;
+    memset(&c, 0, sizeof c);
+    c.n = n;
+    c.c_in = c_in;
+    c.h_in = c.w_in = hw_in;
+    c.c_out = c_out;
+    c.kh = c.kw = 3;
+    c.stride_h = c.stride_w = stride;
+    c.pad_h = c.pad_w = 1;
+    c.dilation_h = c.dilation_w = 1;
+    c.h_out = c.w_out = (hw_in + 2 - 3) / stride + 1;
+    c.dtype = dt;
+    return c;
+}
+
+/* The results of the two layers' forward and backward, each downloaded. */
+enum { R_Y1, R_A1, R_Y2, R_DA1, R_DZ1, R_DB1, R_DW1, R_DW2, R_DX, R_SUM, R_PRODUCT, R_COUNT };
+struct results {
+    void *data[R_COUNT];
+    size_t bytes[R_COUNT];
+    int kept_a1, kept_dz1, kept_dx, plain_after_sum, plain_after_product;
+};
+
+static void keep_result(gan_backend *be, struct results *r, int which, gan_buffer *b,
+                        size_t bytes)
+{
+    r->data[which] = malloc(bytes);
+    r->bytes[which] = bytes;
+    ck_assert_int_eq(cpu_download(be, r->data[which], b, 0, bytes), GAN_OK);
+}
+
+/* x [4, 16, 9, 9] → conv 3×3 stride 2 → y1 [4, 32, 5, 5] + bias → leaky ReLU → a1 →
+ * conv 3×3 → y2 [4, 16, 5, 5]; then, from a given gradient of y2, the gradients of a1,
+ * of the pre-activation z1, of the bias, of both filters and of x, as a critic's
+ * backward makes them; then x's gradient plus x (an NCHW operand) and a1 times a matrix. */
+static void run_layers(gan_backend *be, enum gan_dtype dt, struct results *r)
+{
+    const size_t es = gan_dtype_size(dt);
+    struct gan_conv2d c1 = conv(4, 16, 9, 32, 2, dt), c2 = conv(4, 32, 5, 16, 1, dt);
+    const int64_t d1[4] = { 4, 32, 5, 5 }, dx[4] = { 4, 16, 9, 9 };
+    const size_t nx = 4 * 16 * 81, n1 = 4 * 32 * 25, n2 = 4 * 16 * 25;
+    const size_t nw1 = 32 * 16 * 9, nw2 = 16 * 32 * 9;
+    rng_state = 0x2545f4914f6cdd1du;
+    float *vx = random_values(nx), *vw1 = random_values(nw1), *vw2 = random_values(nw2);
+    float *vb = random_values(32), *vg = random_values(n2), *vm = random_values(800 * 3);
+    gan_buffer *x = tensor(be, dt, nx, vx), *w1 = tensor(be, dt, nw1, vw1);
+    gan_buffer *w2 = tensor(be, dt, nw2, vw2), *b1 = tensor(be, dt, 32, vb);
+    gan_buffer *gy2 = tensor(be, dt, n2, vg), *m = tensor(be, dt, 800 * 3, vm);
+    gan_buffer *y1 = tensor(be, dt, n1, NULL), *z1 = tensor(be, dt, n1, NULL);
+    gan_buffer *a1 = tensor(be, dt, n1, NULL), *y2 = tensor(be, dt, n2, NULL);
+    gan_buffer *da1 = tensor(be, dt, n1, NULL), *mask = tensor(be, dt, n1, NULL);
+    gan_buffer *dz1 = tensor(be, dt, n1, NULL), *db1 = tensor(be, dt, 32, NULL);
+    gan_buffer *dw1 = tensor(be, dt, nw1, NULL), *dw2 = tensor(be, dt, nw2, NULL);
+    gan_buffer *gx = tensor(be, dt, nx, NULL), *sum = tensor(be, dt, nx, NULL);
+    gan_buffer *prod = tensor(be, dt, 4 * 3, NULL);
+    struct gan_ref rx = ref(x, dt), rw1 = ref(w1, dt), rw2 = ref(w2, dt), ry1 = ref(y1, dt);
+    struct gan_ref ra1 = ref(a1, dt), ry2 = ref(y2, dt), rgy2 = ref(gy2, dt);
+    struct gan_ref rda1 = ref(da1, dt), rdz1 = ref(dz1, dt), rdw1 = ref(dw1, dt);
+    struct gan_ref rdw2 = ref(dw2, dt), rgx = ref(gx, dt);
+    const struct gan_shape s1 = shape4(d1), sx = shape4(dx);
+
+    ck_assert_int_eq(cpu_conv2d_forward(be, &c1, &rx, &rw1, 0.0f, &ry1), GAN_OK);
+    keep_result(be, r, R_Y1, y1, n1 * es);
+    ck_assert_int_eq(cpu_conv2d_forward(be, &c1, &rx, &rw1, 0.0f, &ry1), GAN_OK);
+    struct gan_operand oy1 = operand(y1, dt, d1, 0), ob = operand(b1, dt, d1, 1);
+    struct gan_operand oz1 = operand(z1, dt, d1, 0), oa1 = operand(a1, dt, d1, 0);
+    ck_assert_int_eq(cpu_binary(be, GAN_BINARY_ADD, &s1, &oy1, &ob, &oz1), GAN_OK);
+    ck_assert_int_eq(cpu_unary(be, GAN_UNARY_LEAKY_RELU, 0.2f, &s1, &oz1, &oa1), GAN_OK);
+    r->kept_a1 = a1->kept.block != 0;
+    ck_assert_int_eq(cpu_conv2d_forward(be, &c2, &ra1, &rw2, 0.0f, &ry2), GAN_OK);
+
+    ck_assert_int_eq(cpu_conv2d_backward_data(be, &c2, &rgy2, &rw2, 0.0f, &rda1), GAN_OK);
+    ck_assert_int_eq(cpu_conv2d_backward_filter(be, &c2, &ra1, &rgy2, 0.0f, &rdw2), GAN_OK);
+    struct gan_operand omask = operand(mask, dt, d1, 0), oda1 = operand(da1, dt, d1, 0);
+    struct gan_operand odz1 = operand(dz1, dt, d1, 0);
+    ck_assert_int_eq(cpu_unary(be, GAN_UNARY_LEAKY_STEP, 0.2f, &s1, &oz1, &omask), GAN_OK);
+    ck_assert_int_eq(cpu_binary(be, GAN_BINARY_MUL, &s1, &oda1, &omask, &odz1), GAN_OK);
+    r->kept_dz1 = dz1->kept.block != 0;
+    struct gan_operand odb = operand(db1, dt, d1, 1);
+    odb.stride[1] = 1;
+    ck_assert_int_eq(cpu_reduce(be, GAN_REDUCE_SUM, &s1, &odz1, 0xdu, &odb), GAN_OK);
+    ck_assert_int_eq(cpu_conv2d_backward_filter(be, &c1, &rx, &rdz1, 0.0f, &rdw1), GAN_OK);
+    ck_assert_int_eq(cpu_conv2d_backward_data(be, &c1, &rdz1, &rw1, 0.0f, &rgx), GAN_OK);
+    r->kept_dx = gx->kept.block != 0;
+
+    /* out of the blocks: an NCHW operand, then a product reading a1 as [4, 800] */
+    struct gan_operand ogx = operand(gx, dt, dx, 0), ox = operand(x, dt, dx, 0);
+    struct gan_operand osum = operand(sum, dt, dx, 0);
+    ck_assert_int_eq(cpu_binary(be, GAN_BINARY_ADD, &sx, &ogx, &ox, &osum), GAN_OK);
+    r->plain_after_sum = gx->kept.block == 0 && sum->kept.block == 0;
+    struct gan_gemm g = {
+        .m = 4, .n = 3, .k = 800, .alpha = 1.0f, .beta = 0.0f,
+        .a = ref(a1, dt), .b = ref(m, dt), .c = ref(prod, dt),
+        .lda = 800, .ldb = 3, .ldc = 3, .batch = 1,
+    };
+    ck_assert_int_eq(cpu_gemm(be, &g), GAN_OK);
+    r->plain_after_product = a1->kept.block == 0;
+
+    keep_result(be, r, R_A1, a1, n1 * es);
+    keep_result(be, r, R_Y2, y2, n2 * es);
+    keep_result(be, r, R_DA1, da1, n1 * es);
+    keep_result(be, r, R_DZ1, dz1, n1 * es);
+    keep_result(be, r, R_DB1, db1, 32 * es);
+    keep_result(be, r, R_DW1, dw1, nw1 * es);
+    keep_result(be, r, R_DW2, dw2, nw2 * es);
+    keep_result(be, r, R_DX, gx, nx * es);
+    keep_result(be, r, R_SUM, sum, nx * es);
+    keep_result(be, r, R_PRODUCT, prod, 12 * es);
+    gan_buffer *all[] = { x, w1, w2, b1, gy2, m, y1, z1, a1, y2, da1, mask, dz1, db1, dw1,
+                          dw2, gx, sum, prod };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        cpu_buffer_free(be, all[i]);
+    free(vx);
+    free(vw1);
+    free(vw2);
+    free(vb);
+    free(vg);
+    free(vm);
+}
+
+static void free_results(struct results *r)
+{
+    for (int i = 0; i < R_COUNT; i++)
+        free(r->data[i]);
+}
+
+static const enum gan_dtype dtypes[] = { GAN_F32, GAN_BF16 };
+
+START_TEST(test_layers_same_bits)
+{
+    const enum gan_dtype dt = dtypes[_i];
+    if (dt == GAN_BF16 && !cpu_has_bf16_dot()) {
+        fprintf(stderr, "check_kept_blocks: BF16 part skipped: this CPU has no BF16 dot "
+                        "product (AVX512-BF16 or AMX-BF16), so BF16 blocks are FP32 and "
+                        "never kept\n");
+        return;
+    }
+    static const char *const names[R_COUNT] = { "y1", "a1", "y2", "da1", "dz1", "db1",
+                                                "dw1", "dw2", "dx", "dx + x", "a1 · m" };
+    gan_backend *keeping = backend_keeping(1), *moving = backend_keeping(0);
+    struct results kept, moved;
+    memset(&kept, 0, sizeof kept);
+    memset(&moved, 0, sizeof moved);
+    run_layers(keeping, dt, &kept);
+    run_layers(moving, dt, &moved);
+    ck_assert_msg(kept.kept_a1 && kept.kept_dz1 && kept.kept_dx,
+                  "activations not kept in blocks: a1 %d, dz1 %d, dx %d", kept.kept_a1,
+                  kept.kept_dz1, kept.kept_dx);
+    ck_assert_msg(!moved.kept_a1 && !moved.kept_dz1 && !moved.kept_dx,
+                  "blocks kept under channel_blocks = moved");
+    ck_assert_msg(kept.plain_after_sum && kept.plain_after_product,
+                  "an op with an NCHW operand or a product left blocks: %d %d",
+                  kept.plain_after_sum, kept.plain_after_product);
+    for (int i = 0; i < R_COUNT; i++)
+        ck_assert_msg(memcmp(kept.data[i], moved.data[i], kept.bytes[i]) == 0,
+                      "%s %s: kept blocks give other bits than moved ones", gan_dtype_name(dt),
+                      names[i]);
+    free_results(&kept);
+    free_results(&moved);
+    backend_free(keeping);
+    backend_free(moving);
+}
+END_TEST
+
+/* A tensor left in blocks by a convolution, its NCHW values read back first. */
+static gan_buffer *kept_output(gan_backend *be, float *nchw)
+{
+    struct gan_conv2d c = conv(2, 16, 6, 16, 1, GAN_F32);
+    const size_t nx = 2 * 16 * 36, nw = 16 * 16 * 9;
+    float *vx = random_values(nx), *vw = random_values(nw);
+    gan_buffer *x = tensor(be, GAN_F32, nx, vx), *w = tensor(be, GAN_F32, nw, vw);
+    gan_buffer *y = tensor(be, GAN_F32, nx, NULL);
+    struct gan_ref rx = ref(x, GAN_F32), rw = ref(w, GAN_F32), ry = ref(y, GAN_F32);
+    ck_assert_int_eq(cpu_conv2d_forward(be, &c, &rx, &rw, 0.0f, &ry), GAN_OK);
+    ck_assert_int_eq(cpu_download(be, nchw, y, 0, nx * sizeof(float)), GAN_OK);
+    ck_assert_int_eq(cpu_conv2d_forward(be, &c, &rx, &rw, 0.0f, &ry), GAN_OK);
+    ck_assert_msg(y->kept.block != 0, "a convolution's output was not kept");
+    cpu_buffer_free(be, x);
+    cpu_buffer_free(be, w);
+    free(vx);
+    free(vw);
+    return y;
+}
+
+START_TEST(test_ways_out)
+{
+    gan_backend *be = backend_keeping(1);
+    const size_t n = 2 * 16 * 36;
+    float *nchw = malloc(n * sizeof *nchw), *got = malloc(n * sizeof *got);
+    float *fresh = random_values(n);
+
+    /* a partial upload: the rest keeps its NCHW values */
+    gan_buffer *y = kept_output(be, nchw);
+    ck_assert_int_eq(cpu_upload(be, y, 8 * sizeof(float), fresh, 16 * sizeof(float)), GAN_OK);
+    ck_assert_int_eq(y->kept.block, 0);
+    ck_assert_int_eq(cpu_download(be, got, y, 0, n * sizeof(float)), GAN_OK);
+    ck_assert_int_eq(memcmp(got, nchw, 8 * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(got + 8, fresh, 16 * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(got + 24, nchw + 24, (n - 24) * sizeof(float)), 0);
+    cpu_buffer_free(be, y);
+
+    /* a whole upload forgets the blocks: what is read back is what was written */
+    y = kept_output(be, nchw);
+    ck_assert_int_eq(cpu_upload(be, y, 0, fresh, n * sizeof(float)), GAN_OK);
+    ck_assert_int_eq(y->kept.block, 0);
+    ck_assert_int_eq(cpu_download(be, got, y, 0, n * sizeof(float)), GAN_OK);
+    ck_assert_int_eq(memcmp(got, fresh, n * sizeof(float)), 0);
+    cpu_buffer_free(be, y);
+
+    /* a copy out of a kept tensor copies its NCHW values */
+    y = kept_output(be, nchw);
+    gan_buffer *other = tensor(be, GAN_F32, n, NULL);
+    ck_assert_int_eq(cpu_copy(be, other, 0, y, 4 * sizeof(float), 100 * sizeof(float)), GAN_OK);
+    ck_assert_int_eq(cpu_download(be, got, other, 0, 100 * sizeof(float)), GAN_OK);
+    ck_assert_int_eq(memcmp(got, nchw + 4, 100 * sizeof(float)), 0);
+    cpu_buffer_free(be, other);
+
+    /* a whole element-wise write of another shape forgets them too */
+    const int64_t flat[4] = { 1, 1, 1, (int64_t)n };
+    struct gan_shape s = shape4(flat);
+    gan_buffer *src = tensor(be, GAN_F32, n, fresh);
+    struct gan_operand os = operand(src, GAN_F32, flat, 0), oy = operand(y, GAN_F32, flat, 0);
+    ck_assert_int_eq(cpu_unary(be, GAN_UNARY_NEG, 0.0f, &s, &os, &oy), GAN_OK);
+    ck_assert_int_eq(y->kept.block, 0);
+    ck_assert_int_eq(cpu_download(be, got, y, 0, n * sizeof(float)), GAN_OK);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(got[i] == -fresh[i], "element %zu: %g, not %g", i, (double)got[i],
+                      (double)-fresh[i]);
+    cpu_buffer_free(be, src);
+    cpu_buffer_free(be, y);
+    free(nchw);
+    free(got);
+    free(fresh);
+    backend_free(be);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("kept_blocks");
+    TCase *tc = tcase_create("kept_blocks");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_layers_same_bits, 0, 2);
+    tcase_add_test(tc, test_ways_out);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
