@@ -60,13 +60,6 @@ static const float *load_run(enum cpu_isa isa, const unsigned char *base, enum g
         cpu_convert(isa, raw, dtype, stage, GAN_F32, (size_t)n);
         return stage;
     }
-    if (dtype == GAN_F32 && stride > 0) {
-        /* a strided FP32 run (a channel of kept blocks): gathered as it is */
-        const float *src = (const float *)(const void *)base + off;
-        for (int64_t i = 0; i < n; i++)
-            stage[i] = src[i * stride];
-        return stage;
-    }
     for (int64_t i = 0; i < n; i++)
         stage[i] = cpu_load(base, dtype, off + i * stride);
     return stage;
@@ -332,40 +325,118 @@ static void reduce_by_lanes(void *arg, int part, int64_t begin, int64_t end)
     }
 }
 
-/* The plan of a reduction of an NCHW tensor kept in channel blocks (kept_blocks.c) to one
- * value per channel, a bias gradient: 0 for any other. NCHW's plan walks each channel's
- * images in turn, each image's pixels as one contiguous run (reduce_by_output, since a
- * channel's pixels are contiguous and channels are not); this one walks the same
- * elements in the same order, a run's pixels `block` apart, so each output gets the same
- * bits. */
-static int kept_plan(const struct gan_shape *shape, const struct gan_operand *x,
-                     uint32_t axes, const struct gan_operand *y, struct red_plan *p)
+/* A reduction of an NCHW tensor kept in channel blocks (kept_blocks.c) to one value per
+ * channel, a bias gradient, which NCHW's plan computes one channel at a time
+ * (reduce_by_output: a channel's pixels are contiguous, channels are not): each image's
+ * pixels in runs of RED_RUN reduced by run_reduce, the runs' results combined by the
+ * cascade. In blocks a pixel's `block` channels are contiguous instead, so the walk
+ * computes a block's channels side by side, each lane doing for its channel what
+ * run_reduce and the cascade do, in the same order: the same bits. */
+struct kept_job {
+    enum cpu_isa isa;
+    enum gan_reduce_op op;
+    const struct cpu_kept *k;
+    const struct gan_operand *x, *y;
+    int64_t rcount;
+};
+
+#define KEPT_MAX_BLOCK 16
+
+/* Whether x, walked over shape, is a kept tensor whose channels the call reduces to one
+ * value each. */
+static int kept_by_channel(const struct gan_shape *shape, const struct gan_operand *x,
+                           uint32_t axes)
 {
     const struct cpu_kept *k = &x->buf->kept;
     int64_t count;
-    if (!k->block || shape->ndim != 4 || axes != 0xdu || shape->dim[0] != k->n ||
-        shape->dim[1] != k->c || shape->dim[2] * shape->dim[3] != k->hw || k->hw < 2 ||
-        !cpu_kept_whole(shape, x, &count))
-        return 0;
-    const int64_t ys = y->stride[1];
-    p->nk = 0;
-    if (k->c > k->block) {
-        p->kdim[p->nk] = k->c / k->block;
-        p->kx[p->nk] = k->hw * k->block;
-        p->ky[p->nk++] = k->block * ys;
+    return k->block && k->block <= KEPT_MAX_BLOCK && shape->ndim == 4 && axes == 0xdu &&
+           shape->dim[0] == k->n && shape->dim[1] == k->c &&
+           shape->dim[2] * shape->dim[3] == k->hw && k->hw > 1 &&
+           cpu_kept_whole(shape, x, &count);
+}
+
+/* What run_reduce does to a run of m pixels, for each of w channels side by side: rows
+ * holds pixel i's channels at rows[i·w … i·w + w − 1]. */
+static void lanes_run(enum gan_reduce_op op, float acc[8][KEPT_MAX_BLOCK], const float *rows,
+                      int64_t m, int w)
+{
+    int64_t i = 0;
+    switch (op) {
+    case GAN_REDUCE_SUM:
+    case GAN_REDUCE_MEAN:
+        for (; i + 8 <= m; i += 8)
+            for (int a = 0; a < 8; a++)
+                for (int l = 0; l < w; l++)
+                    acc[a][l] += rows[(i + a) * w + l];
+        break;
+    case GAN_REDUCE_SUM_SQUARES:
+        for (; i + 8 <= m; i += 8)
+            for (int a = 0; a < 8; a++)
+                for (int l = 0; l < w; l++)
+                    acc[a][l] += rows[(i + a) * w + l] * rows[(i + a) * w + l];
+        break;
+    default:
+        for (; i + 8 <= m; i += 8)
+            for (int a = 0; a < 8; a++)
+                for (int l = 0; l < w; l++)
+                    acc[a][l] = gan_red_combine(op, acc[a][l],
+                                                gan_red_transform(op, rows[(i + a) * w + l]));
+        break;
     }
-    p->kdim[p->nk] = k->block;
-    p->kx[p->nk] = 1;
-    p->ky[p->nk++] = ys;
-    p->nr = 0;
-    if (k->n > 1) {
-        p->rdim[p->nr] = k->n;
-        p->rx[p->nr++] = k->c * k->hw;
+    for (; i < m; i++)
+        for (int l = 0; l < w; l++)
+            acc[i & 7][l] = gan_red_combine(op, acc[i & 7][l],
+                                            gan_red_transform(op, rows[i * w + l]));
+}
+
+/* Blocks of channels [begin, end). */
+static void reduce_kept(void *arg, int part, int64_t begin, int64_t end)
+{
+    (void)part;
+    const struct kept_job *j = arg;
+    const enum gan_reduce_op op = j->op;
+    const struct cpu_kept *k = j->k;
+    const int w = (int)k->block;
+    const size_t es = gan_dtype_size(j->x->dtype);
+    const unsigned char *xb = j->x->buf->data;
+    unsigned char *yb = j->y->buf->data;
+    const int64_t ys = j->y->stride[1];
+    const float id = gan_red_identity(op);
+    struct vcascade c; /* 16 KiB */
+    float stage[RED_RUN * KEPT_MAX_BLOCK], acc[8][KEPT_MAX_BLOCK], v[RED_LANES];
+
+    for (int64_t g = begin; g < end; g++) {
+        c.count = 0;
+        for (int64_t n = 0; n < k->n; n++) {
+            for (int64_t start = 0; start < k->hw; start += RED_RUN) {
+                const int64_t m = k->hw - start < RED_RUN ? k->hw - start : RED_RUN;
+                const int64_t off = (int64_t)j->x->offset + n * k->c * k->hw +
+                                    (g * k->hw + start) * w;
+                const float *rows = (const float *)(const void *)xb + off;
+                if (j->x->dtype != GAN_F32) {
+                    cpu_convert(j->isa, xb + (size_t)off * es, j->x->dtype, stage, GAN_F32,
+                                (size_t)(m * w));
+                    rows = stage;
+                }
+                for (int a = 0; a < 8; a++)
+                    for (int l = 0; l < w; l++)
+                        acc[a][l] = id;
+                lanes_run(op, acc, rows, m, w);
+                for (int l = 0; l < w; l++)
+                    v[l] = gan_red_combine(
+                        op,
+                        gan_red_combine(op, gan_red_combine(op, acc[0][l], acc[1][l]),
+                                        gan_red_combine(op, acc[2][l], acc[3][l])),
+                        gan_red_combine(op, gan_red_combine(op, acc[4][l], acc[5][l]),
+                                        gan_red_combine(op, acc[6][l], acc[7][l])));
+                vcascade_push(op, &c, v, w);
+            }
+        }
+        vcascade_result(op, &c, v, w);
+        for (int l = 0; l < w; l++)
+            cpu_store(yb, j->y->dtype, (int64_t)j->y->offset + (g * w + l) * ys,
+                      gan_red_finish(op, v[l], j->rcount));
     }
-    p->rdim[p->nr] = k->hw;
-    p->rx[p->nr++] = k->block;
-    p->rcount = k->n * k->hw;
-    return 1;
 }
 
 gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_shape *shape,
@@ -386,15 +457,17 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
     if ((st = cpu_kept_written(be, shape, y)) != GAN_OK)
         return st;
 
-    struct red_plan p;
-    struct red_job j = { be->isa, op, &p, x, y, 1 };
-    if (x->buf->kept.block && kept_plan(shape, x, axes, y, &p)) {
-        int parts = cpu_parallel_parts(be, kcount, 1, p.rcount);
-        cpu_parallel_for(be, parts, kcount, 1, reduce_by_output, &j);
+    if (x->buf->kept.block && kept_by_channel(shape, x, axes)) {
+        struct kept_job kj = { be->isa, op, &x->buf->kept, x, y, rcount };
+        const int64_t blocks = kj.k->c / kj.k->block;
+        int parts = cpu_parallel_parts(be, blocks, 1, rcount * kj.k->block);
+        cpu_parallel_for(be, parts, blocks, 1, reduce_kept, &kj);
         return GAN_OK;
     }
     if ((st = cpu_kept_plain(be, x->buf)) != GAN_OK)
         return st;
+    struct red_plan p;
+    struct red_job j = { be->isa, op, &p, x, y, 1 };
     p.rcount = rcount;
     p.nk = gan_reduce_group(shape, axes, 0, x, y, p.kdim, p.kx, p.ky);
     p.nr = gan_reduce_group(shape, axes, 1, x, y, p.rdim, p.rx, NULL);
