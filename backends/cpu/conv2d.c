@@ -408,7 +408,8 @@ gan_status cpu_conv2d_forward(gan_backend *be, const struct gan_conv2d *c,
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_FORWARD, c, x, w, beta, y, &st))
         return st;
-    if ((st = cpu_kept_call(be, x, w, beta, y, d.y_all)) != GAN_OK)
+    struct cpu_kept_copies copies;
+    if ((st = cpu_kept_call(be, &x, &w, &copies, beta, y, d.y_all)) != GAN_OK)
         return st;
 
     const int f32 = c->dtype == GAN_F32;
@@ -476,7 +477,8 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_DATA, c, dy, w, beta, dx, &st))
         return st;
-    if ((st = cpu_kept_call(be, dy, w, beta, dx, d.x_all)) != GAN_OK)
+    struct cpu_kept_copies copies;
+    if ((st = cpu_kept_call(be, &dy, &w, &copies, beta, dx, d.x_all)) != GAN_OK)
         return st;
 
     const int f32 = c->dtype == GAN_F32;
@@ -535,7 +537,8 @@ gan_status cpu_conv2d_backward_filter(gan_backend *be, const struct gan_conv2d *
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_FILTER, c, x, dy, beta, dw, &st))
         return st;
-    if ((st = cpu_kept_call(be, x, dy, beta, dw, d.w_elems)) != GAN_OK)
+    struct cpu_kept_copies copies;
+    if ((st = cpu_kept_call(be, &x, &dy, &copies, beta, dw, d.w_elems)) != GAN_OK)
         return st;
 
     const int f32 = c->dtype == GAN_F32;

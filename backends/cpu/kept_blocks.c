@@ -301,14 +301,56 @@ gan_status cpu_kept_ref_written(gan_backend *be, const struct gan_ref *r, size_t
     return cpu_kept_overwritten(be, r->buf, r->offset * size, n * size);
 }
 
-gan_status cpu_kept_call(gan_backend *be, const struct gan_ref *a, const struct gan_ref *b,
-                         float beta, const struct gan_ref *out, size_t out_elements)
+gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct gan_ref **b,
+                         struct cpu_kept_copies *copies, float beta, const struct gan_ref *out,
+                         size_t out_elements)
 {
-    gan_status st = cpu_kept_plain(be, a->buf);
-    if (st == GAN_OK)
-        st = cpu_kept_plain(be, b->buf);
+    const struct gan_ref **in[2] = { a, b };
+    size_t at[2], bytes = 0;
+    for (int i = 0; i < 2; i++) {
+        const gan_buffer *buf = (*in[i])->buf;
+        at[i] = bytes;
+        if (buf->kept.block)
+            bytes += ((size_t)kept_elements(&buf->kept) * gan_dtype_size(buf->kept.dtype) + 63) &
+                     ~(size_t)63;
+    }
+    void *space = NULL;
+    gan_status st = bytes ? cpu_operand_scratch(be, bytes, &space) : GAN_OK;
     if (st != GAN_OK)
         return st;
+    for (int i = 0; i < 2; i++) {
+        const gan_buffer *buf = (*in[i])->buf;
+        if (!buf->kept.block)
+            continue;
+        const struct cpu_kept *k = &buf->kept;
+        const struct cpu_channel_blocks moves = { k->n * k->c / k->block, k->hw, k->block,
+                                                  k->dtype };
+        memset(&copies->buf[i], 0, sizeof copies->buf[i]);
+        copies->buf[i].data = (unsigned char *)space + at[i];
+        copies->buf[i].bytes = (size_t)kept_elements(k) * gan_dtype_size(k->dtype);
+        cpu_from_channel_blocks_threads(be, &moves, buf->data, copies->buf[i].data, k->dtype);
+        copies->ref[i] = **in[i];
+        copies->ref[i].buf = &copies->buf[i];
+        *in[i] = &copies->ref[i];
+    }
     return beta == 0.0f ? cpu_kept_ref_written(be, out, out_elements)
                         : cpu_kept_plain(be, out->buf);
+}
+
+int cpu_kept_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset, gan_buffer *src,
+                  size_t src_byte_offset, size_t bytes, gan_status *st)
+{
+    if (!dst || !src || dst == src || !src->kept.block || src_byte_offset != 0)
+        return 0;
+    const struct cpu_kept *k = &src->kept;
+    const size_t whole = (size_t)kept_elements(k) * gan_dtype_size(k->dtype);
+    if (bytes != whole || dst_byte_offset > dst->bytes || bytes > dst->bytes - dst_byte_offset)
+        return 0;
+    if ((*st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes)) != GAN_OK)
+        return 1;
+    const struct cpu_channel_blocks moves = { k->n * k->c / k->block, k->hw, k->block,
+                                              k->dtype };
+    cpu_from_channel_blocks_threads(be, &moves, src->data, dst->data + dst_byte_offset,
+                                    k->dtype);
+    return 1;
 }

@@ -95,7 +95,10 @@ gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
 gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                     gan_buffer *src, size_t src_byte_offset, size_t bytes)
 {
-    gan_status st = cpu_kept_plain(be, src);
+    gan_status st = GAN_OK;
+    if (cpu_kept_copy(be, dst, dst_byte_offset, src, src_byte_offset, bytes, &st))
+        return st;
+    st = cpu_kept_plain(be, src);
     if (st == GAN_OK)
         st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes);
     if (st != GAN_OK)

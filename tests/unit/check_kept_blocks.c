@@ -29,14 +29,22 @@ static float next_value(void)
     return (float)((int32_t)(rng_state >> 40) - (1 << 23)) * 0x1p-23f;
 }
 
-static gan_backend *backend_keeping(int keep)
+/* A backend that keeps blocks or not, its convolutions on oneDNN or, `automatic`, as
+ * backend.gemm = "auto" sends them (an input gradient of one channel to im2col). */
+static gan_backend *backend_routed(int keep, int automatic)
 {
-    const char *const settings[] = { "threads=2", "gemm=onednn", NULL };
+    const char *const settings[] = { "threads=2", automatic ? "gemm=auto" : "gemm=onednn",
+                                     NULL };
     gan_backend *be = cpu_fixture_new(settings);
     ck_assert_int_eq(cpu_gemm_path_setting(be->host, &be->gemm_path), GAN_OK);
     ck_assert_int_eq(cpu_onednn_open(be), GAN_OK);
     be->keep_blocks = keep;
     return be;
+}
+
+static gan_backend *backend_keeping(int keep)
+{
+    return backend_routed(keep, 0);
 }
 
 static void backend_free(gan_backend *be)
@@ -319,9 +327,15 @@ START_TEST(test_ways_out)
     ck_assert_int_eq(memcmp(got, fresh, n * sizeof(float)), 0);
     cpu_buffer_free(be, y);
 
-    /* a copy out of a kept tensor copies its NCHW values */
+    /* a copy of the whole of a kept tensor is NCHW, and the tensor stays kept */
     y = kept_output(be, nchw);
-    gan_buffer *other = tensor(be, GAN_F32, n, NULL);
+    gan_buffer *other = tensor(be, GAN_F32, n + 8, NULL);
+    ck_assert_int_eq(cpu_copy(be, other, 8 * sizeof(float), y, 0, n * sizeof(float)), GAN_OK);
+    ck_assert_msg(y->kept.block != 0, "a whole copy made its source NCHW");
+    ck_assert_int_eq(cpu_download(be, got, other, 8 * sizeof(float), n * sizeof(float)),
+                     GAN_OK);
+    ck_assert_int_eq(memcmp(got, nchw, n * sizeof(float)), 0);
+    /* a copy of part of it copies its NCHW values */
     ck_assert_int_eq(cpu_copy(be, other, 0, y, 4 * sizeof(float), 100 * sizeof(float)), GAN_OK);
     ck_assert_int_eq(cpu_download(be, got, other, 0, 100 * sizeof(float)), GAN_OK);
     ck_assert_int_eq(memcmp(got, nchw + 4, 100 * sizeof(float)), 0);
@@ -347,6 +361,50 @@ START_TEST(test_ways_out)
 }
 END_TEST
 
+/* Under backend.gemm = "auto", the input gradient of a one-channel image goes to im2col,
+ * which reads its kept input through an NCHW copy: the input stays kept for the filter
+ * gradient after it, and both gradients are the bits of moved blocks. */
+START_TEST(test_im2col_reads_kept)
+{
+    struct gan_conv2d c = conv(4, 1, 12, 16, 2, GAN_F32);
+    const size_t nx = 4 * 144, nw = 16 * 9, ny = 4 * 16 * 36;
+    float *got[2][2];
+    for (int keep = 0; keep < 2; keep++) {
+        gan_backend *be = backend_routed(keep, 1);
+        rng_state = 0x9e3779b97f4a7c15u;
+        float *vx = random_values(nx), *vw = random_values(nw);
+        gan_buffer *x = tensor(be, GAN_F32, nx, vx), *w = tensor(be, GAN_F32, nw, vw);
+        gan_buffer *y = tensor(be, GAN_F32, ny, NULL), *dx = tensor(be, GAN_F32, nx, NULL);
+        gan_buffer *dw = tensor(be, GAN_F32, nw, NULL);
+        struct gan_ref rx = ref(x, GAN_F32), rw = ref(w, GAN_F32), ry = ref(y, GAN_F32);
+        struct gan_ref rdx = ref(dx, GAN_F32), rdw = ref(dw, GAN_F32);
+        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &rx, &rw, 0.0f, &ry), GAN_OK);
+        ck_assert_int_eq(y->kept.block != 0, keep);
+        ck_assert_int_eq(cpu_conv2d_backward_data(be, &c, &ry, &rw, 0.0f, &rdx), GAN_OK);
+        ck_assert_msg(y->kept.block != 0 || !keep, "im2col made its kept input NCHW");
+        ck_assert_int_eq(cpu_conv2d_backward_filter(be, &c, &rx, &ry, 0.0f, &rdw), GAN_OK);
+        got[keep][0] = malloc(nx * sizeof(float));
+        got[keep][1] = malloc(nw * sizeof(float));
+        ck_assert_int_eq(cpu_download(be, got[keep][0], dx, 0, nx * sizeof(float)), GAN_OK);
+        ck_assert_int_eq(cpu_download(be, got[keep][1], dw, 0, nw * sizeof(float)), GAN_OK);
+        gan_buffer *all[] = { x, w, y, dx, dw };
+        for (size_t i = 0; i < 5; i++)
+            cpu_buffer_free(be, all[i]);
+        free(vx);
+        free(vw);
+        backend_free(be);
+    }
+    ck_assert_msg(memcmp(got[0][0], got[1][0], nx * sizeof(float)) == 0,
+                  "the image gradient through im2col differs with kept blocks");
+    ck_assert_msg(memcmp(got[0][1], got[1][1], nw * sizeof(float)) == 0,
+                  "the filter gradient differs with kept blocks");
+    for (int i = 0; i < 2; i++) {
+        free(got[i][0]);
+        free(got[i][1]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kept_blocks");
@@ -354,6 +412,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_layers_same_bits, 0, 2);
     tcase_add_test(tc, test_ways_out);
+    tcase_add_test(tc, test_im2col_reads_kept);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
