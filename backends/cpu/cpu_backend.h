@@ -411,14 +411,14 @@ int cpu_kept_whole(const struct gan_shape *s, const struct gan_operand *o, int64
 gan_status cpu_kept_gemm(gan_backend *be, const struct gan_gemm *g);
 /* n elements of r about to be written without being read. */
 gan_status cpu_kept_ref_written(gan_backend *be, const struct gan_ref *r, size_t n);
-/* A call that reads *a and *b as NCHW and writes out_elements of out, adding to them
- * unless beta = 0. An input kept in blocks is read through an NCHW copy in the operand
- * scratch (*a or *b then points into `copies`), so that its buffer keeps its blocks for
- * the convolution that reads it next; the output is made NCHW, or forgotten as a write. */
 /* A copy of the whole of a tensor kept in blocks, moved into dst as NCHW (src keeps its
  * blocks): 1 when done (with *st), 0 for any other copy. */
 int cpu_kept_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset, gan_buffer *src,
                   size_t src_byte_offset, size_t bytes, gan_status *st);
+/* A call that reads *a and *b as NCHW and writes out_elements of out, adding to them
+ * unless beta = 0. An input kept in blocks is read through an NCHW copy in the operand
+ * scratch (*a or *b then points into `copies`), so that its buffer keeps its blocks for
+ * the convolution that reads it next; the output is made NCHW, or forgotten as a write. */
 struct cpu_kept_copies {
     struct gan_buffer buf[2];
     struct gan_ref ref[2];

@@ -453,46 +453,55 @@ static gan_status elementwise_walk(gan_backend *be, const char *name, int nops, 
     return GAN_OK;
 }
 
-/* A walk whose operands include tensors kept in channel blocks runs on the blocks, or
- * makes them NCHW first (kept_blocks.c); its output then holds what it says. */
+/* The walk of a planned call. Where its operands include tensors kept in channel
+ * blocks, it runs on the blocks (the call rewritten, and planned again) or makes them
+ * NCHW first (kept_blocks.c); its output then holds what it says. */
+static gan_status kept_walk(gan_backend *be, int nops, int op, float alpha,
+                            const char *name, const struct gan_shape *shape,
+                            const struct gan_operand *const *ops, const struct gan_iter *it)
+{
+    struct gan_shape s = *shape;
+    struct gan_operand o[3];
+    for (int i = 0; i < nops; i++)
+        o[i] = *ops[i];
+    struct gan_buffer channels;
+    struct cpu_kept kept;
+    gan_status st;
+    if (!cpu_kept_elementwise(be, nops, &s, o, &channels, &kept, &st))
+        return st != GAN_OK ? st : elementwise_walk(be, name, nops, op, alpha, it, ops);
+    const struct gan_operand *const in[3] = { &o[0], &o[1], &o[2] };
+    struct gan_iter blocks;
+    st = nops == 2 ? gan_unary_plan(be->host, "cpu_unary", unary_names,
+                                    (enum gan_unary_op)op, &s, in, &blocks)
+                   : gan_binary_plan(be->host, "cpu_binary", binary_names,
+                                     (enum gan_binary_op)op, &s, in, &blocks);
+    if (st == GAN_OK)
+        st = elementwise_walk(be, name, nops, op, alpha, &blocks, in);
+    if (st == GAN_OK)
+        cpu_kept_mark(ops[nops - 1]->buf, &kept);
+    return st;
+}
+
 gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                      const struct gan_shape *shape, const struct gan_operand *x,
                      const struct gan_operand *y)
 {
-    if (!shape || !x || !y)
-        return gan_unary_entry(be, be->host, "cpu_unary", unary_names, elementwise_walk, op,
-                               alpha, shape, x, y);
-    struct gan_shape s = *shape;
-    struct gan_operand o[2] = { *x, *y };
-    struct gan_buffer channels;
-    struct cpu_kept kept;
-    gan_status st;
-    cpu_kept_elementwise(be, 2, &s, o, &channels, &kept, &st);
-    if (st == GAN_OK)
-        st = gan_unary_entry(be, be->host, "cpu_unary", unary_names, elementwise_walk, op,
-                             alpha, &s, &o[0], &o[1]);
-    if (st == GAN_OK && kept.block)
-        cpu_kept_mark(y->buf, &kept);
-    return st;
+    const struct gan_operand *ops[2] = { x, y };
+    struct gan_iter it;
+    gan_status st = gan_unary_plan(be->host, "cpu_unary", unary_names, op, shape, ops, &it);
+    if (st != GAN_OK || it.count == 0)
+        return st;
+    return kept_walk(be, 2, (int)op, alpha, unary_names[op], shape, ops, &it);
 }
 
 gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
                       const struct gan_operand *a, const struct gan_operand *b,
                       const struct gan_operand *y)
 {
-    if (!shape || !a || !b || !y)
-        return gan_binary_entry(be, be->host, "cpu_binary", binary_names, elementwise_walk,
-                                op, shape, a, b, y);
-    struct gan_shape s = *shape;
-    struct gan_operand o[3] = { *a, *b, *y };
-    struct gan_buffer channels;
-    struct cpu_kept kept;
-    gan_status st;
-    cpu_kept_elementwise(be, 3, &s, o, &channels, &kept, &st);
-    if (st == GAN_OK)
-        st = gan_binary_entry(be, be->host, "cpu_binary", binary_names, elementwise_walk, op,
-                              &s, &o[0], &o[1], &o[2]);
-    if (st == GAN_OK && kept.block)
-        cpu_kept_mark(y->buf, &kept);
-    return st;
+    const struct gan_operand *ops[3] = { a, b, y };
+    struct gan_iter it;
+    gan_status st = gan_binary_plan(be->host, "cpu_binary", binary_names, op, shape, ops, &it);
+    if (st != GAN_OK || it.count == 0)
+        return st;
+    return kept_walk(be, 3, (int)op, 0.0f, binary_names[op], shape, ops, &it);
 }

@@ -198,7 +198,7 @@ gan_status cpu_fp8_stats(gan_backend *be, const struct gan_fp8_layout *l,
 {
     int64_t n = 0;
     gan_status st = gan_fp8_check_stats(be->host, l, x, block_amax, stats, &n);
-    if (st == GAN_OK)
+    if (st == GAN_OK && n > 0)
         st = cpu_kept_plain(be, x->buf);
     if (st != GAN_OK || n == 0)
         return st;
@@ -297,10 +297,12 @@ gan_status cpu_fp8_quantize(gan_backend *be, const struct gan_fp8_layout *l,
 {
     int64_t n = 0;
     gan_status st = gan_fp8_check_quantize(be->host, l, x, scale, flags, y, stats, &n);
-    const gan_buffer *const touched[] = { x->buf, scale->buf, y->buf };
-    for (size_t i = 0; i < 3 && st == GAN_OK; i++)
-        st = cpu_kept_plain(be, (gan_buffer *)touched[i]);
     if (st != GAN_OK || n == 0)
+        return st;
+    gan_buffer *const touched[] = { x->buf, scale->buf, y->buf };
+    for (size_t i = 0; i < 3 && st == GAN_OK; i++)
+        st = cpu_kept_plain(be, touched[i]);
+    if (st != GAN_OK)
         return st;
     struct quantize_job j;
     memset(&j, 0, sizeof j);
@@ -426,10 +428,12 @@ gan_status cpu_fp8_dequantize(gan_backend *be, const struct gan_fp8_layout *l,
 {
     int64_t n = 0;
     gan_status st = gan_fp8_check_dequantize(be->host, l, q, scale, y, &n);
-    const gan_buffer *const touched[] = { q->buf, scale->buf, y->buf };
-    for (size_t i = 0; i < 3 && st == GAN_OK; i++)
-        st = cpu_kept_plain(be, (gan_buffer *)touched[i]);
     if (st != GAN_OK || n == 0)
+        return st;
+    gan_buffer *const touched[] = { q->buf, scale->buf, y->buf };
+    for (size_t i = 0; i < 3 && st == GAN_OK; i++)
+        st = cpu_kept_plain(be, touched[i]);
+    if (st != GAN_OK)
         return st;
     dequantize_run(be, l, cpu_ref_ptr(q), q->dtype,
                    (const float *)(const void *)cpu_ref_ptr(scale), cpu_ref_ptr(y), y->dtype,

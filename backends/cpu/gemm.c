@@ -41,7 +41,9 @@ static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
                                const struct gan_gemm_stored *sb,
                                const struct gan_gemm_stored *sc)
 {
-    gan_status st = GAN_OK;
+    gan_status st = cpu_kept_gemm(be, g);
+    if (st != GAN_OK)
+        return st;
     const int64_t m = g->m, n = g->n, k = g->k;
 
     const size_t esz_a = gan_dtype_size(g->a.dtype), esz_b = gan_dtype_size(g->b.dtype),
@@ -147,8 +149,5 @@ static gan_status gemm_product(gan_backend *be, const struct gan_gemm *g,
 
 gan_status cpu_gemm(gan_backend *be, const struct gan_gemm *g)
 {
-    gan_status st = cpu_kept_gemm(be, g);
-    if (st != GAN_OK)
-        return st;
     return gan_gemm_entry(be, be->host, "BLAS", INT64_MAX, gemm_product, g);
 }

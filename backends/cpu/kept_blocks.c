@@ -47,6 +47,13 @@ static int64_t kept_elements(const struct cpu_kept *k)
     return k->n * k->c * k->hw;
 }
 
+/* How channel_blocks.c moves k's tensor. */
+static struct cpu_channel_blocks kept_moves(const struct cpu_kept *k)
+{
+    const struct cpu_channel_blocks m = { k->n * k->c / k->block, k->hw, k->block, k->dtype };
+    return m;
+}
+
 static int same_blocks(const struct cpu_kept *a, const struct cpu_kept *b)
 {
     return a->n == b->n && a->c == b->c && a->hw == b->hw && a->block == b->block;
@@ -63,8 +70,7 @@ gan_status cpu_kept_plain(gan_backend *be, gan_buffer *buf)
     if (st != GAN_OK)
         return st;
     memcpy(copy, buf->data, bytes);
-    const struct cpu_channel_blocks moves = { k->n * k->c / k->block, k->hw, k->block,
-                                              k->dtype };
+    const struct cpu_channel_blocks moves = kept_moves(k);
     cpu_from_channel_blocks_threads(be, &moves, copy, buf->data, k->dtype);
     buf->kept.block = 0;
     return GAN_OK;
@@ -145,8 +151,8 @@ static int fits(const struct cpu_kept *k, const struct gan_shape *s,
     for (int i = 0; i < nops - 1; i++) {
         const struct gan_operand *o = &ops[i];
         if (o->buf->kept.block) {
-            if (!same_blocks(&o->buf->kept, k) || !cpu_kept_whole(s, o, &count) ||
-                count != kept_elements(k))
+            if (!same_blocks(&o->buf->kept, k) || o->dtype != o->buf->kept.dtype ||
+                !cpu_kept_whole(s, o, &count) || count != kept_elements(k))
                 return 0;
         } else if (per_channel(k, s, o)) {
             *channels = 1;
@@ -245,6 +251,13 @@ int cpu_kept_elementwise(gan_backend *be, int nops, struct gan_shape *shape,
     int per_channel = 0;
     if (k && fits(k, shape, ops, nops, &per_channel)) {
         const struct cpu_kept blocks = *k;
+        /* an output buffer holding other blocks (it is no input) is written whole */
+        gan_buffer *y = ops[nops - 1].buf;
+        if (y->kept.block && !same_blocks(&y->kept, &blocks) &&
+            (*st = cpu_kept_overwritten(be, y, 0,
+                                        (size_t)kept_elements(&blocks) *
+                                            gan_dtype_size(ops[nops - 1].dtype))) != GAN_OK)
+            return 0;
         if (per_channel &&
             (*st = walk_images(be, &blocks, shape, ops, nops, channels)) != GAN_OK)
             return 0;
@@ -323,8 +336,7 @@ gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct
         if (!buf->kept.block)
             continue;
         const struct cpu_kept *k = &buf->kept;
-        const struct cpu_channel_blocks moves = { k->n * k->c / k->block, k->hw, k->block,
-                                                  k->dtype };
+        const struct cpu_channel_blocks moves = kept_moves(k);
         memset(&copies->buf[i], 0, sizeof copies->buf[i]);
         copies->buf[i].data = (unsigned char *)space + at[i];
         copies->buf[i].bytes = (size_t)kept_elements(k) * gan_dtype_size(k->dtype);
@@ -348,8 +360,7 @@ int cpu_kept_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset, gan_
         return 0;
     if ((*st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes)) != GAN_OK)
         return 1;
-    const struct cpu_channel_blocks moves = { k->n * k->c / k->block, k->hw, k->block,
-                                              k->dtype };
+    const struct cpu_channel_blocks moves = kept_moves(k);
     cpu_from_channel_blocks_threads(be, &moves, src->data, dst->data + dst_byte_offset,
                                     k->dtype);
     return 1;

@@ -77,7 +77,9 @@ static gan_status copy_within(gan_backend *be, void *dst, const void *src, size_
 gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                       const void *src, size_t bytes)
 {
-    gan_status st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes);
+    gan_status st = gan_check_upload(be->host, dst, dst_byte_offset, src, bytes);
+    if (st == GAN_OK)
+        st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes);
     if (st != GAN_OK)
         return st;
     return gan_upload_entry(copy_apart, be->host, be, dst, dst_byte_offset, src, bytes);
@@ -86,7 +88,9 @@ gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
 gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
                         size_t src_byte_offset, size_t bytes)
 {
-    gan_status st = cpu_kept_plain(be, src);
+    gan_status st = gan_check_download(be->host, dst, src, src_byte_offset, bytes);
+    if (st == GAN_OK)
+        st = cpu_kept_plain(be, src);
     if (st != GAN_OK)
         return st;
     return gan_download_entry(copy_apart, be->host, be, dst, src, src_byte_offset, bytes);
@@ -95,8 +99,8 @@ gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
 gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                     gan_buffer *src, size_t src_byte_offset, size_t bytes)
 {
-    gan_status st = GAN_OK;
-    if (cpu_kept_copy(be, dst, dst_byte_offset, src, src_byte_offset, bytes, &st))
+    gan_status st = gan_check_copy(be->host, dst, dst_byte_offset, src, src_byte_offset, bytes);
+    if (st != GAN_OK || cpu_kept_copy(be, dst, dst_byte_offset, src, src_byte_offset, bytes, &st))
         return st;
     st = cpu_kept_plain(be, src);
     if (st == GAN_OK)

@@ -175,8 +175,10 @@ int cpu_onednn_arg_init(struct cpu_onednn *o, struct cpu_onednn_arg *a, int whic
         a->inner = NULL;
         return -1;
     }
-    if (channel_blocks(api, user_md, prim_md, &a->blocks))
+    if (channel_blocks(api, user_md, prim_md, &a->blocks)) {
+        a->blocks_at = a->buffer;
         return 0;
+    }
     dnnl_primitive_desc_t rpd;
     const dnnl_memory_desc_t *from = output ? prim_md : user_md;
     const dnnl_memory_desc_t *to = output ? user_md : prim_md;
@@ -256,8 +258,11 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
         if (a->blocks.block) {
             /* the primitive reads or writes the caller's blocks, or its own */
             void *blocks = kept & (1u << i) ? ptrs[i] : a->buffer;
-            if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
-                return exec_failed(be, e, "memory", s);
+            if (blocks != a->blocks_at) {
+                if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
+                    return exec_failed(be, e, "memory", s);
+                a->blocks_at = blocks;
+            }
             if (!a->output && blocks == a->buffer)
                 cpu_to_channel_blocks_threads(be, &a->blocks, ptrs[i], a->plain, a->buffer);
         } else if (a->reorder && !a->output) {

@@ -71,6 +71,7 @@ struct cpu_onednn_arg {
     dnnl_primitive_t reorder;
     void *buffer;              /* inner's memory */
     struct cpu_channel_blocks blocks; /* block 0: not channel blocks */
+    void *blocks_at;           /* where inner's memory is: buffer, or the caller's kept blocks */
     enum gan_dtype plain;      /* the type of the caller's memory */
 };
 

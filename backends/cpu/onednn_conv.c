@@ -488,9 +488,12 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
     const struct gan_ref *const refs[3] = { a, b, out };
     *st = GAN_OK;
     if (staged(c->dtype)) {
-        /* 16-bit tensors are never kept: their blocks are FP32 */
-        for (int i = 0; i < 3 && *st == GAN_OK; i++)
+        /* a staged convolution's blocks are FP32, never its tensors' own: it keeps none */
+        for (int i = 0; i < 2 && *st == GAN_OK; i++)
             *st = cpu_kept_plain(be, refs[i]->buf);
+        if (*st == GAN_OK)
+            *st = accumulate ? cpu_kept_plain(be, out->buf)
+                             : cpu_kept_ref_written(be, out, out_count(kind, c));
         if (*st == GAN_OK)
             *st = run_staged(be, e, kind, c, a, b, accumulate, out);
         return 1;

@@ -244,8 +244,11 @@ static dnnl_status_t run_part(const struct parts_job *j, int p)
              * the caller's from the same element on, or moved into the part's own. */
             const int kept = (j->kept >> i) & 1u;
             void *blocks = kept ? (void *)(uintptr_t)from[i] : a->buffer;
-            if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
-                return s;
+            if (blocks != a->blocks_at) {
+                if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
+                    return s;
+                a->blocks_at = blocks;
+            }
             if (!kept)
                 cpu_to_channel_blocks(j->isa, &a->blocks, from[i], a->plain, a->buffer, 0,
                                       a->blocks.panels);

@@ -349,7 +349,8 @@ static int kept_by_channel(const struct gan_shape *shape, const struct gan_opera
 {
     const struct cpu_kept *k = &x->buf->kept;
     int64_t count;
-    return k->block && k->block <= KEPT_MAX_BLOCK && shape->ndim == 4 && axes == 0xdu &&
+    return k->block && k->block <= KEPT_MAX_BLOCK && x->dtype == k->dtype &&
+           shape->ndim == 4 && axes == 0xdu &&
            shape->dim[0] == k->n && shape->dim[1] == k->c &&
            shape->dim[2] * shape->dim[3] == k->hw && k->hw > 1 &&
            cpu_kept_whole(shape, x, &count);
@@ -457,7 +458,7 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
     if ((st = cpu_kept_written(be, shape, y)) != GAN_OK)
         return st;
 
-    if (x->buf->kept.block && kept_by_channel(shape, x, axes)) {
+    if (x->buf && x->buf->kept.block && kept_by_channel(shape, x, axes)) {
         struct kept_job kj = { be->isa, op, &x->buf->kept, x, y, rcount };
         const int64_t blocks = kj.k->c / kj.k->block;
         int parts = cpu_parallel_parts(be, blocks, 1, rcount * kj.k->block);

@@ -5,9 +5,11 @@
  * every result downloaded must be the same bits, while the intermediate tensors must
  * really have stayed in blocks on the first (or the test would prove nothing). Then the
  * ways out of the blocks: an op with an NCHW operand, a product, a partial upload and a
- * copy see NCHW values; a write over the whole tensor forgets the blocks. FP32 on any
- * x86-64 CPU, BF16 where the CPU has a BF16 dot product (else that part is skipped,
- * saying so). */
+ * copy, a cast and im2col see NCHW values; a write over the whole tensor forgets the
+ * blocks. Every reduction to one value per channel, over one image and several, of fewer
+ * pixels than a run and more, and a filter gradient cut into parts of the batch, are the
+ * bits of moved blocks. FP32 on any x86-64 CPU with oneDNN, BF16 where the CPU has a BF16
+ * dot product (else those parts are skipped, saying so); skipped (77) without oneDNN. */
 #include "config.h"
 
 #include <check.h>
@@ -17,7 +19,9 @@
 #include <string.h>
 
 #include "../lib/cpu_fixture.h"
+#ifdef GAN_HAVE_ONEDNN
 #include "../../backends/cpu/onednn.h"
+#endif
 
 static uint64_t rng_state = 0x2545f4914f6cdd1du;
 static float next_value(void)
@@ -25,7 +29,7 @@ static float next_value(void)
     rng_state ^= rng_state << 13;
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
-    /* in (-1, 1), with a mantissa short enough to be exact in BF16 */
+    /* in (-1, 1); a BF16 tensor takes its upper half */
     return (float)((int32_t)(rng_state >> 40) - (1 << 23)) * 0x1p-23f;
 }
 
@@ -249,12 +253,8 @@ static const enum gan_dtype dtypes[] = { GAN_F32, GAN_BF16 };
 START_TEST(test_layers_same_bits)
 {
     const enum gan_dtype dt = dtypes[_i];
-    if (dt == GAN_BF16 && !cpu_has_bf16_dot()) {
-        fprintf(stderr, "check_kept_blocks: BF16 part skipped: this CPU has no BF16 dot "
-                        "product (AVX512-BF16 or AMX-BF16), so BF16 blocks are FP32 and "
-                        "never kept\n");
+    if (dt == GAN_BF16 && !cpu_has_bf16_dot())
         return;
-    }
     static const char *const names[R_COUNT] = { "y1", "a1", "y2", "da1", "dz1", "db1",
                                                 "dw1", "dw2", "dx", "dx + x", "a1 · m" };
     gan_backend *keeping = backend_keeping(1), *moving = backend_keeping(0);
@@ -341,7 +341,24 @@ START_TEST(test_ways_out)
     ck_assert_int_eq(memcmp(got, nchw + 4, 100 * sizeof(float)), 0);
     cpu_buffer_free(be, other);
 
+    /* a cast reads its NCHW values */
+    gan_buffer *cast = tensor(be, GAN_F32, n, NULL);
+    struct gan_ref ry = ref(y, GAN_F32), rc = ref(cast, GAN_F32);
+    ck_assert_int_eq(cpu_cast(be, n, &ry, &rc, NULL), GAN_OK);
+    ck_assert_int_eq(cpu_download(be, got, cast, 0, n * sizeof(float)), GAN_OK);
+    ck_assert_int_eq(memcmp(got, nchw, n * sizeof(float)), 0);
+    cpu_buffer_free(be, cast);
+    cpu_buffer_free(be, y);
+
+    /* random numbers over the whole of it forget the blocks */
+    y = kept_output(be, nchw);
+    ry = ref(y, GAN_F32);
+    ck_assert_int_eq(cpu_rng_uniform(be, n, 7, 0, -1.0f, 1.0f, &ry), GAN_OK);
+    ck_assert_int_eq(y->kept.block, 0);
+    cpu_buffer_free(be, y);
+
     /* a whole element-wise write of another shape forgets them too */
+    y = kept_output(be, nchw);
     const int64_t flat[4] = { 1, 1, 1, (int64_t)n };
     struct gan_shape s = shape4(flat);
     gan_buffer *src = tensor(be, GAN_F32, n, fresh);
@@ -405,14 +422,159 @@ START_TEST(test_im2col_reads_kept)
 }
 END_TEST
 
+/* Every reduction op to one value per channel of a kept tensor: n = 1 with 400 pixels
+ * (two runs of a channel's pixels), and n = 3 with 25, in FP32 and BF16. */
+static const enum gan_reduce_op reduce_ops[] = {
+    GAN_REDUCE_SUM, GAN_REDUCE_MEAN, GAN_REDUCE_MAX, GAN_REDUCE_MIN, GAN_REDUCE_SUM_SQUARES,
+    GAN_REDUCE_ABS_MAX,
+};
+
+START_TEST(test_reduce_by_channel)
+{
+    const enum gan_dtype dt = dtypes[_i / 2];
+    const int64_t n = _i % 2 ? 3 : 1, hw = _i % 2 ? 5 : 20;
+    if (dt == GAN_BF16 && !cpu_has_bf16_dot())
+        return;
+    const size_t es = gan_dtype_size(dt), nx = (size_t)(n * 16 * hw * hw), nw = 16 * 16 * 9;
+    struct gan_conv2d c = conv(n, 16, hw, 16, 1, dt);
+    const int64_t dims[4] = { n, 16, hw, hw };
+    const struct gan_shape s = shape4(dims);
+    unsigned char *got[2][6];
+    for (int keep = 0; keep < 2; keep++) {
+        gan_backend *be = backend_keeping(keep);
+        rng_state = 0x51ed270b27f2b8f1u;
+        float *vx = random_values(nx), *vw = random_values(nw);
+        gan_buffer *x = tensor(be, dt, nx, vx), *w = tensor(be, dt, nw, vw);
+        gan_buffer *y = tensor(be, dt, nx, NULL), *out = tensor(be, dt, 16, NULL);
+        struct gan_ref rx = ref(x, dt), rw = ref(w, dt), ry = ref(y, dt);
+        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &rx, &rw, 0.0f, &ry), GAN_OK);
+        ck_assert_int_eq(y->kept.block != 0, keep);
+        struct gan_operand oy = operand(y, dt, dims, 0), oo = operand(out, dt, dims, 1);
+        for (int k = 0; k < 6; k++) {
+            ck_assert_int_eq(cpu_reduce(be, reduce_ops[k], &s, &oy, 0xdu, &oo), GAN_OK);
+            ck_assert_int_eq(y->kept.block != 0, keep);
+            got[keep][k] = malloc(16 * es);
+            ck_assert_int_eq(cpu_download(be, got[keep][k], out, 0, 16 * es), GAN_OK);
+        }
+        gan_buffer *all[] = { x, w, y, out };
+        for (size_t i = 0; i < 4; i++)
+            cpu_buffer_free(be, all[i]);
+        free(vx);
+        free(vw);
+        backend_free(be);
+    }
+    for (int k = 0; k < 6; k++) {
+        ck_assert_msg(memcmp(got[0][k], got[1][k], 16 * es) == 0,
+                      "%s, %lld images of %lld pixels, reduction %d: other bits in blocks",
+                      gan_dtype_name(dt), (long long)n, (long long)(hw * hw), (int)k);
+        free(got[0][k]);
+        free(got[1][k]);
+    }
+}
+END_TEST
+
+/* The dcgan critic's middle layer at batch 64, whose filter gradient is cut into parts of
+ * the batch, every part reading its images of the kept input and gradient where they
+ * lie; and an input gradient added (beta = 1) to one already there. */
+START_TEST(test_parts_and_sums)
+{
+    const enum gan_dtype dt = dtypes[_i];
+    if (dt == GAN_BF16 && !cpu_has_bf16_dot())
+        return;
+    struct gan_conv2d c0 = conv(64, 16, 14, 16, 1, dt), c = conv(64, 16, 14, 32, 2, dt);
+    c.kh = c.kw = 5;
+    c.pad_h = c.pad_w = 2;
+    c.h_out = c.w_out = 7;
+#ifdef GAN_HAVE_ONEDNN
+    ck_assert_int_gt(cpu_onednn_filter_parts(&c), 1);
+#endif
+    const size_t es = gan_dtype_size(dt), nx = 64 * 16 * 196, ny = 64 * 32 * 49;
+    const size_t nw0 = 16 * 16 * 9, nw = 32 * 16 * 25;
+    unsigned char *got[2][2];
+    for (int keep = 0; keep < 2; keep++) {
+        gan_backend *be = backend_keeping(keep);
+        rng_state = 0x6a09e667f3bcc908u;
+        float *v0 = random_values(nx), *vw0 = random_values(nw0), *vw = random_values(nw);
+        float *vdx = random_values(nx);
+        gan_buffer *x0 = tensor(be, dt, nx, v0), *w0 = tensor(be, dt, nw0, vw0);
+        gan_buffer *w = tensor(be, dt, nw, vw), *x = tensor(be, dt, nx, NULL);
+        gan_buffer *y = tensor(be, dt, ny, NULL), *dw = tensor(be, dt, nw, NULL);
+        gan_buffer *dx = tensor(be, dt, nx, vdx);
+        struct gan_ref r0 = ref(x0, dt), rw0 = ref(w0, dt), rw = ref(w, dt), rx = ref(x, dt);
+        struct gan_ref ry = ref(y, dt), rdw = ref(dw, dt), rdx = ref(dx, dt);
+        ck_assert_int_eq(cpu_conv2d_forward(be, &c0, &r0, &rw0, 0.0f, &rx), GAN_OK);
+        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &rx, &rw, 0.0f, &ry), GAN_OK);
+        ck_assert_int_eq((x->kept.block != 0) + (y->kept.block != 0), 2 * keep);
+        ck_assert_int_eq(cpu_conv2d_backward_filter(be, &c, &rx, &ry, 0.0f, &rdw), GAN_OK);
+        ck_assert_int_eq(cpu_conv2d_backward_data(be, &c, &ry, &rw, 1.0f, &rdx), GAN_OK);
+        got[keep][0] = malloc(nw * es);
+        got[keep][1] = malloc(nx * es);
+        ck_assert_int_eq(cpu_download(be, got[keep][0], dw, 0, nw * es), GAN_OK);
+        ck_assert_int_eq(cpu_download(be, got[keep][1], dx, 0, nx * es), GAN_OK);
+        gan_buffer *all[] = { x0, w0, w, x, y, dw, dx };
+        for (size_t i = 0; i < 7; i++)
+            cpu_buffer_free(be, all[i]);
+        free(v0);
+        free(vw0);
+        free(vw);
+        free(vdx);
+        backend_free(be);
+    }
+    ck_assert_msg(memcmp(got[0][0], got[1][0], nw * es) == 0,
+                  "%s: the filter gradient in parts differs with kept blocks", gan_dtype_name(dt));
+    ck_assert_msg(memcmp(got[0][1], got[1][1], nx * es) == 0,
+                  "%s: the input gradient added to differs with kept blocks", gan_dtype_name(dt));
+    for (int i = 0; i < 2; i++) {
+        free(got[i][0]);
+        free(got[i][1]);
+    }
+}
+END_TEST
+
+START_TEST(test_setting)
+{
+    const char *const bad[] = { "channel_blocks=sideways", NULL };
+    gan_backend *be = cpu_fixture_new(bad);
+    int keep = -1;
+    ck_assert_int_eq(cpu_kept_setting(be->host, &keep), GAN_ERR_CONFIG);
+    cpu_fixture_free(be);
+    const char *const moved[] = { "channel_blocks=moved", NULL };
+    be = cpu_fixture_new(moved);
+    ck_assert_int_eq(cpu_kept_setting(be->host, &keep), GAN_OK);
+    ck_assert_int_eq(keep, 0);
+    cpu_fixture_free(be);
+    be = cpu_fixture_new(NULL);
+    ck_assert_int_eq(cpu_kept_setting(be->host, &keep), GAN_OK);
+    ck_assert_int_eq(keep, 1);
+    cpu_fixture_free(be);
+}
+END_TEST
+
 int main(void)
 {
+#ifndef GAN_HAVE_ONEDNN
+    const char *skip = "this build has no oneDNN (configure --with-onednn)";
+#elif !defined(__x86_64__)
+    const char *skip = "oneDNN is used on x86-64 CPUs only";
+#else
+    const char *skip = NULL;
+#endif
+    if (skip) {
+        printf("SKIP: %s\n", skip);
+        return 77;
+    }
+    if (!cpu_has_bf16_dot())
+        printf("note: the BF16 parts are skipped: this CPU has no BF16 dot product "
+               "(AVX512-BF16 or AMX-BF16), so BF16 blocks are FP32 and never kept\n");
     Suite *s = suite_create("kept_blocks");
     TCase *tc = tcase_create("kept_blocks");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_layers_same_bits, 0, 2);
     tcase_add_test(tc, test_ways_out);
     tcase_add_test(tc, test_im2col_reads_kept);
+    tcase_add_loop_test(tc, test_reduce_by_channel, 0, 4);
+    tcase_add_loop_test(tc, test_parts_and_sums, 0, 2);
+    tcase_add_test(tc, test_setting);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
