@@ -20,8 +20,10 @@
  *
  * What a download, a product or any other kernel sees is therefore what NCHW would
  * hold, and every value is computed from the same operands in the same order as with
- * the moves: the same bits. Only FP32 and BF16 tensors are kept, whose blocks are of
- * their own type (a staged 16-bit convolution's blocks are FP32). */
+ * the moves: the same bits. A tensor is kept in blocks of its own type: FP32, BF16, or
+ * FP16. A staged 16-bit convolution, which runs on FP32 blocks, widens kept 16-bit
+ * blocks into its own with a conversion instead of a move, and rounds its result into
+ * 16-bit blocks the same way: the conversions the moves make, without the transposes. */
 #include "config.h"
 
 #include <string.h>
@@ -47,11 +49,15 @@ static int64_t kept_elements(const struct cpu_kept *k)
     return k->n * k->c * k->hw;
 }
 
-/* How channel_blocks.c moves k's tensor. */
-static struct cpu_channel_blocks kept_moves(const struct cpu_kept *k)
+/* Moves k's tensor from its blocks to NCHW at `plain`. A 16-bit tensor's blocks are of
+ * its own type, moved as bits: channel_blocks.c's BF16 moves copy any 16-bit pattern
+ * (BF16 widens to FP32 by a shift and back by taking the upper half), FP16's too. */
+static void move_out(gan_backend *be, const struct cpu_kept *k, const void *blocked,
+                     void *plain)
 {
-    const struct cpu_channel_blocks m = { k->n * k->c / k->block, k->hw, k->block, k->dtype };
-    return m;
+    const enum gan_dtype t = gan_dtype_size(k->dtype) == 2 ? GAN_BF16 : k->dtype;
+    const struct cpu_channel_blocks m = { k->n * k->c / k->block, k->hw, k->block, t };
+    cpu_from_channel_blocks_threads(be, &m, blocked, plain, t);
 }
 
 static int same_blocks(const struct cpu_kept *a, const struct cpu_kept *b)
@@ -70,8 +76,7 @@ gan_status cpu_kept_plain(gan_backend *be, gan_buffer *buf)
     if (st != GAN_OK)
         return st;
     memcpy(copy, buf->data, bytes);
-    const struct cpu_channel_blocks moves = kept_moves(k);
-    cpu_from_channel_blocks_threads(be, &moves, copy, buf->data, k->dtype);
+    move_out(be, k, copy, buf->data);
     buf->kept.block = 0;
     return GAN_OK;
 }
@@ -144,7 +149,8 @@ static int fits(const struct cpu_kept *k, const struct gan_shape *s,
 {
     const struct gan_operand *y = &ops[nops - 1];
     int64_t count;
-    if ((y->dtype != GAN_F32 && y->dtype != GAN_BF16) || !cpu_kept_whole(s, y, &count) ||
+    if ((y->dtype != GAN_F32 && y->dtype != GAN_BF16 && y->dtype != GAN_F16) ||
+        !cpu_kept_whole(s, y, &count) ||
         count != kept_elements(k))
         return 0;
     *channels = 0;
@@ -336,11 +342,10 @@ gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct
         if (!buf->kept.block)
             continue;
         const struct cpu_kept *k = &buf->kept;
-        const struct cpu_channel_blocks moves = kept_moves(k);
         memset(&copies->buf[i], 0, sizeof copies->buf[i]);
         copies->buf[i].data = (unsigned char *)space + at[i];
         copies->buf[i].bytes = (size_t)kept_elements(k) * gan_dtype_size(k->dtype);
-        cpu_from_channel_blocks_threads(be, &moves, buf->data, copies->buf[i].data, k->dtype);
+        move_out(be, k, buf->data, copies->buf[i].data);
         copies->ref[i] = **in[i];
         copies->ref[i].buf = &copies->buf[i];
         *in[i] = &copies->ref[i];
@@ -360,8 +365,6 @@ int cpu_kept_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset, gan_
         return 0;
     if ((*st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes)) != GAN_OK)
         return 1;
-    const struct cpu_channel_blocks moves = kept_moves(k);
-    cpu_from_channel_blocks_threads(be, &moves, src->data, dst->data + dst_byte_offset,
-                                    k->dtype);
+    move_out(be, k, src->data, dst->data + dst_byte_offset);
     return 1;
 }

@@ -330,8 +330,11 @@ static gan_status kept_args(gan_backend *be, const struct cpu_onednn_entry *e,
     *kept = 0;
     out_kept->block = 0;
     for (int i = 0; i < 3; i++) {
+        /* blocks of the tensor's own type, or the FP32 blocks a staged call widens a
+         * 16-bit tensor's into */
         const struct cpu_channel_blocks *b = arg_blocks(e, i);
-        struct cpu_kept k = activation(kind, i, c, b && b->blocks == c->dtype ? b->block : 0);
+        const int takes = b && (b->blocks == c->dtype || (staged(c->dtype) && e->takes_plain[i]));
+        struct cpu_kept k = activation(kind, i, c, takes ? b->block : 0);
         gan_status st = GAN_OK;
         if (i < 2) {
             if (k.block && cpu_kept_holds(refs[i]->buf, refs[i]->offset, &k))
@@ -413,11 +416,13 @@ static size_t align64(size_t bytes)
  * result, and that result rounded once to the 16-bit type in out, added to out's values
  * first when `accumulate`, so that every product and sum is FP32 and only the stored
  * result is 16-bit. An argument that moves its own channel blocks widens or rounds on the
- * way (e->takes_plain); the others go through FP32 copies in the backend's scratch. */
+ * way (e->takes_plain); the others go through FP32 copies in the backend's scratch.
+ * `kept` as cpu_onednn_execute's: such an argument kept in 16-bit blocks is widened or
+ * rounded without a move. */
 static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
                              enum cpu_conv_kind kind, const struct gan_conv2d *c,
                              const struct gan_ref *a, const struct gan_ref *b, int accumulate,
-                             const struct gan_ref *out)
+                             const struct gan_ref *out, unsigned kept)
 {
     const struct gan_ref *refs[3] = { a, b, out };
     const size_t counts[3] = { a_count(kind, c), b_count(kind, c), out_count(kind, c) };
@@ -437,7 +442,7 @@ static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
     for (int i = 0; i < 2; i++)
         if (!e->takes_plain[i])
             cpu_convert_threads(be, cpu_ref_ptr(refs[i]), c->dtype, ptrs[i], GAN_F32, counts[i]);
-    if ((st = execute(be, e, ptrs, 0)) != GAN_OK)
+    if ((st = execute(be, e, ptrs, kept)) != GAN_OK)
         return st;
     if (accumulate)
         add_into(be, cpu_ref_ptr(out), c->dtype, ptrs[2], counts[2]);
@@ -486,22 +491,16 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
     if (e->refused)
         return 0;
     const struct gan_ref *const refs[3] = { a, b, out };
-    *st = GAN_OK;
-    if (staged(c->dtype)) {
-        /* a staged convolution's blocks are FP32, never its tensors' own: it keeps none */
-        for (int i = 0; i < 2 && *st == GAN_OK; i++)
-            *st = cpu_kept_plain(be, refs[i]->buf);
-        if (*st == GAN_OK)
-            *st = accumulate ? cpu_kept_plain(be, out->buf)
-                             : cpu_kept_ref_written(be, out, out_count(kind, c));
-        if (*st == GAN_OK)
-            *st = run_staged(be, e, kind, c, a, b, accumulate, out);
-        return 1;
-    }
     unsigned kept;
     struct cpu_kept out_kept;
     if ((*st = kept_args(be, e, kind, c, refs, accumulate, &kept, &out_kept)) != GAN_OK)
         return 1;
+    if (staged(c->dtype)) {
+        *st = run_staged(be, e, kind, c, a, b, accumulate, out, kept);
+        if (*st == GAN_OK && out_kept.block)
+            cpu_kept_mark(out->buf, &out_kept);
+        return 1;
+    }
     void *ptrs[3] = { cpu_ref_ptr(a), cpu_ref_ptr(b), accumulate ? e->extra : cpu_ref_ptr(out) };
     *st = execute(be, e, ptrs, kept);
     if (*st == GAN_OK && accumulate)
