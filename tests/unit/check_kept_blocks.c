@@ -530,6 +530,56 @@ START_TEST(test_parts_and_sums)
 }
 END_TEST
 
+/* A staged convolution widens a kept FP16 tensor once for every convolution that reads
+ * it; a write in place (here y · 2, on the blocks) must make the next one widen it
+ * again. */
+START_TEST(test_widened_once)
+{
+    struct gan_conv2d c = conv(4, 16, 6, 16, 1, GAN_F16);
+    const size_t n = 4 * 16 * 36, nw = 16 * 16 * 9;
+    const int64_t dims[4] = { 4, 16, 6, 6 }, one[4] = { 1, 1, 1, 1 };
+    const struct gan_shape s = shape4(dims);
+    const float two = 2.0f;
+    unsigned char *got[2][2];
+    for (int keep = 0; keep < 2; keep++) {
+        gan_backend *be = backend_keeping(keep);
+        rng_state = 0xbb67ae8584caa73bu;
+        float *vx = random_values(n), *vw = random_values(nw);
+        gan_buffer *x = tensor(be, GAN_F16, n, vx), *w = tensor(be, GAN_F16, nw, vw);
+        gan_buffer *y = tensor(be, GAN_F16, n, NULL), *z = tensor(be, GAN_F16, n, NULL);
+        gan_buffer *k = tensor(be, GAN_F16, 1, NULL);
+        cpu_convert(CPU_ISA_PORTABLE, &two, GAN_F32, k->data, GAN_F16, 1);
+        struct gan_ref rx = ref(x, GAN_F16), rw = ref(w, GAN_F16), ry = ref(y, GAN_F16);
+        struct gan_ref rz = ref(z, GAN_F16);
+        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &rx, &rw, 0.0f, &ry), GAN_OK);
+        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &ry, &rw, 0.0f, &rz), GAN_OK);
+        ck_assert_int_eq(y->widened, keep);
+        got[keep][0] = malloc(n * 2);
+        ck_assert_int_eq(cpu_download(be, got[keep][0], z, 0, n * 2), GAN_OK);
+        struct gan_operand oy = operand(y, GAN_F16, dims, 0), ok = operand(k, GAN_F16, one, 1);
+        ok.stride[1] = 0;
+        ck_assert_int_eq(cpu_binary(be, GAN_BINARY_MUL, &s, &oy, &ok, &oy), GAN_OK);
+        ck_assert_int_eq(y->kept.block != 0, keep);
+        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &ry, &rw, 0.0f, &rz), GAN_OK);
+        got[keep][1] = malloc(n * 2);
+        ck_assert_int_eq(cpu_download(be, got[keep][1], z, 0, n * 2), GAN_OK);
+        gan_buffer *all[] = { x, w, y, z, k };
+        for (size_t i = 0; i < 5; i++)
+            cpu_buffer_free(be, all[i]);
+        free(vx);
+        free(vw);
+        backend_free(be);
+    }
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(memcmp(got[0][i], got[1][i], n * 2) == 0,
+                      "convolution %d of a kept FP16 tensor: other bits", i);
+        free(got[0][i]);
+        free(got[1][i]);
+    }
+    ck_assert_msg(memcmp(got[1][0], got[1][1], n * 2) != 0, "the write in place changed nothing");
+}
+END_TEST
+
 START_TEST(test_setting)
 {
     const char *const bad[] = { "channel_blocks=sideways", NULL };
@@ -573,6 +623,7 @@ int main(void)
     tcase_add_test(tc, test_im2col_reads_kept);
     tcase_add_loop_test(tc, test_reduce_by_channel, 0, 6);
     tcase_add_loop_test(tc, test_parts_and_sums, 0, 3);
+    tcase_add_test(tc, test_widened_once);
     tcase_add_test(tc, test_setting);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
