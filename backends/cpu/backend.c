@@ -119,7 +119,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     cpu_onednn_describe(be, gemm, sizeof gemm);
     gemm16_note(be, gemm16, sizeof gemm16);
     snprintf(be->description, sizeof be->description,
-             "cpu: %s kernel %s (%s), %d thread%s%s, %s%s%s%s; vector level %s%s; %s; "
+             "cpu: %s kernel %s (%s), %d thread%s%s, %s%s%s%s; vector level %s%s; %s%s; "
              "16-bit products %s; FP8: emulated, exact widening into %s",
              lib, be->blas.kernel, be->blas.chosen_by, be->threads,
              be->threads == 1 ? "" : "s", blas_note, be->blas.path,
@@ -130,6 +130,10 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
                  : "",
              cpu_isa_name(be->isa),
              be->isa < cpu_isa_best() ? " (set by backend.vector)" : "", gemm,
+             !be->onednn      ? ""
+             : be->keep_blocks ? "; convolution outputs kept in oneDNN's channel blocks"
+                               : "; convolution outputs moved back to NCHW (set by "
+                                 "backend.channel_blocks)",
              gemm16,
              cpu_onednn_bf16(be) ? "the BF16 GEMM (power-of-two scales) "
                                    "or the FP32 GEMM"

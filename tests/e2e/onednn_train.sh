@@ -69,6 +69,11 @@ else
     check "gemm = auto: OpenBLAS for BF16 on a CPU without a BF16 dot product" \
         has "$work/auto" "BF16: products without oneDNN, convolutions staged through oneDNN's FP32 ones (this CPU has no BF16 dot product); FP16 products: without oneDNN"
 fi
+check "the describe line says where convolution outputs stay" \
+    has "$work/auto" "convolution outputs kept in oneDNN's channel blocks"
+"$GANCTL" --backend cpu -s 'backend.channel_blocks="moved"' --version >"$work/moved" 2>&1
+check "channel_blocks = moved says so" has "$work/moved" \
+    "convolution outputs moved back to NCHW (set by backend.channel_blocks)"
 
 # ------------------------------------------------------------------ without a BF16 dot product
 # GANCTL_TEST_NO_BF16_DOT acts as a CPU without one: "auto" keeps oneDNN for the FP32
