@@ -176,11 +176,12 @@ static gan_status gemm_bf16(gan_backend *be, const struct gan_gemm_fp8 *f,
 gan_status cpu_gemm_fp8(gan_backend *be, const struct gan_gemm_fp8 *f)
 {
     gan_status st = gan_gemm_fp8_check(be->host, "BLAS", f);
-    if (st == GAN_OK)
+    const int empty = f->g.m == 0 || f->g.n == 0;
+    if (st == GAN_OK && !empty)
         st = cpu_kept_gemm(be, &f->g);
-    if (st == GAN_OK)
+    if (st == GAN_OK && !empty && f->g.k > 0)
         st = cpu_kept_plain(be, f->scale_a.buf);
-    if (st == GAN_OK)
+    if (st == GAN_OK && !empty && f->g.k > 0)
         st = cpu_kept_plain(be, f->scale_b.buf);
     if (st != GAN_OK)
         return st;

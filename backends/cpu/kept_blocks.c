@@ -128,7 +128,7 @@ const float *cpu_kept_widened(gan_backend *be, gan_buffer *buf)
 
 int cpu_kept_holds(const gan_buffer *buf, size_t offset, const struct cpu_kept *k)
 {
-    return buf->kept.block && offset == 0 && same_blocks(&buf->kept, k) &&
+    return buf && buf->kept.block && offset == 0 && same_blocks(&buf->kept, k) &&
            buf->kept.dtype == k->dtype;
 }
 
@@ -323,8 +323,9 @@ gan_status cpu_kept_written(gan_backend *be, const struct gan_shape *shape,
 
 gan_status cpu_kept_gemm(gan_backend *be, const struct gan_gemm *g)
 {
-    gan_status st = cpu_kept_plain(be, g->a.buf);
-    if (st == GAN_OK)
+    /* with k = 0, A and B are not read (C is beta·C) */
+    gan_status st = g->k > 0 ? cpu_kept_plain(be, g->a.buf) : GAN_OK;
+    if (st == GAN_OK && g->k > 0)
         st = cpu_kept_plain(be, g->b.buf);
     if (st != GAN_OK || !g->c.buf || !g->c.buf->kept.block)
         return st;
@@ -355,7 +356,7 @@ gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct
     for (int i = 0; i < 2; i++) {
         const gan_buffer *buf = (*in[i])->buf;
         at[i] = bytes;
-        if (buf->kept.block)
+        if (buf && buf->kept.block)
             bytes += ((size_t)kept_elements(&buf->kept) * gan_dtype_size(buf->kept.dtype) + 63) &
                      ~(size_t)63;
     }
@@ -365,7 +366,7 @@ gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct
         return st;
     for (int i = 0; i < 2; i++) {
         const gan_buffer *buf = (*in[i])->buf;
-        if (!buf->kept.block)
+        if (!buf || !buf->kept.block)
             continue;
         const struct cpu_kept *k = &buf->kept;
         memset(&copies->buf[i], 0, sizeof copies->buf[i]);

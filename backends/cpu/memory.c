@@ -82,7 +82,7 @@ gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                       const void *src, size_t bytes)
 {
     gan_status st = gan_check_upload(be->host, dst, dst_byte_offset, src, bytes);
-    if (st == GAN_OK)
+    if (st == GAN_OK && bytes > 0)
         st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes);
     if (st != GAN_OK)
         return st;
@@ -93,7 +93,7 @@ gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
                         size_t src_byte_offset, size_t bytes)
 {
     gan_status st = gan_check_download(be->host, dst, src, src_byte_offset, bytes);
-    if (st == GAN_OK)
+    if (st == GAN_OK && bytes > 0)
         st = cpu_kept_plain(be, src);
     if (st != GAN_OK)
         return st;
@@ -104,7 +104,8 @@ gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                     gan_buffer *src, size_t src_byte_offset, size_t bytes)
 {
     gan_status st = gan_check_copy(be->host, dst, dst_byte_offset, src, src_byte_offset, bytes);
-    if (st != GAN_OK || cpu_kept_copy(be, dst, dst_byte_offset, src, src_byte_offset, bytes, &st))
+    if (st != GAN_OK || bytes == 0 ||
+        cpu_kept_copy(be, dst, dst_byte_offset, src, src_byte_offset, bytes, &st))
         return st;
     st = cpu_kept_plain(be, src);
     if (st == GAN_OK)

@@ -458,14 +458,14 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
     if ((st = cpu_kept_written(be, shape, y)) != GAN_OK)
         return st;
 
-    if (x->buf && x->buf->kept.block && kept_by_channel(shape, x, axes)) {
+    if (rcount > 0 && x->buf->kept.block && kept_by_channel(shape, x, axes)) {
         struct kept_job kj = { be->isa, op, &x->buf->kept, x, y, rcount };
         const int64_t blocks = kj.k->c / kj.k->block;
         int parts = cpu_parallel_parts(be, blocks, 1, rcount * kj.k->block);
         cpu_parallel_for(be, parts, blocks, 1, reduce_kept, &kj);
         return GAN_OK;
     }
-    if ((st = cpu_kept_plain(be, x->buf)) != GAN_OK)
+    if (rcount > 0 && (st = cpu_kept_plain(be, x->buf)) != GAN_OK)
         return st;
     struct red_plan p;
     struct red_job j = { be->isa, op, &p, x, y, 1 };
