@@ -53,11 +53,6 @@ struct gan_buffer {
     size_t bytes;
     unsigned char *data;           /* 64-byte aligned */
     struct cpu_kept kept;
-    /* The FP32 blocks a staged convolution widened kept 16-bit blocks into, for the next
-     * one that reads them (kept_blocks.c): valid while `widened` is set. */
-    float *wide;
-    size_t wide_bytes;
-    int widened;
 };
 
 /* The vector instructions the kernels use. Every level gives the same bits as the
@@ -410,9 +405,6 @@ gan_status cpu_kept_overwritten(gan_backend *be, gan_buffer *buf, size_t byte_of
 gan_status cpu_kept_written(gan_backend *be, const struct gan_shape *shape,
                             const struct gan_operand *y);
 int cpu_kept_holds(const gan_buffer *buf, size_t offset, const struct cpu_kept *k);
-/* The FP32 blocks of buf's kept 16-bit blocks, widened by convert.h's rules on first use
- * and kept until the buffer changes; NULL when out of memory. */
-const float *cpu_kept_widened(gan_backend *be, gan_buffer *buf);
 void cpu_kept_mark(gan_buffer *buf, const struct cpu_kept *k);
 int cpu_kept_whole(const struct gan_shape *s, const struct gan_operand *o, int64_t *count);
 /* A GEMM's operands made NCHW, and its output as a write (beta = 0) or a read. */

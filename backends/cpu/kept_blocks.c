@@ -26,7 +26,6 @@
  * 16-bit blocks the same way: the conversions the moves make, without the transposes. */
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "cpu_backend.h"
@@ -79,7 +78,6 @@ gan_status cpu_kept_plain(gan_backend *be, gan_buffer *buf)
     memcpy(copy, buf->data, bytes);
     move_out(be, k, copy, buf->data);
     buf->kept.block = 0;
-    buf->widened = 0;
     return GAN_OK;
 }
 
@@ -92,7 +90,6 @@ gan_status cpu_kept_overwritten(gan_backend *be, gan_buffer *buf, size_t byte_of
     if (byte_offset == 0 && bytes >= (size_t)kept_elements(k) * gan_dtype_size(k->dtype) &&
         bytes <= buf->bytes) {
         buf->kept.block = 0;
-        buf->widened = 0;
         return GAN_OK;
     }
     return cpu_kept_plain(be, buf);
@@ -101,29 +98,6 @@ gan_status cpu_kept_overwritten(gan_backend *be, gan_buffer *buf, size_t byte_of
 void cpu_kept_mark(gan_buffer *buf, const struct cpu_kept *k)
 {
     buf->kept = *k;
-    buf->widened = 0;
-}
-
-/* A tensor is read by several convolutions (an activation by the next layer's forward
- * and its filter gradient, a gradient by the input and the filter gradients): a staged
- * one's FP32 blocks are widened once for all of them. Every write to the buffer goes
- * through cpu_kept_mark, cpu_kept_plain or cpu_kept_overwritten, which forget them. */
-const float *cpu_kept_widened(gan_backend *be, gan_buffer *buf)
-{
-    const struct cpu_kept *k = &buf->kept;
-    const size_t n = (size_t)kept_elements(k);
-    if (buf->widened)
-        return buf->wide;
-    if (buf->wide_bytes < n * sizeof(float)) {
-        free(buf->wide);
-        buf->wide = aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
-        buf->wide_bytes = buf->wide ? n * sizeof(float) : 0;
-        if (!buf->wide)
-            return NULL;
-    }
-    cpu_convert_threads(be, buf->data, k->dtype, buf->wide, GAN_F32, n);
-    buf->widened = 1;
-    return buf->wide;
 }
 
 int cpu_kept_holds(const gan_buffer *buf, size_t offset, const struct cpu_kept *k)

@@ -44,9 +44,6 @@ gan_status cpu_buffer_alloc(gan_backend *be, size_t bytes, gan_buffer **out)
     buf->bytes = bytes;
     buf->data = data;
     memset(&buf->kept, 0, sizeof buf->kept);
-    buf->wide = NULL;
-    buf->wide_bytes = 0;
-    buf->widened = 0;
     *out = buf;
     return GAN_OK;
 }
@@ -56,7 +53,6 @@ void cpu_buffer_free(gan_backend *be, gan_buffer *buf)
     (void)be;
     if (!buf)
         return;
-    free(buf->wide);
     free(buf->data);
     free(buf);
 }

@@ -262,11 +262,10 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
         args[i].arg = a->which;
         args[i].memory = a->inner ? a->inner : a->user;
         if (a->blocks.block) {
-            /* The primitive reads the caller's blocks, or writes them where they are of
-             * its type; else its own, moved from the caller's NCHW tensor, or rounded
-             * after into the caller's 16-bit blocks. */
+            /* The primitive reads or writes the caller's blocks, or its own: moved from
+             * the caller's NCHW tensor, or widened from its 16-bit blocks. */
             const int mine = (kept >> i) & 1u, same = a->plain == a->blocks.blocks;
-            void *blocks = mine && (!a->output || same) ? ptrs[i] : a->buffer;
+            void *blocks = mine && same ? ptrs[i] : a->buffer;
             if (blocks != a->blocks_at) {
                 if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
                     return exec_failed(be, e, "memory", s);
@@ -274,6 +273,9 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
             }
             if (!a->output && !mine)
                 cpu_to_channel_blocks_threads(be, &a->blocks, ptrs[i], a->plain, a->buffer);
+            else if (!a->output && !same)
+                cpu_convert_threads(be, ptrs[i], a->plain, a->buffer, a->blocks.blocks,
+                                    blocks_count(&a->blocks));
         } else if (a->reorder && !a->output) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
             cpu_pool_hush(be);

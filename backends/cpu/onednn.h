@@ -178,10 +178,9 @@ static inline int cpu_onednn_team(const gan_backend *be, double flop)
 
 /* Runs e on the caller's memory, ptrs[i] for e->args[i]: the inputs moved or reordered
  * to the primitive's layouts, the primitive on be->threads OpenMP threads, the outputs
- * moved or reordered back. Bit i of `kept` (kept_blocks.c) says that ptrs[i] is the
- * argument's channel blocks (an input: of the primitive's type, a staged call's widened
- * ones), or that the output is to be left in channel blocks of the caller's type
- * (rounded into them from the primitive's FP32 ones in a staged call): not moved. */
+ * moved or reordered back. Bit i of `kept` says that ptrs[i] is already (an input) or
+ * is to be left (an output) in the argument's channel blocks (kept_blocks.c): it is
+ * not moved. */
 gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs,
                               unsigned kept);
 

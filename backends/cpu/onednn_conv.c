@@ -12,7 +12,6 @@
  * GPU's tensor cores do. */
 #include "config.h"
 
-#include <stdint.h>
 #include <string.h>
 
 #include "onednn.h"
@@ -440,15 +439,6 @@ static gan_status run_staged(gan_backend *be, struct cpu_onednn_entry *e,
     void *ptrs[3];
     for (int i = 0; i < 3; i++)
         ptrs[i] = e->takes_plain[i] ? (void *)cpu_ref_ptr(refs[i]) : (unsigned char *)base + at[i];
-    /* a kept input is read as its FP32 blocks, widened once for every call that reads it */
-    for (int i = 0; i < 2; i++)
-        if ((kept >> i) & 1u) {
-            const float *wide = cpu_kept_widened(be, refs[i]->buf);
-            if (!wide)
-                return be->host->fail(be->host->ctx, GAN_ERR_NOMEM,
-                                      "conv2d: out of memory widening a 16-bit tensor");
-            ptrs[i] = (void *)(uintptr_t)wide;
-        }
     for (int i = 0; i < 2; i++)
         if (!e->takes_plain[i])
             cpu_convert_threads(be, cpu_ref_ptr(refs[i]), c->dtype, ptrs[i], GAN_F32, counts[i]);

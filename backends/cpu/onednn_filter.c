@@ -226,12 +226,9 @@ static dnnl_status_t run_part(const struct parts_job *j, int p)
     struct cpu_onednn_filter *f = j->e->filter;
     struct filter_part *q = &f->part[p];
     struct cpu_onednn_arg *in[2] = { &q->x, &q->dy };
-    /* a kept input is the whole batch's blocks, of the primitive's type */
-    const enum gan_dtype xt = (j->kept & 1u) ? q->x.blocks.blocks : q->x.plain;
-    const enum gan_dtype dyt = (j->kept & 2u) ? q->dy.blocks.blocks : q->dy.plain;
     const unsigned char *from[2] = {
-        j->x + (size_t)p * f->x_count * gan_dtype_size(xt),
-        j->dy + (size_t)p * f->dy_count * gan_dtype_size(dyt),
+        j->x + (size_t)p * f->x_count * gan_dtype_size(q->x.plain),
+        j->dy + (size_t)p * f->dy_count * gan_dtype_size(q->dy.plain),
     };
     dnnl_exec_arg_t args[4];
     int n = 0;
@@ -244,9 +241,10 @@ static dnnl_status_t run_part(const struct parts_job *j, int p)
             return s;
         if (a->blocks.block) {
             /* A part's images are a run of the whole in blocks as in NCHW: its blocks are
-             * the caller's from the same element on, or moved into the part's own. */
-            const int kept = (j->kept >> i) & 1u;
-            void *blocks = kept ? (void *)(uintptr_t)from[i] : a->buffer;
+             * the caller's from the same element on, or moved (widened from the caller's
+             * 16-bit blocks) into the part's own. */
+            const int kept = (j->kept >> i) & 1u, same = a->plain == a->blocks.blocks;
+            void *blocks = kept && same ? (void *)(uintptr_t)from[i] : a->buffer;
             if (blocks != a->blocks_at) {
                 if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
                     return s;
@@ -255,6 +253,9 @@ static dnnl_status_t run_part(const struct parts_job *j, int p)
             if (!kept)
                 cpu_to_channel_blocks(j->isa, &a->blocks, from[i], a->plain, a->buffer, 0,
                                       a->blocks.panels);
+            else if (!same)
+                cpu_convert(j->isa, from[i], a->plain, a->buffer, a->blocks.blocks,
+                            (size_t)(a->blocks.panels * a->blocks.block * a->blocks.hw));
         } else if (a->reorder) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
             if ((s = api->dnnl_primitive_execute(a->reorder, q->stream, 2, r)) != dnnl_success)

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -530,17 +531,18 @@ START_TEST(test_parts_and_sums)
 }
 END_TEST
 
-/* A staged convolution widens a kept FP16 tensor once for every convolution that reads
- * it; a write in place (here y · 2, on the blocks) must make the next one widen it
- * again. */
-START_TEST(test_widened_once)
+/* A kept FP16 tensor read by two convolutions, written in place on its blocks (y · 2,
+ * then y · 2^-20 into subnormals, then y · inf into infinities and NaNs), read again:
+ * every result is the bits of moved blocks. */
+START_TEST(test_written_in_place)
 {
     struct gan_conv2d c = conv(4, 16, 6, 16, 1, GAN_F16);
     const size_t n = 4 * 16 * 36, nw = 16 * 16 * 9;
     const int64_t dims[4] = { 4, 16, 6, 6 }, one[4] = { 1, 1, 1, 1 };
     const struct gan_shape s = shape4(dims);
-    const float two = 2.0f;
-    unsigned char *got[2][2];
+    const float scales[3] = { 2.0f, 0x1p-20f, INFINITY };
+    enum { READS = 5 }; /* z before and after each write, then y itself */
+    unsigned char *got[2][READS];
     for (int keep = 0; keep < 2; keep++) {
         gan_backend *be = backend_keeping(keep);
         rng_state = 0xbb67ae8584caa73bu;
@@ -548,21 +550,23 @@ START_TEST(test_widened_once)
         gan_buffer *x = tensor(be, GAN_F16, n, vx), *w = tensor(be, GAN_F16, nw, vw);
         gan_buffer *y = tensor(be, GAN_F16, n, NULL), *z = tensor(be, GAN_F16, n, NULL);
         gan_buffer *k = tensor(be, GAN_F16, 1, NULL);
-        cpu_convert(CPU_ISA_PORTABLE, &two, GAN_F32, k->data, GAN_F16, 1);
         struct gan_ref rx = ref(x, GAN_F16), rw = ref(w, GAN_F16), ry = ref(y, GAN_F16);
         struct gan_ref rz = ref(z, GAN_F16);
-        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &rx, &rw, 0.0f, &ry), GAN_OK);
-        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &ry, &rw, 0.0f, &rz), GAN_OK);
-        ck_assert_int_eq(y->widened, keep);
-        got[keep][0] = malloc(n * 2);
-        ck_assert_int_eq(cpu_download(be, got[keep][0], z, 0, n * 2), GAN_OK);
         struct gan_operand oy = operand(y, GAN_F16, dims, 0), ok = operand(k, GAN_F16, one, 1);
         ok.stride[1] = 0;
-        ck_assert_int_eq(cpu_binary(be, GAN_BINARY_MUL, &s, &oy, &ok, &oy), GAN_OK);
-        ck_assert_int_eq(y->kept.block != 0, keep);
-        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &ry, &rw, 0.0f, &rz), GAN_OK);
-        got[keep][1] = malloc(n * 2);
-        ck_assert_int_eq(cpu_download(be, got[keep][1], z, 0, n * 2), GAN_OK);
+        ck_assert_int_eq(cpu_conv2d_forward(be, &c, &rx, &rw, 0.0f, &ry), GAN_OK);
+        for (int r = 0; r < READS - 1; r++) {
+            if (r > 0) {
+                cpu_convert(CPU_ISA_PORTABLE, &scales[r - 1], GAN_F32, k->data, GAN_F16, 1);
+                ck_assert_int_eq(cpu_binary(be, GAN_BINARY_MUL, &s, &oy, &ok, &oy), GAN_OK);
+                ck_assert_int_eq(y->kept.block != 0, keep);
+            }
+            ck_assert_int_eq(cpu_conv2d_forward(be, &c, &ry, &rw, 0.0f, &rz), GAN_OK);
+            got[keep][r] = malloc(n * 2);
+            ck_assert_int_eq(cpu_download(be, got[keep][r], z, 0, n * 2), GAN_OK);
+        }
+        got[keep][READS - 1] = malloc(n * 2);
+        ck_assert_int_eq(cpu_download(be, got[keep][READS - 1], y, 0, n * 2), GAN_OK);
         gan_buffer *all[] = { x, w, y, z, k };
         for (size_t i = 0; i < 5; i++)
             cpu_buffer_free(be, all[i]);
@@ -570,13 +574,18 @@ START_TEST(test_widened_once)
         free(vw);
         backend_free(be);
     }
-    for (int i = 0; i < 2; i++)
-        ck_assert_msg(memcmp(got[0][i], got[1][i], n * 2) == 0,
-                      "convolution %d of a kept FP16 tensor: other bits", i);
+    for (int r = 0; r < READS; r++)
+        ck_assert_msg(memcmp(got[0][r], got[1][r], n * 2) == 0,
+                      "read %d of a kept FP16 tensor written in place: other bits", r);
     ck_assert_msg(memcmp(got[1][0], got[1][1], n * 2) != 0, "the write in place changed nothing");
-    for (int i = 0; i < 2; i++) {
-        free(got[0][i]);
-        free(got[1][i]);
+    /* the last write left infinities, NaNs and subnormals' products in y */
+    int special = 0;
+    for (size_t i = 0; i < n; i++)
+        special |= (((const uint16_t *)(const void *)got[1][READS - 1])[i] & 0x7c00u) == 0x7c00u;
+    ck_assert_msg(special, "no infinity or NaN reached the kept tensor");
+    for (int r = 0; r < READS; r++) {
+        free(got[0][r]);
+        free(got[1][r]);
     }
 }
 END_TEST
@@ -624,7 +633,7 @@ int main(void)
     tcase_add_test(tc, test_im2col_reads_kept);
     tcase_add_loop_test(tc, test_reduce_by_channel, 0, 6);
     tcase_add_loop_test(tc, test_parts_and_sums, 0, 3);
-    tcase_add_test(tc, test_widened_once);
+    tcase_add_test(tc, test_written_in_place);
     tcase_add_test(tc, test_setting);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
