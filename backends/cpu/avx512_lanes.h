@@ -67,4 +67,15 @@ static inline void avx512_store(void *p, enum gan_dtype dt, int64_t i, __mmask16
     _mm256_mask_storeu_epi16((uint16_t *)p + i, m, h);
 }
 
+/* The upper 16 bits of each lane of `m` to 16-bit element i of p: a value widened from
+ * BF16 stored back bit for bit, a signalling NaN included; narrowed in a register, as
+ * avx512_store does. */
+AVX512_LANES_TARGET
+static inline void avx512_store_upper_bits(void *p, int64_t i, __mmask16 m, __m512 v)
+{
+    __m256i h = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(v), 16));
+    __asm__("" : "+v"(h));
+    _mm256_mask_storeu_epi16((uint16_t *)p + i, m, h);
+}
+
 #endif

@@ -25,9 +25,7 @@ typedef __mmask16 lanes_if; /* a condition per lane */
 #define lanes_store_f32(p, in, v) _mm512_mask_storeu_ps((p), (in), (v))
 /* the upper 16 bits of each lane to 16-bit element i of p: a value widened from BF16
  * stored back bit for bit, a signalling NaN included */
-#define lanes_store_bf16_bits(p, i, in, v)                                                  \
-    _mm256_mask_storeu_epi16((uint16_t *)(p) + (i), (in),                                   \
-                             _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(v), 16)))
+#define lanes_store_bf16_bits(p, i, in, v) avx512_store_upper_bits((p), (i), (in), (v))
 #define lanes_set1(x) _mm512_set1_ps(x)
 #define lanes_zero() _mm512_setzero_ps()
 #define lanes_add(a, b) _mm512_add_ps((a), (b))
