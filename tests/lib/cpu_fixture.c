@@ -71,3 +71,14 @@ struct gan_ref cpu_fixture_ref(gan_buffer *buf, enum gan_dtype dtype)
     struct gan_ref r = { .buf = buf, .offset = 0, .dtype = dtype };
     return r;
 }
+
+const char *cpu_fixture_onednn_skip(void)
+{
+#ifndef GAN_HAVE_ONEDNN
+    return "this build has no oneDNN (configure --with-onednn)";
+#elif !defined(__x86_64__)
+    return "oneDNN is used on x86-64 CPUs only";
+#else
+    return NULL;
+#endif
+}

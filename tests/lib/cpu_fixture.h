@@ -19,4 +19,8 @@ gan_buffer *cpu_fixture_buffer(gan_backend *be, size_t n, const float *src);
 /* A gan_ref to element 0 of buf as `dtype`. */
 struct gan_ref cpu_fixture_ref(gan_buffer *buf, enum gan_dtype dtype);
 
+/* Why a test of the oneDNN paths skips in this build or on this CPU: no oneDNN, or a
+ * CPU other than x86-64; NULL when it runs. */
+const char *cpu_fixture_onednn_skip(void);
+
 #endif

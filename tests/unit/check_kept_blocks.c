@@ -611,13 +611,7 @@ END_TEST
 
 int main(void)
 {
-#ifndef GAN_HAVE_ONEDNN
-    const char *skip = "this build has no oneDNN (configure --with-onednn)";
-#elif !defined(__x86_64__)
-    const char *skip = "oneDNN is used on x86-64 CPUs only";
-#else
-    const char *skip = NULL;
-#endif
+    const char *skip = cpu_fixture_onednn_skip();
     if (skip) {
         printf("SKIP: %s\n", skip);
         return 77;
