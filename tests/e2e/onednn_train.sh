@@ -169,6 +169,36 @@ if test -f "$data/train-images-idx3-ubyte.gz"; then
     hook=
     check "images FP32: no BF16 dot product leaves the metrics.csv of gemm = auto as it is" \
         cmp -s "$work/img32-/metrics.csv" "$work/img32-1/metrics.csv"
+
+    # Activations kept in oneDNN's channel blocks between convolutions, or moved back
+    # after each: the same bits, metrics.csv and every checkpoint tensor (the checkpoint's
+    # header names the setting), in FP32, FP16 O2 and, with a BF16 dot product, BF16 O2.
+    # The networks at their full width, so that every layer's channels fill whole blocks.
+    tensors() { n=$(od -An -tu8 -N8 "$1" | tr -d ' '); tail -c +$((n + 9)) "$1"; }
+    same_tensors() {
+        tensors "$1" >"$work/tensors-a" && tensors "$2" >"$work/tensors-b" &&
+            test -s "$work/tensors-a" && cmp -s "$work/tensors-a" "$work/tensors-b"
+    }
+    blocks="-c $srcdir/etc/fashion-mnist.conf -s backend.threads=2 -s data.batch_size=16
+            -s critic.iterations=2 -s run.iterations=3 -s run.log_every=1 -s run.eval_every=0
+            -s run.image_every=0 -s run.checkpoint_every=3 -s run.metrics_time=false"
+    for precision in fp32 fp16 bf16; do
+        test $precision != bf16 || test $bf16 = 1 || continue
+        scaler=
+        test $precision != fp16 || scaler="--scaler underflow-aware"
+        for where in kept moved; do
+            # shellcheck disable=SC2086
+            run $blocks --precision $precision $scaler -s backend.channel_blocks=$where \
+                -s run.dir="$work/blocks-$precision-$where"
+            check "images $precision with channel blocks $where exits 0" test "$rc" -eq 0
+        done
+        check "images $precision: kept channel blocks write the metrics.csv of moved ones" \
+            cmp -s "$work/blocks-$precision-kept/metrics.csv" \
+            "$work/blocks-$precision-moved/metrics.csv"
+        check "images $precision: kept channel blocks write the checkpoint tensors of moved ones" \
+            same_tensors "$work/blocks-$precision-kept/checkpoint.safetensors" \
+            "$work/blocks-$precision-moved/checkpoint.safetensors"
+    done
 else
     echo "note: $data is missing; the image runs are left out"
 fi
