@@ -426,13 +426,14 @@ struct cpu_kept_copies {
 gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct gan_ref **b,
                          struct cpu_kept_copies *copies, float beta, const struct gan_ref *out,
                          size_t out_elements);
-/* An element-wise walk (nops operands, the output last) that touches kept blocks: where
- * it can run on them, rewrites shape and ops to do so (a per-channel input spread over
- * an image's blocks in `channels`, which must outlive the walk), fills *out with the
- * blocks its output will hold and returns 1; otherwise makes its inputs NCHW, handles
- * its output as cpu_kept_written does and returns 0. *st is the status of that work. */
+/* An element-wise walk (nops operands, the output last, already checked) that touches
+ * kept blocks: where it can run on them, rewrites shape and ops to do so (a per-channel
+ * input spread over an image's blocks in `channels_buffer`, which must outlive the
+ * walk), fills *out with the blocks its output will hold and returns 1; otherwise makes
+ * its inputs NCHW, handles its output as cpu_kept_written does and returns 0. *st is
+ * the status of that work. */
 int cpu_kept_elementwise(gan_backend *be, int nops, struct gan_shape *shape,
-                         struct gan_operand *ops, struct gan_buffer *channels,
+                         struct gan_operand *ops, struct gan_buffer *channels_buffer,
                          struct cpu_kept *out, gan_status *st);
 
 /* channel_blocks.c: a tensor between the plain NCHW layout and oneDNN's channel blocks

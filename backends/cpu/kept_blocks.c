@@ -49,6 +49,11 @@ static int64_t kept_elements(const struct cpu_kept *k)
     return k->n * k->c * k->hw;
 }
 
+static size_t kept_bytes(const struct cpu_kept *k)
+{
+    return (size_t)kept_elements(k) * gan_dtype_size(k->dtype);
+}
+
 /* Moves k's tensor from its blocks to NCHW at `plain`. A 16-bit tensor's blocks are of
  * its own type, moved as bits: channel_blocks.c's BF16 moves copy any 16-bit pattern
  * (BF16 widens to FP32 by a shift and back by taking the upper half), FP16's too. */
@@ -70,7 +75,7 @@ gan_status cpu_kept_plain(gan_backend *be, gan_buffer *buf)
     if (!buf || !buf->kept.block)
         return GAN_OK;
     const struct cpu_kept *k = &buf->kept;
-    const size_t bytes = (size_t)kept_elements(k) * gan_dtype_size(k->dtype);
+    const size_t bytes = kept_bytes(k);
     void *copy = NULL;
     gan_status st = cpu_scratch(be, bytes, &copy);
     if (st != GAN_OK)
@@ -87,8 +92,7 @@ gan_status cpu_kept_overwritten(gan_backend *be, gan_buffer *buf, size_t byte_of
     if (!buf || !buf->kept.block)
         return GAN_OK;
     const struct cpu_kept *k = &buf->kept;
-    if (byte_offset == 0 && bytes >= (size_t)kept_elements(k) * gan_dtype_size(k->dtype) &&
-        bytes <= buf->bytes) {
+    if (byte_offset == 0 && bytes >= kept_bytes(k) && bytes <= buf->bytes) {
         buf->kept.block = 0;
         return GAN_OK;
     }
@@ -141,18 +145,25 @@ static int per_channel(const struct cpu_kept *k, const struct gan_shape *s,
            (s->dim[3] == 1 || o->stride[3] == 0);
 }
 
-/* Whether the walk can run on k's blocks: the output, and every input that is not a
- * scalar or a per-channel value, the whole of a tensor of k's sizes, each input such a
- * tensor kept in k's blocks. *channels says whether a per-channel input is among them. */
+/* What an operand of a walk on k's blocks is. */
+enum role {
+    ROLE_TENSOR,    /* the whole of a tensor of k's sizes, in k's blocks */
+    ROLE_CHANNEL,   /* one value per channel */
+    ROLE_SCALAR,    /* one value */
+};
+
+/* Whether the walk can run on k's blocks: the output the whole of a tensor of k's
+ * sizes, every input a tensor kept in k's blocks, a per-channel value or a scalar, as
+ * role[i] says; *channels whether a per-channel input is among them. */
 static int fits(const struct cpu_kept *k, const struct gan_shape *s,
-                const struct gan_operand *ops, int nops, int *channels)
+                const struct gan_operand *ops, int nops, enum role *role, int *channels)
 {
     const struct gan_operand *y = &ops[nops - 1];
     int64_t count;
     if ((y->dtype != GAN_F32 && y->dtype != GAN_BF16 && y->dtype != GAN_F16) ||
-        !cpu_kept_whole(s, y, &count) ||
-        count != kept_elements(k))
+        !cpu_kept_whole(s, y, &count) || count != kept_elements(k))
         return 0;
+    role[nops - 1] = ROLE_TENSOR;
     *channels = 0;
     for (int i = 0; i < nops - 1; i++) {
         const struct gan_operand *o = &ops[i];
@@ -160,9 +171,13 @@ static int fits(const struct cpu_kept *k, const struct gan_shape *s,
             if (!same_blocks(&o->buf->kept, k) || o->dtype != o->buf->kept.dtype ||
                 !cpu_kept_whole(s, o, &count) || count != kept_elements(k))
                 return 0;
+            role[i] = ROLE_TENSOR;
         } else if (per_channel(k, s, o)) {
+            role[i] = ROLE_CHANNEL;
             *channels = 1;
-        } else if (!scalar(s, o)) {
+        } else if (scalar(s, o)) {
+            role[i] = ROLE_SCALAR;
+        } else {
             return 0;
         }
     }
@@ -201,30 +216,24 @@ static gan_status spread_channels(gan_backend *be, const struct cpu_kept *k,
 
 /* The walk as [n, c·hw] over the blocks, a per-channel input spread into `into`. */
 static gan_status walk_images(gan_backend *be, const struct cpu_kept *k, struct gan_shape *s,
-                              struct gan_operand *ops, int nops, struct gan_buffer *into)
+                              struct gan_operand *ops, int nops, const enum role *role,
+                              struct gan_buffer *into)
 {
-    const struct gan_shape in = *s;
     const int64_t image = k->c * k->hw;
     for (int i = 0; i < nops; i++) {
         struct gan_operand *o = &ops[i];
-        int64_t count;
-        if (scalar(&in, o)) {
-            memset(o->stride, 0, sizeof o->stride);
-            continue;
-        }
-        if (i < nops - 1 && !o->buf->kept.block && !cpu_kept_whole(&in, o, &count)) {
+        if (role[i] == ROLE_CHANNEL) {
             gan_status st = spread_channels(be, k, o, into);
             if (st != GAN_OK)
                 return st;
             o->buf = into;
             o->offset = 0;
-            memset(o->stride, 0, sizeof o->stride);
-            o->stride[1] = 1;
-            continue;
         }
         memset(o->stride, 0, sizeof o->stride);
-        o->stride[0] = image;
-        o->stride[1] = 1;
+        if (role[i] == ROLE_TENSOR)
+            o->stride[0] = image;
+        if (role[i] != ROLE_SCALAR)
+            o->stride[1] = 1;
     }
     memset(s, 0, sizeof *s);
     s->ndim = 2;
@@ -234,18 +243,14 @@ static gan_status walk_images(gan_backend *be, const struct cpu_kept *k, struct 
 }
 
 int cpu_kept_elementwise(gan_backend *be, int nops, struct gan_shape *shape,
-                         struct gan_operand *ops, struct gan_buffer *channels,
+                         struct gan_operand *ops, struct gan_buffer *channels_buffer,
                          struct cpu_kept *out, gan_status *st)
 {
     *st = GAN_OK;
     out->block = 0;
-    if (shape->ndim < 0 || shape->ndim > GAN_MAX_DIMS)
-        return 0;
     const struct cpu_kept *k = NULL;
     int any = 0;
     for (int i = 0; i < nops; i++) {
-        if (!ops[i].buf)
-            return 0;
         if (ops[i].buf->kept.block) {
             any = 1;
             if (i < nops - 1 && !k)
@@ -254,8 +259,9 @@ int cpu_kept_elementwise(gan_backend *be, int nops, struct gan_shape *shape,
     }
     if (!any)
         return 0;
-    int per_channel = 0;
-    if (k && fits(k, shape, ops, nops, &per_channel)) {
+    enum role role[3];
+    int channels = 0;
+    if (k && fits(k, shape, ops, nops, role, &channels)) {
         const struct cpu_kept blocks = *k;
         /* an output buffer holding other blocks (it is no input) is written whole */
         gan_buffer *y = ops[nops - 1].buf;
@@ -264,8 +270,8 @@ int cpu_kept_elementwise(gan_backend *be, int nops, struct gan_shape *shape,
                                         (size_t)kept_elements(&blocks) *
                                             gan_dtype_size(ops[nops - 1].dtype))) != GAN_OK)
             return 0;
-        if (per_channel &&
-            (*st = walk_images(be, &blocks, shape, ops, nops, channels)) != GAN_OK)
+        if (channels &&
+            (*st = walk_images(be, &blocks, shape, ops, nops, role, channels_buffer)) != GAN_OK)
             return 0;
         *out = blocks;
         out->dtype = ops[nops - 1].dtype;
@@ -290,7 +296,7 @@ gan_status cpu_kept_written(gan_backend *be, const struct gan_shape *shape,
         if (y->stride[d] == 0)
             written.dim[d] = 1;
     int64_t count;
-    if (shape->ndim >= 0 && shape->ndim <= GAN_MAX_DIMS && cpu_kept_whole(&written, y, &count))
+    if (cpu_kept_whole(&written, y, &count))
         return cpu_kept_overwritten(be, y->buf, 0, (size_t)count * gan_dtype_size(y->dtype));
     return cpu_kept_plain(be, y->buf);
 }
@@ -331,8 +337,7 @@ gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct
         const gan_buffer *buf = (*in[i])->buf;
         at[i] = bytes;
         if (buf && buf->kept.block)
-            bytes += ((size_t)kept_elements(&buf->kept) * gan_dtype_size(buf->kept.dtype) + 63) &
-                     ~(size_t)63;
+            bytes += (kept_bytes(&buf->kept) + 63) & ~(size_t)63;
     }
     void *space = NULL;
     gan_status st = bytes ? cpu_operand_scratch(be, bytes, &space) : GAN_OK;
@@ -345,7 +350,7 @@ gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct
         const struct cpu_kept *k = &buf->kept;
         memset(&copies->buf[i], 0, sizeof copies->buf[i]);
         copies->buf[i].data = (unsigned char *)space + at[i];
-        copies->buf[i].bytes = (size_t)kept_elements(k) * gan_dtype_size(k->dtype);
+        copies->buf[i].bytes = kept_bytes(k);
         move_out(be, k, buf->data, copies->buf[i].data);
         copies->ref[i] = **in[i];
         copies->ref[i].buf = &copies->buf[i];
@@ -361,8 +366,7 @@ int cpu_kept_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset, gan_
     if (!dst || !src || dst == src || !src->kept.block || src_byte_offset != 0)
         return 0;
     const struct cpu_kept *k = &src->kept;
-    const size_t whole = (size_t)kept_elements(k) * gan_dtype_size(k->dtype);
-    if (bytes != whole || dst_byte_offset > dst->bytes || bytes > dst->bytes - dst_byte_offset)
+    if (bytes != kept_bytes(k) || dst_byte_offset > dst->bytes || bytes > dst->bytes - dst_byte_offset)
         return 0;
     if ((*st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes)) != GAN_OK)
         return 1;
