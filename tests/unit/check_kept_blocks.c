@@ -95,6 +95,22 @@ static struct gan_ref ref(gan_buffer *b, enum gan_dtype dt)
     return cpu_fixture_ref(b, dt);
 }
 
+/* The first `bytes` of b, downloaded into memory the caller frees. */
+static void *downloaded(gan_backend *be, gan_buffer *b, size_t bytes)
+{
+    void *p = malloc(bytes);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(cpu_download(be, p, b, 0, bytes), GAN_OK);
+    return p;
+}
+
+/* Frees n buffers of be. */
+static void free_buffers(gan_backend *be, gan_buffer *const *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cpu_buffer_free(be, b[i]);
+}
+
 /* An operand over a 4-D walk of `dims`: contiguous, or one value per channel (dim 1). */
 static struct gan_operand operand(gan_buffer *b, enum gan_dtype dt, const int64_t *dims,
                                   int per_channel)
@@ -152,9 +168,8 @@ struct results {
 static void keep_result(gan_backend *be, struct results *r, int which, gan_buffer *b,
                         size_t bytes)
 {
-    r->data[which] = malloc(bytes);
+    r->data[which] = downloaded(be, b, bytes);
     r->bytes[which] = bytes;
-    ck_assert_int_eq(cpu_download(be, r->data[which], b, 0, bytes), GAN_OK);
 }
 
 /* x [4, 16, 9, 9] → conv 3×3 stride 2 → y1 [4, 32, 5, 5] + bias → leaky ReLU → a1 →
@@ -234,10 +249,9 @@ static void run_layers(gan_backend *be, enum gan_dtype dt, struct results *r)
     keep_result(be, r, R_DX, gx, nx * es);
     keep_result(be, r, R_SUM, sum, nx * es);
     keep_result(be, r, R_PRODUCT, prod, 12 * es);
-    gan_buffer *all[] = { x, w1, w2, b1, gy2, m, y1, z1, a1, y2, da1, mask, dz1, db1, dw1,
+    gan_buffer *const all[] = { x, w1, w2, b1, gy2, m, y1, z1, a1, y2, da1, mask, dz1, db1, dw1,
                           dw2, gx, sum, prod };
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        cpu_buffer_free(be, all[i]);
+    free_buffers(be, all, sizeof all / sizeof all[0]);
     free(vx);
     free(vw1);
     free(vw2);
@@ -404,13 +418,10 @@ START_TEST(test_im2col_reads_kept)
         ck_assert_int_eq(cpu_conv2d_backward_data(be, &c, &ry, &rw, 0.0f, &rdx), GAN_OK);
         ck_assert_msg(y->kept.block != 0 || !keep, "im2col made its kept input NCHW");
         ck_assert_int_eq(cpu_conv2d_backward_filter(be, &c, &rx, &ry, 0.0f, &rdw), GAN_OK);
-        got[keep][0] = malloc(nx * sizeof(float));
-        got[keep][1] = malloc(nw * sizeof(float));
-        ck_assert_int_eq(cpu_download(be, got[keep][0], dx, 0, nx * sizeof(float)), GAN_OK);
-        ck_assert_int_eq(cpu_download(be, got[keep][1], dw, 0, nw * sizeof(float)), GAN_OK);
-        gan_buffer *all[] = { x, w, y, dx, dw };
-        for (size_t i = 0; i < 5; i++)
-            cpu_buffer_free(be, all[i]);
+        got[keep][0] = downloaded(be, dx, nx * sizeof(float));
+        got[keep][1] = downloaded(be, dw, nw * sizeof(float));
+        gan_buffer *const all[] = { x, w, y, dx, dw };
+        free_buffers(be, all, sizeof all / sizeof all[0]);
         free(vx);
         free(vw);
         backend_free(be);
@@ -455,12 +466,10 @@ START_TEST(test_reduce_by_channel)
         for (int k = 0; k < 6; k++) {
             ck_assert_int_eq(cpu_reduce(be, reduce_ops[k], &s, &oy, 0xdu, &oo), GAN_OK);
             ck_assert_int_eq(y->kept.block != 0, keep);
-            got[keep][k] = malloc(16 * es);
-            ck_assert_int_eq(cpu_download(be, got[keep][k], out, 0, 16 * es), GAN_OK);
+            got[keep][k] = downloaded(be, out, 16 * es);
         }
-        gan_buffer *all[] = { x, w, y, out };
-        for (size_t i = 0; i < 4; i++)
-            cpu_buffer_free(be, all[i]);
+        gan_buffer *const all[] = { x, w, y, out };
+        free_buffers(be, all, sizeof all / sizeof all[0]);
         free(vx);
         free(vw);
         backend_free(be);
@@ -507,13 +516,10 @@ START_TEST(test_parts_and_sums)
         ck_assert_int_eq((x->kept.block != 0) + (y->kept.block != 0), 2 * keep);
         ck_assert_int_eq(cpu_conv2d_backward_filter(be, &c, &rx, &ry, 0.0f, &rdw), GAN_OK);
         ck_assert_int_eq(cpu_conv2d_backward_data(be, &c, &ry, &rw, 1.0f, &rdx), GAN_OK);
-        got[keep][0] = malloc(nw * es);
-        got[keep][1] = malloc(nx * es);
-        ck_assert_int_eq(cpu_download(be, got[keep][0], dw, 0, nw * es), GAN_OK);
-        ck_assert_int_eq(cpu_download(be, got[keep][1], dx, 0, nx * es), GAN_OK);
-        gan_buffer *all[] = { x0, w0, w, x, y, dw, dx };
-        for (size_t i = 0; i < 7; i++)
-            cpu_buffer_free(be, all[i]);
+        got[keep][0] = downloaded(be, dw, nw * es);
+        got[keep][1] = downloaded(be, dx, nx * es);
+        gan_buffer *const all[] = { x0, w0, w, x, y, dw, dx };
+        free_buffers(be, all, sizeof all / sizeof all[0]);
         free(v0);
         free(vw0);
         free(vw);
@@ -562,14 +568,11 @@ START_TEST(test_written_in_place)
                 ck_assert_int_eq(y->kept.block != 0, keep);
             }
             ck_assert_int_eq(cpu_conv2d_forward(be, &c, &ry, &rw, 0.0f, &rz), GAN_OK);
-            got[keep][r] = malloc(n * 2);
-            ck_assert_int_eq(cpu_download(be, got[keep][r], z, 0, n * 2), GAN_OK);
+            got[keep][r] = downloaded(be, z, n * 2);
         }
-        got[keep][READS - 1] = malloc(n * 2);
-        ck_assert_int_eq(cpu_download(be, got[keep][READS - 1], y, 0, n * 2), GAN_OK);
-        gan_buffer *all[] = { x, w, y, z, k };
-        for (size_t i = 0; i < 5; i++)
-            cpu_buffer_free(be, all[i]);
+        got[keep][READS - 1] = downloaded(be, y, n * 2);
+        gan_buffer *const all[] = { x, w, y, z, k };
+        free_buffers(be, all, sizeof all / sizeof all[0]);
         free(vx);
         free(vw);
         backend_free(be);
