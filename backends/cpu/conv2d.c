@@ -212,22 +212,34 @@ static void im2col(const struct gan_conv2d *c, const struct conv_dims *d, const 
  * gets its adds in the order of the rows: walking a row's output pixels row by row, at
  * a fixed stride (the positions im2col's base[] holds), gives the same bits as walking
  * base[]. Strides 1 and 2 have loops of their own, with the stride a constant the
- * compiler can vectorise and unroll for. In `perf record` of an FP32 dcgan on one thread
- * (the 1-channel input gradient and the generator's last layer come this way) col2im
- * took 1.4–1.5 % of the samples, where the walk of base[] took 2.3 % and one loop with
- * the stride a variable 2.0–2.3 %. */
-static void col2im_add(const struct gan_conv2d *c, const struct conv_dims *d,
+ * compiler can vectorise and unroll for. On a vector level stride 2 goes to its kernel
+ * (col2im_lanes.h), two neighbouring kernel columns at a time where the dilation is 1:
+ * their positions interleave and never meet, so taking them together keeps each
+ * element's order. In `perf record` of an FP32 dcgan on one thread (the 1-channel input
+ * gradient and the generator's last layer come this way) the scalar stride-2 loop took
+ * 2.6 % of the samples. */
+static void col2im_add(enum cpu_isa isa, const struct gan_conv2d *c, const struct conv_dims *d,
                        const float *col, size_t ld, float *xp)
 {
     const size_t w_out = (size_t)c->w_out, h_out = (size_t)c->h_out;
     const size_t row_step = (size_t)c->stride_h * d->wp, sw = (size_t)c->stride_w;
+    const int lanes = sw == 2 && isa != CPU_ISA_PORTABLE;
     const float *row = col;
     for (int64_t ci = 0; ci < c->c_in; ci++)
         for (int64_t i = 0; i < c->kh; i++)
-            for (int64_t j = 0; j < c->kw; j++, row += ld) {
+            for (int64_t j = 0; j < c->kw; row += ld) {
                 float *dst = xp + (size_t)ci * d->hp * d->wp
                            + (size_t)(i * c->dilation_h) * d->wp
                            + (size_t)(j * c->dilation_w);
+                if (lanes) {
+                    const int pair = j + 1 < c->kw && c->dilation_w == 1;
+                    (isa == CPU_ISA_AVX512 ? cpu_vec_col2im_pair_avx512
+                                           : cpu_vec_col2im_pair_avx2)(
+                        dst, row_step, row, pair ? row + ld : NULL, w_out, h_out);
+                    j += 1 + pair;
+                    row += pair ? ld : 0;
+                    continue;
+                }
                 const float *v = row;
                 for (size_t oh = 0; oh < h_out; oh++, dst += row_step, v += w_out) {
                     if (sw == 1)
@@ -240,6 +252,7 @@ static void col2im_add(const struct gan_conv2d *c, const struct conv_dims *d,
                         for (size_t ow = 0; ow < w_out; ow++)
                             dst[ow * sw] += v[ow];
                 }
+                j++;
             }
 }
 
@@ -386,7 +399,7 @@ static void col2im_range(void *arg, int part, int64_t begin, int64_t end)
     float *xp = part_pad(j, part);
     for (size_t i = (size_t)begin; i < (size_t)end; i++) {
         memset(xp, 0, d->padded_elems * sizeof *xp);
-        col2im_add(j->c, d, j->col + i * d->p, ld, xp);
+        col2im_add(j->isa, j->c, d, j->col + i * d->p, ld, xp);
         unpad_into(j->isa, j->c, d, xp, j->beta, j->out + (j->b0 + i) * d->in_elems * es);
     }
 }

@@ -289,6 +289,15 @@ gan_backend_reduce_fn cpu_reduce;
 CPU_VEC_LANES_SUM(cpu_vec_lanes_sum_avx512);
 CPU_VEC_LANES_SUM(cpu_vec_lanes_sum_avx2);
 
+/* col2im_avx512.c and col2im_avx2.c (col2im_lanes.h): for `rows` rows, dst[2i] += even[i]
+ * and, when odd is not NULL, dst[2i + 1] += odd[i], i < n; dst advances dst_step elements
+ * a row, even and odd n. conv2d.c's col2im calls the one of the instance's level. */
+#define CPU_VEC_COL2IM_PAIR(name)                                                           \
+    void name(float *dst, size_t dst_step, const float *even, const float *odd, size_t n,   \
+              size_t rows)
+CPU_VEC_COL2IM_PAIR(cpu_vec_col2im_pair_avx512);
+CPU_VEC_COL2IM_PAIR(cpu_vec_col2im_pair_avx2);
+
 /* conv2d.c */
 gan_backend_conv2d_forward_fn cpu_conv2d_forward;
 gan_backend_conv2d_backward_data_fn cpu_conv2d_backward_data;

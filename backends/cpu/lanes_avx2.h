@@ -81,6 +81,27 @@ static inline __m256 lanes_and_bits(__m256 v, int32_t mask)
     return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(mask)));
 }
 
+/* a and b interleaved, element by element: the first half of (a0, b0, a1, b1, …) and the
+ * second (col2im_lanes.h); the even lanes as a condition. The unpacks interleave within
+ * 128-bit halves, so the halves are put back in order. */
+AVX2_LANES_TARGET
+static inline __m256 lanes_zip_lo(__m256 a, __m256 b)
+{
+    return _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b), 0x20);
+}
+
+AVX2_LANES_TARGET
+static inline __m256 lanes_zip_hi(__m256 a, __m256 b)
+{
+    return _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b), 0x31);
+}
+
+AVX2_LANES_TARGET
+static inline __m256 lanes_even(void)
+{
+    return _mm256_castsi256_ps(_mm256_setr_epi32(-1, 0, -1, 0, -1, 0, -1, 0));
+}
+
 /* r[i] lane j becomes r[j] lane i, a 8 × 8 block transposed in registers (gemm16_lanes.h,
  * channel_blocks_lanes.h): pairs of rows interleaved by element, then by
  * pairs, then the 128-bit halves exchanged. The loops are unrolled, so that no stage goes through memory. */

@@ -82,6 +82,25 @@ static inline __m512 lanes_and_bits(__m512 v, int32_t mask)
     return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(mask)));
 }
 
+/* a and b interleaved, element by element: the first half of (a0, b0, a1, b1, …) and the
+ * second (col2im_lanes.h); the even lanes as a condition. */
+AVX512_LANES_TARGET
+static inline __m512 lanes_zip_lo(__m512 a, __m512 b)
+{
+    const __m512i at = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    return _mm512_permutex2var_ps(a, at, b);
+}
+
+AVX512_LANES_TARGET
+static inline __m512 lanes_zip_hi(__m512 a, __m512 b)
+{
+    const __m512i at = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30,
+                                         15, 31);
+    return _mm512_permutex2var_ps(a, at, b);
+}
+
+#define lanes_even() ((lanes_if)0x5555)
+
 /* r[i] lane j becomes r[j] lane i, a 16 × 16 block transposed in registers (gemm16_lanes.h,
  * channel_blocks_lanes.h): pairs of rows interleaved by element, then by
  * pairs, then the 128-bit quarters gathered twice. The loops are unrolled, so that no stage goes through memory. */

@@ -625,6 +625,65 @@ START_TEST(test_onednn_serves)
 END_TEST
 #endif
 
+/* ------------------------------------------------------------------ col2im's levels */
+
+/* Stride-2 input gradients through im2col + sgemm, whose col2im adds two neighbouring
+ * kernel columns at once on a vector level (col2im_lanes.h): odd and even kernel widths
+ * (a column left without a neighbour), dilation 2 (every column alone), widths of one
+ * vector block and more, beta 0 and 1, one and several input channels. */
+static const struct shape col2im_shapes[] = {
+    { 3, 1, 28, 28, 4, 5, 5, 2, 2, 2, 2, 1, 1, 0.0f },   /* the dcgan's 1-channel layer */
+    { 2, 3, 37, 35, 2, 4, 4, 2, 2, 1, 1, 1, 1, 1.0f },   /* 17 outputs a row: a tail */
+    { 2, 2, 13, 19, 3, 3, 5, 2, 2, 1, 2, 2, 2, 0.0f },   /* dilation 2 */
+    { 1, 1, 9, 70, 2, 1, 3, 1, 2, 0, 1, 1, 1, 1.0f },    /* 35 outputs a row */
+    { 2, 1, 6, 6, 2, 2, 2, 2, 2, 0, 0, 1, 1, 1.0f },     /* 3 outputs a row */
+};
+#define NCOL2IM ((int)(sizeof col2im_shapes / sizeof col2im_shapes[0]))
+
+/* The output of one backward-data call at vector level `isa`, from an instance told it. */
+static void col2im_at(enum cpu_isa isa, const struct problem *p, float beta, float *out)
+{
+    static const char *const settings[3][2] = {
+        { "vector=portable", NULL }, { "vector=f16c", NULL }, { "vector=avx512", NULL },
+    };
+    gan_backend *keep = be;
+    be = cpu_fixture_new(settings[isa]);
+    ck_assert_int_eq(be->isa, isa);
+    ck_assert_int_eq(run(BACKWARD_DATA, &p->c, p->in1, p->in2, p->out0, beta, out), GAN_OK);
+    cpu_fixture_free(be);
+    be = keep;
+}
+
+/* Every vector level the CPU has gives the portable loop's bits, in FP32 and FP16, with
+ * infinities among the gradients (whose sums make NaN where they meet). */
+START_TEST(test_col2im_levels)
+{
+    const struct shape *s = &col2im_shapes[_i / 2];
+    const enum gan_dtype dt = _i % 2 ? GAN_F16 : GAN_F32;
+    struct problem p;
+    problem_init(&p, BACKWARD_DATA, s, dt, 301u + (uint32_t)_i);
+    for (size_t i = 0; i < p.n1; i += 97)
+        p.in1[i] = i % 2 ? INFINITY : -INFINITY;
+    float *want = malloc(p.no * sizeof(float)), *got = malloc(p.no * sizeof(float));
+    ck_assert(want && got);
+    col2im_at(CPU_ISA_PORTABLE, &p, s->beta, want);
+    size_t finite = 0;
+    for (size_t i = 0; i < p.no; i++)
+        finite += isfinite(want[i]) != 0;
+    ck_assert_msg(finite > p.no / 2 && finite < p.no, "%zu of %zu finite", finite, p.no);
+    for (enum cpu_isa isa = CPU_ISA_F16C; isa <= cpu_isa_best(); isa++) {
+        col2im_at(isa, &p, s->beta, got);
+        for (size_t i = 0; i < p.no; i++)
+            ck_assert_msg(memcmp(&want[i], &got[i], sizeof(float)) == 0,
+                          "shape %d %s level %d: dx[%zu] %a, the portable loop gave %a",
+                          _i / 2, gan_dtype_name(dt), (int)isa, i, got[i], want[i]);
+    }
+    free(want);
+    free(got);
+    problem_free(&p);
+}
+END_TEST
+
 /* The kernel tests on one kind of instance, as cases named `names` (the FP32 sweep,
  * the adjoint identity, the 16-bit tests); returns the last, the 16-bit one. */
 static TCase *add_kernel_cases(Suite *s, const char *const names[3], void (*up)(void),
@@ -662,7 +721,12 @@ static Suite *conv2d_suite(void)
     }
 #endif
 
-    TCase *tc = tcase_create("validation");
+    TCase *tc = tcase_create("col2im-levels");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_col2im_levels, 0, 2 * NCOL2IM);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("validation");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_bad_descriptor, 0, NBAD);
     tcase_add_test(tc, test_bad_refs);
