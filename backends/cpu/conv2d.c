@@ -490,14 +490,21 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_DATA, c, dy, w, beta, dx, &st))
         return st;
+    /* An FP32 dy kept in one block of all its channels (c_out is the block: the critic's
+     * first layer and the generator's last at width 16 on AVX-512) holds each image as
+     * its [P, c_out] matrix, dy's transposed: the product reads it in place, transposed,
+     * with no NCHW copy and no gather. Every element is still one dot product over c_out
+     * in order, the same bits as from the NCHW matrix (check_kept_blocks). */
+    const struct cpu_kept one_block = { c->n, c->c_out, c->h_out * c->w_out, c->c_out, GAN_F32 };
+    const int in_block = c->dtype == GAN_F32 && cpu_kept_holds(dy->buf, dy->offset, &one_block);
     struct cpu_kept_copies copies;
-    if ((st = cpu_kept_call(be, &dy, &w, &copies, beta, dx, d.x_all)) != GAN_OK)
+    if ((st = cpu_kept_call(be, in_block ? NULL : &dy, &w, &copies, beta, dx, d.x_all)) != GAN_OK)
         return st;
 
     const int f32 = c->dtype == GAN_F32;
     const size_t g = group_size(c, &d);
     /* One FP32 image per group: dy's image is already the [c_out, P] matrix. */
-    const int direct = g == 1 && f32;
+    const int direct = (g == 1 && f32) || in_block;
     size_t bytes[PARTS] = {
         [PART_COL] = d.k * g * d.p * sizeof(float),
         [PART_MAT] = direct ? 0 : (size_t)c->c_out * g * d.p * sizeof(float),
@@ -526,8 +533,12 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         /* col[K, gn·P] = wᵀ[K, c_out] · dy[c_out, gn·P], then scattered onto dx: into
          * a zeroed padded image, whose interior is then written (or added) to dx and
          * rounded once. */
-        cpu_sgemm(be, TRANS, NO_TRANS, (int)d.k, (int)cols, (int)c->c_out, 1.0f, wf,
-                  (int)d.k, dym, (int)cols, 0.0f, col, (int)cols);
+        if (in_block)
+            cpu_sgemm(be, TRANS, TRANS, (int)d.k, (int)cols, (int)c->c_out, 1.0f, wf,
+                      (int)d.k, dym, (int)c->c_out, 0.0f, col, (int)cols);
+        else
+            cpu_sgemm(be, TRANS, NO_TRANS, (int)d.k, (int)cols, (int)c->c_out, 1.0f, wf,
+                      (int)d.k, dym, (int)cols, 0.0f, col, (int)cols);
         struct group_job j = { .isa = be->isa, .c = c, .d = &d, .b0 = b0, .g = gn,
                                .out = dxb, .xp = part[PART_PAD],
                                .col = col, .beta = beta };

@@ -427,7 +427,8 @@ int cpu_kept_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset, gan_
 /* A call that reads *a and *b as NCHW and writes out_elements of out, adding to them
  * unless beta = 0. An input kept in blocks is read through an NCHW copy in the operand
  * scratch (*a or *b then points into `copies`), so that its buffer keeps its blocks for
- * the convolution that reads it next; the output is made NCHW, or forgotten as a write. */
+ * the convolution that reads it next; the output is made NCHW, or forgotten as a write.
+ * a may be NULL: an input the call reads in its blocks itself. */
 struct cpu_kept_copies {
     struct gan_buffer buf[2];
     struct gan_ref ref[2];

@@ -334,7 +334,7 @@ gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct
     const struct gan_ref **in[2] = { a, b };
     size_t at[2], bytes = 0;
     for (int i = 0; i < 2; i++) {
-        const gan_buffer *buf = (*in[i])->buf;
+        const gan_buffer *buf = in[i] ? (*in[i])->buf : NULL;
         at[i] = bytes;
         if (buf && buf->kept.block)
             bytes += (kept_bytes(&buf->kept) + 63) & ~(size_t)63;
@@ -344,7 +344,7 @@ gan_status cpu_kept_call(gan_backend *be, const struct gan_ref **a, const struct
     if (st != GAN_OK)
         return st;
     for (int i = 0; i < 2; i++) {
-        const gan_buffer *buf = (*in[i])->buf;
+        const gan_buffer *buf = in[i] ? (*in[i])->buf : NULL;
         if (!buf || !buf->kept.block)
             continue;
         const struct cpu_kept *k = &buf->kept;
