@@ -25,6 +25,8 @@
  *   MASK_POSITIVE  a · (b > 0 ? 1 : 0)  a real multiply, not a select, so that it is
  *                the bits of MUL(a, STEP(b)): a NaN or inf in a where b <= 0 (or b is
  *                NaN) gives NaN, and a negative a there gives −0
+ *   MASK_LEAKY   a · (b > 0 ? 1 : alpha)  the bits of MUL(a, LEAKY_STEP(b)) when alpha
+ *                is LEAKY_STEP's slope as stored: a multiply, as MASK_POSITIVE's
  * Everything else is plain FP32 arithmetic and propagates NaN. The ops IEEE 754 rounds
  * exactly (+, −, ·, /, sqrt, the comparisons) give the same bits on every backend;
  * sigmoid, exp and log come from each platform's math library (glibc, CUDA's), and
@@ -103,7 +105,15 @@ GAN_HD static inline float gan_ew_mask_positive(float a, float b, float one)
     return gan_fmul_rn(a, b > 0.0f ? one : 0.0f);
 }
 
-GAN_HD static inline float gan_ew_binary(enum gan_binary_op op, float a, float b)
+/* LEAKY_STEP(b) with slope alpha, then MUL, in one: the multiply by 1 is kept as
+ * MASK_POSITIVE keeps it. */
+GAN_HD static inline float gan_ew_mask_leaky(float a, float b, float alpha, float one)
+{
+    return gan_fmul_rn(a, b > 0.0f ? one : alpha);
+}
+
+/* `alpha` is the op's parameter where it has one (MASK_LEAKY's slope). */
+GAN_HD static inline float gan_ew_binary(enum gan_binary_op op, float a, float b, float alpha)
 {
     switch (op) {
     case GAN_BINARY_ADD: return gan_ew_add(a, b);
@@ -113,6 +123,7 @@ GAN_HD static inline float gan_ew_binary(enum gan_binary_op op, float a, float b
     case GAN_BINARY_MAX: return gan_ew_max(a, b);
     case GAN_BINARY_MIN: return gan_ew_min(a, b);
     case GAN_BINARY_GREATER: return gan_ew_greater(a, b);
+    case GAN_BINARY_MASK_LEAKY: return gan_ew_mask_leaky(a, b, alpha, 1.0f);
     default: return gan_ew_mask_positive(a, b, 1.0f); /* GAN_BINARY_MASK_POSITIVE */
     }
 }

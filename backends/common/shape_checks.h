@@ -240,9 +240,22 @@ static inline gan_status gan_unary_entry(gan_backend *be, const struct gan_host 
     return walk(be, op_names[op], 2, (int)op, alpha, &it, ops);
 }
 
+/* The binary slot's refusal of an op that needs a parameter (MASK_LEAKY's slope), which
+ * only binary_alpha takes; GAN_OK for every other op. */
+static inline gan_status gan_binary_without_alpha(const struct gan_host *host,
+                                                  const char *kernel, enum gan_binary_op op)
+{
+    if (op != GAN_BINARY_MASK_LEAKY)
+        return GAN_OK;
+    return host->fail(host->ctx, GAN_ERR_INVALID,
+                      "%s: MASK_LEAKY needs its slope: it is computed by binary_alpha", kernel);
+}
+
+/* binary (with_alpha 0, alpha unused) and binary_alpha (with_alpha 1). */
 static inline gan_status gan_binary_entry(gan_backend *be, const struct gan_host *host,
                                           const char *kernel, const char *const *op_names,
                                           gan_ew_walk_fn *walk, enum gan_binary_op op,
+                                          int with_alpha, float alpha,
                                           const struct gan_shape *shape,
                                           const struct gan_operand *a,
                                           const struct gan_operand *b,
@@ -251,9 +264,11 @@ static inline gan_status gan_binary_entry(gan_backend *be, const struct gan_host
     const struct gan_operand *ops[3] = { a, b, y };
     struct gan_iter it;
     gan_status st = gan_binary_plan(host, kernel, op_names, op, shape, ops, &it);
+    if (st == GAN_OK && !with_alpha)
+        st = gan_binary_without_alpha(host, kernel, op);
     if (st != GAN_OK || it.count == 0)
         return st;
-    return walk(be, op_names[op], 3, (int)op, 0.0f, &it, ops);
+    return walk(be, op_names[op], 3, (int)op, with_alpha ? alpha : 0.0f, &it, ops);
 }
 
 #endif

@@ -250,6 +250,7 @@ gan_backend_gemm_fn cpu_gemm;
 /* elementwise.c */
 gan_backend_unary_fn cpu_unary;
 gan_backend_binary_fn cpu_binary;
+gan_backend_binary_alpha_fn cpu_binary_alpha;
 
 /* tanh.c: the backend's FP32 tanh of one element, the bits every vector level gives
  * (tanh_lanes.h) on any C library. */
@@ -270,8 +271,8 @@ struct cpu_vec_in {
     void name(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x, void *y,       \
               enum gan_dtype yt, int64_t yoff, int64_t n)
 #define CPU_VEC_BINARY(name)                                                                \
-    void name(enum gan_binary_op op, const struct cpu_vec_in *a, const struct cpu_vec_in *b, \
-              void *y, enum gan_dtype yt, int64_t yoff, int64_t n)
+    void name(enum gan_binary_op op, float alpha, const struct cpu_vec_in *a,                \
+              const struct cpu_vec_in *b, void *y, enum gan_dtype yt, int64_t yoff, int64_t n)
 CPU_VEC_UNARY(cpu_vec_unary_avx512);
 CPU_VEC_UNARY(cpu_vec_unary_avx2);
 CPU_VEC_BINARY(cpu_vec_binary_avx512);

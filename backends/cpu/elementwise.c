@@ -40,7 +40,8 @@ static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
 
 static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
     "cpu_binary(ADD)", "cpu_binary(SUB)", "cpu_binary(MUL)", "cpu_binary(DIV)",
-    "cpu_binary(MAX)", "cpu_binary(MIN)", "cpu_binary(GREATER)", "cpu_binary(MASK_POSITIVE)"
+    "cpu_binary(MAX)", "cpu_binary(MIN)", "cpu_binary(GREATER)", "cpu_binary(MASK_POSITIVE)",
+    "cpu_binary(MASK_LEAKY)"
 };
 
 /* y[i] = f(x[i]) over a contiguous FP32 run; y may be x. Each op is its own loop so
@@ -125,9 +126,10 @@ static inline float first_nan(float a, float b, float r)
  * vector level, which both multiply. */
 static volatile float mask_one = 1.0f;
 
-/* y[i] = f(a[i·sa], b[i·sb]) with sa, sb ∈ {0, 1}; y may be a or b. */
-static void binary_run(enum gan_binary_op op, const float *a, int sa, const float *b, int sb,
-                       float *y, int64_t n)
+/* y[i] = f(a[i·sa], b[i·sb]) with sa, sb ∈ {0, 1}, alpha the op's parameter; y may be a
+ * or b. */
+static void binary_run(enum gan_binary_op op, float alpha, const float *a, int sa,
+                       const float *b, int sb, float *y, int64_t n)
 {
     int64_t i;
     switch (op) {
@@ -141,6 +143,11 @@ static void binary_run(enum gan_binary_op op, const float *a, int sa, const floa
     case GAN_BINARY_MASK_POSITIVE: {
         const float one = mask_one;
         BINARY_LOOPS(gan_ew_mask_positive(av, bv, one));
+        break;
+    }
+    case GAN_BINARY_MASK_LEAKY: {
+        const float one = mask_one;
+        BINARY_LOOPS(gan_ew_mask_leaky(av, bv, alpha, one));
         break;
     }
     case GAN_BINARY_OP_COUNT: break;
@@ -227,7 +234,8 @@ static int vector_unary_has(enum gan_unary_op op)
 static int vector_binary_has(enum gan_binary_op op)
 {
     return op == GAN_BINARY_ADD || op == GAN_BINARY_SUB || op == GAN_BINARY_MUL ||
-           op == GAN_BINARY_DIV || op == GAN_BINARY_GREATER || op == GAN_BINARY_MASK_POSITIVE;
+           op == GAN_BINARY_DIV || op == GAN_BINARY_GREATER || op == GAN_BINARY_MASK_POSITIVE ||
+           op == GAN_BINARY_MASK_LEAKY;
 }
 
 /* Whether the innermost runs go to the vector kernels whole: `isa` (the calling
@@ -331,7 +339,7 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
                     off[nin] + lo, hi - lo);
             else
                 (isa == CPU_ISA_AVX512 ? cpu_vec_binary_avx512 : cpu_vec_binary_avx2)(
-                    (enum gan_binary_op)op, &in[0], &in[1], base[nin], ops[nin]->dtype,
+                    (enum gan_binary_op)op, alpha, &in[0], &in[1], base[nin], ops[nin]->dtype,
                     off[nin] + lo, hi - lo);
         }
         for (int64_t start = lo; !vector && start < hi; start += chunk) {
@@ -365,7 +373,7 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
                 const float *b = input_run(isa, base[1], ops[1]->dtype,
                                            off[1] + start * it->stride[1][inner],
                                            it->stride[1][inner], n, stage_in[1], &ub);
-                binary_run((enum gan_binary_op)op, a, ua, b, ub, dst, n);
+                binary_run((enum gan_binary_op)op, alpha, a, ua, b, ub, dst, n);
             }
             output_run(isa, base[nin], ops[nin]->dtype, yoff, ys, n, dst);
         }
@@ -494,14 +502,35 @@ gan_status cpu_unary(gan_backend *be, enum gan_unary_op op, float alpha,
     return kept_walk(be, 2, (int)op, alpha, unary_names[op], shape, ops, &it);
 }
 
+/* binary (with_alpha 0) and binary_alpha (1), as gan_binary_entry has them, through the
+ * channel blocks' walk. */
+static gan_status binary_entry(gan_backend *be, enum gan_binary_op op, int with_alpha,
+                               float alpha, const struct gan_shape *shape,
+                               const struct gan_operand *a, const struct gan_operand *b,
+                               const struct gan_operand *y)
+{
+    const char *kernel = with_alpha ? "cpu_binary_alpha" : "cpu_binary";
+    const struct gan_operand *ops[3] = { a, b, y };
+    struct gan_iter it;
+    gan_status st = gan_binary_plan(be->host, kernel, binary_names, op, shape, ops, &it);
+    if (st == GAN_OK && !with_alpha)
+        st = gan_binary_without_alpha(be->host, kernel, op);
+    if (st != GAN_OK || it.count == 0)
+        return st;
+    return kept_walk(be, 3, (int)op, with_alpha ? alpha : 0.0f, binary_names[op], shape, ops,
+                     &it);
+}
+
 gan_status cpu_binary(gan_backend *be, enum gan_binary_op op, const struct gan_shape *shape,
                       const struct gan_operand *a, const struct gan_operand *b,
                       const struct gan_operand *y)
 {
-    const struct gan_operand *ops[3] = { a, b, y };
-    struct gan_iter it;
-    gan_status st = gan_binary_plan(be->host, "cpu_binary", binary_names, op, shape, ops, &it);
-    if (st != GAN_OK || it.count == 0)
-        return st;
-    return kept_walk(be, 3, (int)op, 0.0f, binary_names[op], shape, ops, &it);
+    return binary_entry(be, op, 0, 0.0f, shape, a, b, y);
+}
+
+gan_status cpu_binary_alpha(gan_backend *be, enum gan_binary_op op, float alpha,
+                            const struct gan_shape *shape, const struct gan_operand *a,
+                            const struct gan_operand *b, const struct gan_operand *y)
+{
+    return binary_entry(be, op, 1, alpha, shape, a, b, y);
 }

@@ -75,18 +75,18 @@ void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu
     }                                                                     \
     break
 
-/* The 1 of GREATER and MASK_POSITIVE, read through a volatile once per call, as the
- * portable loop reads its own: with a constant 1 a compiler may fold MASK_POSITIVE's
+/* The 1 of GREATER, MASK_POSITIVE and MASK_LEAKY, read through a volatile once per call,
+ * as the portable loop reads its own: with a constant 1 a compiler may fold the masks'
  * multiply into a select where the mask holds (clang does, assuming no signalling NaN),
  * and a signalling NaN in a would then pass unquieted. */
 static volatile float vec_one = 1.0f;
 
 LANES_TARGET
-void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, const struct cpu_vec_in *a,
+void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, float alpha, const struct cpu_vec_in *a,
                               const struct cpu_vec_in *b, void *y, enum gan_dtype yt,
                               int64_t yoff, int64_t n)
 {
-    const lanes_f32 zero = lanes_zero(), one = lanes_set1(vec_one);
+    const lanes_f32 zero = lanes_zero(), one = lanes_set1(vec_one), slope = lanes_set1(alpha);
     switch (op) {
     case GAN_BINARY_ADD: BINARY_LOOP(lanes_add(va, vb));
     case GAN_BINARY_SUB: BINARY_LOOP(lanes_sub(va, vb));
@@ -96,6 +96,8 @@ void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, const struct cpu_vec_in *a,
     /* STEP(b) then MUL, in one pass: the multiply stays so that NaN and −0 come out
      * as the two passes gave them */
     case GAN_BINARY_MASK_POSITIVE: BINARY_LOOP(lanes_mul(va, lanes_keep(lanes_gt(vb, zero), one)));
+    /* LEAKY_STEP(b) then MUL, likewise */
+    case GAN_BINARY_MASK_LEAKY: BINARY_LOOP(lanes_mul(va, lanes_blend(lanes_gt(vb, zero), slope, one)));
     default:
         break;
     }
@@ -112,10 +114,10 @@ void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu
     (void)op, (void)alpha, (void)x, (void)y, (void)yt, (void)yoff, (void)n;
 }
 
-void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, const struct cpu_vec_in *a,
+void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, float alpha, const struct cpu_vec_in *a,
                               const struct cpu_vec_in *b, void *y, enum gan_dtype yt,
                               int64_t yoff, int64_t n)
 {
-    (void)op, (void)a, (void)b, (void)y, (void)yt, (void)yoff, (void)n;
+    (void)op, (void)alpha, (void)a, (void)b, (void)y, (void)yt, (void)yoff, (void)n;
 }
 #endif

@@ -140,6 +140,7 @@ gan_backend_gemm_fn cuda_gemm;
 /* elementwise.cu */
 gan_backend_unary_fn cuda_unary;
 gan_backend_binary_fn cuda_binary;
+gan_backend_binary_alpha_fn cuda_binary_alpha;
 
 /* reduce.cu */
 gan_backend_reduce_fn cuda_reduce;

@@ -44,7 +44,7 @@ static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
 
 static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
     "binary(ADD)", "binary(SUB)", "binary(MUL)", "binary(DIV)", "binary(MAX)",
-    "binary(MIN)", "binary(GREATER)", "binary(MASK_POSITIVE)"
+    "binary(MIN)", "binary(GREATER)", "binary(MASK_POSITIVE)", "binary(MASK_LEAKY)"
 };
 
 /* NOPS = 2: unary (x, y); 3: binary (a, b, y). */
@@ -74,7 +74,7 @@ __global__ void ew_kernel(ew_args a)
             y = gan_ew_unary((enum gan_unary_op)a.op, a.alpha, x);
         } else {
             y = gan_ew_binary((enum gan_binary_op)a.op, gan_load(a.base[0], a.dtype[0], off[0]),
-                              gan_load(a.base[1], a.dtype[1], off[1]));
+                              gan_load(a.base[1], a.dtype[1], off[1]), a.alpha);
         }
         gan_store(a.base[NOPS - 1], a.dtype[NOPS - 1], off[NOPS - 1], y);
     }
@@ -129,6 +129,14 @@ gan_status cuda_binary(gan_backend *be, enum gan_binary_op op, const struct gan_
                        const struct gan_operand *a, const struct gan_operand *b,
                        const struct gan_operand *y)
 {
-    return gan_binary_entry(be, be->host, "binary", binary_names, ew_launch, op, shape, a, b,
-                            y);
+    return gan_binary_entry(be, be->host, "binary", binary_names, ew_launch, op, 0, 0.0f,
+                            shape, a, b, y);
+}
+
+gan_status cuda_binary_alpha(gan_backend *be, enum gan_binary_op op, float alpha,
+                             const struct gan_shape *shape, const struct gan_operand *a,
+                             const struct gan_operand *b, const struct gan_operand *y)
+{
+    return gan_binary_entry(be, be->host, "binary_alpha", binary_names, ew_launch, op, 1,
+                            alpha, shape, a, b, y);
 }

@@ -81,6 +81,8 @@ enum gan_binary_op {
     GAN_BINARY_MIN,           /* fminf */
     GAN_BINARY_GREATER,       /* a > b ? 1 : 0 */
     GAN_BINARY_MASK_POSITIVE, /* a · (b > 0 ? 1 : 0), ReLU's backward (ABI minor 3) */
+    GAN_BINARY_MASK_LEAKY,    /* a · (b > 0 ? 1 : alpha), leaky ReLU's backward with slope
+                                 alpha; only through binary_alpha (ABI minor 8) */
     GAN_BINARY_OP_COUNT
 };
 
@@ -240,6 +242,11 @@ typedef gan_status gan_backend_binary_fn(gan_backend *be, enum gan_binary_op op,
                                          const struct gan_operand *a,
                                          const struct gan_operand *b,
                                          const struct gan_operand *y);
+typedef gan_status gan_backend_binary_alpha_fn(gan_backend *be, enum gan_binary_op op,
+                                               float alpha, const struct gan_shape *shape,
+                                               const struct gan_operand *a,
+                                               const struct gan_operand *b,
+                                               const struct gan_operand *y);
 typedef gan_status gan_backend_reduce_fn(gan_backend *be, enum gan_reduce_op op,
                                          const struct gan_shape *shape,
                                          const struct gan_operand *x, uint32_t axes,
@@ -385,6 +392,12 @@ struct gan_backend_ops {
     gan_backend_fp8_dequantize_fn *fp8_dequantize;
     /* See struct gan_gemm_fp8. */
     gan_backend_gemm_fp8_fn *gemm_fp8;
+
+    /* y = f(a, b) as binary computes it, with the op's parameter `alpha`: every binary op
+     * (those without a parameter ignore it) and GAN_BINARY_MASK_LEAKY, which binary
+     * refuses. Optional (ABI 1.8): without it the core computes leaky ReLU's backward as
+     * GAN_UNARY_LEAKY_STEP and then GAN_BINARY_MUL, the same values in two passes. */
+    gan_backend_binary_alpha_fn *binary_alpha;
 };
 
 /* Every slot of struct gan_backend_ops after struct_size, in the table's order, each
@@ -422,7 +435,8 @@ struct gan_backend_ops {
     X(fp8_stats, FP8_STATS, GAN_SLOT_OPTIONAL) \
     X(fp8_quantize, FP8_QUANTIZE, GAN_SLOT_OPTIONAL) \
     X(fp8_dequantize, FP8_DEQUANTIZE, GAN_SLOT_OPTIONAL) \
-    X(gemm_fp8, GEMM_FP8, GAN_SLOT_OPTIONAL)
+    X(gemm_fp8, GEMM_FP8, GAN_SLOT_OPTIONAL) \
+    X(binary_alpha, BINARY_ALPHA, GAN_SLOT_OPTIONAL)
 
 /* Whether a module must fill a slot of its ops table. */
 enum gan_slot_requirement {

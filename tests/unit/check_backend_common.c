@@ -271,14 +271,20 @@ START_TEST(test_binary_semantics)
     ck_assert(isnan(gan_ew_mask_positive(INFINITY, 0.0f, 1.0f)));
     ck_assert(isnan(gan_ew_mask_positive(2.0f, NAN, 1.0f)) == 0);
     ck_assert(gan_ew_mask_positive(2.0f, 5.0f, 1.0f) == 2.0f);
-    ck_assert_uint_eq(bits(gan_ew_binary(GAN_BINARY_MASK_POSITIVE, -3.0f, 0.0f)), 0x80000000u);
-    ck_assert(gan_ew_binary(GAN_BINARY_ADD, 1.0f, 2.0f) == 3.0f);
-    ck_assert(gan_ew_binary(GAN_BINARY_SUB, 1.0f, 2.0f) == -1.0f);
-    ck_assert(gan_ew_binary(GAN_BINARY_MUL, 1.5f, 2.0f) == 3.0f);
-    ck_assert(gan_ew_binary(GAN_BINARY_DIV, 1.0f, 0.0f) == INFINITY);
-    ck_assert(gan_ew_binary(GAN_BINARY_MAX, NAN, -1.0f) == -1.0f);
-    ck_assert(gan_ew_binary(GAN_BINARY_MIN, 3.0f, -1.0f) == -1.0f);
-    ck_assert(gan_ew_binary(GAN_BINARY_GREATER, NAN, NAN) == 0.0f);
+    ck_assert_uint_eq(bits(gan_ew_binary(GAN_BINARY_MASK_POSITIVE, -3.0f, 0.0f, 0.0f)), 0x80000000u);
+    ck_assert(gan_ew_binary(GAN_BINARY_ADD, 1.0f, 2.0f, 0.0f) == 3.0f);
+    ck_assert(gan_ew_binary(GAN_BINARY_SUB, 1.0f, 2.0f, 0.0f) == -1.0f);
+    ck_assert(gan_ew_binary(GAN_BINARY_MUL, 1.5f, 2.0f, 0.0f) == 3.0f);
+    ck_assert(gan_ew_binary(GAN_BINARY_DIV, 1.0f, 0.0f, 0.0f) == INFINITY);
+    ck_assert(gan_ew_binary(GAN_BINARY_MAX, NAN, -1.0f, 0.0f) == -1.0f);
+    ck_assert(gan_ew_binary(GAN_BINARY_MIN, 3.0f, -1.0f, 0.0f) == -1.0f);
+    ck_assert(gan_ew_binary(GAN_BINARY_GREATER, NAN, NAN, 0.0f) == 0.0f);
+    /* MASK_LEAKY: the slope where b is not positive (NaN included), a multiply too */
+    ck_assert(gan_ew_binary(GAN_BINARY_MASK_LEAKY, 3.0f, -1.0f, 0.25f) == 0.75f);
+    ck_assert(gan_ew_binary(GAN_BINARY_MASK_LEAKY, 3.0f, NAN, 0.25f) == 0.75f);
+    ck_assert(gan_ew_binary(GAN_BINARY_MASK_LEAKY, 3.0f, 2.0f, 0.25f) == 3.0f);
+    ck_assert_uint_eq(bits(gan_ew_mask_leaky(-3.0f, 0.0f, 0.0f, 1.0f)), 0x80000000u);
+    ck_assert(isnan(gan_ew_mask_leaky(INFINITY, -2.0f, 0.0f, 1.0f)));
 }
 END_TEST
 
@@ -629,7 +635,7 @@ START_TEST(test_iter_fold)
     ck_assert(it.ndim == 1 && it.dim[0] == 1 && it.count == 1 && it.stride[2][0] == 0);
     /* The op is checked before the operands. */
     ck_refused(gan_binary_plan(&host, "binary", bnames, GAN_BINARY_OP_COUNT, &rows, bops, &it),
-               GAN_ERR_INVALID, "binary: op 8 is not a gan_binary_op");
+               GAN_ERR_INVALID, "binary: op 9 is not a gan_binary_op (0 to 8)");
     ck_assert_int_eq(it.count, 0);
     static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
         "u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9", "u10", "u11", "u12",

@@ -39,8 +39,11 @@ static const char *const unary_name[GAN_UNARY_OP_COUNT] = {
     "SQUARE", "SQRT", "RSQRT", "RECIPROCAL", "EXP", "LOG", "ABS", "SIGN", "FILL", "LEAKY_STEP"
 };
 static const char *const binary_name[GAN_BINARY_OP_COUNT] = {
-    "ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "GREATER", "MASK_POSITIVE"
+    "ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "GREATER", "MASK_POSITIVE", "MASK_LEAKY"
 };
+
+/* MASK_LEAKY's slope in these tests (through binary_alpha; binary refuses the op) */
+#define LEAKY_SLOPE 0.2f
 
 static double ref_unary(int op, double alpha, double x)
 {
@@ -89,8 +92,19 @@ static double ref_binary(int op, double a, double b)
     case GAN_BINARY_GREATER: return a > b ? 1.0 : 0.0;
     /* a product, not a select: NaN or inf in a gives NaN where b <= 0, and −a·0 = −0 */
     case GAN_BINARY_MASK_POSITIVE: return a * (b > 0 ? 1.0 : 0.0);
+    case GAN_BINARY_MASK_LEAKY: return a * (b > 0 ? 1.0 : (double)LEAKY_SLOPE);
     default: return NAN;
     }
+}
+
+/* One binary op through the slot that takes it: binary_alpha for MASK_LEAKY (with
+ * LEAKY_SLOPE), binary for the others. */
+static gan_status run_binary(int op, const struct gan_shape *s, const struct gan_operand *a,
+                             const struct gan_operand *b, const struct gan_operand *y)
+{
+    return op == GAN_BINARY_MASK_LEAKY
+               ? cpu_binary_alpha(be, (enum gan_binary_op)op, LEAKY_SLOPE, s, a, b, y)
+               : cpu_binary(be, (enum gan_binary_op)op, s, a, b, y);
 }
 
 /* Checks element `i` of buffer `buf` (dtype dt) against `ref` computed in FP32 and
@@ -225,7 +239,7 @@ static void binary_case(int op, uint64_t seed, int inplace)
                              raw_get(b.op.buf, bdt, view_index(&b, &s, k)));
     uint32_t *before = snapshot(&y);
 
-    gan_status st = cpu_binary(be, (enum gan_binary_op)op, &s, &a.op, &b.op, &y.op);
+    gan_status st = run_binary(op, &s, &a.op, &b.op, &y.op);
     ck_assert_msg(st == GAN_OK, "binary %s: status %d: %s", binary_name[op], st, last_error());
 
     char what[128];
@@ -315,9 +329,9 @@ START_TEST(test_broadcast_patterns)
     int op = _i % GAN_BINARY_OP_COUNT, pattern = _i / GAN_BINARY_OP_COUNT;
     const int64_t m = 37, n = 1100; /* n crosses the kernels' staging block */
     struct gan_shape s = { .ndim = 2, .dim = { m, n } };
-    /* b straddles 0 for MASK_POSITIVE, so that both sides of the mask are broadcast;
-     * the other ops keep b positive (DIV's divisor) */
-    double b_shift = op == GAN_BINARY_MASK_POSITIVE ? -1.25 : 0.25;
+    /* b straddles 0 for the masks, so that both sides of the mask are broadcast; the
+     * other ops keep b positive (DIV's divisor) */
+    double b_shift = op == GAN_BINARY_MASK_POSITIVE || op == GAN_BINARY_MASK_LEAKY ? -1.25 : 0.25;
     gan_buffer *ba = f32_buffer((size_t)(m * n), 4, -2);
     gan_buffer *bb = f32_buffer((size_t)(m * n), 3, b_shift);
     gan_buffer *by = f32_buffer((size_t)(m * n), 0, 0);
@@ -331,7 +345,7 @@ START_TEST(test_broadcast_patterns)
     if (pattern == 3)
         for (int64_t i = 0; i < m; i++) /* a column of F16 values */
             raw_set(ba, GAN_F16, (size_t)i, (double)(i - 18) / 8.0);
-    ck_assert_int_eq(cpu_binary(be, (enum gan_binary_op)op, &s, &a, &b, &y), GAN_OK);
+    ck_assert_int_eq(run_binary(op, &s, &a, &b, &y), GAN_OK);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             double av = raw_get(ba, a.dtype, (size_t)(a.offset + i * a.stride[0] + j * a.stride[1]));
@@ -499,6 +513,12 @@ START_TEST(test_special_values_binary)
     ck_assert(isnan(out[0]) && out[1] == 0.0f && !signbit(out[1]) && isnan(out[2]) &&
               out[3] == 0.0f && signbit(out[3]) && out[4] == INFINITY && out[5] == 0.0f &&
               !signbit(out[5]));
+    /* MUL(a, LEAKY_STEP(b, 0.25)) likewise: a NaN b takes the slope, −0·0.25 = −0 */
+    ck_assert_int_eq(cpu_binary_alpha(be, GAN_BINARY_MASK_LEAKY, 0.25f, &s, &oa, &ob, &oy),
+                     GAN_OK);
+    memcpy(out, by->data, sizeof out);
+    ck_assert(isnan(out[0]) && out[1] == 0.25f && isnan(out[2]) && out[3] == 0.0f &&
+              signbit(out[3]) && out[4] == INFINITY && out[5] == 0.5f);
     cpu_buffer_free(be, ba);
     cpu_buffer_free(be, bb);
     cpu_buffer_free(be, by);
@@ -606,6 +626,11 @@ START_TEST(test_rejects_bad_arguments)
     ck_assert_int_eq(cpu_unary(be, GAN_UNARY_OP_COUNT, 0.0f, &s, &x, &x), GAN_ERR_INVALID);
     ck_assert_msg(strstr(last_error(), "gan_unary_op"), "message: %s", last_error());
     ck_assert_int_eq(cpu_binary(be, (enum gan_binary_op)-1, &s, &x, &x, &x), GAN_ERR_INVALID);
+    /* MASK_LEAKY has a slope, which only binary_alpha takes */
+    ck_assert_int_eq(cpu_binary(be, GAN_BINARY_MASK_LEAKY, &s, &x, &x, &x), GAN_ERR_INVALID);
+    ck_assert_msg(strstr(last_error(), "binary_alpha"), "message: %s", last_error());
+    ck_assert_int_eq(cpu_binary_alpha(be, GAN_BINARY_OP_COUNT, 0.5f, &s, &x, &x, &x),
+                     GAN_ERR_INVALID);
     struct gan_shape bad = { .ndim = GAN_MAX_DIMS + 1 };
     ck_assert_int_eq(cpu_unary(be, GAN_UNARY_NEG, 0.0f, &bad, &x, &x), GAN_ERR_INVALID);
     ck_assert_msg(strstr(last_error(), "ndim is 7"), "message: %s", last_error());
@@ -646,7 +671,7 @@ static int levels_agree(int unary, int op, float alpha, const struct gan_shape *
         cpu_isa_select(be, (enum cpu_isa)lv);
         memset(by->data, 0x5a, ybytes);
         gan_status st = unary ? cpu_unary(be, (enum gan_unary_op)op, alpha, s, a, y)
-                              : cpu_binary(be, (enum gan_binary_op)op, s, a, b, y);
+                              : run_binary(op, s, a, b, y);
         ck_assert_int_eq(st, GAN_OK);
         if (lv == CPU_ISA_PORTABLE) {
             memcpy(first, by->data, ybytes);

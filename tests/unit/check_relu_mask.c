@@ -4,7 +4,8 @@
  * gets (STEP, then MUL), at first and second order, in FP32 and under the 16-bit
  * policies; and the context keeps the new op away from an older backend. The same for
  * leaky ReLU's factor in one pass (LEAKY_STEP, ABI 1.7) against STEP, SCALE and
- * ADD_SCALAR, with the backend's unary calls counted to see which one ran.
+ * ADD_SCALAR, and for the factor and its product in one (binary_alpha's MASK_LEAKY, ABI
+ * 1.8), with the backend's unary and binary_alpha calls counted to see which one ran.
  *
  * The graph is a small WGAN-GP critic: h = relu(x·W1), out = Σ h·W2, the input gradient
  * ∇ₓ out with create_graph, and P = Σ (∇ₓ out)², differentiated again for W1 and W2.
@@ -37,9 +38,20 @@ static float value(uint32_t i, uint32_t salt)
     return (float)((int)(h % 2001u) - 1000) / 500.0f;
 }
 
-/* The fixture's unary slot, and what the context sent it. */
+/* The fixture's unary and binary_alpha slots, and what the context sent them. */
 static gan_backend_unary_fn *real_unary;
-static size_t unary_calls[GAN_UNARY_OP_COUNT];
+static gan_backend_binary_alpha_fn *real_binary_alpha;
+static size_t unary_calls[GAN_UNARY_OP_COUNT], mask_leaky_calls;
+
+static gan_status counting_binary_alpha(gan_backend *be, enum gan_binary_op op, float alpha,
+                                        const struct gan_shape *shape,
+                                        const struct gan_operand *a,
+                                        const struct gan_operand *b,
+                                        const struct gan_operand *y)
+{
+    mask_leaky_calls += op == GAN_BINARY_MASK_LEAKY;
+    return real_binary_alpha(be, op, alpha, shape, a, b, y);
+}
 
 static gan_status counting_unary(gan_backend *be, enum gan_unary_op op, float alpha,
                                  const struct gan_shape *shape, const struct gan_operand *x,
@@ -65,9 +77,10 @@ static void host(gan_ctx *ctx, gan_tensor *t, float *v, size_t n)
     ck_assert_int_eq(gan_tensor_to_host(ctx, t, v, n), GAN_OK);
 }
 
-/* The graph above on a fresh context over the fixture's backend (its unary calls
- * counted), told that the backend was built for ABI minor `minor`; the activation is
- * relu where `slope` is NaN, else leaky_relu with that slope. */
+/* The graph above on a fresh context over the fixture's backend (its unary and
+ * binary_alpha calls counted), told that the backend was built for ABI minor `minor`,
+ * binary_alpha left out below 8; the activation is relu where `slope` is NaN, else
+ * leaky_relu with that slope. */
 static void run_with(enum gan_dtype mode, unsigned minor, float slope, struct result *r)
 {
     gan_ctx *ctx;
@@ -75,7 +88,11 @@ static void run_with(enum gan_dtype mode, unsigned minor, float slope, struct re
     counted = *fx.ops;
     real_unary = fx.ops->unary;
     counted.unary = counting_unary;
+    ck_assert_ptr_nonnull(fx.ops->binary_alpha);
+    real_binary_alpha = fx.ops->binary_alpha;
+    counted.binary_alpha = minor >= 8 ? counting_binary_alpha : NULL;
     memset(unary_calls, 0, sizeof unary_calls);
+    mask_leaky_calls = 0;
     ck_assert_int_eq(gan_ctx_new(&counted, fx.be, &ctx), GAN_OK);
     gan_ctx_set_backend_abi_minor(ctx, minor);
     ck_assert_uint_eq(gan_ctx_backend_abi_minor(ctx), minor);
@@ -109,7 +126,8 @@ static void run_with(enum gan_dtype mode, unsigned minor, float slope, struct re
     for (size_t k = 0; k < gan_ctx_tape_length(ctx); k++) {
         struct gan_tape_entry e;
         ck_assert_int_eq(gan_ctx_tape_entry(ctx, k, &e, sizeof e), GAN_OK);
-        r->mask_nodes += strcmp(e.op, "gan_mask_positive") == 0;
+        r->mask_nodes += strcmp(e.op, "gan_mask_positive") == 0 ||
+                         strcmp(e.op, "gan_mask_leaky") == 0;
         r->mul_nodes += strcmp(e.op, "gan_mul") == 0;
     }
     gan_ctx_free(ctx);
@@ -163,8 +181,10 @@ START_TEST(test_one_pass_is_two_passes)
 }
 END_TEST
 
-/* Leaky ReLU's factor: one LEAKY_STEP pass for a 1.7 backend, STEP, SCALE and ADD_SCALAR
- * for a 1.6 one, the same bits at first and second order, in every mode. */
+/* Leaky ReLU's backward: one MASK_LEAKY pass for a 1.8 backend (the factor and the
+ * product), the factor in one LEAKY_STEP pass and then MUL for a 1.7 one, STEP, SCALE and
+ * ADD_SCALAR and then MUL for a 1.6 one, the same bits at first and second order, in
+ * every mode. */
 START_TEST(test_leaky_one_pass_is_three)
 {
     static const float slopes[] = { 0.2f, 0.01f, 0.1f, 0.5f, 0.3f, 1e-3f, 0.0f, 1.0f,
@@ -173,9 +193,21 @@ START_TEST(test_leaky_one_pass_is_three)
                                     1.5f, -0.1f, -0.0f, 1e-30f };
     enum gan_dtype mode = modes[_i];
     for (size_t s = 0; s < sizeof slopes / sizeof slopes[0]; s++) {
-        struct result one, three;
+        struct result both, one, three;
+        run_with(mode, 8, slopes[s], &both);
+        size_t masks = mask_leaky_calls, both_factors = unary_calls[GAN_UNARY_LEAKY_STEP];
+        size_t both_steps = unary_calls[GAN_UNARY_STEP];
         run_with(mode, 7, slopes[s], &one);
+        ck_assert_uint_eq(mask_leaky_calls, 0);
         size_t fused = unary_calls[GAN_UNARY_LEAKY_STEP], steps = unary_calls[GAN_UNARY_STEP];
+        /* a 1.8 backend: the product in the factor's pass wherever 1.7 took one pass
+         * for the factor, each order's factor never made */
+        ck_assert_msg((masks > 0) == (fused > 0) && both_factors == 0 &&
+                          both_steps == (masks > 0 ? 0 : steps),
+                      "slope %a in %s: %zu MASK_LEAKY, %zu LEAKY_STEP and %zu STEP passes",
+                      (double)slopes[s], gan_dtype_name(mode), masks, both_factors, both_steps);
+        ck_assert_uint_eq(both.mul_nodes + (masks > 0), one.mul_nodes);
+        ck_assert_int_lt(assert_same_results(&both, &one, mode), ROWS * IN);
         run_with(mode, 6, slopes[s], &three);
         ck_assert_uint_eq(unary_calls[GAN_UNARY_LEAKY_STEP], 0);
         ck_assert_msg(unary_calls[GAN_UNARY_STEP] > 0, "slope %a in %s: no STEP on a 1.6 "

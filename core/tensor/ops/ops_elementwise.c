@@ -327,20 +327,102 @@ static int leaky_step_exact(enum gan_dtype dt, float slope)
            gan_f32_bits(low) == gan_f32_bits(stored(dt, slope));
 }
 
+static gan_tensor *leaky_factor_times(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
+                                      enum gan_dtype mask_dtype, float slope);
+
+/* d(g·factor(x)) = (gg·factor(x), nothing): the factor is a constant of the graph, so
+ * the next order is the same product again, as mask_positive_backward's. */
+static gan_status mask_leaky_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                      gan_tensor **gin)
+{
+    gin[0] = reduce_like(ctx, leaky_factor_times(ctx, g, node->in[1],
+                                                 (enum gan_dtype)node->iparam[0],
+                                                 node->fparam[0]),
+                         node->in[0]);
+    return ti_result(ctx, gin[0] != NULL);
+}
+
+/* y = g·LEAKY_STEP(x, slope) in one backend pass (binary_alpha's MASK_LEAKY): the bits of
+ * gan_mul(g, the LEAKY_STEP tensor) without that tensor and its pass. As mask_positive
+ * does, x is read as it is (the caller has cast it as LEAKY_STEP's input would be cast)
+ * and mask_dtype is the dtype the factor would have had, which is the product's
+ * (leaky_factor_times); the backend gets the slope as that factor stores it. Only g is
+ * differentiated. */
+static gan_tensor *mask_leaky(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
+                              enum gan_dtype mask_dtype, float slope)
+{
+    const char *op = "gan_mask_leaky";
+    if (!ti_check_input(ctx, op, "g", g) || !ti_check_input(ctx, op, "x", x))
+        return NULL;
+    int ndim;
+    int64_t dims[GAN_TENSOR_MAX_DIMS];
+    if (!broadcast_dims(ctx, op, g, x, &ndim, dims) || !TI_HAS(ctx, op, binary_alpha))
+        return NULL;
+    enum gan_dtype dt = ti_policy_apply_beside(ctx, TI_CLASS_POINTWISE, &g, mask_dtype);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
+    gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
+    if (!y)
+        return NULL;
+    struct gan_shape shape = ti_shape(ndim, dims);
+    struct gan_operand go = ti_operand(g, ndim, dims), xo = ti_operand(x, ndim, dims);
+    struct gan_operand yo = ti_operand(y, ndim, dims);
+    gan_status st = ctx->ops.binary_alpha(ctx->be, GAN_BINARY_MASK_LEAKY,
+                                          stored(mask_dtype, slope), &shape, &go, &xo, &yo);
+    if (st != GAN_OK) {
+        ti_backend_fail(ctx, op, "binary_alpha", st);
+        return NULL;
+    }
+    if (!ti_wants_grad(ctx, g))
+        return y;
+    struct ti_node *node;
+    if (ti_record(ctx, y, op, mask_leaky_backward, g, x, &node) != GAN_OK)
+        return NULL;
+    node->needs[1] = 0;
+    node->iparam[0] = mask_dtype;
+    node->fparam[0] = slope;
+    return y;
+}
+
+/* g·LEAKY_STEP(x, slope), x cast as LEAKY_STEP's input would be and mask_dtype the dtype
+ * of its result: in one pass (mask_leaky) where the backend has binary_alpha and the
+ * product is in mask_dtype too, so that gan_mul would read the factor uncast, and its
+ * next order would multiply by that same factor; otherwise the factor and gan_mul. */
+static gan_tensor *leaky_factor_times(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
+                                      enum gan_dtype mask_dtype, float slope)
+{
+    if (!g)
+        return NULL;
+    if (ctx->ops.binary_alpha &&
+        ti_policy_dtype(ctx, TI_CLASS_POINTWISE, g->dtype, mask_dtype) == mask_dtype)
+        return mask_leaky(ctx, g, x, mask_dtype, slope);
+    return gan_mul(ctx, g, unary_forward(ctx, "gan_leaky_step", GAN_UNARY_LEAKY_STEP, slope, x,
+                                         NULL));
+}
+
 /* d leaky_relu(x) = g·(slope + (1 − slope)·step(x)). The factor is a constant of the
  * graph, as step is. A backend of ABI 1.7 or later computes it in one pass
  * (LEAKY_STEP: x > 0 ? 1 : slope) where that gives the composition's bits
  * (leaky_step_exact), three passes fewer for each leaky ReLU of a backward, and as many
  * in the penalty's double backward. The one op is typed and casts x as step does, and
  * the policy maps a dtype it chose to itself, so scale and add_scalar stay in step's
- * dtype dt. */
+ * dtype dt. A backend with binary_alpha (ABI 1.8) also multiplies in that pass
+ * (MASK_LEAKY), with the slope as LEAKY_STEP would have stored it, and the factor is
+ * never made: the same bits, one pass instead of two at each order. */
 static gan_status leaky_relu_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
                                       gan_tensor **gin)
 {
     float slope = node->fparam[0];
     gan_tensor *x = node->in[0], *d;
     enum gan_dtype dt = ti_policy_dtype(ctx, TI_CLASS_POINTWISE, x->dtype, GAN_DTYPE_COUNT);
-    if (ctx->backend_abi_minor >= 7 && leaky_step_exact(dt, slope))
+    const int exact = ctx->backend_abi_minor >= 7 && leaky_step_exact(dt, slope);
+    if (exact && ctx->ops.binary_alpha) {
+        enum gan_dtype mask_dtype = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &x, NULL);
+        gin[0] = mask_dtype == GAN_DTYPE_COUNT ? NULL
+                                               : leaky_factor_times(ctx, g, x, mask_dtype, slope);
+        return ti_result(ctx, gin[0] != NULL);
+    }
+    if (exact)
         d = unary_forward(ctx, "gan_leaky_step", GAN_UNARY_LEAKY_STEP, slope, x, NULL);
     else
         d = gan_add_scalar(ctx, gan_scale(ctx, gan_step(ctx, x), 1.0f - slope), slope);
