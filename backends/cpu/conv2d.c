@@ -490,13 +490,14 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
         return st;
     if (cpu_onednn_conv(be, CPU_CONV_BACKWARD_DATA, c, dy, w, beta, dx, &st))
         return st;
-    /* An FP32 dy kept in one block of all its channels (c_out is the block: the critic's
-     * first layer and the generator's last at width 16 on AVX-512) holds each image as
-     * its [P, c_out] matrix, dy's transposed: the product reads it in place, transposed,
-     * with no NCHW copy and no gather. Every element is still one dot product over c_out
-     * in order, the same bits as from the NCHW matrix (check_kept_blocks). */
-    const struct cpu_kept one_block = { c->n, c->c_out, c->h_out * c->w_out, c->c_out, GAN_F32 };
-    const int in_block = c->dtype == GAN_F32 && cpu_kept_holds(dy->buf, dy->offset, &one_block);
+    /* A dy kept in one block of all its channels (c_out is the block: the critic's first
+     * layer and the generator's last at width 16 on AVX-512) holds each image as its
+     * [P, c_out] matrix, dy's transposed: the product reads it transposed, in place in
+     * FP32, widened exactly in one contiguous pass in 16 bits, with no NCHW copy and no
+     * gather. Every element is still one dot product over c_out in order, the same bits
+     * as from the NCHW matrix (check_kept_blocks). */
+    const struct cpu_kept one_block = { c->n, c->c_out, c->h_out * c->w_out, c->c_out, c->dtype };
+    const int in_block = cpu_kept_holds(dy->buf, dy->offset, &one_block);
     struct cpu_kept_copies copies;
     if ((st = cpu_kept_call(be, in_block ? NULL : &dy, &w, &copies, beta, dx, d.x_all)) != GAN_OK)
         return st;
@@ -504,7 +505,7 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
     const int f32 = c->dtype == GAN_F32;
     const size_t g = group_size(c, &d);
     /* One FP32 image per group: dy's image is already the [c_out, P] matrix. */
-    const int direct = (g == 1 && f32) || in_block;
+    const int direct = (g == 1 || in_block) && f32;
     size_t bytes[PARTS] = {
         [PART_COL] = d.k * g * d.p * sizeof(float),
         [PART_MAT] = direct ? 0 : (size_t)c->c_out * g * d.p * sizeof(float),
@@ -526,7 +527,11 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
     for (size_t b0 = 0; b0 < (size_t)c->n; b0 += g) {
         size_t gn = (size_t)c->n - b0 < g ? (size_t)c->n - b0 : g, cols = gn * d.p;
         const float *dym = (const float *)(dyb + b0 * d.out_elems * es);
-        if (!direct) {
+        if (in_block && !f32) {
+            cpu_convert_threads(be, dyb + b0 * d.out_elems * es, c->dtype, part[PART_MAT],
+                                GAN_F32, gn * d.out_elems);
+            dym = part[PART_MAT];
+        } else if (!direct) {
             gather_group(be, c, &d, dyb, b0, gn, part[PART_MAT]);
             dym = part[PART_MAT];
         }

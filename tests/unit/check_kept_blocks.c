@@ -397,26 +397,28 @@ START_TEST(test_ways_out)
 END_TEST
 
 /* Under backend.gemm = "auto", the input gradient of a one-channel image goes to im2col,
- * which reads its kept input through an NCHW copy, or in place where its channels are
- * one whole block (8 on AVX2, 16 on AVX-512: 8, 16 and 32 channels take both ways on
- * either CPU): the input stays kept for the filter gradient after it, and both
- * gradients are the bits of moved blocks. 40 images of 36 pixels make two groups of
- * im2col's images. */
+ * which reads its kept input through an NCHW copy, or, where its channels are one whole
+ * block (8 on AVX2, 16 on AVX-512: 8, 16 and 32 channels take both ways on either CPU),
+ * in place in FP32 and widened in one pass in 16 bits: the input stays kept for the
+ * filter gradient after it, and both gradients are the bits of moved blocks, in FP32,
+ * BF16 and FP16. 40 images of 36 pixels make two groups of im2col's images. */
 START_TEST(test_im2col_reads_kept)
 {
-    const int64_t c_out = 8 << _i;
-    struct gan_conv2d c = conv(40, 1, 12, c_out, 2, GAN_F32);
+    const int64_t c_out = 8 << (_i % 3);
+    const enum gan_dtype dt = dtypes[_i / 3];
+    const size_t es = gan_dtype_size(dt);
+    struct gan_conv2d c = conv(40, 1, 12, c_out, 2, dt);
     const size_t nx = 40 * 144, nw = (size_t)c_out * 9, ny = 40 * (size_t)c_out * 36;
-    float *got[2][2];
+    void *got[2][2];
     for (int keep = 0; keep < 2; keep++) {
         gan_backend *be = backend_routed(keep, 1);
         rng_state = 0x9e3779b97f4a7c15u;
         float *vx = random_values(nx), *vw = random_values(nw);
-        gan_buffer *x = tensor(be, GAN_F32, nx, vx), *w = tensor(be, GAN_F32, nw, vw);
-        gan_buffer *y = tensor(be, GAN_F32, ny, NULL), *dx = tensor(be, GAN_F32, nx, NULL);
-        gan_buffer *dw = tensor(be, GAN_F32, nw, NULL);
-        struct gan_ref rx = ref(x, GAN_F32), rw = ref(w, GAN_F32), ry = ref(y, GAN_F32);
-        struct gan_ref rdx = ref(dx, GAN_F32), rdw = ref(dw, GAN_F32);
+        gan_buffer *x = tensor(be, dt, nx, vx), *w = tensor(be, dt, nw, vw);
+        gan_buffer *y = tensor(be, dt, ny, NULL), *dx = tensor(be, dt, nx, NULL);
+        gan_buffer *dw = tensor(be, dt, nw, NULL);
+        struct gan_ref rx = ref(x, dt), rw = ref(w, dt), ry = ref(y, dt);
+        struct gan_ref rdx = ref(dx, dt), rdw = ref(dw, dt);
         ck_assert_int_eq(cpu_conv2d_forward(be, &c, &rx, &rw, 0.0f, &ry), GAN_OK);
         /* oneDNN leaves 16 and 32 channels in blocks on every CPU, 8 on AVX2 only */
         const int kept = y->kept.block != 0;
@@ -425,20 +427,20 @@ START_TEST(test_im2col_reads_kept)
         ck_assert_int_eq(cpu_conv2d_backward_data(be, &c, &ry, &rw, 0.0f, &rdx), GAN_OK);
         ck_assert_msg(y->kept.block != 0 || !kept, "im2col made its kept input NCHW");
         ck_assert_int_eq(cpu_conv2d_backward_filter(be, &c, &rx, &ry, 0.0f, &rdw), GAN_OK);
-        got[keep][0] = downloaded(be, dx, nx * sizeof(float));
-        got[keep][1] = downloaded(be, dw, nw * sizeof(float));
+        got[keep][0] = downloaded(be, dx, nx * es);
+        got[keep][1] = downloaded(be, dw, nw * es);
         gan_buffer *const all[] = { x, w, y, dx, dw };
         free_buffers(be, all, sizeof all / sizeof all[0]);
         free(vx);
         free(vw);
         backend_free(be);
     }
-    ck_assert_msg(memcmp(got[0][0], got[1][0], nx * sizeof(float)) == 0,
-                  "%lld channels: the image gradient through im2col differs with kept blocks",
-                  (long long)c_out);
-    ck_assert_msg(memcmp(got[0][1], got[1][1], nw * sizeof(float)) == 0,
-                  "%lld channels: the filter gradient differs with kept blocks",
-                  (long long)c_out);
+    ck_assert_msg(memcmp(got[0][0], got[1][0], nx * es) == 0,
+                  "%s, %lld channels: the image gradient through im2col differs with kept "
+                  "blocks", gan_dtype_name(dt), (long long)c_out);
+    ck_assert_msg(memcmp(got[0][1], got[1][1], nw * es) == 0,
+                  "%s, %lld channels: the filter gradient differs with kept blocks",
+                  gan_dtype_name(dt), (long long)c_out);
     for (int i = 0; i < 2; i++) {
         free(got[i][0]);
         free(got[i][1]);
@@ -636,7 +638,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_layers_same_bits, 0, 3);
     tcase_add_test(tc, test_ways_out);
-    tcase_add_loop_test(tc, test_im2col_reads_kept, 0, 3);
+    tcase_add_loop_test(tc, test_im2col_reads_kept, 0, 9);
     tcase_add_loop_test(tc, test_reduce_by_channel, 0, 6);
     tcase_add_loop_test(tc, test_parts_and_sums, 0, 3);
     tcase_add_test(tc, test_written_in_place);
