@@ -542,15 +542,29 @@ static gan_tensor *as_rows(gan_model *m, gan_ctx *ctx, gan_tensor *x, int64_t n,
     return gan_reshape(ctx, x, 2, dims);
 }
 
+/* x as [B, C, H, W] images: x itself when it has that shape already (the generator's
+ * images, a batch of the data), else its rows reshaped. A reshape copies (tensors own
+ * their buffers) and its backward copies the gradient back, so the images' own shape
+ * saves two copies each way; the values are the same. */
+static gan_tensor *as_images(gan_model *m, gan_ctx *ctx, gan_tensor *x)
+{
+    if (x && gan_tensor_ndim(x) == 4 && gan_tensor_dim(x, 0) >= 1 &&
+        gan_tensor_dim(x, 1) == m->channels && gan_tensor_dim(x, 2) == m->height &&
+        gan_tensor_dim(x, 3) == m->img_width)
+        return x;
+    gan_tensor *h = as_rows(m, ctx, x, m->channels * m->height * m->img_width, "image");
+    if (!h)
+        return NULL;
+    int64_t img[4] = { gan_tensor_dim(h, 0), m->channels, m->height, m->img_width };
+    return gan_reshape(ctx, h, 4, img);
+}
+
 static gan_tensor *critic_forward(gan_model *m, gan_ctx *ctx, gan_tensor *x)
 {
-    int64_t n = m->channels * m->height * m->img_width;
-    gan_tensor *h = as_rows(m, ctx, x, n, "image");
+    gan_tensor *h = as_images(m, ctx, x);
     if (!h)
         return NULL;
     int64_t batch = gan_tensor_dim(h, 0);
-    int64_t img[4] = { batch, m->channels, m->height, m->img_width };
-    h = gan_reshape(ctx, h, 4, img);
     for (int i = 0; i < m->depth; i++) {
         const struct conv_layer *L = &m->layers[i];
         h = conv_layer(ctx, L, i, 0, h);

@@ -894,6 +894,18 @@ START_TEST(test_forward_shapes_checked)
     ck_assert_msg(y, "%s", gan_ctx_error(CTX));
     ck_assert_int_eq(gan_tensor_dim(y, 0), 2);
     ck_assert_ptr_null(mops->forward(m.model, CTX, NULL));
+    /* the same images as rows and as [B, C, H, W] (taken as they are): the same scores */
+    static float v[2 * 784];
+    for (int k = 0; k < 2 * 784; k++)
+        v[k] = (float)((k * 37) % 101) / 50.0f - 1.0f;
+    int64_t img[4] = { 2, 1, 28, 28 };
+    float rows_out[2], images_out[2];
+    gan_tensor *yr = mops->forward(m.model, CTX, gan_tensor_from_host(CTX, GAN_F32, 2, flat, v));
+    gan_tensor *yi = mops->forward(m.model, CTX, gan_tensor_from_host(CTX, GAN_F32, 4, img, v));
+    ck_assert_msg(yr && yi, "%s", gan_ctx_error(CTX));
+    ck_assert_int_eq(gan_tensor_to_host(CTX, yr, rows_out, 2), GAN_OK);
+    ck_assert_int_eq(gan_tensor_to_host(CTX, yi, images_out, 2), GAN_OK);
+    ck_assert(memcmp(rows_out, images_out, sizeof rows_out) == 0);
     gan_ctx_step_end(CTX);
     unmake(&m);
 }
