@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* col2im_avx512.c — conv2d.c's col2im adds at stride 2 on AVX-512 (sixteen lanes): col2im_lanes.h on lanes_avx512.h. */
+/* col2im_avx512.c — conv2d.c's col2im adds at stride 2 on AVX-512 (sixteen lanes):
+ * col2im_lanes.h on lanes_avx512.h. */
 #include "config.h"
 
 #include <stddef.h>

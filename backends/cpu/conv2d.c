@@ -223,7 +223,7 @@ static void col2im_add(enum cpu_isa isa, const struct gan_conv2d *c, const struc
 {
     const size_t w_out = (size_t)c->w_out, h_out = (size_t)c->h_out;
     const size_t row_step = (size_t)c->stride_h * d->wp, sw = (size_t)c->stride_w;
-    const int lanes = sw == 2 && isa != CPU_ISA_PORTABLE;
+    const int vector_pairs = sw == 2 && isa != CPU_ISA_PORTABLE;
     const float *row = col;
     for (int64_t ci = 0; ci < c->c_in; ci++)
         for (int64_t i = 0; i < c->kh; i++)
@@ -231,7 +231,7 @@ static void col2im_add(enum cpu_isa isa, const struct gan_conv2d *c, const struc
                 float *dst = xp + (size_t)ci * d->hp * d->wp
                            + (size_t)(i * c->dilation_h) * d->wp
                            + (size_t)(j * c->dilation_w);
-                if (lanes) {
+                if (vector_pairs) {
                     const int pair = j + 1 < c->kw && c->dilation_w == 1;
                     (isa == CPU_ISA_AVX512 ? cpu_vec_col2im_pair_avx512
                                            : cpu_vec_col2im_pair_avx2)(
@@ -497,14 +497,16 @@ gan_status cpu_conv2d_backward_data(gan_backend *be, const struct gan_conv2d *c,
      * gather. Every element is still one dot product over c_out in order, the same bits
      * as from the NCHW matrix (check_kept_blocks). */
     const struct cpu_kept one_block = { c->n, c->c_out, c->h_out * c->w_out, c->c_out, c->dtype };
-    const int in_block = cpu_kept_holds(dy->buf, dy->offset, &one_block);
+    /* (dx in dy's buffer would be made NCHW, and dy with it, by cpu_kept_call below) */
+    const int in_block = dx->buf != dy->buf && cpu_kept_holds(dy->buf, dy->offset, &one_block);
     struct cpu_kept_copies copies;
     if ((st = cpu_kept_call(be, in_block ? NULL : &dy, &w, &copies, beta, dx, d.x_all)) != GAN_OK)
         return st;
 
     const int f32 = c->dtype == GAN_F32;
     const size_t g = group_size(c, &d);
-    /* One FP32 image per group: dy's image is already the [c_out, P] matrix. */
+    /* FP32 dy read where it lies: one image per group, already the [c_out, P] matrix, or
+     * a group of images in one block, the [g·P, c_out] one. */
     const int direct = (g == 1 || in_block) && f32;
     size_t bytes[PARTS] = {
         [PART_COL] = d.k * g * d.p * sizeof(float),

@@ -120,10 +120,10 @@ static inline float first_nan(float a, float b, float r)
     return n;
 }
 
-/* MASK_POSITIVE's 1, read through a volatile once per run: with a literal 1 the
- * compiler may drop the multiply where the mask is 1 (it assumes no signalling NaN),
- * and a signalling NaN in a would then pass unquieted, unlike MUL(a, STEP(b)) and the
- * vector level, which both multiply. */
+/* The 1 of MASK_POSITIVE and MASK_LEAKY, read through a volatile once per run: with a
+ * literal 1 the compiler may drop the multiply where the mask is 1 (it assumes no
+ * signalling NaN), and a signalling NaN in a would then pass unquieted, unlike MUL(a,
+ * STEP(b)) and the vector level, which both multiply. */
 static volatile float mask_one = 1.0f;
 
 /* y[i] = f(a[i·sa], b[i·sb]) with sa, sb ∈ {0, 1}, alpha the op's parameter; y may be a

@@ -97,7 +97,8 @@ void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, float alpha, const struct c
      * as the two passes gave them */
     case GAN_BINARY_MASK_POSITIVE: BINARY_LOOP(lanes_mul(va, lanes_keep(lanes_gt(vb, zero), one)));
     /* LEAKY_STEP(b) then MUL, likewise */
-    case GAN_BINARY_MASK_LEAKY: BINARY_LOOP(lanes_mul(va, lanes_blend(lanes_gt(vb, zero), slope, one)));
+    case GAN_BINARY_MASK_LEAKY:
+        BINARY_LOOP(lanes_mul(va, lanes_blend(lanes_gt(vb, zero), slope, one)));
     default:
         break;
     }

@@ -271,7 +271,8 @@ START_TEST(test_binary_semantics)
     ck_assert(isnan(gan_ew_mask_positive(INFINITY, 0.0f, 1.0f)));
     ck_assert(isnan(gan_ew_mask_positive(2.0f, NAN, 1.0f)) == 0);
     ck_assert(gan_ew_mask_positive(2.0f, 5.0f, 1.0f) == 2.0f);
-    ck_assert_uint_eq(bits(gan_ew_binary(GAN_BINARY_MASK_POSITIVE, -3.0f, 0.0f, 0.0f)), 0x80000000u);
+    ck_assert_uint_eq(bits(gan_ew_binary(GAN_BINARY_MASK_POSITIVE, -3.0f, 0.0f, 0.0f)),
+                      0x80000000u);
     ck_assert(gan_ew_binary(GAN_BINARY_ADD, 1.0f, 2.0f, 0.0f) == 3.0f);
     ck_assert(gan_ew_binary(GAN_BINARY_SUB, 1.0f, 2.0f, 0.0f) == -1.0f);
     ck_assert(gan_ew_binary(GAN_BINARY_MUL, 1.5f, 2.0f, 0.0f) == 3.0f);

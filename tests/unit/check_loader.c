@@ -788,6 +788,8 @@ START_TEST(backend_slot_names)
     ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_SYNCHRONIZE), "synchronize");
     ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_FP8_STATS), "fp8_stats");
     ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_GEMM_FP8), "gemm_fp8");
+    ck_assert_str_eq(gan_backend_slot_name(GAN_BACKEND_SLOT_BINARY_ALPHA), "binary_alpha");
+    ck_assert_int_eq(GAN_BACKEND_SLOT_BINARY_ALPHA + 1, GAN_BACKEND_SLOT_COUNT);
     ck_assert_ptr_null(gan_backend_slot_name(GAN_BACKEND_SLOT_COUNT));
     enum gan_backend_slot slot;
     ck_assert(gan_backend_slot_parse("conv2d_backward_filter", &slot));

@@ -375,8 +375,11 @@ static gan_tensor *mask_leaky(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
     }
     if (!ti_wants_grad(ctx, g))
         return y;
+    /* Recorded as the gan_mul it stands for, so that a tape whose factor took its own pass
+     * (another dtype's, as the underflow probe's FP32 shadow may be) lines up with this one
+     * op for op. */
     struct ti_node *node;
-    if (ti_record(ctx, y, op, mask_leaky_backward, g, x, &node) != GAN_OK)
+    if (ti_record(ctx, y, "gan_mul", mask_leaky_backward, g, x, &node) != GAN_OK)
         return NULL;
     node->needs[1] = 0;
     node->iparam[0] = mask_dtype;
