@@ -58,8 +58,8 @@ static gan_status binary_done(gan_ctx *ctx, const struct ti_node *node, gan_tens
 /* A new dtype-dt tensor of the broadcast shape holding a `bop` b, from one backend
  * call; NULL with the reason recorded. */
 static gan_tensor *binary_result(gan_ctx *ctx, const char *op, enum gan_binary_op bop,
-                                 gan_tensor *a, gan_tensor *b, enum gan_dtype dt, int ndim,
-                                 const int64_t *dims)
+                                 float alpha, gan_tensor *a, gan_tensor *b, enum gan_dtype dt,
+                                 int ndim, const int64_t *dims)
 {
     gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
     if (!y)
@@ -67,9 +67,13 @@ static gan_tensor *binary_result(gan_ctx *ctx, const char *op, enum gan_binary_o
     struct gan_shape shape = ti_shape(ndim, dims);
     struct gan_operand ao = ti_operand(a, ndim, dims), bo = ti_operand(b, ndim, dims);
     struct gan_operand yo = ti_operand(y, ndim, dims);
-    gan_status st = ctx->ops.binary(ctx->be, bop, &shape, &ao, &bo, &yo);
+    /* MASK_LEAKY has a parameter, which only binary_alpha takes */
+    const int with_alpha = bop == GAN_BINARY_MASK_LEAKY;
+    gan_status st = with_alpha
+                        ? ctx->ops.binary_alpha(ctx->be, bop, alpha, &shape, &ao, &bo, &yo)
+                        : ctx->ops.binary(ctx->be, bop, &shape, &ao, &bo, &yo);
     if (st != GAN_OK) {
-        ti_backend_fail(ctx, op, "binary", st);
+        ti_backend_fail(ctx, op, with_alpha ? "binary_alpha" : "binary", st);
         return NULL;
     }
     return y;
@@ -87,7 +91,7 @@ static gan_tensor *binary_forward(gan_ctx *ctx, const char *op, enum gan_binary_
     enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &a, &b);
     if (dt == GAN_DTYPE_COUNT)
         return NULL;
-    gan_tensor *y = binary_result(ctx, op, bop, a, b, dt, ndim, dims);
+    gan_tensor *y = binary_result(ctx, op, bop, 0.0f, a, b, dt, ndim, dims);
     if (!y)
         return NULL;
     struct ti_node *node;
@@ -201,38 +205,52 @@ static gan_status mask_positive_backward(gan_ctx *ctx, struct ti_node *node, gan
     return ti_result(ctx, gin[0] != NULL);
 }
 
-/* y = g·(x > 0 ? 1 : 0) in one backend pass: gan_mul(g, gan_step(x)) bit for bit (the
- * kernel multiplies, so NaN in g and −0 stay as the mul gave them) without step's pass
- * and its temporary. x is read as it is, never cast: the caller has given it the cast
- * step's policy would have, and mask_dtype is the dtype step's result would have had,
- * which with g's chooses y's dtype as it did for the mul. Only g is differentiated. */
-static gan_tensor *mask_positive(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
-                                 enum gan_dtype mask_dtype)
+/* y = g·mask(x) in one backend pass, `bop` (MASK_POSITIVE or MASK_LEAKY, with its
+ * parameter alpha), for the masked products below: named `op` in messages, taped as
+ * `taped` with `backward` when g wants a gradient (*node then is the node, else NULL).
+ * The kernel multiplies, so NaN in g and −0 stay as the mul gave them. x is read as it
+ * is, never cast: the caller has given it the cast the mask's own op would have given
+ * it, and mask_dtype is the dtype that op's result would have had, which with g's
+ * chooses y's dtype as it did for the mul. Only g is differentiated. */
+static gan_tensor *masked_product(gan_ctx *ctx, const char *op, const char *taped,
+                                  enum gan_binary_op bop, float alpha, gan_tensor *g,
+                                  gan_tensor *x, enum gan_dtype mask_dtype,
+                                  ti_backward_fn backward, struct ti_node **node)
 {
-    const char *op = "gan_mask_positive";
+    *node = NULL;
     if (!ti_check_input(ctx, op, "g", g) || !ti_check_input(ctx, op, "x", x))
         return NULL;
     int ndim;
     int64_t dims[GAN_TENSOR_MAX_DIMS];
-    if (!broadcast_dims(ctx, op, g, x, &ndim, dims) || !TI_HAS(ctx, op, binary))
+    if (!broadcast_dims(ctx, op, g, x, &ndim, dims))
+        return NULL;
+    if (bop == GAN_BINARY_MASK_LEAKY ? !TI_HAS(ctx, op, binary_alpha) : !TI_HAS(ctx, op, binary))
         return NULL;
     enum gan_dtype dt = ti_policy_apply_beside(ctx, TI_CLASS_POINTWISE, &g, mask_dtype);
     if (dt == GAN_DTYPE_COUNT)
         return NULL;
-    gan_tensor *y = binary_result(ctx, op, GAN_BINARY_MASK_POSITIVE, g, x, dt, ndim, dims);
-    if (!y)
-        return NULL;
-    if (!ti_wants_grad(ctx, g))
+    gan_tensor *y = binary_result(ctx, op, bop, alpha, g, x, dt, ndim, dims);
+    if (!y || !ti_wants_grad(ctx, g))
         return y;
     /* x rides along as the second input so that the backward finds it, but it never
      * asks for a gradient: a zero one would only cost a pass and could turn a −0 in x's
      * gradient into +0. */
-    struct ti_node *node;
-    if (ti_record(ctx, y, op, mask_positive_backward, g, x, &node) != GAN_OK)
+    if (ti_record(ctx, y, taped, backward, g, x, node) != GAN_OK)
         return NULL;
-    node->needs[1] = 0;
-    node->iparam[0] = dt;
+    (*node)->needs[1] = 0;
+    (*node)->iparam[0] = dt;
     return y;
+}
+
+/* y = g·(x > 0 ? 1 : 0): gan_mul(g, gan_step(x)) bit for bit without step's pass and
+ * its temporary (masked_product). */
+static gan_tensor *mask_positive(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
+                                 enum gan_dtype mask_dtype)
+{
+    struct ti_node *node;
+    return masked_product(ctx, "gan_mask_positive", "gan_mask_positive",
+                          GAN_BINARY_MASK_POSITIVE, 0.0f, g, x, mask_dtype,
+                          mask_positive_backward, &node);
 }
 
 /* ------------------------------------------------------------------ unary ops */
@@ -342,48 +360,21 @@ static gan_status mask_leaky_backward(gan_ctx *ctx, struct ti_node *node, gan_te
     return ti_result(ctx, gin[0] != NULL);
 }
 
-/* y = g·LEAKY_STEP(x, slope) in one backend pass (binary_alpha's MASK_LEAKY): the bits of
- * gan_mul(g, the LEAKY_STEP tensor) without that tensor and its pass. As mask_positive
- * does, x is read as it is (the caller has cast it as LEAKY_STEP's input would be cast)
- * and mask_dtype is the dtype the factor would have had, which is the product's
- * (leaky_factor_times); the backend gets the slope as that factor stores it. Only g is
- * differentiated. */
+/* y = g·LEAKY_STEP(x, slope) (binary_alpha's MASK_LEAKY, masked_product): the bits of
+ * gan_mul(g, the LEAKY_STEP tensor) without that tensor and its pass. mask_dtype is the
+ * dtype the factor would have had, which is the product's (leaky_factor_times), and the
+ * backend gets the slope as that factor stores it. Taped as the gan_mul it stands for,
+ * so that a tape whose factor took its own pass (another dtype's, as the underflow
+ * probe's FP32 shadow may be) lines up with this one op for op. */
 static gan_tensor *mask_leaky(gan_ctx *ctx, gan_tensor *g, gan_tensor *x,
                               enum gan_dtype mask_dtype, float slope)
 {
-    const char *op = "gan_mask_leaky";
-    if (!ti_check_input(ctx, op, "g", g) || !ti_check_input(ctx, op, "x", x))
-        return NULL;
-    int ndim;
-    int64_t dims[GAN_TENSOR_MAX_DIMS];
-    if (!broadcast_dims(ctx, op, g, x, &ndim, dims) || !TI_HAS(ctx, op, binary_alpha))
-        return NULL;
-    enum gan_dtype dt = ti_policy_apply_beside(ctx, TI_CLASS_POINTWISE, &g, mask_dtype);
-    if (dt == GAN_DTYPE_COUNT)
-        return NULL;
-    gan_tensor *y = ti_new_step(ctx, op, dt, ndim, dims);
-    if (!y)
-        return NULL;
-    struct gan_shape shape = ti_shape(ndim, dims);
-    struct gan_operand go = ti_operand(g, ndim, dims), xo = ti_operand(x, ndim, dims);
-    struct gan_operand yo = ti_operand(y, ndim, dims);
-    gan_status st = ctx->ops.binary_alpha(ctx->be, GAN_BINARY_MASK_LEAKY,
-                                          stored(mask_dtype, slope), &shape, &go, &xo, &yo);
-    if (st != GAN_OK) {
-        ti_backend_fail(ctx, op, "binary_alpha", st);
-        return NULL;
-    }
-    if (!ti_wants_grad(ctx, g))
-        return y;
-    /* Recorded as the gan_mul it stands for, so that a tape whose factor took its own pass
-     * (another dtype's, as the underflow probe's FP32 shadow may be) lines up with this one
-     * op for op. */
     struct ti_node *node;
-    if (ti_record(ctx, y, "gan_mul", mask_leaky_backward, g, x, &node) != GAN_OK)
-        return NULL;
-    node->needs[1] = 0;
-    node->iparam[0] = mask_dtype;
-    node->fparam[0] = slope;
+    gan_tensor *y = masked_product(ctx, "gan_mask_leaky", "gan_mul", GAN_BINARY_MASK_LEAKY,
+                                   stored(mask_dtype, slope), g, x, mask_dtype,
+                                   mask_leaky_backward, &node);
+    if (node)
+        node->fparam[0] = slope; /* iparam[0], the product's dtype, is mask_dtype */
     return y;
 }
 
@@ -499,7 +490,7 @@ gan_tensor *gan_softplus(gan_ctx *ctx, gan_tensor *a)
         ti_unary(ctx, op, GAN_UNARY_LOG, 0.0f, t, t) != GAN_OK ||
         ti_unary(ctx, op, GAN_UNARY_RELU, 0.0f, a, r) != GAN_OK)
         return NULL;
-    gan_tensor *y = binary_result(ctx, op, GAN_BINARY_ADD, r, t, dt, a->ndim, a->dim);
+    gan_tensor *y = binary_result(ctx, op, GAN_BINARY_ADD, 0.0f, r, t, dt, a->ndim, a->dim);
     struct ti_node *node;
     if (!y || ti_record(ctx, y, op, softplus_backward, a, NULL, &node) != GAN_OK)
         return NULL;
