@@ -199,9 +199,11 @@ static inline gan_status gan_unary_plan(const struct gan_host *host, const char 
     return gan_iter_plan(host, op_names[op], shape, 2, ops, names, it);
 }
 
+/* `with_alpha`: the call came through binary_alpha, which alone takes the ops that have a
+ * parameter (MASK_LEAKY's slope); binary refuses them. */
 static inline gan_status gan_binary_plan(const struct gan_host *host, const char *kernel,
                                          const char *const *op_names, enum gan_binary_op op,
-                                         const struct gan_shape *shape,
+                                         int with_alpha, const struct gan_shape *shape,
                                          const struct gan_operand *const ops[3],
                                          struct gan_iter *it)
 {
@@ -211,6 +213,10 @@ static inline gan_status gan_binary_plan(const struct gan_host *host, const char
         return host->fail(host->ctx, GAN_ERR_INVALID,
                           "%s: op %d is not a gan_binary_op (0 to %d)", kernel, (int)op,
                           GAN_BINARY_OP_COUNT - 1);
+    if (op == GAN_BINARY_MASK_LEAKY && !with_alpha)
+        return host->fail(host->ctx, GAN_ERR_INVALID,
+                          "%s: MASK_LEAKY needs its slope: it is computed by binary_alpha",
+                          kernel);
     return gan_iter_plan(host, op_names[op], shape, 3, ops, names, it);
 }
 
@@ -240,17 +246,6 @@ static inline gan_status gan_unary_entry(gan_backend *be, const struct gan_host 
     return walk(be, op_names[op], 2, (int)op, alpha, &it, ops);
 }
 
-/* The binary slot's refusal of an op that needs a parameter (MASK_LEAKY's slope), which
- * only binary_alpha takes; GAN_OK for every other op. */
-static inline gan_status gan_binary_without_alpha(const struct gan_host *host,
-                                                  const char *kernel, enum gan_binary_op op)
-{
-    if (op != GAN_BINARY_MASK_LEAKY)
-        return GAN_OK;
-    return host->fail(host->ctx, GAN_ERR_INVALID,
-                      "%s: MASK_LEAKY needs its slope: it is computed by binary_alpha", kernel);
-}
-
 /* binary (with_alpha 0, alpha unused) and binary_alpha (with_alpha 1). */
 static inline gan_status gan_binary_entry(gan_backend *be, const struct gan_host *host,
                                           const char *kernel, const char *const *op_names,
@@ -263,9 +258,7 @@ static inline gan_status gan_binary_entry(gan_backend *be, const struct gan_host
 {
     const struct gan_operand *ops[3] = { a, b, y };
     struct gan_iter it;
-    gan_status st = gan_binary_plan(host, kernel, op_names, op, shape, ops, &it);
-    if (st == GAN_OK && !with_alpha)
-        st = gan_binary_without_alpha(host, kernel, op);
+    gan_status st = gan_binary_plan(host, kernel, op_names, op, with_alpha, shape, ops, &it);
     if (st != GAN_OK || it.count == 0)
         return st;
     return walk(be, op_names[op], 3, (int)op, with_alpha ? alpha : 0.0f, &it, ops);

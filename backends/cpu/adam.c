@@ -66,8 +66,8 @@ gan_status cpu_adam(gan_backend *be, const struct gan_adam *p, size_t n,
     gan_status st = gan_adam_prepare(be->host, "cpu_adam", p, n, param, grad, m, v, param_copy,
                                      &j.a);
     const struct gan_ref *const touched[] = { param, grad, m, v, param_copy };
-    for (size_t i = 0; n > 0 && i < sizeof touched / sizeof touched[0] && st == GAN_OK; i++)
-        st = touched[i] ? cpu_kept_plain(be, touched[i]->buf) : GAN_OK;
+    for (size_t i = 0; i < sizeof touched / sizeof touched[0] && st == GAN_OK; i++)
+        st = touched[i] ? cpu_kept_read(be, touched[i]->buf, n) : GAN_OK;
     if (st != GAN_OK)
         return st;
     /* About 20 operations an element: worth a thread from a few thousand elements. */

@@ -413,9 +413,9 @@ gan_status cpu_cast_flags(gan_backend *be, size_t n, const struct gan_ref *x,
     gan_status st = gan_check_cast_refs(be->host, n, x, y);
     if (st == GAN_OK)
         st = gan_check_cast_types(be->host, x, y, flags);
-    if (st == GAN_OK && n > 0)
-        st = cpu_kept_plain(be, x->buf);
-    if (st == GAN_OK && n > 0)
+    if (st == GAN_OK)
+        st = cpu_kept_read(be, x->buf, n);
+    if (st == GAN_OK)
         st = cpu_kept_ref_written(be, y, n);
     if (st != GAN_OK)
         return st;

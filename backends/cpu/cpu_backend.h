@@ -418,8 +418,11 @@ int cpu_kept_holds(const gan_buffer *buf, size_t offset, const struct cpu_kept *
 void cpu_kept_mark(gan_buffer *buf, const struct cpu_kept *k);
 int cpu_kept_whole(const struct gan_shape *s, const struct gan_operand *o, int64_t *count);
 /* A GEMM's operands made NCHW, and its output as a write (beta = 0) or a read. */
-gan_status cpu_kept_gemm(gan_backend *be, const struct gan_gemm *g);
-/* n elements of r about to be written without being read. */
+gan_status cpu_kept_gemm(gan_backend *be, const struct gan_gemm *g); /* nothing when empty */
+/* n elements of buf about to be read as NCHW: cpu_kept_plain, but for a call that reads
+ * nothing (n = 0), whose buffer need not be live. */
+gan_status cpu_kept_read(gan_backend *be, gan_buffer *buf, size_t n);
+/* n elements of r about to be written without being read; nothing for n = 0. */
 gan_status cpu_kept_ref_written(gan_backend *be, const struct gan_ref *r, size_t n);
 /* A copy of the whole of a tensor kept in blocks, moved into dst as NCHW (src keeps its
  * blocks): 1 when done (with *st), 0 for any other copy. */
@@ -459,6 +462,11 @@ struct cpu_channel_blocks {
     int64_t block;
     enum gan_dtype blocks;        /* GAN_F32, or GAN_BF16 (then the plain side is BF16) */
 };
+/* Elements of a tensor in channel blocks b. */
+static inline size_t cpu_channel_blocks_count(const struct cpu_channel_blocks *b)
+{
+    return (size_t)(b->panels * b->block * b->hw);
+}
 void cpu_to_channel_blocks(enum cpu_isa isa, const struct cpu_channel_blocks *b,
                            const void *plain, enum gan_dtype pt, void *blocked,
                            int64_t first, int64_t count);

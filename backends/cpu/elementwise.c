@@ -482,7 +482,8 @@ static gan_status kept_walk(gan_backend *be, int nops, int op, float alpha,
     st = nops == 2 ? gan_unary_plan(be->host, "cpu_unary", unary_names,
                                     (enum gan_unary_op)op, &s, in, &blocks)
                    : gan_binary_plan(be->host, "cpu_binary", binary_names,
-                                     (enum gan_binary_op)op, &s, in, &blocks);
+                                     (enum gan_binary_op)op, 1 /* admitted by its slot */, &s,
+                                     in, &blocks);
     if (st == GAN_OK)
         st = elementwise_walk(be, name, nops, op, alpha, &blocks, in);
     if (st == GAN_OK)
@@ -512,9 +513,8 @@ static gan_status binary_entry(gan_backend *be, enum gan_binary_op op, int with_
     const char *kernel = with_alpha ? "cpu_binary_alpha" : "cpu_binary";
     const struct gan_operand *ops[3] = { a, b, y };
     struct gan_iter it;
-    gan_status st = gan_binary_plan(be->host, kernel, binary_names, op, shape, ops, &it);
-    if (st == GAN_OK && !with_alpha)
-        st = gan_binary_without_alpha(be->host, kernel, op);
+    gan_status st = gan_binary_plan(be->host, kernel, binary_names, op, with_alpha, shape, ops,
+                                    &it);
     if (st != GAN_OK || it.count == 0)
         return st;
     return kept_walk(be, 3, (int)op, with_alpha ? alpha : 0.0f, binary_names[op], shape, ops,

@@ -198,8 +198,8 @@ gan_status cpu_fp8_stats(gan_backend *be, const struct gan_fp8_layout *l,
 {
     int64_t n = 0;
     gan_status st = gan_fp8_check_stats(be->host, l, x, block_amax, stats, &n);
-    if (st == GAN_OK && n > 0)
-        st = cpu_kept_plain(be, x->buf);
+    if (st == GAN_OK)
+        st = cpu_kept_read(be, x->buf, (size_t)n);
     if (st != GAN_OK || n == 0)
         return st;
     const int64_t count = gan_fp8_scale_count(l);

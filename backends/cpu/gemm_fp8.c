@@ -176,13 +176,14 @@ static gan_status gemm_bf16(gan_backend *be, const struct gan_gemm_fp8 *f,
 gan_status cpu_gemm_fp8(gan_backend *be, const struct gan_gemm_fp8 *f)
 {
     gan_status st = gan_gemm_fp8_check(be->host, "BLAS", f);
-    const int empty = f->g.m == 0 || f->g.n == 0;
-    if (st == GAN_OK && !empty)
+    if (st == GAN_OK)
         st = cpu_kept_gemm(be, &f->g);
-    if (st == GAN_OK && !empty && f->g.k > 0)
-        st = cpu_kept_plain(be, f->scale_a.buf);
-    if (st == GAN_OK && !empty && f->g.k > 0)
-        st = cpu_kept_plain(be, f->scale_b.buf);
+    /* the scales are read with A and B */
+    const size_t reads = f->g.m == 0 || f->g.n == 0 ? 0 : (size_t)f->g.k;
+    if (st == GAN_OK)
+        st = cpu_kept_read(be, f->scale_a.buf, reads);
+    if (st == GAN_OK)
+        st = cpu_kept_read(be, f->scale_b.buf, reads);
     if (st != GAN_OK)
         return st;
     const struct gan_gemm *g = &f->g;

@@ -165,9 +165,9 @@ gan_status cpu_grad_stats(gan_backend *be, size_t n, const struct gan_ref *x,
     int fused = unscaled && unscaled->buf;
     if (st == GAN_OK && fused)
         st = check_ref(be, "unscaled", unscaled, n);
-    if (st == GAN_OK && n > 0)
-        st = cpu_kept_plain(be, x->buf);
-    if (st == GAN_OK && fused && n > 0)
+    if (st == GAN_OK)
+        st = cpu_kept_read(be, x->buf, n);
+    if (st == GAN_OK && fused)
         st = cpu_kept_ref_written(be, unscaled, n);
     if (st != GAN_OK)
         return st;

@@ -303,15 +303,17 @@ gan_status cpu_kept_written(gan_backend *be, const struct gan_shape *shape,
 
 gan_status cpu_kept_gemm(gan_backend *be, const struct gan_gemm *g)
 {
-    /* with k = 0, A and B are not read (C is beta·C) */
-    gan_status st = g->k > 0 ? cpu_kept_plain(be, g->a.buf) : GAN_OK;
-    if (st == GAN_OK && g->k > 0)
-        st = cpu_kept_plain(be, g->b.buf);
+    /* an empty product touches nothing; with k = 0, A and B are not read (C is beta·C) */
+    if (g->m == 0 || g->n == 0)
+        return GAN_OK;
+    gan_status st = cpu_kept_read(be, g->a.buf, (size_t)g->k);
+    if (st == GAN_OK)
+        st = cpu_kept_read(be, g->b.buf, (size_t)g->k);
     if (st != GAN_OK || !g->c.buf || !g->c.buf->kept.block)
         return st;
     /* C written whole, from its buffer's start, without being read */
     const int64_t batch = g->batch > 1 ? g->batch : 1;
-    if (g->beta == 0.0f && g->c.offset == 0 && g->ldc == g->n && g->m > 0 && g->n > 0 &&
+    if (g->beta == 0.0f && g->c.offset == 0 && g->ldc == g->n &&
         (batch == 1 || g->stride_c == g->m * g->n))
         return cpu_kept_overwritten(be, g->c.buf, 0,
                                     (size_t)(batch * g->m * g->n) *
@@ -319,9 +321,14 @@ gan_status cpu_kept_gemm(gan_backend *be, const struct gan_gemm *g)
     return cpu_kept_plain(be, g->c.buf);
 }
 
+gan_status cpu_kept_read(gan_backend *be, gan_buffer *buf, size_t n)
+{
+    return n > 0 ? cpu_kept_plain(be, buf) : GAN_OK;
+}
+
 gan_status cpu_kept_ref_written(gan_backend *be, const struct gan_ref *r, size_t n)
 {
-    if (!r || !r->buf)
+    if (n == 0 || !r || !r->buf)
         return GAN_OK;
     const size_t size = gan_dtype_size(r->dtype);
     return cpu_kept_overwritten(be, r->buf, r->offset * size, n * size);

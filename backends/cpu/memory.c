@@ -57,43 +57,31 @@ void cpu_buffer_free(gan_backend *be, gan_buffer *buf)
     free(buf);
 }
 
-/* The memory slots on backends/common/transfer.h's checks: device memory is host
- * memory, so each transfer is a memcpy, and a copy, whose ranges may overlap (two of
- * one buffer), a memmove. */
-static gan_status copy_apart(gan_backend *be, void *dst, const void *src, size_t bytes)
-{
-    (void)be;
-    memcpy(dst, src, bytes);
-    return GAN_OK;
-}
-
-static gan_status copy_within(gan_backend *be, void *dst, const void *src, size_t bytes)
-{
-    (void)be;
-    memmove(dst, src, bytes);
-    return GAN_OK;
-}
-
+/* The memory slots: backends/common/transfer.h's checks, then the channel blocks'
+ * guards, then the bytes. Device memory is host memory, so each transfer is a memcpy,
+ * and a copy, whose ranges may overlap (two of one buffer), a memmove. */
 gan_status cpu_upload(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
                       const void *src, size_t bytes)
 {
     gan_status st = gan_check_upload(be->host, dst, dst_byte_offset, src, bytes);
-    if (st == GAN_OK && bytes > 0)
-        st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes);
-    if (st != GAN_OK)
+    if (st != GAN_OK || bytes == 0)
         return st;
-    return gan_upload_entry(copy_apart, be->host, be, dst, dst_byte_offset, src, bytes);
+    if ((st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes)) != GAN_OK)
+        return st;
+    memcpy(gan_buffer_at(dst, dst_byte_offset), src, bytes);
+    return GAN_OK;
 }
 
 gan_status cpu_download(gan_backend *be, void *dst, gan_buffer *src,
                         size_t src_byte_offset, size_t bytes)
 {
     gan_status st = gan_check_download(be->host, dst, src, src_byte_offset, bytes);
-    if (st == GAN_OK && bytes > 0)
-        st = cpu_kept_plain(be, src);
-    if (st != GAN_OK)
+    if (st != GAN_OK || bytes == 0)
         return st;
-    return gan_download_entry(copy_apart, be->host, be, dst, src, src_byte_offset, bytes);
+    if ((st = cpu_kept_plain(be, src)) != GAN_OK)
+        return st;
+    memcpy(dst, gan_buffer_at(src, src_byte_offset), bytes);
+    return GAN_OK;
 }
 
 gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
@@ -108,8 +96,8 @@ gan_status cpu_copy(gan_backend *be, gan_buffer *dst, size_t dst_byte_offset,
         st = cpu_kept_overwritten(be, dst, dst_byte_offset, bytes);
     if (st != GAN_OK)
         return st;
-    return gan_copy_entry(copy_within, be->host, be, dst, dst_byte_offset, src,
-                          src_byte_offset, bytes);
+    memmove(gan_buffer_at(dst, dst_byte_offset), gan_buffer_at(src, src_byte_offset), bytes);
+    return GAN_OK;
 }
 
 /* One of the instance's scratch spaces (*space, *space_bytes) grown to `bytes`. */

@@ -238,10 +238,16 @@ static gan_status exec_failed(gan_backend *be, const struct cpu_onednn_entry *e,
                           "\"openblas\" to compute without oneDNN", what, e->impl, (int)s);
 }
 
-/* Elements of a tensor in channel blocks b. */
-static size_t blocks_count(const struct cpu_channel_blocks *b)
+dnnl_status_t cpu_onednn_point_blocks(const struct cpu_dnnl_api *api, struct cpu_onednn_arg *a,
+                                      void *caller, int kept)
 {
-    return (size_t)(b->panels * b->block * b->hw);
+    void *blocks = kept && a->plain == a->blocks.blocks ? caller : a->buffer;
+    if (blocks == a->blocks_at)
+        return dnnl_success;
+    dnnl_status_t s = api->dnnl_memory_set_data_handle(a->inner, blocks);
+    if (s == dnnl_success)
+        a->blocks_at = blocks;
+    return s;
 }
 
 gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void *const *ptrs,
@@ -265,17 +271,13 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
             /* The primitive reads or writes the caller's blocks, or its own: moved from
              * the caller's NCHW tensor, or widened from its 16-bit blocks. */
             const int mine = (kept >> i) & 1u, same = a->plain == a->blocks.blocks;
-            void *blocks = mine && same ? ptrs[i] : a->buffer;
-            if (blocks != a->blocks_at) {
-                if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
-                    return exec_failed(be, e, "memory", s);
-                a->blocks_at = blocks;
-            }
+            if ((s = cpu_onednn_point_blocks(api, a, ptrs[i], mine)) != dnnl_success)
+                return exec_failed(be, e, "memory", s);
             if (!a->output && !mine)
                 cpu_to_channel_blocks_threads(be, &a->blocks, ptrs[i], a->plain, a->buffer);
             else if (!a->output && !same)
                 cpu_convert_threads(be, ptrs[i], a->plain, a->buffer, a->blocks.blocks,
-                                    blocks_count(&a->blocks));
+                                    cpu_channel_blocks_count(&a->blocks));
         } else if (a->reorder && !a->output) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
             cpu_pool_hush(be);
@@ -296,7 +298,7 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
             cpu_from_channel_blocks_threads(be, &a->blocks, a->buffer, ptrs[i], a->plain);
         else if (a->blocks.block && a->output && a->plain != a->blocks.blocks)
             cpu_convert_threads(be, a->buffer, a->blocks.blocks, ptrs[i], a->plain,
-                                blocks_count(&a->blocks));
+                                cpu_channel_blocks_count(&a->blocks));
         if (a->reorder && a->output) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->inner }, { DNNL_ARG_TO, a->user } };
             cpu_pool_hush(be);

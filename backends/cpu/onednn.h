@@ -150,6 +150,11 @@ int cpu_onednn_arg_init(struct cpu_onednn *o, struct cpu_onednn_arg *a, int whic
                         const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *prim_md,
                         const_dnnl_primitive_attr_t attr);
 void cpu_onednn_arg_clear(const struct cpu_dnnl_api *api, struct cpu_onednn_arg *a);
+/* Points argument a's primitive memory (it has channel blocks) at `caller`, the caller's
+ * tensor, where that is kept in the blocks a takes and of their type (`kept`), else at
+ * a's own buffer; oneDNN's handle is set only when it moves. Returns oneDNN's status. */
+dnnl_status_t cpu_onednn_point_blocks(const struct cpu_dnnl_api *api, struct cpu_onednn_arg *a,
+                                      void *caller, int kept);
 /* Lets argument i of e (for a filter gradient in parts: 0 = x, 1 = dy) read or write the
  * caller's memory in `dtype`, widened or rounded as its channel blocks are moved; sets and
  * returns e->takes_plain[i]: 0 where the argument has no channel blocks of its own. */

@@ -243,19 +243,16 @@ static dnnl_status_t run_part(const struct parts_job *j, int p)
             /* A part's images are a run of the whole in blocks as in NCHW: its blocks are
              * the caller's from the same element on, or moved (widened from the caller's
              * 16-bit blocks) into the part's own. */
-            const int kept = (j->kept >> i) & 1u, same = a->plain == a->blocks.blocks;
-            void *blocks = kept && same ? (void *)(uintptr_t)from[i] : a->buffer;
-            if (blocks != a->blocks_at) {
-                if ((s = api->dnnl_memory_set_data_handle(a->inner, blocks)) != dnnl_success)
-                    return s;
-                a->blocks_at = blocks;
-            }
+            const int kept = (j->kept >> i) & 1u;
+            if ((s = cpu_onednn_point_blocks(api, a, (void *)(uintptr_t)from[i], kept)) !=
+                dnnl_success)
+                return s;
             if (!kept)
                 cpu_to_channel_blocks(j->isa, &a->blocks, from[i], a->plain, a->buffer, 0,
                                       a->blocks.panels);
-            else if (!same)
+            else if (a->plain != a->blocks.blocks)
                 cpu_convert(j->isa, from[i], a->plain, a->buffer, a->blocks.blocks,
-                            (size_t)(a->blocks.panels * a->blocks.block * a->blocks.hw));
+                            cpu_channel_blocks_count(&a->blocks));
         } else if (a->reorder) {
             dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, a->user }, { DNNL_ARG_TO, a->inner } };
             if ((s = api->dnnl_primitive_execute(a->reorder, q->stream, 2, r)) != dnnl_success)

@@ -465,7 +465,7 @@ gan_status cpu_reduce(gan_backend *be, enum gan_reduce_op op, const struct gan_s
         cpu_parallel_for(be, parts, blocks, 1, reduce_kept, &kj);
         return GAN_OK;
     }
-    if (rcount > 0 && (st = cpu_kept_plain(be, x->buf)) != GAN_OK)
+    if ((st = cpu_kept_read(be, x->buf, (size_t)rcount)) != GAN_OK)
         return st;
     struct red_plan p;
     struct red_job j = { be->isa, op, &p, x, y, 1 };

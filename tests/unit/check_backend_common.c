@@ -635,8 +635,14 @@ START_TEST(test_iter_fold)
     ck_assert_int_eq(gan_iter_plan(&host, "k", &scalar, 3, bops, bnames, &it), GAN_OK);
     ck_assert(it.ndim == 1 && it.dim[0] == 1 && it.count == 1 && it.stride[2][0] == 0);
     /* The op is checked before the operands. */
-    ck_refused(gan_binary_plan(&host, "binary", bnames, GAN_BINARY_OP_COUNT, &rows, bops, &it),
+    ck_refused(gan_binary_plan(&host, "binary", bnames, GAN_BINARY_OP_COUNT, 1, &rows, bops,
+                               &it),
                GAN_ERR_INVALID, "binary: op 9 is not a gan_binary_op (0 to 8)");
+    ck_assert_int_eq(it.count, 0);
+    /* An op with a parameter, asked for without one (the binary slot). */
+    ck_refused(gan_binary_plan(&host, "binary", bnames, GAN_BINARY_MASK_LEAKY, 0, &rows, bops,
+                               &it),
+               GAN_ERR_INVALID, "binary: MASK_LEAKY needs its slope");
     ck_assert_int_eq(it.count, 0);
     static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
         "u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9", "u10", "u11", "u12",

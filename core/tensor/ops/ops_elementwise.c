@@ -407,20 +407,17 @@ static gan_status leaky_relu_backward(gan_ctx *ctx, struct ti_node *node, gan_te
                                       gan_tensor **gin)
 {
     float slope = node->fparam[0];
-    gan_tensor *x = node->in[0], *d;
+    gan_tensor *x = node->in[0];
     enum gan_dtype dt = ti_policy_dtype(ctx, TI_CLASS_POINTWISE, x->dtype, GAN_DTYPE_COUNT);
-    const int exact = ctx->backend_abi_minor >= 7 && leaky_step_exact(dt, slope);
-    if (exact && ctx->ops.binary_alpha) {
+    if (ctx->backend_abi_minor >= 7 && leaky_step_exact(dt, slope)) {
+        /* x cast here as LEAKY_STEP would cast it itself (the cast is cached) */
         enum gan_dtype mask_dtype = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &x, NULL);
         gin[0] = mask_dtype == GAN_DTYPE_COUNT ? NULL
                                                : leaky_factor_times(ctx, g, x, mask_dtype, slope);
-        return ti_result(ctx, gin[0] != NULL);
+    } else {
+        gin[0] = gan_mul(ctx, g, gan_add_scalar(ctx, gan_scale(ctx, gan_step(ctx, x),
+                                                               1.0f - slope), slope));
     }
-    if (exact)
-        d = unary_forward(ctx, "gan_leaky_step", GAN_UNARY_LEAKY_STEP, slope, x, NULL);
-    else
-        d = gan_add_scalar(ctx, gan_scale(ctx, gan_step(ctx, x), 1.0f - slope), slope);
-    gin[0] = gan_mul(ctx, g, d);
     return ti_result(ctx, gin[0] != NULL);
 }
 
