@@ -7,6 +7,7 @@
 #include <math.h>
 #include <ganctl/backend.h>
 
+#include "convert.h"
 #include "hostdev.h"
 
 /* NaN and signed-zero semantics, chosen to match PyTorch where the ABI leaves room:
@@ -27,6 +28,8 @@
  *                NaN) gives NaN, and a negative a there gives −0
  *   MASK_LEAKY   a · (b > 0 ? 1 : alpha)  the bits of MUL(a, LEAKY_STEP(b)) when alpha
  *                is LEAKY_STEP's slope as stored: a multiply, as MASK_POSITIVE's
+ *   ADD_LEAKY    LEAKY_RELU(z), ADD_RELU RELU(z), z = a + b as the result's dtype stores
+ *                it: the bits of ADD and then the activation, each stored (gan_ew_into)
  * Everything else is plain FP32 arithmetic and propagates NaN. The ops IEEE 754 rounds
  * exactly (+, −, ·, /, sqrt, the comparisons) give the same bits on every backend;
  * sigmoid, exp and log come from each platform's math library (glibc, CUDA's), and
@@ -112,7 +115,8 @@ GAN_HD static inline float gan_ew_mask_leaky(float a, float b, float alpha, floa
     return gan_fmul_rn(a, b > 0.0f ? one : alpha);
 }
 
-/* `alpha` is the op's parameter where it has one (MASK_LEAKY's slope). */
+/* `alpha` is the op's parameter where it has one (MASK_LEAKY's and ADD_LEAKY's slope).
+ * ADD_LEAKY and ADD_RELU as an FP32 result has them; gan_ew_binary_into for any. */
 GAN_HD static inline float gan_ew_binary(enum gan_binary_op op, float a, float b, float alpha)
 {
     switch (op) {
@@ -124,7 +128,28 @@ GAN_HD static inline float gan_ew_binary(enum gan_binary_op op, float a, float b
     case GAN_BINARY_MIN: return gan_ew_min(a, b);
     case GAN_BINARY_GREATER: return gan_ew_greater(a, b);
     case GAN_BINARY_MASK_LEAKY: return gan_ew_mask_leaky(a, b, alpha, 1.0f);
+    case GAN_BINARY_ADD_LEAKY: return gan_ew_leaky_relu(alpha, gan_ew_add(a, b));
+    case GAN_BINARY_ADD_RELU: return gan_ew_relu(gan_ew_add(a, b));
     default: return gan_ew_mask_positive(a, b, 1.0f); /* GAN_BINARY_MASK_POSITIVE */
+    }
+}
+
+/* v as a result of dtype `dt` holds it: rounded once, read back exactly. */
+GAN_HD static inline float gan_ew_stored(enum gan_dtype dt, float v)
+{
+    return gan_bits_value(dt, gan_float_bits(dt, v));
+}
+
+/* gan_ew_binary for a result of dtype `dt`: ADD_LEAKY and ADD_RELU store their sum in dt
+ * before the activation reads it, as ADD's result would be stored and read by the
+ * activation after it. */
+GAN_HD static inline float gan_ew_binary_into(enum gan_binary_op op, float a, float b,
+                                              float alpha, enum gan_dtype dt)
+{
+    switch (op) {
+    case GAN_BINARY_ADD_LEAKY: return gan_ew_leaky_relu(alpha, gan_ew_stored(dt, gan_ew_add(a, b)));
+    case GAN_BINARY_ADD_RELU: return gan_ew_relu(gan_ew_stored(dt, gan_ew_add(a, b)));
+    default: return gan_ew_binary(op, a, b, alpha);
     }
 }
 

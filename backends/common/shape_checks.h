@@ -200,7 +200,7 @@ static inline gan_status gan_unary_plan(const struct gan_host *host, const char 
 }
 
 /* `with_alpha`: the call came through binary_alpha, which alone takes the ops that have a
- * parameter (MASK_LEAKY's slope); binary refuses them. */
+ * parameter (MASK_LEAKY's and ADD_LEAKY's slope); binary refuses them. */
 static inline gan_status gan_binary_plan(const struct gan_host *host, const char *kernel,
                                          const char *const *op_names, enum gan_binary_op op,
                                          int with_alpha, const struct gan_shape *shape,
@@ -213,10 +213,10 @@ static inline gan_status gan_binary_plan(const struct gan_host *host, const char
         return host->fail(host->ctx, GAN_ERR_INVALID,
                           "%s: op %d is not a gan_binary_op (0 to %d)", kernel, (int)op,
                           GAN_BINARY_OP_COUNT - 1);
-    if (op == GAN_BINARY_MASK_LEAKY && !with_alpha)
+    if ((op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY) && !with_alpha)
         return host->fail(host->ctx, GAN_ERR_INVALID,
-                          "%s: MASK_LEAKY needs its slope: it is computed by binary_alpha",
-                          kernel);
+                          "%s: %s needs its slope: it is computed by binary_alpha", kernel,
+                          op == GAN_BINARY_MASK_LEAKY ? "MASK_LEAKY" : "ADD_LEAKY");
     return gan_iter_plan(host, op_names[op], shape, 3, ops, names, it);
 }
 

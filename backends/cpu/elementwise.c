@@ -41,7 +41,7 @@ static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
 static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
     "cpu_binary(ADD)", "cpu_binary(SUB)", "cpu_binary(MUL)", "cpu_binary(DIV)",
     "cpu_binary(MAX)", "cpu_binary(MIN)", "cpu_binary(GREATER)", "cpu_binary(MASK_POSITIVE)",
-    "cpu_binary(MASK_LEAKY)"
+    "cpu_binary(MASK_LEAKY)", "cpu_binary(ADD_LEAKY)", "cpu_binary(ADD_RELU)"
 };
 
 /* y[i] = f(x[i]) over a contiguous FP32 run; y may be x. Each op is its own loop so
@@ -150,11 +150,35 @@ static void binary_run(enum gan_binary_op op, float alpha, const float *a, int s
         BINARY_LOOPS(gan_ew_mask_leaky(av, bv, alpha, one));
         break;
     }
+    /* the sum alone: elementwise_range stores it and applies the activation */
+    case GAN_BINARY_ADD_LEAKY: case GAN_BINARY_ADD_RELU:
+        BINARY_LOOPS(first_nan(av, bv, gan_ew_add(av, bv)));
+        break;
     case GAN_BINARY_OP_COUNT: break;
     }
 }
 
 #undef BINARY_LOOPS
+
+/* ADD_LEAKY and ADD_RELU after binary_run's sum in v (n ≤ EW_BLOCK values): the sum
+ * stored in the result's dtype and read back, by the converters that store ADD's result
+ * and read the activation's input, then the activation, in place. */
+static void activate_stored_sum(enum cpu_isa isa, enum gan_binary_op op, float alpha,
+                                enum gan_dtype dtype, float *v, int64_t n)
+{
+    if (dtype != GAN_F32) {
+        float held[EW_BLOCK]; /* room for n values of any dtype of at most 4 bytes */
+        cpu_convert(isa, v, GAN_F32, held, dtype, (size_t)n);
+        cpu_convert(isa, held, dtype, v, GAN_F32, (size_t)n);
+    }
+    unary_run(op == GAN_BINARY_ADD_LEAKY ? GAN_UNARY_LEAKY_RELU : GAN_UNARY_RELU, alpha, v, v,
+              n);
+}
+
+static int stored_sum_op(int op)
+{
+    return op == GAN_BINARY_ADD_LEAKY || op == GAN_BINARY_ADD_RELU;
+}
 
 /* An input run of n elements starting at element `off` of `base`, as FP32: the
  * memory itself when it is contiguous FP32, one staged value when the stride is 0
@@ -235,7 +259,7 @@ static int vector_binary_has(enum gan_binary_op op)
 {
     return op == GAN_BINARY_ADD || op == GAN_BINARY_SUB || op == GAN_BINARY_MUL ||
            op == GAN_BINARY_DIV || op == GAN_BINARY_GREATER || op == GAN_BINARY_MASK_POSITIVE ||
-           op == GAN_BINARY_MASK_LEAKY;
+           op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY || op == GAN_BINARY_ADD_RELU;
 }
 
 /* Whether the innermost runs go to the vector kernels whole: `isa` (the calling
@@ -374,6 +398,9 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
                                            off[1] + start * it->stride[1][inner],
                                            it->stride[1][inner], n, stage_in[1], &ub);
                 binary_run((enum gan_binary_op)op, alpha, a, ua, b, ub, dst, n);
+                if (stored_sum_op(op))
+                    activate_stored_sum(isa, (enum gan_binary_op)op, alpha, ops[nin]->dtype,
+                                        dst, n);
             }
             output_run(isa, base[nin], ops[nin]->dtype, yoff, ys, n, dst);
         }

@@ -44,7 +44,8 @@ static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
 
 static const char *const binary_names[GAN_BINARY_OP_COUNT] = {
     "binary(ADD)", "binary(SUB)", "binary(MUL)", "binary(DIV)", "binary(MAX)",
-    "binary(MIN)", "binary(GREATER)", "binary(MASK_POSITIVE)", "binary(MASK_LEAKY)"
+    "binary(MIN)", "binary(GREATER)", "binary(MASK_POSITIVE)", "binary(MASK_LEAKY)",
+    "binary(ADD_LEAKY)", "binary(ADD_RELU)"
 };
 
 /* NOPS = 2: unary (x, y); 3: binary (a, b, y). */
@@ -73,8 +74,9 @@ __global__ void ew_kernel(ew_args a)
             float x = a.op == GAN_UNARY_FILL ? 0.0f : gan_load(a.base[0], a.dtype[0], off[0]);
             y = gan_ew_unary((enum gan_unary_op)a.op, a.alpha, x);
         } else {
-            y = gan_ew_binary((enum gan_binary_op)a.op, gan_load(a.base[0], a.dtype[0], off[0]),
-                              gan_load(a.base[1], a.dtype[1], off[1]), a.alpha);
+            y = gan_ew_binary_into((enum gan_binary_op)a.op,
+                                   gan_load(a.base[0], a.dtype[0], off[0]),
+                                   gan_load(a.base[1], a.dtype[1], off[1]), a.alpha, a.dtype[2]);
         }
         gan_store(a.base[NOPS - 1], a.dtype[NOPS - 1], off[NOPS - 1], y);
     }

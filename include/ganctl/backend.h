@@ -83,6 +83,11 @@ enum gan_binary_op {
     GAN_BINARY_MASK_POSITIVE, /* a · (b > 0 ? 1 : 0), ReLU's backward (ABI minor 3) */
     GAN_BINARY_MASK_LEAKY,    /* a · (b > 0 ? 1 : alpha), leaky ReLU's backward with slope
                                  alpha; only through binary_alpha (ABI minor 8) */
+    GAN_BINARY_ADD_LEAKY,     /* z > 0 ? z : alpha · z with z = a + b stored in y's dtype:
+                                 ADD then LEAKY_RELU, a bias and its activation in one
+                                 pass; only through binary_alpha (ABI minor 9) */
+    GAN_BINARY_ADD_RELU,      /* z <= 0 ? +0 : z with z as ADD_LEAKY's: ADD then RELU
+                                 (ABI minor 9) */
     GAN_BINARY_OP_COUNT
 };
 
@@ -394,9 +399,12 @@ struct gan_backend_ops {
     gan_backend_gemm_fp8_fn *gemm_fp8;
 
     /* y = f(a, b) as binary computes it, with the op's parameter `alpha`: every binary op
-     * (those without a parameter ignore it) and GAN_BINARY_MASK_LEAKY, which binary
-     * refuses. Optional (ABI 1.8): without it the core computes leaky ReLU's backward as
-     * GAN_UNARY_LEAKY_STEP and then GAN_BINARY_MUL, the same values in two passes. */
+     * (those without a parameter ignore it), and GAN_BINARY_MASK_LEAKY and
+     * GAN_BINARY_ADD_LEAKY, which binary refuses. Optional (ABI 1.8): without it the
+     * core computes leaky ReLU's backward as GAN_UNARY_LEAKY_STEP and then
+     * GAN_BINARY_MUL, the same values in two passes. From ABI 1.9 the core also sends a
+     * bias and the (leaky) ReLU after it here as one op, ADD_LEAKY or ADD_RELU, to a
+     * backend of 1.9 or later; an older one gets ADD and the activation. */
     gan_backend_binary_alpha_fn *binary_alpha;
 };
 

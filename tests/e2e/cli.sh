@@ -62,7 +62,7 @@ run -h
 check "-h is --help" rc_is 0
 run --version
 check "--version exits 0" rc_is 0
-check "--version names the version and ABI" stdout_has "ganctl 0.1.0 (plugin ABI 1.8)"
+check "--version names the version and ABI" stdout_has "ganctl 0.1.0 (plugin ABI 1.9)"
 check "--version alone prints one line" test "$(wc -l <"$work/out")" -eq 1
 
 # usage errors: exit 2, one line
@@ -98,7 +98,7 @@ cp "$TEST_PLUGINS/.libs/backend-abimajor.so" "$work/plugins/" || exit 99
 run --plugin-dir "$work/plugins" --backend abimajor
 check "a wrong-ABI module exits 1 with one line" one_error 1
 check "a wrong-ABI module names file, reason and fix" \
-    stderr_has "ganctl: $work/plugins/backend-abimajor.so: built for plugin ABI 2.0, this ganctl has ABI 1.8: rebuild the plugin against these headers"
+    stderr_has "ganctl: $work/plugins/backend-abimajor.so: built for plugin ABI 2.0, this ganctl has ABI 1.9: rebuild the plugin against these headers"
 run --plugin-dir "$work/plugins" --list-plugins
 check "--list-plugins still works with a broken module" rc_is 0
 check "--list-plugins shows the broken module's error" stdout_has "error:    $work/plugins/backend-abimajor.so: built for plugin ABI 2.0"

@@ -40,7 +40,7 @@
 #define CTX (fx.ctx)
 
 enum op {
-    OP_ADD, OP_SUB, OP_MUL, OP_DIV,
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_ADD_LEAKY_RELU, OP_ADD_RELU,
     OP_SCALE, OP_ADD_SCALAR, OP_NEG, OP_RELU, OP_LEAKY_RELU, OP_TANH, OP_SIGMOID,
     OP_SQUARE, OP_SQRT,
     OP_SUM, OP_MEAN, OP_SUM_TO, OP_BROADCAST_TO,
@@ -54,6 +54,8 @@ enum domain {
     D_POS,       /* (0.5, 2): sqrt */
     D_AWAY,      /* ±(0.3, 1.2): relu, leaky_relu, keeping the kink out of reach */
     D_DENOM,     /* ±(0.6, 1.4): denominators */
+    D_BIAS,      /* (−0.1, 0.1): a bias added to a D_AWAY input, so that their sum stays
+                  * 0.2 or more from an activation's kink */
     D_CLAMP      /* (−1.2, −0.6), (−0.15, 0.4) or (0.85, 1.2): clamps to [−0.5, 0.5] and
                   * [−0.25, 0.75], 0.1 or more from each bound */
 };
@@ -103,6 +105,18 @@ static const struct gcase binary_cases[] = {
     /* (a/b)² has large high derivatives near |b| = 0.6: a smaller step. */
     BINSET(OP_DIV, "div", D_DENOM, 5e-3f),
 #undef BINSET
+#define BIASSET(opc, nm, al) \
+    { .name = nm " [3,4]+[4]", .op = opc, .n_in = 2, .nd = { 2, 1 }, \
+      .d = { { 3, 4 }, { 4 } }, .dom = { D_AWAY, D_BIAS }, .alpha = al }, \
+    { .name = nm " [2,3,4,5]+[1,3,1,1]", .op = opc, .n_in = 2, .nd = { 4, 4 }, \
+      .d = { { 2, 3, 4, 5 }, { 1, 3, 1, 1 } }, .dom = { D_AWAY, D_BIAS }, .alpha = al }, \
+    { .name = nm " [3,4]+[3,4]", .op = opc, .n_in = 2, .nd = { 2, 2 }, \
+      .d = { { 3, 4 }, { 3, 4 } }, .dom = { D_AWAY, D_BIAS }, .alpha = al }, \
+    { .name = nm " []+[]", .op = opc, .n_in = 2, .nd = { 0, 0 }, \
+      .dom = { D_AWAY, D_BIAS }, .alpha = al }
+    BIASSET(OP_ADD_LEAKY_RELU, "add_leaky_relu", 0.2f),
+    BIASSET(OP_ADD_RELU, "add_relu", 0.0f),
+#undef BIASSET
 };
 
 static const struct gcase unary_cases[] = {
@@ -312,6 +326,7 @@ static float draw(enum domain dom, int64_t i)
     case D_POS: return (float)(0.5 + 1.5 * u);
     case D_AWAY: return (float)(sign * (0.3 + 0.9 * u));
     case D_DENOM: return (float)(sign * (0.6 + 0.8 * u));
+    case D_BIAS: return (float)(0.2 * u - 0.1);
     case D_ANY:
     default: return (float)(2.0 * u - 1.0);
     }
@@ -339,6 +354,8 @@ static gan_tensor *apply(const struct gcase *c, gan_tensor **in)
     case OP_SUB: return gan_sub(CTX, in[0], in[1]);
     case OP_MUL: return gan_mul(CTX, in[0], in[1]);
     case OP_DIV: return gan_div(CTX, in[0], in[1]);
+    case OP_ADD_LEAKY_RELU: return gan_add_leaky_relu(CTX, in[0], in[1], c->alpha);
+    case OP_ADD_RELU: return gan_add_relu(CTX, in[0], in[1]);
     case OP_SCALE: return gan_scale(CTX, in[0], c->alpha);
     case OP_ADD_SCALAR: return gan_add_scalar(CTX, in[0], c->alpha);
     case OP_NEG: return gan_neg(CTX, in[0]);

@@ -285,6 +285,21 @@ START_TEST(test_binary_semantics)
     ck_assert(gan_ew_binary(GAN_BINARY_MASK_LEAKY, 3.0f, NAN, 0.25f) == 0.75f);
     ck_assert(gan_ew_binary(GAN_BINARY_MASK_LEAKY, 3.0f, 2.0f, 0.25f) == 3.0f);
     ck_assert_uint_eq(bits(gan_ew_mask_leaky(-3.0f, 0.0f, 0.0f, 1.0f)), 0x80000000u);
+    /* ADD_LEAKY and ADD_RELU: the activation of the sum as the result's dtype holds it;
+     * 1 + 2^-12 is 1 in FP16 and BF16, and -1 - 2^-12 in BF16 is -1 */
+    const float up = 1.0f + 0x1p-12f;
+    ck_assert(gan_ew_binary_into(GAN_BINARY_ADD_LEAKY, 1.0f, 0x1p-12f, 0.5f, GAN_F32) == up);
+    ck_assert(gan_ew_binary_into(GAN_BINARY_ADD_LEAKY, 1.0f, 0x1p-12f, 0.5f, GAN_F16) == 1.0f);
+    ck_assert(gan_ew_binary_into(GAN_BINARY_ADD_LEAKY, -1.0f, -0x1p-12f, 0.5f, GAN_BF16) ==
+              -0.5f);
+    ck_assert(gan_ew_binary_into(GAN_BINARY_ADD_LEAKY, -1.0f, -0x1p-12f, 0.5f, GAN_F32) ==
+              0.5f * -up);
+    ck_assert_uint_eq(bits(gan_ew_binary_into(GAN_BINARY_ADD_RELU, -1.0f, 0.5f, 0.0f,
+                                              GAN_F16)), 0u);
+    ck_assert(gan_ew_binary_into(GAN_BINARY_ADD_RELU, 1.0f, 0x1p-12f, 0.0f, GAN_BF16) == 1.0f);
+    ck_assert(isnan(gan_ew_binary_into(GAN_BINARY_ADD_LEAKY, NAN, 1.0f, 0.5f, GAN_F16)));
+    /* the other ops as gan_ew_binary computes them */
+    ck_assert(gan_ew_binary_into(GAN_BINARY_ADD, 1.0f, 0x1p-12f, 0.0f, GAN_F16) == up);
     ck_assert(isnan(gan_ew_mask_leaky(INFINITY, -2.0f, 0.0f, 1.0f)));
 }
 END_TEST
@@ -637,13 +652,20 @@ START_TEST(test_iter_fold)
     /* The op is checked before the operands. */
     ck_refused(gan_binary_plan(&host, "binary", bnames, GAN_BINARY_OP_COUNT, 1, &rows, bops,
                                &it),
-               GAN_ERR_INVALID, "binary: op 9 is not a gan_binary_op (0 to 8)");
+               GAN_ERR_INVALID, "binary: op 11 is not a gan_binary_op (0 to 10)");
     ck_assert_int_eq(it.count, 0);
     /* An op with a parameter, asked for without one (the binary slot). */
     ck_refused(gan_binary_plan(&host, "binary", bnames, GAN_BINARY_MASK_LEAKY, 0, &rows, bops,
                                &it),
                GAN_ERR_INVALID, "binary: MASK_LEAKY needs its slope");
     ck_assert_int_eq(it.count, 0);
+    ck_refused(gan_binary_plan(&host, "binary", bnames, GAN_BINARY_ADD_LEAKY, 0, &rows, bops,
+                               &it),
+               GAN_ERR_INVALID, "binary: ADD_LEAKY needs its slope");
+    ck_assert_int_eq(it.count, 0);
+    /* ADD_RELU has no parameter: either slot takes it */
+    ck_assert_int_eq(gan_binary_plan(&host, "binary", bnames, GAN_BINARY_ADD_RELU, 0, &rows,
+                                     bops, &it), GAN_OK);
     static const char *const unary_names[GAN_UNARY_OP_COUNT] = {
         "u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9", "u10", "u11", "u12",
         "u13", "u14", "u15", "u16", "u17", "u18"

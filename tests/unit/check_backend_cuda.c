@@ -991,8 +991,9 @@ START_TEST(test_binary)
             for (int s = 0; s < 2; s++) {
                 struct gan_operand a = operand_of(l, 0, &A, s), b = operand_of(l, 1, &B, s);
                 struct gan_operand y = l->inplace ? a : operand_of(l, 2, &Y, s);
-                /* MASK_LEAKY, with a slope, through binary_alpha; the rest through binary */
-                gan_status st = op == GAN_BINARY_MASK_LEAKY
+                /* MASK_LEAKY and ADD_LEAKY, with a slope, through binary_alpha; the rest
+                 * through binary */
+                gan_status st = op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY
                                     ? ops[s]->binary_alpha(be[s], (enum gan_binary_op)op, 0.2f,
                                                            &sh, &a, &b, &y)
                                     : ops[s]->binary(be[s], (enum gan_binary_op)op, &sh, &a, &b,

@@ -39,10 +39,12 @@ static const char *const unary_name[GAN_UNARY_OP_COUNT] = {
     "SQUARE", "SQRT", "RSQRT", "RECIPROCAL", "EXP", "LOG", "ABS", "SIGN", "FILL", "LEAKY_STEP"
 };
 static const char *const binary_name[GAN_BINARY_OP_COUNT] = {
-    "ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "GREATER", "MASK_POSITIVE", "MASK_LEAKY"
+    "ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "GREATER", "MASK_POSITIVE", "MASK_LEAKY",
+    "ADD_LEAKY", "ADD_RELU"
 };
 
-/* MASK_LEAKY's slope in these tests (through binary_alpha; binary refuses the op) */
+/* MASK_LEAKY's and ADD_LEAKY's slope in these tests (through binary_alpha; binary refuses
+ * the two ops) */
 #define LEAKY_SLOPE 0.2f
 
 static double ref_unary(int op, double alpha, double x)
@@ -97,12 +99,35 @@ static double ref_binary(int op, double a, double b)
     }
 }
 
-/* One binary op through the slot that takes it: binary_alpha for MASK_LEAKY (with
- * LEAKY_SLOPE), binary for the others. */
+/* FP32 value v as a result of dtype dt holds it. */
+static double stored_as(enum gan_dtype dt, double v)
+{
+    float f = (float)v;
+    if (dt == GAN_F16)
+        return f16_decode((uint16_t)f16_encode(f));
+    if (dt == GAN_BF16)
+        return bf16_decode((uint16_t)bf16_encode(f));
+    return f;
+}
+
+/* ref_binary for a result of dtype dt: ADD_LEAKY and ADD_RELU activate the sum as ADD's
+ * result in dt would hold it, and as the activation would read it. */
+static double ref_binary_into(int op, double a, double b, enum gan_dtype dt)
+{
+    if (op == GAN_BINARY_ADD_LEAKY)
+        return ref_unary(GAN_UNARY_LEAKY_RELU, LEAKY_SLOPE, stored_as(dt, a + b));
+    if (op == GAN_BINARY_ADD_RELU)
+        return ref_unary(GAN_UNARY_RELU, 0.0, stored_as(dt, a + b));
+    return ref_binary(op, a, b);
+}
+
+/* One binary op through the slot that takes it: binary_alpha for MASK_LEAKY and
+ * ADD_LEAKY (with LEAKY_SLOPE), binary for the others (ADD_RELU too, which has no
+ * parameter). */
 static gan_status run_binary(int op, const struct gan_shape *s, const struct gan_operand *a,
                              const struct gan_operand *b, const struct gan_operand *y)
 {
-    return op == GAN_BINARY_MASK_LEAKY
+    return op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY
                ? cpu_binary_alpha(be, (enum gan_binary_op)op, LEAKY_SLOPE, s, a, b, y)
                : cpu_binary(be, (enum gan_binary_op)op, s, a, b, y);
 }
@@ -235,8 +260,8 @@ static void binary_case(int op, uint64_t seed, int inplace)
     double *want = malloc((size_t)n * sizeof *want);
     ck_assert_ptr_nonnull(want);
     for (int64_t k = 0; k < n; k++)
-        want[k] = ref_binary(op, raw_get(a.op.buf, adt, view_index(&a, &s, k)),
-                             raw_get(b.op.buf, bdt, view_index(&b, &s, k)));
+        want[k] = ref_binary_into(op, raw_get(a.op.buf, adt, view_index(&a, &s, k)),
+                                  raw_get(b.op.buf, bdt, view_index(&b, &s, k)), ydt);
     uint32_t *before = snapshot(&y);
 
     gan_status st = run_binary(op, &s, &a.op, &b.op, &y.op);
@@ -350,7 +375,7 @@ START_TEST(test_broadcast_patterns)
         for (int64_t j = 0; j < n; j++) {
             double av = raw_get(ba, a.dtype, (size_t)(a.offset + i * a.stride[0] + j * a.stride[1]));
             double bv = raw_get(bb, b.dtype, (size_t)(b.offset + i * b.stride[0] + j * b.stride[1]));
-            check_value(by, GAN_F32, (size_t)(i * n + j), ref_binary(op, av, bv), 1,
+            check_value(by, GAN_F32, (size_t)(i * n + j), ref_binary_into(op, av, bv, GAN_F32), 1,
                         binary_name[op], i * n + j);
         }
     cpu_buffer_free(be, ba);
@@ -626,9 +651,12 @@ START_TEST(test_rejects_bad_arguments)
     ck_assert_int_eq(cpu_unary(be, GAN_UNARY_OP_COUNT, 0.0f, &s, &x, &x), GAN_ERR_INVALID);
     ck_assert_msg(strstr(last_error(), "gan_unary_op"), "message: %s", last_error());
     ck_assert_int_eq(cpu_binary(be, (enum gan_binary_op)-1, &s, &x, &x, &x), GAN_ERR_INVALID);
-    /* MASK_LEAKY has a slope, which only binary_alpha takes */
+    /* MASK_LEAKY and ADD_LEAKY have a slope, which only binary_alpha takes */
     ck_assert_int_eq(cpu_binary(be, GAN_BINARY_MASK_LEAKY, &s, &x, &x, &x), GAN_ERR_INVALID);
     ck_assert_msg(strstr(last_error(), "binary_alpha"), "message: %s", last_error());
+    ck_assert_int_eq(cpu_binary(be, GAN_BINARY_ADD_LEAKY, &s, &x, &x, &x), GAN_ERR_INVALID);
+    ck_assert_msg(strstr(last_error(), "ADD_LEAKY needs its slope"), "message: %s",
+                  last_error());
     ck_assert_int_eq(cpu_binary_alpha(be, GAN_BINARY_OP_COUNT, 0.5f, &s, &x, &x, &x),
                      GAN_ERR_INVALID);
     struct gan_shape bad = { .ndim = GAN_MAX_DIMS + 1 };

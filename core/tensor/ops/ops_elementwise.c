@@ -3,6 +3,7 @@
  * with its backward written in these same ops so that it can be differentiated again. */
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -67,8 +68,10 @@ static gan_tensor *binary_result(gan_ctx *ctx, const char *op, enum gan_binary_o
     struct gan_shape shape = ti_shape(ndim, dims);
     struct gan_operand ao = ti_operand(a, ndim, dims), bo = ti_operand(b, ndim, dims);
     struct gan_operand yo = ti_operand(y, ndim, dims);
-    /* MASK_LEAKY has a parameter, which only binary_alpha takes */
-    const int with_alpha = bop == GAN_BINARY_MASK_LEAKY;
+    /* MASK_LEAKY and ADD_LEAKY have a parameter, which only binary_alpha takes; ADD_RELU
+     * is sent beside ADD_LEAKY, to the slot whose presence says the backend fuses */
+    const int with_alpha = bop == GAN_BINARY_MASK_LEAKY || bop == GAN_BINARY_ADD_LEAKY ||
+                           bop == GAN_BINARY_ADD_RELU;
     gan_status st = with_alpha
                         ? ctx->ops.binary_alpha(ctx->be, bop, alpha, &shape, &ao, &bo, &yo)
                         : ctx->ops.binary(ctx->be, bop, &shape, &ao, &bo, &yo);
@@ -300,16 +303,18 @@ gan_tensor *gan_neg(gan_ctx *ctx, gan_tensor *a)
  * almost everywhere), so the second derivative through relu is 0, as it should be.
  * A backend of ABI 1.3 or later does it in one pass (MASK_POSITIVE); x gets the cast
  * the policy would give step's input, so the mask is step's bit for bit. */
+static gan_tensor *relu_gradient(gan_ctx *ctx, gan_tensor *g, gan_tensor *x)
+{
+    if (ctx->backend_abi_minor < 3)
+        return gan_mul(ctx, g, gan_step(ctx, x));
+    enum gan_dtype mask_dtype = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &x, NULL);
+    return mask_dtype == GAN_DTYPE_COUNT ? NULL : mask_positive(ctx, g, x, mask_dtype);
+}
+
 static gan_status relu_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
                                 gan_tensor **gin)
 {
-    if (ctx->backend_abi_minor < 3) {
-        gin[0] = gan_mul(ctx, g, gan_step(ctx, node->in[0]));
-        return ti_result(ctx, gin[0] != NULL);
-    }
-    gan_tensor *x = node->in[0];
-    enum gan_dtype mask_dtype = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &x, NULL);
-    gin[0] = mask_dtype == GAN_DTYPE_COUNT ? NULL : mask_positive(ctx, g, x, mask_dtype);
+    gin[0] = relu_gradient(ctx, g, node->in[0]);
     return ti_result(ctx, gin[0] != NULL);
 }
 
@@ -403,21 +408,23 @@ static gan_tensor *leaky_factor_times(gan_ctx *ctx, gan_tensor *g, gan_tensor *x
  * dtype dt. A backend with binary_alpha (ABI 1.8) also multiplies in that pass
  * (MASK_LEAKY), with the slope as LEAKY_STEP would have stored it, and the factor is
  * never made: the same bits, one pass instead of two at each order. */
-static gan_status leaky_relu_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
-                                      gan_tensor **gin)
+static gan_tensor *leaky_relu_gradient(gan_ctx *ctx, gan_tensor *g, gan_tensor *x, float slope)
 {
-    float slope = node->fparam[0];
-    gan_tensor *x = node->in[0];
     enum gan_dtype dt = ti_policy_dtype(ctx, TI_CLASS_POINTWISE, x->dtype, GAN_DTYPE_COUNT);
     if (ctx->backend_abi_minor >= 7 && leaky_step_exact(dt, slope)) {
         /* x cast here as LEAKY_STEP would cast it itself (the cast is cached) */
         enum gan_dtype mask_dtype = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &x, NULL);
-        gin[0] = mask_dtype == GAN_DTYPE_COUNT ? NULL
-                                               : leaky_factor_times(ctx, g, x, mask_dtype, slope);
-    } else {
-        gin[0] = gan_mul(ctx, g, gan_add_scalar(ctx, gan_scale(ctx, gan_step(ctx, x),
-                                                               1.0f - slope), slope));
+        return mask_dtype == GAN_DTYPE_COUNT ? NULL
+                                             : leaky_factor_times(ctx, g, x, mask_dtype, slope);
     }
+    return gan_mul(ctx, g, gan_add_scalar(ctx, gan_scale(ctx, gan_step(ctx, x), 1.0f - slope),
+                                          slope));
+}
+
+static gan_status leaky_relu_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                      gan_tensor **gin)
+{
+    gin[0] = leaky_relu_gradient(ctx, g, node->in[0], node->fparam[0]);
     return ti_result(ctx, gin[0] != NULL);
 }
 
@@ -425,6 +432,66 @@ gan_tensor *gan_leaky_relu(gan_ctx *ctx, gan_tensor *a, float slope)
 {
     return unary_forward(ctx, "gan_leaky_relu", GAN_UNARY_LEAKY_RELU, slope, a,
                          leaky_relu_backward);
+}
+
+/* ------------------------------------------------------------------ a bias and its activation */
+
+/* d act(a + b) = (dz, dz), each summed back over its broadcast dimensions, with dz the
+ * activation's gradient taken at the output y instead of the sum z: for a slope ≥ 0 (and
+ * ReLU's 0), y > 0 exactly where z > 0, NaN included, in every dtype, and y has z's
+ * dtype, so the masks, their casts and the ops that make dz are the activation's own. */
+static gan_status add_activation_backward(gan_ctx *ctx, struct ti_node *node, gan_tensor *g,
+                                          gan_tensor **gin)
+{
+    gan_tensor *dz = node->iparam[0] == GAN_BINARY_ADD_RELU
+                         ? relu_gradient(ctx, g, node->out)
+                         : leaky_relu_gradient(ctx, g, node->out, node->fparam[0]);
+    if (dz && node->needs[0])
+        gin[0] = reduce_like(ctx, dz, node->in[0]);
+    if (dz && node->needs[1])
+        gin[1] = reduce_like(ctx, dz, node->in[1]);
+    return binary_done(ctx, node, gin);
+}
+
+/* act(a + b) in one backend pass (ADD_LEAKY or ADD_RELU) and one node, where the
+ * backend is of ABI 1.9 and has binary_alpha and the slope is ≥ 0; otherwise gan_add
+ * and then the activation. The policy gives the sum's dtype once: the activation would
+ * keep it (a dtype the policy chose maps to itself), so nothing is cast between. */
+static gan_tensor *add_activation(gan_ctx *ctx, const char *op, enum gan_binary_op bop,
+                                  float slope, gan_tensor *a, gan_tensor *b)
+{
+    if (!ctx || !ti_check_input(ctx, op, "a", a) || !ti_check_input(ctx, op, "b", b))
+        return NULL;
+    if (ctx->backend_abi_minor < 9 || !ctx->ops.binary_alpha || !(slope >= 0.0f) ||
+        !isfinite(slope))
+        return bop == GAN_BINARY_ADD_RELU ? gan_relu(ctx, gan_add(ctx, a, b))
+                                          : gan_leaky_relu(ctx, gan_add(ctx, a, b), slope);
+    int ndim;
+    int64_t dims[GAN_TENSOR_MAX_DIMS];
+    if (!broadcast_dims(ctx, op, a, b, &ndim, dims))
+        return NULL;
+    enum gan_dtype dt = ti_policy_apply(ctx, TI_CLASS_POINTWISE, &a, &b);
+    if (dt == GAN_DTYPE_COUNT)
+        return NULL;
+    gan_tensor *y = binary_result(ctx, op, bop, slope, a, b, dt, ndim, dims);
+    struct ti_node *node;
+    if (!y || ti_record(ctx, y, op, add_activation_backward, a, b, &node) != GAN_OK)
+        return NULL;
+    if (node) {
+        node->iparam[0] = bop;
+        node->fparam[0] = slope;
+    }
+    return y;
+}
+
+gan_tensor *gan_add_leaky_relu(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, float slope)
+{
+    return add_activation(ctx, "gan_add_leaky_relu", GAN_BINARY_ADD_LEAKY, slope, a, b);
+}
+
+gan_tensor *gan_add_relu(gan_ctx *ctx, gan_tensor *a, gan_tensor *b)
+{
+    return add_activation(ctx, "gan_add_relu", GAN_BINARY_ADD_RELU, 0.0f, a, b);
 }
 
 /* d tanh(x) = g·(1 − y²), y the recorded output. */
