@@ -125,4 +125,17 @@ static inline void avx2_store(void *p, enum gan_dtype dt, int64_t i, int count, 
         avx2_store_f32((float *)p + i, count, v);
 }
 
+/* v as a store to dtype dt and a load back give it (avx2_store, avx2_load), rounded and
+ * widened in registers: the same conversions, without the trip through memory. */
+AVX2_LANES_TARGET
+static inline __m256 avx2_stored(enum gan_dtype dt, __m256 v)
+{
+    if (dt == GAN_F16)
+        return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    if (dt == GAN_BF16)
+        return _mm256_castsi256_ps(
+            _mm256_slli_epi32(_mm256_cvtepu16_epi32(avx2_f32_to_bf16(v)), 16));
+    return v;
+}
+
 #endif

@@ -67,6 +67,19 @@ static inline void avx512_store(void *p, enum gan_dtype dt, int64_t i, __mmask16
     _mm256_mask_storeu_epi16((uint16_t *)p + i, m, h);
 }
 
+/* v as a store to dtype dt and a load back give it (avx512_store, avx512_load), rounded
+ * and widened in registers: the same conversions, without the trip through memory. */
+AVX512_LANES_TARGET
+static inline __m512 avx512_stored(enum gan_dtype dt, __m512 v)
+{
+    if (dt == GAN_F16)
+        return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    if (dt == GAN_BF16)
+        return _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32(avx512_f32_to_bf16(v)), 16));
+    return v;
+}
+
 /* The upper 16 bits of each lane of `m` to 16-bit element i of p: a value widened from
  * BF16 stored back bit for bit, a signalling NaN included; narrowed in a register, as
  * avx512_store does. */

@@ -99,17 +99,14 @@ void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, float alpha, const struct c
     /* LEAKY_STEP(b) then MUL, likewise */
     case GAN_BINARY_MASK_LEAKY:
         BINARY_LOOP(lanes_mul(va, lanes_blend(lanes_gt(vb, zero), slope, one)));
-    /* ADD, then the activation of the sum as y's dtype holds it: stored and read back
+    /* ADD, then the activation of the sum as y's dtype holds it: rounded and widened
      * where that dtype is narrower, as ADD's result is stored and the activation reads it */
     case GAN_BINARY_ADD_LEAKY:
     case GAN_BINARY_ADD_RELU:
         for (int64_t i = 0; i < n; i += LANES_N) {
             lanes_in live = lanes_inside(i, n);
             lanes_f32 z = lanes_add(vec_load(a, i, live), vec_load(b, i, live));
-            if (yt != GAN_F32) {
-                lanes_store(y, yt, yoff + i, live, z);
-                z = lanes_load(y, yt, yoff + i, live);
-            }
+            z = lanes_stored(yt, z);
             lanes_store(y, yt, yoff + i, live,
                         op == GAN_BINARY_ADD_RELU
                             ? lanes_blend(lanes_le(z, zero), z, zero)

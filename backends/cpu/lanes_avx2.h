@@ -21,6 +21,7 @@ typedef __m256 lanes_if;  /* a condition per lane: all ones where it holds */
 #define lanes_inside(i, n) avx2_lanes((i), (n))
 #define lanes_load(p, dt, i, in) avx2_load((p), (dt), (i), (in))
 #define lanes_store(p, dt, i, in, v) avx2_store((p), (dt), (i), (in), (v))
+#define lanes_stored(dt, v) avx2_stored((dt), (v)) /* v as a store and load in dt give it */
 #define lanes_load_f32(p, in) avx2_load_f32((p), (in))
 #define lanes_store_f32(p, in, v) avx2_store_f32((p), (in), (v))
 /* the upper 16 bits of each lane to 16-bit element i of p: a value widened from BF16

@@ -21,6 +21,7 @@ typedef __mmask16 lanes_if; /* a condition per lane */
 #define lanes_inside(i, n) avx512_lanes((i), (n))
 #define lanes_load(p, dt, i, in) avx512_load((p), (dt), (i), (in))
 #define lanes_store(p, dt, i, in, v) avx512_store((p), (dt), (i), (in), (v))
+#define lanes_stored(dt, v) avx512_stored((dt), (v)) /* v as a store and load in dt give it */
 #define lanes_load_f32(p, in) _mm512_maskz_loadu_ps((in), (p))
 #define lanes_store_f32(p, in, v) _mm512_mask_storeu_ps((p), (in), (v))
 /* the upper 16 bits of each lane to 16-bit element i of p: a value widened from BF16
