@@ -159,7 +159,7 @@ static struct gan_conv2d conv(int64_t n, int64_t c_in, int64_t hw_in, int64_t c_
 
 /* The results of the two layers' forward and backward, each downloaded. */
 enum { R_Y1, R_A1, R_Y2, R_DA1, R_DZ1, R_DB1, R_DW1, R_DW2, R_DX, R_SUM, R_PRODUCT, R_MASKED,
-       R_COUNT };
+       R_ACTIVATED, R_COUNT };
 struct results {
     void *data[R_COUNT];
     size_t bytes[R_COUNT];
@@ -211,6 +211,13 @@ static void run_layers(gan_backend *be, enum gan_dtype dt, struct results *r)
     ck_assert_int_eq(cpu_binary(be, GAN_BINARY_ADD, &s1, &oy1, &ob, &oz1), GAN_OK);
     ck_assert_int_eq(cpu_unary(be, GAN_UNARY_LEAKY_RELU, 0.2f, &s1, &oz1, &oa1), GAN_OK);
     r->kept_a1 = a1->kept.block != 0;
+    /* the bias and the activation in one pass (binary_alpha's ADD_LEAKY): a1's bits, kept
+     * where a1 is */
+    gan_buffer *act = tensor(be, dt, n1, NULL);
+    struct gan_operand oact = operand(act, dt, d1, 0);
+    ck_assert_int_eq(cpu_binary_alpha(be, GAN_BINARY_ADD_LEAKY, 0.2f, &s1, &oy1, &ob, &oact),
+                     GAN_OK);
+    ck_assert_int_eq(act->kept.block != 0, r->kept_a1);
     ck_assert_int_eq(cpu_conv2d_forward(be, &c2, &ra1, &rw2, 0.0f, &ry2), GAN_OK);
 
     ck_assert_int_eq(cpu_conv2d_backward_data(be, &c2, &rgy2, &rw2, 0.0f, &rda1), GAN_OK);
@@ -264,8 +271,11 @@ static void run_layers(gan_backend *be, enum gan_dtype dt, struct results *r)
     keep_result(be, r, R_MASKED, mask, n1 * es);
     ck_assert_msg(memcmp(r->data[R_MASKED], r->data[R_DZ1], n1 * es) == 0,
                   "%s: MASK_LEAKY differs from LEAKY_STEP then MUL", gan_dtype_name(dt));
+    keep_result(be, r, R_ACTIVATED, act, n1 * es);
+    ck_assert_msg(memcmp(r->data[R_ACTIVATED], r->data[R_A1], n1 * es) == 0,
+                  "%s: ADD_LEAKY differs from ADD then LEAKY_RELU", gan_dtype_name(dt));
     gan_buffer *const all[] = { x, w1, w2, b1, gy2, m, y1, z1, a1, y2, da1, mask, dz1, db1, dw1,
-                          dw2, gx, sum, prod };
+                          dw2, gx, sum, prod, act };
     free_buffers(be, all, sizeof all / sizeof all[0]);
     free(vx);
     free(vw1);
@@ -290,7 +300,7 @@ START_TEST(test_layers_same_bits)
     const enum gan_dtype dt = dtypes[_i];
     static const char *const names[R_COUNT] = { "y1", "a1", "y2", "da1", "dz1", "db1",
                                                 "dw1", "dw2", "dx", "dx + x", "a1 · m",
-                                                "da1 · leaky'(z1)" };
+                                                "da1 · leaky'(z1)", "leaky(y1 + b1)" };
     gan_backend *keeping = backend_keeping(1), *moving = backend_keeping(0);
     struct results kept, moved;
     memset(&kept, 0, sizeof kept);
