@@ -290,6 +290,17 @@ gan_backend_reduce_fn cpu_reduce;
 CPU_VEC_LANES_SUM(cpu_vec_lanes_sum_avx512);
 CPU_VEC_LANES_SUM(cpu_vec_lanes_sum_avx2);
 
+/* The same files: for each of w ≤ CPU_BLOCKS_RUN_MAX channels side by side (a tensor kept
+ * in channel blocks), m pixels of x (float type dtype) from element off, pixel i's w
+ * values at off + i·w: pixel i added (or its square, when `squares`) to acc[i mod 8], in
+ * order, as reduce.c's scalar loop adds them. */
+#define CPU_BLOCKS_RUN_MAX 16
+#define CPU_VEC_BLOCKS_RUN(name)                                                            \
+    void name(int squares, float acc[8][CPU_BLOCKS_RUN_MAX], const void *x,                 \
+              enum gan_dtype dtype, int64_t off, int64_t m, int w)
+CPU_VEC_BLOCKS_RUN(cpu_vec_blocks_run_avx512);
+CPU_VEC_BLOCKS_RUN(cpu_vec_blocks_run_avx2);
+
 /* col2im_avx512.c and col2im_avx2.c (col2im_lanes.h): for `rows` rows, dst[2i] += even[i]
  * and, when odd is not NULL, dst[2i + 1] += odd[i], i < n; dst advances dst_step elements
  * a row, even and odd n. conv2d.c's col2im calls the one of the instance's level. */

@@ -340,7 +340,7 @@ struct kept_job {
     int64_t rcount;
 };
 
-#define KEPT_MAX_BLOCK 16
+#define KEPT_MAX_BLOCK CPU_BLOCKS_RUN_MAX
 
 /* Whether x, walked over shape, is a kept tensor whose channels the call reduces to one
  * value each. */
@@ -405,6 +405,10 @@ static void reduce_kept(void *arg, int part, int64_t begin, int64_t end)
     const float id = gan_red_identity(op);
     struct vcascade c; /* 16 KiB */
     float stage[RED_RUN * KEPT_MAX_BLOCK], acc[8][KEPT_MAX_BLOCK], v[RED_LANES];
+    /* the sums on the instance's vector level, reading x in its own type */
+    const int vector = j->isa != CPU_ISA_PORTABLE &&
+                       (op == GAN_REDUCE_SUM || op == GAN_REDUCE_MEAN ||
+                        op == GAN_REDUCE_SUM_SQUARES);
 
     for (int64_t g = begin; g < end; g++) {
         c.count = 0;
@@ -413,16 +417,22 @@ static void reduce_kept(void *arg, int part, int64_t begin, int64_t end)
                 const int64_t m = k->hw - start < RED_RUN ? k->hw - start : RED_RUN;
                 const int64_t off = (int64_t)j->x->offset + n * k->c * k->hw +
                                     (g * k->hw + start) * w;
-                const float *rows = (const float *)(const void *)xb + off;
-                if (j->x->dtype != GAN_F32) {
-                    cpu_convert(j->isa, xb + (size_t)off * es, j->x->dtype, stage, GAN_F32,
-                                (size_t)(m * w));
-                    rows = stage;
-                }
                 for (int a = 0; a < 8; a++)
                     for (int l = 0; l < w; l++)
                         acc[a][l] = id;
-                lanes_run(op, acc, rows, m, w);
+                if (vector) {
+                    (j->isa == CPU_ISA_AVX512 ? cpu_vec_blocks_run_avx512
+                                              : cpu_vec_blocks_run_avx2)(
+                        op == GAN_REDUCE_SUM_SQUARES, acc, xb, j->x->dtype, off, m, w);
+                } else {
+                    const float *rows = (const float *)(const void *)xb + off;
+                    if (j->x->dtype != GAN_F32) {
+                        cpu_convert(j->isa, xb + (size_t)off * es, j->x->dtype, stage,
+                                    GAN_F32, (size_t)(m * w));
+                        rows = stage;
+                    }
+                    lanes_run(op, acc, rows, m, w);
+                }
                 for (int l = 0; l < w; l++)
                     v[l] = gan_red_combine(
                         op,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* reduce_lanes.h — the sums of reduce.c's many-outputs walk (a bias gradient summed over
- * the batch, say) on the lanes of one vector level (the lane interface included before
+ * the batch, say) and of its walk over channel blocks, on the lanes of one vector level (the lane interface included before
  * this file): each reduced row of up to 64 neighbouring outputs is loaded a block of
  * lanes at a time, widened in registers when 16-bit, and added to the block's partial
  * sums. Each lane adds the same terms in the same order as reduce.c's scalar loop, so
@@ -22,10 +22,45 @@ void LANES_FN(cpu_vec_lanes_sum)(int squares, float *acc, const void *x, enum ga
         lanes_store_f32(acc + i, live, a);
     }
 }
+
+/* Each lane's eight partial sums stay in registers over the whole run; the last m mod 8
+ * pixels go to the sums in memory, as the scalar loop's tail adds them. */
+LANES_TARGET
+CPU_VEC_BLOCKS_RUN(LANES_FN(cpu_vec_blocks_run))
+{
+    for (int l = 0; l < w; l += LANES_N) {
+        const lanes_in live = lanes_inside(l, w);
+        lanes_f32 a[8];
+#pragma GCC unroll 8
+        for (int q = 0; q < 8; q++)
+            a[q] = lanes_load_f32(acc[q] + l, live);
+        int64_t i = 0;
+        for (; i + 8 <= m; i += 8) {
+#pragma GCC unroll 8
+            for (int q = 0; q < 8; q++) {
+                lanes_f32 v = lanes_load(x, dtype, off + (i + q) * w + l, live);
+                a[q] = lanes_add(a[q], squares ? lanes_mul(v, v) : v);
+            }
+        }
+#pragma GCC unroll 8
+        for (int q = 0; q < 8; q++)
+            lanes_store_f32(acc[q] + l, live, a[q]);
+        for (; i < m; i++) {
+            lanes_f32 v = lanes_load(x, dtype, off + i * w + l, live);
+            lanes_f32 t = lanes_load_f32(acc[i & 7] + l, live);
+            lanes_store_f32(acc[i & 7] + l, live, lanes_add(t, squares ? lanes_mul(v, v) : v));
+        }
+    }
+}
 #else /* not an x86 CPU: the level is never chosen */
 void LANES_FN(cpu_vec_lanes_sum)(int squares, float *acc, const void *x, enum gan_dtype dtype,
                                  int64_t off, int w)
 {
     (void)squares, (void)acc, (void)x, (void)dtype, (void)off, (void)w;
+}
+
+CPU_VEC_BLOCKS_RUN(LANES_FN(cpu_vec_blocks_run))
+{
+    (void)squares, (void)acc, (void)x, (void)dtype, (void)off, (void)m, (void)w;
 }
 #endif
