@@ -91,6 +91,22 @@ compare() {
 }
 
 compare "$lib" "$lib" no
+
+# The Debian package's symbols file lists the same functions, so that dpkg-gensymbols
+# sees no function come or go (only in a source tree that has the packaging).
+symbols_file=$srcdir/debian/libganctl0.symbols
+if [ -z "${GAN_EXPORTS_HEADERS:-}" ] && [ -f "$symbols_file" ]; then
+    sed -n 's/^ \(gan_[A-Za-z0-9_]*\)@Base .*/\1/p' "$symbols_file" | LC_ALL=C sort \
+        >"$tmp/packaged"
+    if LC_ALL=C cmp -s "$tmp/declared" "$tmp/packaged"; then
+        echo "ok: $symbols_file lists the $count declared functions"
+    else
+        echo "FAIL: $symbols_file differs from the declared functions (< declared," \
+            "> listed there); add or remove its lines:"
+        LC_ALL=C diff "$tmp/declared" "$tmp/packaged" | grep '^[<>]' | sed 's/^/    /'
+        failures=$((failures + 1))
+    fi
+fi
 program_elf=$(elf "$program")
 compare "$program_elf" "$program_elf" yes
 
