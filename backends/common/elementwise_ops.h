@@ -115,7 +115,13 @@ GAN_HD static inline float gan_ew_mask_leaky(float a, float b, float alpha, floa
     return gan_fmul_rn(a, b > 0.0f ? one : alpha);
 }
 
-/* `alpha` is the op's parameter where it has one (MASK_LEAKY's and ADD_LEAKY's slope).
+/* The binary ops with a parameter (a slope), which binary_alpha takes and binary refuses. */
+GAN_HD static inline int gan_ew_binary_has_alpha(enum gan_binary_op op)
+{
+    return op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY;
+}
+
+/* `alpha` is the op's parameter where it has one (gan_ew_binary_has_alpha).
  * ADD_LEAKY and ADD_RELU as an FP32 result has them; gan_ew_binary_into for any. */
 GAN_HD static inline float gan_ew_binary(enum gan_binary_op op, float a, float b, float alpha)
 {

@@ -15,6 +15,7 @@
 #include <ganctl/host.h>
 #include <ganctl/backend.h>
 
+#include "elementwise_ops.h"
 #include "hostdev.h"
 
 /* Checks a kernel's iteration shape (ndim 0…GAN_MAX_DIMS, sizes ≥ 0) and, when `count`
@@ -213,7 +214,7 @@ static inline gan_status gan_binary_plan(const struct gan_host *host, const char
         return host->fail(host->ctx, GAN_ERR_INVALID,
                           "%s: op %d is not a gan_binary_op (0 to %d)", kernel, (int)op,
                           GAN_BINARY_OP_COUNT - 1);
-    if ((op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY) && !with_alpha)
+    if (gan_ew_binary_has_alpha(op) && !with_alpha)
         return host->fail(host->ctx, GAN_ERR_INVALID,
                           "%s: %s needs its slope: it is computed by binary_alpha", kernel,
                           op == GAN_BINARY_MASK_LEAKY ? "MASK_LEAKY" : "ADD_LEAKY");

@@ -102,14 +102,19 @@ static inline void avx2_store_f32(float *p, int count, __m256 v)
 /* The first `count` lanes from element i of p (type dt), as FP32; the others are 0.
  * VCVTPH2PS quiets a signalling F16 NaN where convert.h keeps its bits: callers that
  * could pass one on unchanged to FP32 memory do not use these lanes for F16. */
+/* Eight F16 or BF16 values, widened exactly. */
+AVX2_LANES_TARGET
+static inline __m256 avx2_widen16(enum gan_dtype dt, __m128i h)
+{
+    return dt == GAN_F16 ? _mm256_cvtph_ps(h)
+                         : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
 AVX2_LANES_TARGET
 static inline __m256 avx2_load(const void *p, enum gan_dtype dt, int64_t i, int count)
 {
-    if (dt == GAN_F16)
-        return _mm256_cvtph_ps(avx2_load_u16((const uint16_t *)p + i, count));
-    if (dt == GAN_BF16)
-        return _mm256_castsi256_ps(_mm256_slli_epi32(
-            _mm256_cvtepu16_epi32(avx2_load_u16((const uint16_t *)p + i, count)), 16));
+    if (dt == GAN_F16 || dt == GAN_BF16)
+        return avx2_widen16(dt, avx2_load_u16((const uint16_t *)p + i, count));
     return avx2_load_f32((const float *)p + i, count);
 }
 
@@ -131,10 +136,9 @@ AVX2_LANES_TARGET
 static inline __m256 avx2_stored(enum gan_dtype dt, __m256 v)
 {
     if (dt == GAN_F16)
-        return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        return avx2_widen16(dt, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     if (dt == GAN_BF16)
-        return _mm256_castsi256_ps(
-            _mm256_slli_epi32(_mm256_cvtepu16_epi32(avx2_f32_to_bf16(v)), 16));
+        return avx2_widen16(dt, avx2_f32_to_bf16(v));
     return v;
 }
 

@@ -39,14 +39,19 @@ static inline __m256i avx512_f32_to_bf16(__m512 v)
 /* The lanes of `m` from element i of p (type dt), as FP32; the other lanes are 0.
  * VCVTPH2PS quiets a signalling F16 NaN where convert.h keeps its bits: callers that
  * could pass one on unchanged to FP32 memory do not use these lanes for F16. */
+/* Sixteen F16 or BF16 values, widened exactly. */
+AVX512_LANES_TARGET
+static inline __m512 avx512_widen16(enum gan_dtype dt, __m256i h)
+{
+    return dt == GAN_F16 ? _mm512_cvtph_ps(h)
+                         : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
 AVX512_LANES_TARGET
 static inline __m512 avx512_load(const void *p, enum gan_dtype dt, int64_t i, __mmask16 m)
 {
-    if (dt == GAN_F16)
-        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i));
-    if (dt == GAN_BF16)
-        return _mm512_castsi512_ps(_mm512_slli_epi32(
-            _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i)), 16));
+    if (dt == GAN_F16 || dt == GAN_BF16)
+        return avx512_widen16(dt, _mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i));
     return _mm512_maskz_loadu_ps(m, (const float *)p + i);
 }
 
@@ -73,10 +78,9 @@ AVX512_LANES_TARGET
 static inline __m512 avx512_stored(enum gan_dtype dt, __m512 v)
 {
     if (dt == GAN_F16)
-        return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        return avx512_widen16(dt, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     if (dt == GAN_BF16)
-        return _mm512_castsi512_ps(
-            _mm512_slli_epi32(_mm512_cvtepu16_epi32(avx512_f32_to_bf16(v)), 16));
+        return avx512_widen16(dt, avx512_f32_to_bf16(v));
     return v;
 }
 

@@ -133,7 +133,11 @@ static void binary_run(enum gan_binary_op op, float alpha, const float *a, int s
 {
     int64_t i;
     switch (op) {
-    case GAN_BINARY_ADD: BINARY_LOOPS(first_nan(av, bv, gan_ew_add(av, bv))); break;
+    /* ADD_LEAKY and ADD_RELU: the sum alone; elementwise_range stores it and applies the
+     * activation */
+    case GAN_BINARY_ADD: case GAN_BINARY_ADD_LEAKY: case GAN_BINARY_ADD_RELU:
+        BINARY_LOOPS(first_nan(av, bv, gan_ew_add(av, bv)));
+        break;
     case GAN_BINARY_SUB: BINARY_LOOPS(first_nan(av, bv, gan_ew_sub(av, bv))); break;
     case GAN_BINARY_MUL: BINARY_LOOPS(first_nan(av, bv, gan_ew_mul(av, bv))); break;
     case GAN_BINARY_DIV: BINARY_LOOPS(first_nan(av, bv, gan_ew_div(av, bv))); break;
@@ -150,10 +154,6 @@ static void binary_run(enum gan_binary_op op, float alpha, const float *a, int s
         BINARY_LOOPS(gan_ew_mask_leaky(av, bv, alpha, one));
         break;
     }
-    /* the sum alone: elementwise_range stores it and applies the activation */
-    case GAN_BINARY_ADD_LEAKY: case GAN_BINARY_ADD_RELU:
-        BINARY_LOOPS(first_nan(av, bv, gan_ew_add(av, bv)));
-        break;
     case GAN_BINARY_OP_COUNT: break;
     }
 }
@@ -455,7 +455,9 @@ static gan_status elementwise_walk(gan_backend *be, const char *name, int nops, 
     int staged = 0;
     for (int k = 0; k <= nin; k++) {
         int64_t s = it->stride[k][inner];
-        if (s != 0 && !(ops[k]->dtype == GAN_F32 && s == 1))
+        /* an input broadcast along the run is one value; the output, whatever its stride,
+         * is written from the staging block unless it is contiguous FP32 */
+        if ((s != 0 || k == nin) && !(ops[k]->dtype == GAN_F32 && s == 1))
             staged = 1;
     }
     /* FILL never reads x, so x's layout does not force staging. */

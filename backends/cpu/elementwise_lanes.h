@@ -75,6 +75,16 @@ void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu
     }                                                                     \
     break
 
+/* BINARY_LOOP for an activation of the stored sum z = a + b */
+#define STORED_SUM_LOOP(EXPR)                                             \
+    for (int64_t i = 0; i < n; i += LANES_N) {                            \
+        lanes_in live = lanes_inside(i, n);                               \
+        lanes_f32 z = lanes_stored(yt, lanes_add(vec_load(a, i, live),    \
+                                                 vec_load(b, i, live)));  \
+        lanes_store(y, yt, yoff + i, live, (EXPR));                       \
+    }                                                                     \
+    break
+
 /* The 1 of GREATER, MASK_POSITIVE and MASK_LEAKY, read through a volatile once per call,
  * as the portable loop reads its own: with a constant 1 a compiler may fold the masks'
  * multiply into a select where the mask holds (clang does, assuming no signalling NaN),
@@ -102,17 +112,8 @@ void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, float alpha, const struct c
     /* ADD, then the activation of the sum as y's dtype holds it: rounded and widened
      * where that dtype is narrower, as ADD's result is stored and the activation reads it */
     case GAN_BINARY_ADD_LEAKY:
-    case GAN_BINARY_ADD_RELU:
-        for (int64_t i = 0; i < n; i += LANES_N) {
-            lanes_in live = lanes_inside(i, n);
-            lanes_f32 z = lanes_add(vec_load(a, i, live), vec_load(b, i, live));
-            z = lanes_stored(yt, z);
-            lanes_store(y, yt, yoff + i, live,
-                        op == GAN_BINARY_ADD_RELU
-                            ? lanes_blend(lanes_le(z, zero), z, zero)
-                            : lanes_blend(lanes_gt(z, zero), lanes_mul(slope, z), z));
-        }
-        break;
+        STORED_SUM_LOOP(lanes_blend(lanes_gt(z, zero), lanes_mul(slope, z), z));
+    case GAN_BINARY_ADD_RELU: STORED_SUM_LOOP(lanes_blend(lanes_le(z, zero), z, zero));
     default:
         break;
     }
@@ -120,6 +121,7 @@ void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, float alpha, const struct c
 
 #undef UNARY_LOOP
 #undef BINARY_LOOP
+#undef STORED_SUM_LOOP
 
 #else /* not an x86 CPU: the level is never chosen, and the scalar loops do everything */
 

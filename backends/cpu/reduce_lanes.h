@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* reduce_lanes.h — the sums of reduce.c's many-outputs walk (a bias gradient summed over
- * the batch, say) and of its walk over channel blocks, on the lanes of one vector level (the lane interface included before
- * this file): each reduced row of up to 64 neighbouring outputs is loaded a block of
- * lanes at a time, widened in registers when 16-bit, and added to the block's partial
- * sums. Each lane adds the same terms in the same order as reduce.c's scalar loop, so
- * the results are the same bits (check_reduce compares the levels). Instantiated by
+ * the batch, say) and of its walk over channel blocks, on the lanes of one vector level
+ * (the lane interface included before this file): each reduced row of up to 64
+ * neighbouring outputs is loaded a block of lanes at a time, widened in registers when
+ * 16-bit, and added to the block's partial sums. Each lane adds the same terms in the
+ * same order as reduce.c's scalar loop, so the results are the same bits (check_reduce
+ * compares the levels, check_kept_blocks kept and moved tensors). Instantiated by
  * reduce_avx512.c and reduce_avx2.c. */
 
 #ifdef LANES_N

@@ -506,29 +506,26 @@ static gan_tensor *linear(gan_ctx *ctx, gan_tensor *x, gan_tensor *w, gan_tensor
 enum after_bias { AFTER_NOTHING, AFTER_RELU, AFTER_LEAKY_RELU };
 
 /* Layer L's convolution (or its transpose) and bias, in scope convI (deconvI), and the
- * activation `after` when it follows the bias directly. The activation belongs to the
- * network's scope; where convI is FP32 alike (both or neither matched by an FP32
- * pattern) the policy gives it the same dtypes inside, and it runs there with the bias
- * in one pass (gan_add_leaky_relu, gan_add_relu); otherwise outside, after it. */
+ * activation `after` when it follows the bias directly, with the bias in one pass
+ * (gan_add_leaky_relu, gan_add_relu). The activation then runs in the layer's scope
+ * rather than the network's, with the same dtypes: an FP32 pattern that matches the
+ * network matches its layers too, and an FP32 sum stays FP32 in either scope, its
+ * gradient too (check_dcgan compares the bits with an FP32 layer). */
 static gan_tensor *conv_layer(gan_ctx *ctx, const struct conv_layer *L, int index,
                               int transposed, gan_tensor *h, enum after_bias after,
                               float slope)
 {
-    const int outer_fp32 = gan_ctx_scope_is_fp32(ctx);
     if (!enter(ctx, transposed ? "deconv" : "conv", index))
         return NULL;
-    const int fuse = after != AFTER_NOTHING && gan_ctx_scope_is_fp32(ctx) == outer_fp32;
     gan_tensor *c = transposed
         ? gan_conv2d_transpose_hw(ctx, h, L->weight, DCGAN_STRIDE, DCGAN_PAD, L->pad_h, L->pad_w)
         : gan_conv2d(ctx, h, L->weight, DCGAN_STRIDE, DCGAN_PAD);
     gan_tensor *b = per_channel(ctx, L->bias, L->c_out);
-    gan_tensor *y = !fuse                   ? gan_add(ctx, c, b)
-                    : after == AFTER_RELU ? gan_add_relu(ctx, c, b)
-                                          : gan_add_leaky_relu(ctx, c, b, slope);
+    gan_tensor *y = after == AFTER_NOTHING ? gan_add(ctx, c, b)
+                    : after == AFTER_RELU  ? gan_add_relu(ctx, c, b)
+                                           : gan_add_leaky_relu(ctx, c, b, slope);
     gan_ctx_scope_pop(ctx);
-    if (fuse || after == AFTER_NOTHING)
-        return y;
-    return after == AFTER_RELU ? gan_relu(ctx, y) : gan_leaky_relu(ctx, y, slope);
+    return y;
 }
 
 /* Layer L's layer norm, in scope normI. */
@@ -583,12 +580,10 @@ static gan_tensor *critic_forward(gan_model *m, gan_ctx *ctx, gan_tensor *x)
     int64_t batch = gan_tensor_dim(h, 0);
     for (int i = 0; i < m->depth; i++) {
         const struct conv_layer *L = &m->layers[i];
-        if (L->norm_weight) {
-            h = conv_layer(ctx, L, i, 0, h, AFTER_NOTHING, 0.0f);
+        h = conv_layer(ctx, L, i, 0, h, L->norm_weight ? AFTER_NOTHING : AFTER_LEAKY_RELU,
+                       m->leaky_slope);
+        if (L->norm_weight)
             h = gan_leaky_relu(ctx, norm_layer(ctx, L, i, h), m->leaky_slope);
-        } else {
-            h = conv_layer(ctx, L, i, 0, h, AFTER_LEAKY_RELU, m->leaky_slope);
-        }
     }
     int64_t flat[2] = { batch, m->top_c * m->top_h * m->top_w };
     h = linear(ctx, gan_reshape(ctx, h, 2, flat), m->fc_weight, m->fc_bias);
@@ -612,13 +607,11 @@ static gan_tensor *generator_forward(gan_model *m, gan_ctx *ctx, gan_tensor *z)
     h = gan_reshape(ctx, gan_relu(ctx, linear(ctx, h, m->fc_weight, m->fc_bias)), 4, top);
     for (int j = 0; j < m->depth; j++) {
         const struct conv_layer *L = &m->layers[j];
-        if (j == m->depth - 1)
-            h = conv_layer(ctx, L, j, 1, h, AFTER_NOTHING, 0.0f);
-        else if (L->norm_weight)
-            h = gan_relu(ctx, norm_layer(ctx, L, j, conv_layer(ctx, L, j, 1, h, AFTER_NOTHING,
-                                                               0.0f)));
-        else
-            h = conv_layer(ctx, L, j, 1, h, AFTER_RELU, 0.0f);
+        const int last = j == m->depth - 1;
+        h = conv_layer(ctx, L, j, 1, h, last || L->norm_weight ? AFTER_NOTHING : AFTER_RELU,
+                       0.0f);
+        if (!last && L->norm_weight)
+            h = gan_relu(ctx, norm_layer(ctx, L, j, h));
     }
     if (m->output == OUT_TANH)
         h = gan_tanh(ctx, h);

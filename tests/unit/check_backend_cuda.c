@@ -16,6 +16,7 @@
 
 #include <ganctl/ganctl.h>
 #include "../lib/test_host.h"
+#include "../../backends/common/elementwise_ops.h"
 
 /* How this runs. main() first forks a child that loads backend-cuda.so and creates an
  * instance: "no CUDA device" there makes the whole program exit 77 (automake's SKIP);
@@ -991,9 +992,10 @@ START_TEST(test_binary)
             for (int s = 0; s < 2; s++) {
                 struct gan_operand a = operand_of(l, 0, &A, s), b = operand_of(l, 1, &B, s);
                 struct gan_operand y = l->inplace ? a : operand_of(l, 2, &Y, s);
-                /* MASK_LEAKY and ADD_LEAKY, with a slope, through binary_alpha; the rest
-                 * through binary */
-                gan_status st = op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY
+                /* the ops with a slope, and ADD_RELU, through binary_alpha (as the core
+                 * sends them); the rest through binary */
+                gan_status st = gan_ew_binary_has_alpha((enum gan_binary_op)op) ||
+                                        op == GAN_BINARY_ADD_RELU
                                     ? ops[s]->binary_alpha(be[s], (enum gan_binary_op)op, 0.2f,
                                                            &sh, &a, &b, &y)
                                     : ops[s]->binary(be[s], (enum gan_binary_op)op, &sh, &a, &b,

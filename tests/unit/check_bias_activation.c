@@ -70,15 +70,16 @@ static void host(gan_ctx *ctx, gan_tensor *t, float *v, size_t n)
 enum way { ONE_CALL, TWO_OPS };
 
 /* The graph above on a fresh context over the fixture's backend, told that the backend
- * was built for ABI minor `minor`; relu where `slope` is NaN, else leaky_relu. */
-static void run_with(enum gan_dtype mode, int level, unsigned minor, float slope,
+ * was built for ABI minor `minor`, its binary_alpha left out unless `slot`; relu where
+ * `slope` is NaN, else leaky_relu. */
+static void run_with(enum gan_dtype mode, int level, unsigned minor, int slot, float slope,
                      enum way way, struct result *r)
 {
     static struct gan_backend_ops counted;
     counted = *fx.ops;
     ck_assert_ptr_nonnull(fx.ops->binary_alpha);
     real_binary_alpha = fx.ops->binary_alpha;
-    counted.binary_alpha = counting_binary_alpha;
+    counted.binary_alpha = slot ? counting_binary_alpha : NULL;
     fused_calls = 0;
     gan_ctx *ctx;
     ck_assert_int_eq(gan_ctx_new(&counted, fx.be, &ctx), GAN_OK);
@@ -177,15 +178,18 @@ START_TEST(test_one_pass_is_two_ops)
         char how[96];
         snprintf(how, sizeof how, "%s O%d, %s %a", gan_dtype_name(mode), level,
                  isnan(slope) ? "relu" : "slope", (double)slope);
-        struct result one, two, old;
-        run_with(mode, level, GAN_ABI_MINOR, slope, ONE_CALL, &one);
+        struct result one, two, old, slotless;
+        run_with(mode, level, GAN_ABI_MINOR, 1, slope, ONE_CALL, &one);
         const size_t calls = fused_calls;
-        run_with(mode, level, GAN_ABI_MINOR, slope, TWO_OPS, &two);
+        run_with(mode, level, GAN_ABI_MINOR, 1, slope, TWO_OPS, &two);
         ck_assert_uint_eq(fused_calls, 0);
         ck_assert_uint_eq(two.fused_nodes, 0);
-        run_with(mode, level, 8, slope, ONE_CALL, &old);
+        run_with(mode, level, 8, 1, slope, ONE_CALL, &old);
         ck_assert_uint_eq(fused_calls, 0);
         ck_assert_uint_eq(old.fused_nodes, 0);
+        /* a 1.9 backend that leaves binary_alpha out gets the two ops too */
+        run_with(mode, level, GAN_ABI_MINOR, 0, slope, ONE_CALL, &slotless);
+        ck_assert_uint_eq(slotless.fused_nodes, 0);
         /* one pass and one node for every slope ≥ 0, none for a negative one */
         const int one_pass = isnan(slope) || slope >= 0.0f;
         ck_assert_msg(calls == (one_pass ? 1u : 0u) && one.fused_nodes == calls, "%s: %zu "
@@ -194,6 +198,7 @@ START_TEST(test_one_pass_is_two_ops)
         ck_assert_int_gt(low, 0);
         ck_assert_int_lt(low, ROWS * HID);
         assert_same_results(&one, &old, how);
+        assert_same_results(&one, &slotless, how);
     }
 }
 END_TEST

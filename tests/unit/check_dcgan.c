@@ -1151,6 +1151,92 @@ START_TEST(test_penalty_gradient)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ one-pass layers
+ * The critic's layers without a norm add the bias and apply the leaky ReLU in one pass
+ * (gan_add_leaky_relu, a backend of ABI 1.9), inside the layer's scope, where the
+ * activation ran in the network's. In BF16 O2, with no pattern, with "critic" (both
+ * scopes FP32) and with "critic.conv1" (the layer's scope alone, so that the activation
+ * moves across the boundary of an FP32 scope), D, ∇ₓD with create_graph and the
+ * penalty's dP/dθ must have the bits of the same run told the backend is of ABI 1.8
+ * (the two ops, the activation in the network's scope). */
+
+struct fused_run {
+    float d[2], gx[2 * 81], grads[4096];
+    size_t ngrads;
+};
+
+static void run_fused_critic(unsigned minor, const char *pattern, struct fused_run *out)
+{
+    struct arch a;
+    arch_init(&a, 1, 2, 3, 0, 1, 9, 9, 0);
+    const char *const extra[] = { "leaky_slope=0.2", NULL };
+    struct inst m;
+    make_arch(&m, &a, extra);
+    rng_state = 4242;
+    randomise(m.net);
+    gan_ctx_set_backend_abi_minor(CTX, minor);
+    ck_assert_int_eq(gan_ctx_set_precision(CTX, GAN_BF16, GAN_PRECISION_O2), GAN_OK);
+    if (pattern)
+        ck_assert_int_eq(gan_ctx_add_fp32_scope(CTX, pattern), GAN_OK);
+    float xf[2 * 81];
+    for (int k = 0; k < 2 * 81; k++)
+        xf[k] = (float)(2 * uniform01() - 1);
+    int64_t xd[4] = { 2, 1, 9, 9 }, fl[2] = { 2, 81 };
+    gan_tensor *xt = gan_tensor_from_host(CTX, GAN_F32, 4, xd, xf);
+    gan_tensor_set_requires_grad(xt, 1);
+    ck_assert_int_eq(gan_ctx_scope_push(CTX, "critic"), GAN_OK);
+    gan_tensor *d = mops->forward(m.model, CTX, xt);
+    gan_ctx_scope_pop(CTX);
+    ck_assert_msg(d, "%s", gan_ctx_error(CTX));
+    int64_t od[2] = { 2, 1 };
+    gan_tensor *ones = gan_tensor_full(CTX, GAN_F32, 2, od, 1.0f), *gx;
+    ck_assert_msg(gan_grad(CTX, 1, &d, &ones, 1, &xt, &gx, 1) == GAN_OK, "%s",
+                  gan_ctx_error(CTX));
+    gan_tensor *norm = gan_sqrt(CTX, gan_sum(CTX, gan_square(CTX, gan_reshape(CTX, gx, 2, fl)),
+                                             1, 0));
+    gan_tensor *pen = gan_mean(CTX, gan_square(CTX, gan_add_scalar(CTX, norm, -1.0f)),
+                               GAN_ALL_AXES, 0);
+    ck_assert_msg(pen, "%s", gan_ctx_error(CTX));
+    size_t np = gan_net_count(m.net);
+    gan_tensor **grads = calloc(np, sizeof *grads);
+    ck_assert_msg(gan_grad(CTX, 1, &pen, NULL, (int)np, gan_net_tensors(m.net), grads, 0)
+                  == GAN_OK, "%s", gan_ctx_error(CTX));
+    ck_assert_int_eq(gan_tensor_to_host(CTX, d, out->d, 2), GAN_OK);
+    ck_assert_int_eq(gan_tensor_to_host(CTX, gx, out->gx, 2 * 81), GAN_OK);
+    out->ngrads = 0;
+    for (size_t i = 0; i < np; i++) {
+        size_t cnt = (size_t)gan_tensor_numel(grads[i]);
+        ck_assert_uint_le(out->ngrads + cnt, sizeof out->grads / sizeof out->grads[0]);
+        ck_assert_int_eq(gan_tensor_to_host(CTX, grads[i], out->grads + out->ngrads, cnt),
+                         GAN_OK);
+        out->ngrads += cnt;
+    }
+    free(grads);
+    gan_ctx_step_end(CTX);
+    gan_ctx_clear_fp32_scopes(CTX);
+    ck_assert_int_eq(gan_ctx_set_precision(CTX, GAN_F32, GAN_PRECISION_O2), GAN_OK);
+    gan_ctx_set_backend_abi_minor(CTX, GAN_ABI_MINOR);
+    unmake(&m);
+}
+
+START_TEST(test_fused_layers_same_bits)
+{
+    static const char *const patterns[] = { NULL, "critic", "critic.conv1" };
+    const char *pattern = patterns[_i];
+    struct fused_run one, two;
+    run_fused_critic(GAN_ABI_MINOR, pattern, &one);
+    run_fused_critic(8, pattern, &two);
+    const char *what = pattern ? pattern : "no pattern";
+    ck_assert_msg(memcmp(one.d, two.d, sizeof one.d) == 0, "%s: D differs", what);
+    ck_assert_msg(memcmp(one.gx, two.gx, sizeof one.gx) == 0, "%s: grad_x D differs", what);
+    ck_assert_uint_eq(one.ngrads, two.ngrads);
+    for (size_t k = 0; k < one.ngrads; k++)
+        ck_assert_msg(memcmp(&one.grads[k], &two.grads[k], sizeof one.grads[k]) == 0,
+                      "%s: dP/dθ element %zu is %a with the one pass, %a with the two ops",
+                      what, k, (double)one.grads[k], (double)two.grads[k]);
+}
+END_TEST
+
 static Suite *dcgan_suite(void)
 {
     Suite *s = suite_create("dcgan");
@@ -1188,6 +1274,7 @@ static Suite *dcgan_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_penalty_gradient, 0,
                         (int)(sizeof pen_cases / sizeof pen_cases[0]));
+    tcase_add_loop_test(tc, test_fused_layers_same_bits, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,6 +13,7 @@
 
 #include "../lib/cpu_fixture.h"
 #include "../lib/half_helpers.h"
+#include "../../backends/common/elementwise_ops.h"
 
 static gan_backend *be;
 
@@ -121,13 +122,12 @@ static double ref_binary_into(int op, double a, double b, enum gan_dtype dt)
     return ref_binary(op, a, b);
 }
 
-/* One binary op through the slot that takes it: binary_alpha for MASK_LEAKY and
- * ADD_LEAKY (with LEAKY_SLOPE), binary for the others (ADD_RELU too, which has no
- * parameter). */
+/* One binary op through the slot the core sends it to: binary_alpha for those with a
+ * parameter (with LEAKY_SLOPE) and for ADD_RELU, binary for the others. */
 static gan_status run_binary(int op, const struct gan_shape *s, const struct gan_operand *a,
                              const struct gan_operand *b, const struct gan_operand *y)
 {
-    return op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY
+    return gan_ew_binary_has_alpha((enum gan_binary_op)op) || op == GAN_BINARY_ADD_RELU
                ? cpu_binary_alpha(be, (enum gan_binary_op)op, LEAKY_SLOPE, s, a, b, y)
                : cpu_binary(be, (enum gan_binary_op)op, s, a, b, y);
 }
@@ -550,6 +550,112 @@ START_TEST(test_special_values_binary)
 }
 END_TEST
 
+/* An output broadcast along a run longer than the staging block (stride 0: every
+ * element written to one place, in order, on one thread) holds the last element's
+ * result, in FP32 and in 16 bits, for ADD and for ADD_LEAKY; under AddressSanitizer a
+ * run computed past the block would be caught. */
+START_TEST(test_broadcast_output)
+{
+    const int64_t n = 1100;
+    struct gan_shape s = { .ndim = 1, .dim = { n } };
+    gan_buffer *ba = f32_buffer((size_t)n, 4, -2), *bb = f32_buffer((size_t)n, 3, 0.25);
+    gan_buffer *by = f32_buffer(1, 0, 0);
+    struct gan_operand a = operand(ba, GAN_F32, 0, 1, 0, 0), b = operand(bb, GAN_F32, 0, 1, 0, 0);
+    const float last = raw_get(ba, GAN_F32, (size_t)n - 1) + raw_get(bb, GAN_F32, (size_t)n - 1);
+    static const enum gan_dtype types[3] = { GAN_F32, GAN_F16, GAN_BF16 };
+    for (int t = 0; t < 3; t++)
+        for (int fused = 0; fused < 2; fused++) {
+            struct gan_operand y = operand(by, types[t], 0, 0, 0, 0);
+            ck_assert_int_eq(fused ? cpu_binary_alpha(be, GAN_BINARY_ADD_LEAKY, 0.5f, &s, &a, &b,
+                                                      &y)
+                                   : cpu_binary(be, GAN_BINARY_ADD, &s, &a, &b, &y),
+                             GAN_OK);
+            const double want = stored_as(types[t], last);
+            const double got = raw_get(by, types[t], 0);
+            ck_assert_msg(got == stored_as(types[t], fused && want <= 0 ? 0.5 * want : want),
+                          "%s into one %s element: %.9g, want %.9g",
+                          fused ? "ADD_LEAKY" : "ADD", gan_dtype_name(types[t]), got, want);
+        }
+    cpu_buffer_free(be, ba);
+    cpu_buffer_free(be, bb);
+    cpu_buffer_free(be, by);
+}
+END_TEST
+
+/* ADD_LEAKY and ADD_RELU against ADD into a tensor of the result's dtype and then the
+ * activation of it, bit for bit (but the payload of NaN + NaN), on special values (NaN, infinities, both zeros,
+ * subnormals, values that round to zero or overflow in 16 bits) in every pair of input
+ * types and every result type, runs of 1 to 100 elements, b contiguous or broadcast, and
+ * slopes 0.2, 0, −0 and 1; at the instance's level. */
+START_TEST(test_stored_sum_is_two_ops)
+{
+    static const int64_t lengths[] = { 1, 9, 17, 100 };
+    static const float slopes[] = { 0.2f, 0.0f, -0.0f, 1.0f };
+    static const enum gan_dtype types[3] = { GAN_F32, GAN_F16, GAN_BF16 };
+    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+        const int64_t n = lengths[li];
+        struct gan_shape s = { .ndim = 1, .dim = { n } };
+        for (int ta = 0; ta < 3; ta++)
+            for (int tb = 0; tb < 3; tb++)
+                for (int ty = 0; ty < 3; ty++)
+                    for (int bc = 0; bc < 2; bc++)
+                        for (int k = 0; k < 5; k++) {
+                            const enum gan_dtype da = types[ta], db = types[tb], dy = types[ty];
+                            const int relu = k == 4;
+                            const float slope = relu ? 0.0f : slopes[k];
+                            gan_buffer *ba, *bb, *bz, *b1, *b2;
+                            ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &ba), GAN_OK);
+                            ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &bb), GAN_OK);
+                            ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &bz), GAN_OK);
+                            ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &b1), GAN_OK);
+                            ck_assert_int_eq(cpu_buffer_alloc(be, (size_t)n * 4, &b2), GAN_OK);
+                            fill_special_values(ba, da, (size_t)n);
+                            fill_special_values(bb, db, (size_t)n);
+                            struct gan_operand a = operand(ba, da, 0, 1, 0, 0);
+                            /* broadcast: one value, the second special one */
+                            struct gan_operand b = operand(bb, db, bc && n > 1 ? 1 : 0,
+                                                           bc ? 0 : 1, 0, 0);
+                            struct gan_operand z = operand(bz, dy, 0, 1, 0, 0);
+                            struct gan_operand y1 = operand(b1, dy, 0, 1, 0, 0);
+                            struct gan_operand y2 = operand(b2, dy, 0, 1, 0, 0);
+                            ck_assert_int_eq(cpu_binary_alpha(be, relu ? GAN_BINARY_ADD_RELU
+                                                                       : GAN_BINARY_ADD_LEAKY,
+                                                              slope, &s, &a, &b, &y1),
+                                             GAN_OK);
+                            ck_assert_int_eq(cpu_binary(be, GAN_BINARY_ADD, &s, &a, &b, &z),
+                                             GAN_OK);
+                            ck_assert_int_eq(cpu_unary(be, relu ? GAN_UNARY_RELU
+                                                                : GAN_UNARY_LEAKY_RELU,
+                                                       slope, &s, &z, &y2),
+                                             GAN_OK);
+                            const size_t es = dsize(dy);
+                            for (int64_t i = 0; i < n; i++) {
+                                /* a NaN plus a NaN may carry either payload (the compiler
+                                 * may swap an add's operands), as between the levels */
+                                if (isnan(raw_get(ba, da, (size_t)i)) &&
+                                    isnan(raw_get(bb, db, b.offset + (size_t)(bc ? 0 : i))) &&
+                                    isnan(raw_get(b1, dy, (size_t)i)) &&
+                                    isnan(raw_get(b2, dy, (size_t)i)))
+                                    continue;
+                                ck_assert_msg(memcmp(b1->data + (size_t)i * es,
+                                                     b2->data + (size_t)i * es, es) == 0,
+                                              "%s slope %a: %s + %s → %s, n %lld, broadcast "
+                                              "%d: element %lld is %.9g, ADD then the "
+                                              "activation gave %.9g", relu ? "ADD_RELU"
+                                              : "ADD_LEAKY", (double)slope,
+                                              gan_dtype_name(da), gan_dtype_name(db),
+                                              gan_dtype_name(dy), (long long)n, bc,
+                                              (long long)i, raw_get(b1, dy, (size_t)i),
+                                              raw_get(b2, dy, (size_t)i));
+                            }
+                            gan_buffer *const all[] = { ba, bb, bz, b1, b2 };
+                            for (size_t q = 0; q < 5; q++)
+                                cpu_buffer_free(be, all[q]);
+                        }
+    }
+}
+END_TEST
+
 /* ---- 16-bit rounding ---- */
 
 START_TEST(test_f16_overflow_and_subnormal)
@@ -657,6 +763,8 @@ START_TEST(test_rejects_bad_arguments)
     ck_assert_int_eq(cpu_binary(be, GAN_BINARY_ADD_LEAKY, &s, &x, &x, &x), GAN_ERR_INVALID);
     ck_assert_msg(strstr(last_error(), "ADD_LEAKY needs its slope"), "message: %s",
                   last_error());
+    /* ADD_RELU has none: either slot takes it */
+    ck_assert_int_eq(cpu_binary(be, GAN_BINARY_ADD_RELU, &s, &x, &x, &x), GAN_OK);
     ck_assert_int_eq(cpu_binary_alpha(be, GAN_BINARY_OP_COUNT, 0.5f, &s, &x, &x, &x),
                      GAN_ERR_INVALID);
     struct gan_shape bad = { .ndim = GAN_MAX_DIMS + 1 };
@@ -814,6 +922,7 @@ static void add_level_cases(Suite *s, int portable)
     tcase_add_loop_test(tc, test_broadcast_patterns, 0, GAN_BINARY_OP_COUNT * 4);
     tcase_add_test(tc, test_broadcast_everything);
     tcase_add_test(tc, test_transposed_output);
+    tcase_add_test(tc, test_broadcast_output);
     tcase_add_test(tc, test_large_contiguous);
     suite_add_tcase(s, tc);
 
@@ -821,6 +930,7 @@ static void add_level_cases(Suite *s, int portable)
     tcase_add_checked_fixture(tc, start, teardown);
     tcase_add_test(tc, test_special_values_unary);
     tcase_add_test(tc, test_special_values_binary);
+    tcase_add_test(tc, test_stored_sum_is_two_ops);
     suite_add_tcase(s, tc);
 
     tc = tcase_create(name[portable][4]);

@@ -11,6 +11,8 @@
 /* The FP16 and BF16 rounding the backends store with, to model their stores exactly
  * (leaky_step_exact). */
 #include "../../../backends/common/convert.h"
+/* Which binary ops have a parameter, as the backends' checks say. */
+#include "../../../backends/common/elementwise_ops.h"
 
 /* ------------------------------------------------------------------ shared parts */
 
@@ -68,10 +70,9 @@ static gan_tensor *binary_result(gan_ctx *ctx, const char *op, enum gan_binary_o
     struct gan_shape shape = ti_shape(ndim, dims);
     struct gan_operand ao = ti_operand(a, ndim, dims), bo = ti_operand(b, ndim, dims);
     struct gan_operand yo = ti_operand(y, ndim, dims);
-    /* MASK_LEAKY and ADD_LEAKY have a parameter, which only binary_alpha takes; ADD_RELU
-     * is sent beside ADD_LEAKY, to the slot whose presence says the backend fuses */
-    const int with_alpha = bop == GAN_BINARY_MASK_LEAKY || bop == GAN_BINARY_ADD_LEAKY ||
-                           bop == GAN_BINARY_ADD_RELU;
+    /* An op with a parameter goes to binary_alpha, the only slot that takes one; ADD_RELU
+     * goes beside ADD_LEAKY, to the slot whose presence says the backend fuses */
+    const int with_alpha = gan_ew_binary_has_alpha(bop) || bop == GAN_BINARY_ADD_RELU;
     gan_status st = with_alpha
                         ? ctx->ops.binary_alpha(ctx->be, bop, alpha, &shape, &ao, &bo, &yo)
                         : ctx->ops.binary(ctx->be, bop, &shape, &ao, &bo, &yo);
