@@ -111,10 +111,10 @@ GAN_API gan_tensor *gan_relu(gan_ctx *ctx, gan_tensor *a);
 GAN_API gan_tensor *gan_leaky_relu(gan_ctx *ctx, gan_tensor *a, float slope);
 /* leaky_relu(a + b, slope) and relu(a + b) (ABI 1.9): a layer's bias and its activation.
  * The values and gradients (at every order) are those of gan_add and then the
- * activation, bit for bit; with a slope ≥ 0 and a backend of ABI 1.9 they come from one
- * pass and one recorded node, whose backward reads the output's sign (the sum's, for
- * such a slope), so the sum is never kept. Call it where the two ops would run in the
- * same scope. */
+ * activation, bit for bit; with a slope ≥ 0 and a backend of ABI 1.9 that fills
+ * binary_alpha they come from one pass and one recorded node, whose backward reads the
+ * output's sign (the sum's, for such a slope), so the sum is never kept. Both run in
+ * the caller's scope. */
 GAN_API gan_tensor *gan_add_leaky_relu(gan_ctx *ctx, gan_tensor *a, gan_tensor *b, float slope);
 GAN_API gan_tensor *gan_add_relu(gan_ctx *ctx, gan_tensor *a, gan_tensor *b);
 GAN_API gan_tensor *gan_tanh(gan_ctx *ctx, gan_tensor *a);
