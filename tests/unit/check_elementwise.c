@@ -583,10 +583,10 @@ START_TEST(test_broadcast_output)
 END_TEST
 
 /* ADD_LEAKY and ADD_RELU against ADD into a tensor of the result's dtype and then the
- * activation of it, bit for bit (but the payload of NaN + NaN), on special values (NaN, infinities, both zeros,
- * subnormals, values that round to zero or overflow in 16 bits) in every pair of input
- * types and every result type, runs of 1 to 100 elements, b contiguous or broadcast, and
- * slopes 0.2, 0, −0 and 1; at the instance's level. */
+ * activation of it, bit for bit (but the payload of NaN + NaN), on special values (NaN,
+ * infinities, both zeros, subnormals, values that round to zero or overflow in 16 bits)
+ * in every pair of input types and every result type, runs of 1 to 100 elements, b
+ * contiguous or broadcast, and slopes 0.2, 0, −0 and 1; at the instance's level. */
 START_TEST(test_stored_sum_is_two_ops)
 {
     static const int64_t lengths[] = { 1, 9, 17, 100 };
