@@ -91,3 +91,23 @@ void backend_fixture_teardown(void)
         dlclose(fx.handle);
     memset(&fx, 0, sizeof fx);
 }
+
+float fixture_value(uint32_t i, uint32_t salt)
+{
+    uint32_t v = (i + 1u) * 2654435761u ^ salt * 40503u;
+    return (float)((int)(v % 2001u) - 1000) / 500.0f;
+}
+
+gan_tensor *fixture_param(gan_ctx *ctx, int ndim, const int64_t *dims, const float *v)
+{
+    gan_tensor *t = gan_tensor_from_host(ctx, GAN_F32, ndim, dims, v);
+    ck_assert_msg(t, "%s", gan_ctx_error(ctx));
+    gan_tensor_set_requires_grad(t, 1);
+    return t;
+}
+
+void fixture_host(gan_ctx *ctx, gan_tensor *t, float *v, size_t n)
+{
+    ck_assert_msg(t, "%s", gan_ctx_error(ctx));
+    ck_assert_int_eq(gan_tensor_to_host(ctx, t, v, n), GAN_OK);
+}

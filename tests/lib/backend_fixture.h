@@ -4,6 +4,8 @@
 #ifndef GANCTL_TEST_BACKEND_FIXTURE_H
 #define GANCTL_TEST_BACKEND_FIXTURE_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <ganctl/ganctl.h>
 #include "test_host.h"
 #include "tensor/tensor_core.h"
@@ -27,5 +29,12 @@ extern struct backend_fixture fx;
  * aborts the test with the reason. */
 void backend_fixture_setup(void);
 void backend_fixture_teardown(void);
+
+/* Small graphs built by hand: a deterministic value in [-2, 2] for index i of stream
+ * `salt`; an FP32 leaf on ctx that requires a gradient; t's values copied out as FP32.
+ * The last two abort the test, with the context's reason, when anything fails. */
+float fixture_value(uint32_t i, uint32_t salt);
+gan_tensor *fixture_param(gan_ctx *ctx, int ndim, const int64_t *dims, const float *v);
+void fixture_host(gan_ctx *ctx, gan_tensor *t, float *v, size_t n);
 
 #endif

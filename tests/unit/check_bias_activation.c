@@ -31,12 +31,6 @@ struct result {
     size_t fused_nodes;   /* tape entries of the one-pass op after the double backward */
 };
 
-static float value(uint32_t i, uint32_t salt)
-{
-    uint32_t v = (i + 1u) * 2654435761u ^ salt * 40503u;
-    return (float)((int)(v % 2001u) - 1000) / 500.0f;
-}
-
 /* The fixture's binary_alpha slot, and how many one-pass calls the context sent it. */
 static gan_backend_binary_alpha_fn *real_binary_alpha;
 static size_t fused_calls;
@@ -49,20 +43,6 @@ static gan_status counting_binary_alpha(gan_backend *be, enum gan_binary_op op, 
 {
     fused_calls += op == GAN_BINARY_ADD_LEAKY || op == GAN_BINARY_ADD_RELU;
     return real_binary_alpha(be, op, alpha, shape, a, b, y);
-}
-
-static gan_tensor *param(gan_ctx *ctx, int nd, const int64_t *d, const float *v)
-{
-    gan_tensor *t = gan_tensor_from_host(ctx, GAN_F32, nd, d, v);
-    ck_assert_msg(t, "%s", gan_ctx_error(ctx));
-    gan_tensor_set_requires_grad(t, 1);
-    return t;
-}
-
-static void host(gan_ctx *ctx, gan_tensor *t, float *v, size_t n)
-{
-    ck_assert_msg(t, "%s", gan_ctx_error(ctx));
-    ck_assert_int_eq(gan_tensor_to_host(ctx, t, v, n), GAN_OK);
 }
 
 /* How the activation is asked for: the one-pass call, or gan_add and then the
@@ -88,12 +68,12 @@ static void run_with(enum gan_dtype mode, int level, unsigned minor, int slot, f
 
     float xv[ROWS * IN], w1v[IN * HID], w2v[HID], bv[HID];
     for (uint32_t i = 0; i < ROWS * IN; i++)
-        xv[i] = i / IN == 2 || i / IN == 5 ? 0.0f : value(i, 1);
+        xv[i] = i / IN == 2 || i / IN == 5 ? 0.0f : fixture_value(i, 1);
     for (uint32_t i = 0; i < IN * HID; i++)
-        w1v[i] = value(i, 2);
+        w1v[i] = fixture_value(i, 2);
     for (uint32_t i = 0; i < HID; i++) {
-        w2v[i] = value(i, 3);
-        bv[i] = value(i, 4) * 0.25f;
+        w2v[i] = fixture_value(i, 3);
+        bv[i] = fixture_value(i, 4) * 0.25f;
     }
     bv[1] = 0.0f;
     bv[4] = -0.0f;
@@ -101,8 +81,8 @@ static void run_with(enum gan_dtype mode, int level, unsigned minor, int slot, f
     bv[9] = 1e-9f;    /* +0 in FP16 */
     const int64_t dx[2] = { ROWS, IN }, dw1[2] = { IN, HID }, dw2[2] = { HID, 1 };
     const int64_t db[1] = { HID };
-    gan_tensor *x = param(ctx, 2, dx, xv), *w1 = param(ctx, 2, dw1, w1v);
-    gan_tensor *w2 = param(ctx, 2, dw2, w2v), *b = param(ctx, 1, db, bv);
+    gan_tensor *x = fixture_param(ctx, 2, dx, xv), *w1 = fixture_param(ctx, 2, dw1, w1v);
+    gan_tensor *w2 = fixture_param(ctx, 2, dw2, w2v), *b = fixture_param(ctx, 1, db, bv);
 
     gan_tensor *pre = gan_matmul(ctx, x, w1, 0, 0), *h;
     if (way == ONE_CALL)
@@ -110,7 +90,7 @@ static void run_with(enum gan_dtype mode, int level, unsigned minor, int slot, f
     else
         h = isnan(slope) ? gan_relu(ctx, gan_add(ctx, pre, b))
                          : gan_leaky_relu(ctx, gan_add(ctx, pre, b), slope);
-    host(ctx, h, r->h, ROWS * HID);
+    fixture_host(ctx, h, r->h, ROWS * HID);
     gan_tensor *out = gan_sum(ctx, gan_matmul(ctx, h, w2, 0, 0), GAN_ALL_AXES, 0);
     gan_tensor *gx;
     ck_assert_msg(gan_grad(ctx, 1, &out, NULL, 1, &x, &gx, 1) == GAN_OK, "%s",
@@ -119,10 +99,10 @@ static void run_with(enum gan_dtype mode, int level, unsigned minor, int slot, f
     gan_tensor *ws[3] = { w1, w2, b }, *gw[3];
     ck_assert_msg(gan_grad(ctx, 1, &p, NULL, 3, ws, gw, 0) == GAN_OK, "%s",
                   gan_ctx_error(ctx));
-    host(ctx, gx, r->gx, ROWS * IN);
-    host(ctx, gw[0], r->gw1, IN * HID);
-    host(ctx, gw[1], r->gw2, HID);
-    host(ctx, gw[2], r->gb, HID);
+    fixture_host(ctx, gx, r->gx, ROWS * IN);
+    fixture_host(ctx, gw[0], r->gw1, IN * HID);
+    fixture_host(ctx, gw[1], r->gw2, HID);
+    fixture_host(ctx, gw[2], r->gb, HID);
 
     r->fused_nodes = 0;
     for (size_t k = 0; k < gan_ctx_tape_length(ctx); k++) {

@@ -1048,6 +1048,29 @@ static double ref_penalty(const struct ref *r, const double *x, int batch, int n
     return sum / batch;
 }
 
+/* ganctl's side: ∇ₓD of D [batch, 1] at x (n values a sample) with create_graph into
+ * *gx, the penalty P = mean_b (‖∇ₓD_b‖₂ − 1)², returned, and dP/dθ for every parameter
+ * of net, in a new array of gan_net_count(net) gradients (*grads, freed by the caller). */
+static gan_tensor *penalty_and_grads(gan_tensor *d, gan_tensor *xt, int batch, int n,
+                                     gan_net *net, gan_tensor **gx, gan_tensor ***grads)
+{
+    int64_t od[2] = { batch, 1 }, fl[2] = { batch, n };
+    ck_assert_msg(d, "%s", gan_ctx_error(CTX));
+    gan_tensor *ones = gan_tensor_full(CTX, GAN_F32, 2, od, 1.0f);
+    ck_assert_msg(gan_grad(CTX, 1, &d, &ones, 1, &xt, gx, 1) == GAN_OK, "%s",
+                  gan_ctx_error(CTX));
+    gan_tensor *norm = gan_sqrt(CTX, gan_sum(CTX, gan_square(CTX, gan_reshape(CTX, *gx, 2, fl)),
+                                             1, 0));
+    gan_tensor *pen = gan_mean(CTX, gan_square(CTX, gan_add_scalar(CTX, norm, -1.0f)),
+                               GAN_ALL_AXES, 0);
+    ck_assert_msg(pen, "%s", gan_ctx_error(CTX));
+    size_t np = gan_net_count(net);
+    *grads = calloc(np, sizeof **grads);
+    ck_assert_msg(gan_grad(CTX, 1, &pen, NULL, (int)np, gan_net_tensors(net), *grads, 0)
+                  == GAN_OK, "%s", gan_ctx_error(CTX));
+    return pen;
+}
+
 START_TEST(test_penalty_gradient)
 {
     const struct pen_case *c = &pen_cases[_i];
@@ -1079,23 +1102,12 @@ START_TEST(test_penalty_gradient)
     }
 
     /* ganctl: D, ∇ₓD with create_graph, P, dP/dθ. */
-    int64_t xd[4] = { c->batch, 1, c->H, c->W }, od[2] = { c->batch, 1 }, fl[2] = { c->batch, n };
+    int64_t xd[4] = { c->batch, 1, c->H, c->W };
     gan_tensor *xt = gan_tensor_from_host(CTX, GAN_F32, 4, xd, xf);
     gan_tensor_set_requires_grad(xt, 1);
-    gan_tensor *d = mops->forward(m.model, CTX, xt);
-    ck_assert_msg(d, "%s", gan_ctx_error(CTX));
-    gan_tensor *ones = gan_tensor_full(CTX, GAN_F32, 2, od, 1.0f), *gx;
-    ck_assert_msg(gan_grad(CTX, 1, &d, &ones, 1, &xt, &gx, 1) == GAN_OK, "%s",
-                  gan_ctx_error(CTX));
-    gan_tensor *norm = gan_sqrt(CTX, gan_sum(CTX, gan_square(CTX, gan_reshape(CTX, gx, 2, fl)),
-                                             1, 0));
-    gan_tensor *pen = gan_mean(CTX, gan_square(CTX, gan_add_scalar(CTX, norm, -1.0f)),
-                               GAN_ALL_AXES, 0);
-    ck_assert_msg(pen, "%s", gan_ctx_error(CTX));
+    gan_tensor *d = mops->forward(m.model, CTX, xt), *gx, **grads;
+    gan_tensor *pen = penalty_and_grads(d, xt, c->batch, n, m.net, &gx, &grads);
     size_t np = gan_net_count(m.net);
-    gan_tensor **grads = calloc(np, sizeof *grads);
-    ck_assert_msg(gan_grad(CTX, 1, &pen, NULL, (int)np, gan_net_tensors(m.net), grads, 0)
-                  == GAN_OK, "%s", gan_ctx_error(CTX));
 
     /* D, ∇ₓD and P against the reference first. */
     float dv[PEN_MAXB], gv[PEN_MAXB * PEN_MAXN], pv;
@@ -1181,26 +1193,15 @@ static void run_fused_critic(unsigned minor, const char *pattern, struct fused_r
     float xf[2 * 81];
     for (int k = 0; k < 2 * 81; k++)
         xf[k] = (float)(2 * uniform01() - 1);
-    int64_t xd[4] = { 2, 1, 9, 9 }, fl[2] = { 2, 81 };
+    int64_t xd[4] = { 2, 1, 9, 9 };
     gan_tensor *xt = gan_tensor_from_host(CTX, GAN_F32, 4, xd, xf);
     gan_tensor_set_requires_grad(xt, 1);
     ck_assert_int_eq(gan_ctx_scope_push(CTX, "critic"), GAN_OK);
     gan_tensor *d = mops->forward(m.model, CTX, xt);
     gan_ctx_scope_pop(CTX);
-    ck_assert_msg(d, "%s", gan_ctx_error(CTX));
-    int64_t od[2] = { 2, 1 };
-    gan_tensor *ones = gan_tensor_full(CTX, GAN_F32, 2, od, 1.0f), *gx;
-    ck_assert_msg(gan_grad(CTX, 1, &d, &ones, 1, &xt, &gx, 1) == GAN_OK, "%s",
-                  gan_ctx_error(CTX));
-    gan_tensor *norm = gan_sqrt(CTX, gan_sum(CTX, gan_square(CTX, gan_reshape(CTX, gx, 2, fl)),
-                                             1, 0));
-    gan_tensor *pen = gan_mean(CTX, gan_square(CTX, gan_add_scalar(CTX, norm, -1.0f)),
-                               GAN_ALL_AXES, 0);
-    ck_assert_msg(pen, "%s", gan_ctx_error(CTX));
+    gan_tensor *gx, **grads;
+    penalty_and_grads(d, xt, 2, 81, m.net, &gx, &grads);
     size_t np = gan_net_count(m.net);
-    gan_tensor **grads = calloc(np, sizeof *grads);
-    ck_assert_msg(gan_grad(CTX, 1, &pen, NULL, (int)np, gan_net_tensors(m.net), grads, 0)
-                  == GAN_OK, "%s", gan_ctx_error(CTX));
     ck_assert_int_eq(gan_tensor_to_host(CTX, d, out->d, 2), GAN_OK);
     ck_assert_int_eq(gan_tensor_to_host(CTX, gx, out->gx, 2 * 81), GAN_OK);
     out->ngrads = 0;

@@ -32,12 +32,6 @@ struct result {
     size_t mask_nodes, mul_nodes;   /* tape entries of each op after the double backward */
 };
 
-static float value(uint32_t i, uint32_t salt)
-{
-    uint32_t h = (i + 1u) * 2654435761u ^ salt * 40503u;
-    return (float)((int)(h % 2001u) - 1000) / 500.0f;
-}
-
 /* The fixture's unary and binary_alpha slots, and what the context sent them. */
 static gan_backend_unary_fn *real_unary;
 static gan_backend_binary_alpha_fn *real_binary_alpha;
@@ -62,19 +56,11 @@ static gan_status counting_unary(gan_backend *be, enum gan_unary_op op, float al
     return real_unary(be, op, alpha, shape, x, y);
 }
 
+/* An FP32 r × c leaf that requires a gradient. */
 static gan_tensor *param(gan_ctx *ctx, int64_t r, int64_t c, const float *v)
 {
-    int64_t d[2] = { r, c };
-    gan_tensor *t = gan_tensor_from_host(ctx, GAN_F32, 2, d, v);
-    ck_assert_msg(t, "%s", gan_ctx_error(ctx));
-    gan_tensor_set_requires_grad(t, 1);
-    return t;
-}
-
-static void host(gan_ctx *ctx, gan_tensor *t, float *v, size_t n)
-{
-    ck_assert_msg(t, "%s", gan_ctx_error(ctx));
-    ck_assert_int_eq(gan_tensor_to_host(ctx, t, v, n), GAN_OK);
+    const int64_t d[2] = { r, c };
+    return fixture_param(ctx, 2, d, v);
 }
 
 /* The graph above on a fresh context over the fixture's backend (its unary and
@@ -103,11 +89,11 @@ static void run_with(enum gan_dtype mode, unsigned minor, float slope, struct re
 
     float xv[ROWS * IN], w1v[IN * HID], w2v[HID];
     for (uint32_t i = 0; i < ROWS * IN; i++)
-        xv[i] = i / IN == 2 || i / IN == 5 ? 0.0f : value(i, 1);
+        xv[i] = i / IN == 2 || i / IN == 5 ? 0.0f : fixture_value(i, 1);
     for (uint32_t i = 0; i < IN * HID; i++)
-        w1v[i] = i % HID == 3 ? value(i, 2) * 1e-37f : value(i, 2);
+        w1v[i] = i % HID == 3 ? fixture_value(i, 2) * 1e-37f : fixture_value(i, 2);
     for (uint32_t i = 0; i < HID; i++)
-        w2v[i] = value(i, 3);
+        w2v[i] = fixture_value(i, 3);
     gan_tensor *x = param(ctx, ROWS, IN, xv), *w1 = param(ctx, IN, HID, w1v);
     gan_tensor *w2 = param(ctx, HID, 1, w2v);
 
@@ -121,9 +107,9 @@ static void run_with(enum gan_dtype mode, unsigned minor, float slope, struct re
     gan_tensor *ws[2] = { w1, w2 }, *gw[2];
     ck_assert_msg(gan_grad(ctx, 1, &p, NULL, 2, ws, gw, 0) == GAN_OK, "%s",
                   gan_ctx_error(ctx));
-    host(ctx, gx, r->gx, ROWS * IN);
-    host(ctx, gw[0], r->gw1, IN * HID);
-    host(ctx, gw[1], r->gw2, HID);
+    fixture_host(ctx, gx, r->gx, ROWS * IN);
+    fixture_host(ctx, gw[0], r->gw1, IN * HID);
+    fixture_host(ctx, gw[1], r->gw2, HID);
 
     r->mask_nodes = r->mul_nodes = 0;
     for (size_t k = 0; k < gan_ctx_tape_length(ctx); k++) {
