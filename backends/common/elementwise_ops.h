@@ -121,6 +121,13 @@ GAN_HD static inline int gan_ew_binary_has_alpha(enum gan_binary_op op)
     return op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY;
 }
 
+/* The binary ops that store the sum a + b in the result's dtype and then activate it
+ * (gan_ew_binary_into): a bias and its activation in one pass. */
+GAN_HD static inline int gan_ew_binary_stores_sum(enum gan_binary_op op)
+{
+    return op == GAN_BINARY_ADD_LEAKY || op == GAN_BINARY_ADD_RELU;
+}
+
 /* `alpha` is the op's parameter where it has one (gan_ew_binary_has_alpha).
  * ADD_LEAKY and ADD_RELU as an FP32 result has them; gan_ew_binary_into for any. */
 GAN_HD static inline float gan_ew_binary(enum gan_binary_op op, float a, float b, float alpha)

@@ -175,11 +175,6 @@ static void activate_stored_sum(enum cpu_isa isa, enum gan_binary_op op, float a
               n);
 }
 
-static int stored_sum_op(int op)
-{
-    return op == GAN_BINARY_ADD_LEAKY || op == GAN_BINARY_ADD_RELU;
-}
-
 /* An input run of n elements starting at element `off` of `base`, as FP32: the
  * memory itself when it is contiguous FP32, one staged value when the stride is 0
  * (*unit = 0), otherwise converted into `stage`. */
@@ -259,7 +254,7 @@ static int vector_binary_has(enum gan_binary_op op)
 {
     return op == GAN_BINARY_ADD || op == GAN_BINARY_SUB || op == GAN_BINARY_MUL ||
            op == GAN_BINARY_DIV || op == GAN_BINARY_GREATER || op == GAN_BINARY_MASK_POSITIVE ||
-           op == GAN_BINARY_MASK_LEAKY || op == GAN_BINARY_ADD_LEAKY || op == GAN_BINARY_ADD_RELU;
+           op == GAN_BINARY_MASK_LEAKY || gan_ew_binary_stores_sum(op);
 }
 
 /* Whether the innermost runs go to the vector kernels whole: `isa` (the calling
@@ -398,7 +393,7 @@ static void elementwise_range(void *arg, int part, int64_t begin, int64_t end)
                                            off[1] + start * it->stride[1][inner],
                                            it->stride[1][inner], n, stage_in[1], &ub);
                 binary_run((enum gan_binary_op)op, alpha, a, ua, b, ub, dst, n);
-                if (stored_sum_op(op))
+                if (gan_ew_binary_stores_sum((enum gan_binary_op)op))
                     activate_stored_sum(isa, (enum gan_binary_op)op, alpha, ops[nin]->dtype,
                                         dst, n);
             }

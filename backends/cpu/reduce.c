@@ -30,6 +30,14 @@
 #define RED_VBLOCK 32   /* reduced elements per block in that walk */
 #define RED_LEVELS 64   /* cascade depth: enough for 2^64 blocks */
 
+/* Whether op is a sum that the vector loops of `isa`'s level compute (reduce_lanes.h):
+ * they widen 16-bit values in registers rather than through a staging copy. */
+static int vector_sum(enum cpu_isa isa, enum gan_reduce_op op)
+{
+    return isa != CPU_ISA_PORTABLE &&
+           (op == GAN_REDUCE_SUM || op == GAN_REDUCE_MEAN || op == GAN_REDUCE_SUM_SQUARES);
+}
+
 static const char *const reduce_names[GAN_REDUCE_OP_COUNT] = {
     "cpu_reduce(SUM)", "cpu_reduce(MEAN)", "cpu_reduce(MAX)", "cpu_reduce(MIN)",
     "cpu_reduce(SUM_SQUARES)", "cpu_reduce(ABS_MAX)"
@@ -280,9 +288,7 @@ static void reduce_by_lanes(void *arg, int part, int64_t begin, int64_t end)
     /* Contiguous lanes of a sum go to the vector loop of the calling instance's level
      * (AVX-512 or AVX2): it widens 16-bit rows in registers rather than converting each
      * row through `stage`. */
-    const int vector = isa != CPU_ISA_PORTABLE && ks == 1 &&
-                       (op == GAN_REDUCE_SUM || op == GAN_REDUCE_MEAN ||
-                        op == GAN_REDUCE_SUM_SQUARES);
+    const int vector = ks == 1 && vector_sum(isa, op);
 
     for (int64_t g = begin; g < end; g++) {
         int64_t xoff, yoff;
@@ -406,9 +412,9 @@ static void reduce_kept(void *arg, int part, int64_t begin, int64_t end)
     struct vcascade c; /* 16 KiB */
     float stage[RED_RUN * KEPT_MAX_BLOCK], acc[8][KEPT_MAX_BLOCK], v[RED_LANES];
     /* the sums on the instance's vector level, reading x in its own type */
-    const int vector = j->isa != CPU_ISA_PORTABLE &&
-                       (op == GAN_REDUCE_SUM || op == GAN_REDUCE_MEAN ||
-                        op == GAN_REDUCE_SUM_SQUARES);
+    CPU_VEC_BLOCKS_RUN((*const blocks_run)) =
+        !vector_sum(j->isa, op) ? NULL
+        : j->isa == CPU_ISA_AVX512 ? cpu_vec_blocks_run_avx512 : cpu_vec_blocks_run_avx2;
 
     for (int64_t g = begin; g < end; g++) {
         c.count = 0;
@@ -420,10 +426,8 @@ static void reduce_kept(void *arg, int part, int64_t begin, int64_t end)
                 for (int a = 0; a < 8; a++)
                     for (int l = 0; l < w; l++)
                         acc[a][l] = id;
-                if (vector) {
-                    (j->isa == CPU_ISA_AVX512 ? cpu_vec_blocks_run_avx512
-                                              : cpu_vec_blocks_run_avx2)(
-                        op == GAN_REDUCE_SUM_SQUARES, acc, xb, j->x->dtype, off, m, w);
+                if (blocks_run) {
+                    blocks_run(op == GAN_REDUCE_SUM_SQUARES, acc, xb, j->x->dtype, off, m, w);
                 } else {
                     const float *rows = (const float *)(const void *)xb + off;
                     if (j->x->dtype != GAN_F32) {

@@ -995,7 +995,7 @@ START_TEST(test_binary)
                 /* the ops with a slope, and ADD_RELU, through binary_alpha (as the core
                  * sends them); the rest through binary */
                 gan_status st = gan_ew_binary_has_alpha((enum gan_binary_op)op) ||
-                                        op == GAN_BINARY_ADD_RELU
+                                        gan_ew_binary_stores_sum((enum gan_binary_op)op)
                                     ? ops[s]->binary_alpha(be[s], (enum gan_binary_op)op, 0.2f,
                                                            &sh, &a, &b, &y)
                                     : ops[s]->binary(be[s], (enum gan_binary_op)op, &sh, &a, &b,

@@ -127,7 +127,8 @@ static double ref_binary_into(int op, double a, double b, enum gan_dtype dt)
 static gan_status run_binary(int op, const struct gan_shape *s, const struct gan_operand *a,
                              const struct gan_operand *b, const struct gan_operand *y)
 {
-    return gan_ew_binary_has_alpha((enum gan_binary_op)op) || op == GAN_BINARY_ADD_RELU
+    return gan_ew_binary_has_alpha((enum gan_binary_op)op) ||
+                   gan_ew_binary_stores_sum((enum gan_binary_op)op)
                ? cpu_binary_alpha(be, (enum gan_binary_op)op, LEAKY_SLOPE, s, a, b, y)
                : cpu_binary(be, (enum gan_binary_op)op, s, a, b, y);
 }

@@ -72,7 +72,7 @@ static gan_tensor *binary_result(gan_ctx *ctx, const char *op, enum gan_binary_o
     struct gan_operand yo = ti_operand(y, ndim, dims);
     /* An op with a parameter goes to binary_alpha, the only slot that takes one; ADD_RELU
      * goes beside ADD_LEAKY, to the slot whose presence says the backend fuses */
-    const int with_alpha = gan_ew_binary_has_alpha(bop) || bop == GAN_BINARY_ADD_RELU;
+    const int with_alpha = gan_ew_binary_has_alpha(bop) || gan_ew_binary_stores_sum(bop);
     gan_status st = with_alpha
                         ? ctx->ops.binary_alpha(ctx->be, bop, alpha, &shape, &ao, &bo, &yo)
                         : ctx->ops.binary(ctx->be, bop, &shape, &ao, &bo, &yo);
