@@ -112,7 +112,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         return st;
     }
 
-    char lib[48], blas_note[40] = "", gemm[640], gemm16[256];
+    char lib[48], blas_note[40] = "", gemm[800], gemm16[256];
     library_name(&be->blas, lib, sizeof lib);
     if (be->blas_threads != be->threads)
         snprintf(blas_note, sizeof blas_note, " (OpenBLAS %d)", be->blas_threads);

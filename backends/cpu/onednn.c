@@ -311,29 +311,6 @@ gan_status cpu_onednn_execute(gan_backend *be, struct cpu_onednn_entry *e, void 
     return GAN_OK;
 }
 
-/* The implementation oneDNN picks for a BF16 matmul of the paper toy's shape, for the
- * description: it names the instruction set the BF16 path runs on. */
-static void probe_bf16(struct cpu_onednn *o)
-{
-    const struct cpu_dnnl_api *api = &o->api;
-    snprintf(o->bf16_impl, sizeof o->bf16_impl, "unavailable");
-    dnnl_memory_desc_t a, b, c;
-    const dnnl_dims_t da = { 256, 512 }, db = { 512, 512 }, dc = { 256, 512 };
-    dnnl_matmul_desc_t md;
-    dnnl_primitive_desc_t pd;
-    if (api->dnnl_memory_desc_init_by_tag(&a, 2, da, dnnl_bf16, dnnl_ab) != dnnl_success ||
-        api->dnnl_memory_desc_init_by_tag(&b, 2, db, dnnl_bf16, dnnl_ab) != dnnl_success ||
-        api->dnnl_memory_desc_init_by_tag(&c, 2, dc, dnnl_bf16, dnnl_ab) != dnnl_success ||
-        api->dnnl_matmul_desc_init(&md, &a, &b, NULL, &c) != dnnl_success ||
-        api->dnnl_primitive_desc_create(&pd, &md, NULL, o->engine, NULL) != dnnl_success)
-        return;
-    const char *impl = NULL;
-    if (api->dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
-        impl)
-        snprintf(o->bf16_impl, sizeof o->bf16_impl, "%s", impl);
-    api->dnnl_primitive_desc_destroy(pd);
-}
-
 /* Loads oneDNN. It runs on OpenMP, and libgomp's idle threads spin for a while after
  * each parallel region (GOMP_SPINCOUNT, 300,000 rounds by default, about 3 ms) before
  * they sleep: on cores shared with other work, or between oneDNN's calls and OpenBLAS's
@@ -449,8 +426,12 @@ gan_status cpu_onednn_open(gan_backend *be)
     }
     const dnnl_version_t *v = o->api.dnnl_version();
     snprintf(o->version, sizeof o->version, "%d.%d.%d", v->major, v->minor, v->patch);
-    probe_bf16(o);
-    o->bf16 = be->gemm_path == CPU_GEMM_ONEDNN || cpu_has_bf16_dot();
+    const int forced = be->gemm_path == CPU_GEMM_ONEDNN, dot = cpu_has_bf16_dot();
+    /* timed only where "auto" has a choice to make */
+    cpu_onednn_probe_bf16(o, !forced && dot);
+    const int pays = dot && o->bf16_speed >= CPU_ONEDNN_BF16_MIN_SPEED;
+    o->bf16 = forced || pays;
+    o->bf16_convs = dot && (forced || pays);
     be->onednn = o;
     return GAN_OK;
 }
@@ -474,19 +455,30 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
         return;
     }
     const int forced = be->gemm_path == CPU_GEMM_ONEDNN;
-    const char *dot = cpu_has_bf16_dot() ? "this CPU has a BF16 dot product"
-                                         : "this CPU has no BF16 dot product";
-    char bf16[192];
+    char dot[160];
+    if (!cpu_has_bf16_dot())
+        snprintf(dot, sizeof dot, "this CPU has no BF16 dot product");
+    else if (o->bf16_speed > 0.0 && o->bf16)
+        snprintf(dot, sizeof dot, "this CPU has a BF16 dot product; oneDNN's BF16 matmul ran "
+                 "%.2f times as fast as its FP32 one here", o->bf16_speed);
+    else if (o->bf16_speed > 0.0)
+        snprintf(dot, sizeof dot, "this CPU has a BF16 dot product, but oneDNN's BF16 matmul "
+                 "ran %.2f times as fast as its FP32 one here, under the %.1f it must",
+                 o->bf16_speed, CPU_ONEDNN_BF16_MIN_SPEED);
+    else
+        snprintf(dot, sizeof dot, "this CPU has a BF16 dot product");
+    char bf16[320];
     if (o->bf16 && strcmp(o->bf16_impl, "unavailable") == 0)
         /* oneDNN makes no BF16 primitive for this CPU: every call falls back */
         snprintf(bf16, sizeof bf16, "OpenBLAS (oneDNN has no BF16 kernel for this CPU; %s)",
                  dot);
     else if (o->bf16)
-        snprintf(bf16, sizeof bf16, "oneDNN %s (%s%s)", o->bf16_impl,
-                 forced ? "set by backend.gemm; " : "", dot);
+        snprintf(bf16, sizeof bf16, "oneDNN %s (%s%s)%s", o->bf16_impl,
+                 forced ? "set by backend.gemm; " : "", dot,
+                 o->bf16_convs ? "" : ", convolutions staged through oneDNN's FP32 ones");
     else
-        snprintf(bf16, sizeof bf16, "products without oneDNN, convolutions staged through oneDNN's "
-                 "FP32 ones (%s)", dot);
+        snprintf(bf16, sizeof bf16, "products without oneDNN, convolutions staged through "
+                 "oneDNN's FP32 ones (%s)", dot);
     /* FP16 products stay off oneDNN (gemm16.c or OpenBLAS); FP16 convolutions run on
      * oneDNN's FP32 ones. */
     char few[128] = "";

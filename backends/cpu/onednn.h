@@ -114,12 +114,26 @@ struct cpu_onednn {
     long created;
     char version[24];          /* "2.6.3" */
     char bf16_impl[64];        /* the implementation of a probe BF16 matmul */
-    /* Whether BF16 products and convolutions go through oneDNN: under "onednn" always,
-     * under "auto" where the CPU has a BF16 dot product (AVX512-BF16 or AMX-BF16);
-     * without one, oneDNN's BF16 kernels are no faster than OpenBLAS's sgemm on
-     * staged operands. FP32 (and FP16) convolutions go through oneDNN either way. */
+    /* How much faster oneDNN's BF16 matmul ran than its FP32 one here (onednn_probe.c);
+     * 0 where it was not timed. */
+    double bf16_speed;
+    /* Whether BF16 products go through oneDNN: under "onednn" always, under "auto"
+     * where the CPU has a BF16 dot product (AVX512-BF16 or AMX-BF16) and oneDNN's BF16
+     * kernels ran faster than its FP32 ones by CPU_ONEDNN_BF16_MIN_SPEED; elsewhere
+     * they are slower than the staged path. */
     int bf16;
+    /* Whether BF16 convolutions do: the same, but never without the dot product, where
+     * oneDNN 2.6 has no BF16 convolution but its reference loops. Otherwise they are
+     * staged through the FP32 ones, as FP16's always are. */
+    int bf16_convs;
 };
+
+/* The speed over FP32 oneDNN's BF16 kernels must show for "auto" to take them. */
+#define CPU_ONEDNN_BF16_MIN_SPEED 1.2
+
+/* Fills o->bf16_impl, and with `timed` o->bf16_speed, from a probe run once per
+ * process (onednn_probe.c). */
+void cpu_onednn_probe_bf16(struct cpu_onednn *o, int timed);
 
 /* The cached entry for `key`, made empty (refused = 0, prim = NULL) when it is new:
  * then *fresh is 1 and the caller builds it, or marks it refused. The least recently

@@ -20,10 +20,10 @@
  * conv2d.c's checks have let through). For FP32, oneDNN's direct convolutions ran the
  * fashion-mnist DCGAN 1.3–1.7 times as fast as im2col + sgemm on 1 thread and 3.6–4.1
  * times on 2 (bench/README.md), so "auto" takes them too. BF16 runs on oneDNN's BF16
- * primitives where the CPU has a BF16 dot product; FP16, which no CPU here multiplies
- * with FP32 accumulation, and BF16 on a CPU without that unit go through the same FP32
- * primitives (staged, below) rather than through im2col + sgemm, which would stage them
- * too and convolve slower. */
+ * primitives where the CPU has a BF16 dot product and they pay (onednn_probe.c); FP16,
+ * which no CPU here multiplies with FP32 accumulation, and BF16 elsewhere go through
+ * the same FP32 primitives (staged, below) rather than through im2col + sgemm, which
+ * would stage them too and convolve slower. */
 
 /* But not, under "auto", the input gradient of a convolution with fewer than 4 input
  * channels: a grey or colour image's (the critic's first layer, the penalty's gradient
@@ -39,13 +39,11 @@ int cpu_onednn_conv_auto_takes(enum cpu_conv_kind kind, const struct gan_conv2d 
     return kind != CPU_CONV_BACKWARD_DATA || c->c_in >= CPU_ONEDNN_AUTO_DATA_MIN_CHANNELS;
 }
 
-/* FP16, and BF16 on a CPU without a BF16 dot product, are staged: their tensors are
- * widened to FP32 around an FP32 primitive. Decided by the CPU even where backend.gemm
- * = "onednn" sends BF16 products to oneDNN: oneDNN 2.6 has no BF16 convolution for such
- * a CPU but its reference loops, or none at all. */
-static int staged(enum gan_dtype dtype)
+/* FP16, and BF16 where oneDNN's BF16 convolutions are not taken (o->bf16_convs), are
+ * staged: their tensors are widened to FP32 around an FP32 primitive. */
+static int staged(const struct cpu_onednn *o, enum gan_dtype dtype)
 {
-    return dtype == GAN_F16 || (dtype == GAN_BF16 && !cpu_has_bf16_dot());
+    return dtype == GAN_F16 || (dtype == GAN_BF16 && !o->bf16_convs);
 }
 
 /* The three tensors of a convolution, as the caller stores them (NCHW, OIHW) or
@@ -154,7 +152,8 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
     const struct cpu_dnnl_api *api = &o->api;
     /* A staged call's primitive is the FP32 one, on the FP32 copies of its
      * tensors: the caller's side below is then FP32 too. */
-    const dnnl_data_type_t dt = staged(full->dtype) ? dnnl_f32 : cpu_onednn_dtype(full->dtype);
+    const dnnl_data_type_t dt = staged(o, full->dtype) ? dnnl_f32
+                                                       : cpu_onednn_dtype(full->dtype);
     /* The output oneDNN writes: FP32 when it is added to the caller's, and always for
      * the filter gradient, a sum over the whole batch rounded once. */
     const int f32_out = accumulate || kind == CPU_CONV_BACKWARD_FILTER;
@@ -268,12 +267,12 @@ static int build(gan_backend *be, struct cpu_onednn_entry *e, enum cpu_conv_kind
     }
     /* A staged call's inputs, and its output when it is not added to, are read and
      * written in their 16-bit type where the backend moves their channel blocks. */
-    if (staged(full->dtype))
+    if (staged(o, full->dtype))
         for (int i = 0; i < 3; i++)
             if (i < 2 || !accumulate)
                 cpu_onednn_takes_plain(e, i, full->dtype);
     /* A staged call keeps its FP32 result in the backend's scratch instead. */
-    if (accumulate && !staged(full->dtype) &&
+    if (accumulate && !staged(o, full->dtype) &&
         !cpu_onednn_extra(e, out_count(kind, full) * sizeof(float)))
         return -1;
     return 0;
@@ -333,7 +332,8 @@ static gan_status kept_args(gan_backend *be, const struct cpu_onednn_entry *e,
         /* blocks of the tensor's own type, or the FP32 blocks a staged call widens a
          * 16-bit tensor's into */
         const struct cpu_channel_blocks *b = arg_blocks(e, i);
-        const int takes = b && (b->blocks == c->dtype || (staged(c->dtype) && e->takes_plain[i]));
+        const int takes = b && (b->blocks == c->dtype ||
+                                 (staged(be->onednn, c->dtype) && e->takes_plain[i]));
         struct cpu_kept k = activation(kind, i, c, takes ? b->block : 0);
         gan_status st = GAN_OK;
         if (i < 2) {
@@ -495,7 +495,7 @@ int cpu_onednn_conv(gan_backend *be, enum cpu_conv_kind kind, const struct gan_c
     struct cpu_kept out_kept;
     if ((*st = kept_args(be, e, kind, c, refs, accumulate, &kept, &out_kept)) != GAN_OK)
         return 1;
-    if (staged(c->dtype)) {
+    if (staged(o, c->dtype)) {
         *st = run_staged(be, e, kind, c, a, b, accumulate, out, kept);
         if (*st == GAN_OK && out_kept.block)
             cpu_kept_mark(out->buf, &out_kept);

@@ -169,13 +169,24 @@ END_TEST
 
 /* Under "auto", BF16 goes to oneDNN through one of its fast kernels, not its
  * reference loops, for every transpose combination of the toy's shapes, where the CPU
- * has a BF16 dot product, and to OpenBLAS (no primitive) where it has none; FP32 and
- * FP16 stay with OpenBLAS. */
+ * has a BF16 dot product and oneDNN's BF16 matmul ran faster than its FP32 one by the
+ * margin the probe asks, and to the backend's own GEMM (no primitive) elsewhere; FP32
+ * and FP16 stay off oneDNN. The probe times the two only where the CPU has the unit. */
 START_TEST(test_gemm_auto_routes)
 {
     gan_backend *be = backend_with("auto");
     ck_assert_ptr_nonnull(be->onednn);
-    const int dot = cpu_has_bf16_dot();
+#ifdef GAN_HAVE_ONEDNN
+    const int has_dot = cpu_has_bf16_dot();
+    const double speed = be->onednn->bf16_speed;
+    ck_assert_msg(has_dot ? speed > 0.0 : speed == 0.0, "BF16 speed %g with%s a BF16 dot "
+                  "product", speed, has_dot ? "" : "out");
+    ck_assert_int_eq(be->onednn->bf16, has_dot && speed >= CPU_ONEDNN_BF16_MIN_SPEED);
+    ck_assert_int_eq(be->onednn->bf16_convs, be->onednn->bf16);
+    const int dot = be->onednn->bf16;
+#else
+    const int dot = 0;
+#endif
     const int64_t m = 256, n = 512, k = 512;
     gan_buffer *a = cpu_fixture_buffer(be, (size_t)(m * k), NULL);
     gan_buffer *b = cpu_fixture_buffer(be, (size_t)(k * n), NULL);
@@ -652,8 +663,8 @@ END_TEST
 
 /* Under "auto", the DCGAN's FP16 and BF16 convolutions go to oneDNN through one of its
  * fast kernels, not its reference loops, each kind and dtype with a primitive of its own,
- * on every CPU: BF16 on oneDNN's BF16 kernels where the CPU has a BF16 dot product, and
- * staged through its FP32 ones, as FP16 is, where it has none. */
+ * on every CPU: BF16 on oneDNN's BF16 kernels where they pay (a BF16 dot product, and
+ * the probe's speed), and staged through its FP32 ones, as FP16 is, elsewhere. */
 START_TEST(test_conv_auto_routes)
 {
     gan_backend *be = backend_with("auto");
@@ -690,15 +701,15 @@ START_TEST(test_conv_auto_routes)
         cpu_onednn_cache_counts(be, &held, &created);
         ck_assert_msg(created == 3 + kind + 1, "BF16 kind %d: %ld primitives", kind, created);
 #ifdef GAN_HAVE_ONEDNN
-        const int dot = cpu_has_bf16_dot();
+        const int dot = be->onednn->bf16_convs;
         const struct cpu_onednn_entry *e = be->onednn->entries[held - 1];
         ck_assert_msg(!e->refused && strncmp(e->impl, "ref", 3) != 0,
                       "BF16 kind %d (%s): implementation %s", kind,
                       dot ? "BF16 primitive" : "staged through FP32", e->impl);
-        /* the BF16 kernels where the CPU has the unit, the FP32 ones where it has none */
+        /* the BF16 kernels where they pay, the FP32 ones elsewhere */
         ck_assert_msg((strstr(e->impl, "bf16") != NULL) == (dot != 0),
-                      "BF16 kind %d: implementation %s with%s a BF16 dot product", kind,
-                      e->impl, dot ? "" : "out");
+                      "BF16 kind %d: implementation %s where BF16 convolutions are%s taken",
+                      kind, e->impl, dot ? "" : " not");
 #endif
     }
     cpu_buffer_free(be, x);
