@@ -277,12 +277,12 @@ run_torch() {
 
 # ------------------------------------------------------------------ the rounds
 # The limit an iteration's GEMMs are bound by: sgemm at their shapes, or in BF16 O2 (where
-# the backend sends BF16 products to oneDNN: a BF16 dot product, or gemm = "onednn")
-# oneDNN's BF16 matmul.
+# the backend sends BF16 products to oneDNN: a BF16 dot product that pays here, or
+# gemm = "onednn"; the backend's line says which) oneDNN's BF16 matmul.
 limit_type=F32
 mode=$(get precision.mode)
 if [ "$mode" = bf16 ] && { [ "$(get backend.gemm)" = onednn ] ||
-    grep -q 'this CPU has a BF16 dot product' "$work/version.txt"; }; then
+    grep -q 'BF16: oneDNN' "$work/version.txt"; }; then
     limit_type=BF16
 fi
 
