@@ -9,8 +9,13 @@
 
 #include "convert.h"
 
-/* C(v, s) from the sum x */
-static inline void LANES_FN(thin_store_one)(const struct cpu_thin *t, int64_t v, int64_t s,
+/* C(v, s) from the sum x. Compiled for the lanes' target and always inlined: as a
+ * function of its own it was built for the baseline ISA, and each call from the vector
+ * loops, with the upper halves of the vector registers in use, cost an Intel Xeon
+ * (AVX512-BF16, no AMX) so much that the toy's 256 × 2 × 512 ran at 3.9 GFLOP/s
+ * instead of 42 (`bench/sgemm --dtype BF16`); a Zen 4 had not shown it. */
+LANES_TARGET
+static __attribute__((always_inline)) inline void LANES_FN(thin_store_one)(const struct cpu_thin *t, int64_t v, int64_t s,
                                             float x)
 {
     const int64_t at = v * t->cv + s * t->cs;
