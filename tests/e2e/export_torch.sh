@@ -50,12 +50,18 @@ print("max |torch - ganctl| = %g over %s" % (err, tuple(samples.shape)))
 assert err <= float(sys.argv[4]), err
 PY
 
+# torch multiplies through the same OpenBLAS, but picks its kernel by OpenBLAS's own
+# detection, which takes CPUs newer than it knows (an Intel Xeon of model 207) for the
+# SSE3 "Prescott" one; ganctl picks from the CPU's features. An FP32 run is exact only
+# on the same kernel, so torch is given the one ganctl's version line names.
+kernel=$("$GANCTL" --backend cpu --version 2>&1 |
+    sed -n 's/.*OpenBLAS [0-9.]* kernel \([A-Za-z0-9]*\) .*/\1/p' | head -n 1)
 roundtrip() {
     # $1 run folder, $2 tolerance
     "$GANCTL" export "$1" --out "$work/g.safetensors" &&
         "$GANCTL" sample "$1" -n 50 --seed 3 --out "$work/s.safetensors" &&
-        "$PYTHON" "$work/compare.py" "$work/load_generator.py" "$work/g.safetensors" \
-            "$work/s.safetensors" "$2"
+        env ${kernel:+OPENBLAS_CORETYPE=$kernel} "$PYTHON" "$work/compare.py" \
+            "$work/load_generator.py" "$work/g.safetensors" "$work/s.safetensors" "$2"
 }
 
 toy="-s backend.threads=1 -s run.iterations=10 -s generator.model.width=16
