@@ -261,20 +261,25 @@ AMX-BF16) aim_torch=1.8; aim_bf16=2.0 ;;
 "AVX512-BF16, no AMX") aim_torch=1.8; aim_bf16=1.6 ;;
 *) aim_torch=1.2; aim_bf16=1.0 ;;
 esac
-# Where the backend keeps BF16 off oneDNN's BF16 kernels (none, or slower here than its
-# FP32 ones: onednn_probe.c), BF16 O2 runs on the FP32 kernels with 16-bit storage, and
-# its aim is FP32's speed: 16-bit never slower.
+# Where the backend keeps BF16 convolutions off oneDNN's BF16 kernels (none, or slower
+# here than its FP32 ones: onednn_probe.c), BF16 O2 runs on the FP32 kernels with 16-bit
+# storage, and its aim is FP32's speed: 16-bit never slower.
 bf16_note=
 case $backend_line in
-*"BF16: oneDNN"*) bf16_limit=bf16_share; bf16_bound="the BF16 limit" ;;
-*)
+*"convolutions staged"* | *"BF16: products without oneDNN"*)
     bf16_limit=bf16_share32
     bf16_bound="the FP32 limit"
+    ratio16=$(round_median limit_bf16_f32)
     if [ "$aim_bf16" != 1.0 ]; then
-        bf16_note="; the kind's ${aim_bf16}x is out of reach here: oneDNN's BF16 kernels run at $(round_median limit_bf16_f32 | awk '{ printf "%.2f", $1 }') of its FP32 ones at the shapes, so BF16 is staged through FP32 and aims at 1.0x"
+        why=
+        [ -z "$ratio16" ] || why=": oneDNN's BF16 kernels run at $(awk -v r="$ratio16" \
+            'BEGIN { printf "%.2f", r }') of its FP32 ones at the shapes"
+        bf16_note="; the kind's ${aim_bf16}x is out of reach here$why, so BF16 is staged through FP32 and aims at 1.0x"
         aim_bf16=1.0
     fi
     ;;
+*"BF16: oneDNN"*) bf16_limit=bf16_share; bf16_bound="the BF16 limit" ;;
+*) bf16_limit=bf16_share; bf16_bound="the BF16 limit (the backend's line names no BF16 path)" ;;
 esac
 
 echo "image benchmark: $config${sets[*]:+ with ${sets[*]}}"

@@ -18,7 +18,8 @@ usage: bench/toy.sh [options] GANCTL PLUGIN_PATH
   summary.json) and, when a Python with torch is found, the same model and step in
   PyTorch with the same OpenBLAS kernel and thread count, after this host's limits
   (bench/limits: sgemm's rate at the shapes the run's products have, and oneDNN's BF16
-  matmul's where the CPU has a BF16 dot product), in turn for ROUNDS rounds: limits,
+  matmul's where the CPU has a BF16 dot product; a BF16 run is bound by the latter where
+  the backend's line names oneDNN for BF16), in turn for ROUNDS rounds: limits,
   ganctl, PyTorch, limits, ganctl, PyTorch, ... Each ratio is taken within a round;
   the table gives each figure's median over the rounds and its spread (min-max), and
   a target counts as met when the median meets it.

@@ -112,7 +112,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
         return st;
     }
 
-    char lib[48], blas_note[40] = "", gemm[800], gemm16[256];
+    char lib[48], blas_note[40] = "", gemm[896], gemm16[256];
     library_name(&be->blas, lib, sizeof lib);
     if (be->blas_threads != be->threads)
         snprintf(blas_note, sizeof blas_note, " (OpenBLAS %d)", be->blas_threads);
@@ -166,4 +166,5 @@ static const char *cpu_describe(gan_backend *be)
 #define GAN_OPS_PREFIX cpu
 #define cpu_synchronize NULL
 GAN_BACKEND_MODULE("CPU: OpenBLAS GEMM, oneDNN for convolutions where built and for BF16 where "
-                   "the CPU has BF16 dot products, FP16 stored in 16 bits and computed in FP32")
+                   "its BF16 kernels are measured to pay, FP16 stored in 16 bits and computed "
+                   "in FP32")

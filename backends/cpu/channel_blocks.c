@@ -9,13 +9,13 @@
  *   step on a Zen 4 core. A tile transposed in registers moves FP32 activations about as
  *   fast on AVX-512 (0.95 to 1.44 times) and 1.1 to 1.7 times as fast on AVX2
  *   (bench/reorders).
- * - 16-bit storage. A staged FP16 (or, without a BF16 dot product, BF16) convolution runs
- *   on FP32 blocks. oneDNN's reorders that widen and re-lay out at once were slower than
+ * - 16-bit storage. A staged FP16 (or BF16, where oneDNN's BF16 kernels are not taken)
+ *   convolution runs on FP32 blocks. oneDNN's reorders that widen and re-lay out at once were slower than
  *   two passes (a reference loop under AVX2), so the 16-bit tensor was widened to plain
  *   FP32 in a pass of its own and then reordered; here it is widened as it is read, and
  *   the result rounded once as it is written back: 0.95 to 2.8 times as fast, most
  *   of them above 1.4.
- * BF16 convolutions on a CPU with a BF16 dot product take BF16 blocks of a BF16 tensor,
+ * BF16 convolutions on oneDNN's BF16 kernels take BF16 blocks of a BF16 tensor,
  * which are moved too (bench/README.md has the figures).
  *
  * The bits are the same as oneDNN's reorders' (and, staged, the two passes'): values of

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* gemm_fp8.c — the CPU backend's FP8 product (backend.h: gemm_fp8), emulated exactly:
- * each FP8 operand widened into BF16 for oneDNN's BF16 matmul where the CPU has a BF16
- * dot product and the widened values are exact in BF16, else into FP32 for the
- * backend's FP32 GEMM. */
+ * each FP8 operand widened into BF16 for oneDNN's BF16 matmul where BF16 products go
+ * to oneDNN (cpu_onednn_bf16: a BF16 dot product that pays, or backend.gemm = "onednn")
+ * and the widened values are exact in BF16, else into FP32 for the backend's FP32
+ * GEMM. */
 #include "config.h"
 
 #include <float.h>

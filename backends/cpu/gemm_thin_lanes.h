@@ -15,8 +15,8 @@
  * (AVX512-BF16, no AMX) so much that the toy's 256 × 2 × 512 ran at 3.9 GFLOP/s
  * instead of 42 (`bench/sgemm --dtype BF16`); a Zen 4 had not shown it. */
 LANES_TARGET
-static __attribute__((always_inline)) inline void LANES_FN(thin_store_one)(const struct cpu_thin *t, int64_t v, int64_t s,
-                                            float x)
+static __attribute__((always_inline)) inline void
+LANES_FN(thin_store_one)(const struct cpu_thin *t, int64_t v, int64_t s, float x)
 {
     const int64_t at = v * t->cv + s * t->cs;
     float y = t->alpha * x;

@@ -429,6 +429,7 @@ gan_status cpu_onednn_open(gan_backend *be)
     const int forced = be->gemm_path == CPU_GEMM_ONEDNN, dot = cpu_has_bf16_dot();
     /* timed only where "auto" has a choice to make */
     cpu_onednn_probe_bf16(o, !forced && dot);
+    o->api.omp_set_num_threads(be->threads);
     const int pays = dot && o->bf16_speed >= CPU_ONEDNN_BF16_MIN_SPEED;
     o->bf16 = forced || pays;
     o->bf16_convs = dot && (forced || pays);
@@ -455,7 +456,7 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
         return;
     }
     const int forced = be->gemm_path == CPU_GEMM_ONEDNN;
-    char dot[160];
+    char dot[192];
     if (!cpu_has_bf16_dot())
         snprintf(dot, sizeof dot, "this CPU has no BF16 dot product");
     else if (o->bf16_speed > 0.0 && o->bf16)
@@ -465,17 +466,20 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
         snprintf(dot, sizeof dot, "this CPU has a BF16 dot product, but oneDNN's BF16 matmul "
                  "ran %.2f times as fast as its FP32 one here, under the %.1f it must",
                  o->bf16_speed, CPU_ONEDNN_BF16_MIN_SPEED);
+    else if (!forced)
+        snprintf(dot, sizeof dot, "this CPU has a BF16 dot product, but oneDNN's BF16 matmul "
+                 "could not be made or timed");
     else
         snprintf(dot, sizeof dot, "this CPU has a BF16 dot product");
-    char bf16[320];
+    const char *staged = o->bf16_convs ? "" : ", convolutions staged through oneDNN's FP32 ones";
+    char bf16[352];
     if (o->bf16 && strcmp(o->bf16_impl, "unavailable") == 0)
         /* oneDNN makes no BF16 primitive for this CPU: every call falls back */
-        snprintf(bf16, sizeof bf16, "OpenBLAS (oneDNN has no BF16 kernel for this CPU; %s)",
-                 dot);
+        snprintf(bf16, sizeof bf16, "OpenBLAS (oneDNN has no BF16 kernel for this CPU; %s)%s",
+                 dot, staged);
     else if (o->bf16)
         snprintf(bf16, sizeof bf16, "oneDNN %s (%s%s)%s", o->bf16_impl,
-                 forced ? "set by backend.gemm; " : "", dot,
-                 o->bf16_convs ? "" : ", convolutions staged through oneDNN's FP32 ones");
+                 forced ? "set by backend.gemm; " : "", dot, staged);
     else
         snprintf(bf16, sizeof bf16, "products without oneDNN, convolutions staged through "
                  "oneDNN's FP32 ones (%s)", dot);

@@ -131,8 +131,9 @@ struct cpu_onednn {
 /* The speed over FP32 oneDNN's BF16 kernels must show for "auto" to take them. */
 #define CPU_ONEDNN_BF16_MIN_SPEED 1.2
 
-/* Fills o->bf16_impl, and with `timed` o->bf16_speed, from a probe run once per
- * process (onednn_probe.c). */
+/* Fills o->bf16_impl, and with `timed` o->bf16_speed (in hundredths), from a probe
+ * run once per process (onednn_probe.c); a timed probe leaves the calling thread's
+ * OpenMP team size at 1. */
 void cpu_onednn_probe_bf16(struct cpu_onednn *o, int timed);
 
 /* The cached entry for `key`, made empty (refused = 0, prim = NULL) when it is new:

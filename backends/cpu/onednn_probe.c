@@ -45,8 +45,9 @@ static void probe_free(const struct cpu_dnnl_api *api, struct probe_matmul *p)
         api->dnnl_primitive_destroy(p->prim);
 }
 
-/* Makes p for dtype t; returns the implementation oneDNN chose through impl (when not
- * NULL), or -1 when it makes none. */
+/* The primitive descriptor of the probe's matmul in dtype t, its implementation's name
+ * in impl (when not NULL); with p, the primitive too, on zeroed memory. Returns -1 when
+ * oneDNN makes none. */
 static int probe_make(struct cpu_onednn *o, dnnl_data_type_t t, struct probe_matmul *p,
                       char *impl, size_t impl_size)
 {
@@ -66,8 +67,10 @@ static int probe_make(struct cpu_onednn *o, dnnl_data_type_t t, struct probe_mat
     if (impl && api->dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) ==
                     dnnl_success && name)
         snprintf(impl, impl_size, "%s", name);
-    dnnl_status_t s = api->dnnl_primitive_create(&p->prim, pd);
+    dnnl_status_t s = p ? api->dnnl_primitive_create(&p->prim, pd) : dnnl_success;
     api->dnnl_primitive_desc_destroy(pd);
+    if (!p)
+        return 0;
     if (s != dnnl_success) {
         p->prim = NULL;
         return -1;
@@ -105,7 +108,6 @@ static double probe_run(struct cpu_onednn *o, const struct probe_matmul *p)
 static double time_both(struct cpu_onednn *o, struct probe_matmul *bf16,
                         struct probe_matmul *f32)
 {
-    o->api.omp_set_num_threads(1);
     double best[2] = { 0.0, 0.0 };
     struct probe_matmul *const p[2] = { bf16, f32 };
     /* the first round warms the caches and the kernels' pages, and is not counted */
@@ -130,13 +132,27 @@ void cpu_onednn_probe_bf16(struct cpu_onednn *o, int timed)
 {
     pthread_mutex_lock(&probe_lock);
     if (probed < 1 + timed) {
-        struct probe_matmul bf16 = { 0 }, f32 = { 0 };
         snprintf(probe_impl, sizeof probe_impl, "unavailable");
-        const int made = probe_make(o, dnnl_bf16, &bf16, probe_impl, sizeof probe_impl) == 0;
-        if (made && timed && probe_make(o, dnnl_f32, &f32, NULL, 0) == 0)
-            probe_speed = time_both(o, &bf16, &f32);
-        probe_free(&o->api, &bf16);
-        probe_free(&o->api, &f32);
+        probe_speed = 0.0;
+        if (!timed) {
+            /* the name alone, for the description */
+            probe_make(o, dnnl_bf16, NULL, probe_impl, sizeof probe_impl);
+        } else {
+            /* a primitive divides its work for the team size in force when it is made */
+            o->api.omp_set_num_threads(1);
+            struct probe_matmul bf16 = { 0 }, f32 = { 0 };
+            char impl[sizeof probe_impl] = "unnamed";
+            if (probe_make(o, dnnl_bf16, &bf16, impl, sizeof impl) == 0) {
+                snprintf(probe_impl, sizeof probe_impl, "%s", impl);
+                if (probe_make(o, dnnl_f32, &f32, NULL, 0) == 0)
+                    /* in hundredths, as the description prints it, so that the line
+                     * and the choice made from it agree */
+                    probe_speed = (double)(long)(time_both(o, &bf16, &f32) * 100.0 + 0.5) /
+                                  100.0;
+            }
+            probe_free(&o->api, &bf16);
+            probe_free(&o->api, &f32);
+        }
         probed = 1 + timed;
     }
     snprintf(o->bf16_impl, sizeof o->bf16_impl, "%s", probe_impl);

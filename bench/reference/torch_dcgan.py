@@ -55,6 +55,10 @@ def parse_args(argv):
     p.add_argument("--autocast", default="none", choices=["none", "bf16"],
                    help="bf16: the networks' forwards under torch.autocast('cpu', bfloat16)")
     p.add_argument("--summary", default=None, help="also write KEY=VALUE lines here")
+    p.add_argument("--coretype", default=None,
+                   help="OpenBLAS core for the fully connected layers (default: "
+                        "$OPENBLAS_CORETYPE, else chosen from the CPU's features as "
+                        "ganctl's cpu backend chooses it)")
     a = p.parse_args(argv)
     if not 0 <= a.warmup < a.iterations:
         p.error("--warmup must lie in 0 .. --iterations - 1")
@@ -184,6 +188,16 @@ def main(argv):
     a = parse_args(argv)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = str(a.threads)
+    # OpenBLAS reads its core when torch loads it: OpenBLAS 0.3.21's own detection takes
+    # CPUs newer than it knows (an Intel Xeon of CPUID model 207) for the SSE3 "Prescott"
+    # core, so the core is chosen as in torch_toy.py
+    if a.coretype:
+        os.environ["OPENBLAS_CORETYPE"] = a.coretype
+    elif not os.environ.get("OPENBLAS_CORETYPE"):
+        from torch_toy import coretype_from_cpu
+        core = coretype_from_cpu()
+        if core:
+            os.environ["OPENBLAS_CORETYPE"] = core
     # as in torch_toy.py: spinning OpenMP threads take the cores the next call needs
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
@@ -193,9 +207,11 @@ def main(argv):
               "python3-torch)" % e.name, file=sys.stderr)
         return 3
     torch.set_num_threads(a.threads)
-    print("# torch %s, %d threads, mkldnn (oneDNN) %s, OMP_WAIT_POLICY=%s, autocast %s"
+    print("# torch %s, %d threads, mkldnn (oneDNN) %s, OMP_WAIT_POLICY=%s, autocast %s, "
+          "OPENBLAS_CORETYPE=%s"
           % (torch.__version__, a.threads, torch.backends.mkldnn.is_available(),
-             os.environ["OMP_WAIT_POLICY"], a.autocast))
+             os.environ["OMP_WAIT_POLICY"], a.autocast,
+             os.environ.get("OPENBLAS_CORETYPE", "unset")))
     print("# dcgan width %d depth %d, batch %d, z %d, n_critic %d, lambda %g, lr %g, "
           "betas (%g, %g), decay %s, seed %d"
           % (a.width, a.depth, a.batch, a.z_dim, a.n_critic, a.lam, a.lr, a.beta1, a.beta2,

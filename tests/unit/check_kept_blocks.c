@@ -291,8 +291,8 @@ static void free_results(struct results *r)
         free(r->data[i]);
 }
 
-/* FP32 and BF16 (on a BF16 dot product) keep blocks of their own type for oneDNN; FP16
- * (and BF16 without that unit) keep 16-bit blocks that a staged convolution widens. */
+/* FP32 and BF16 (on oneDNN's BF16 kernels) keep blocks of their own type for oneDNN;
+ * FP16 (and BF16 staged) keep 16-bit blocks that a staged convolution widens. */
 static const enum gan_dtype dtypes[] = { GAN_F32, GAN_BF16, GAN_F16 };
 
 START_TEST(test_layers_same_bits)
