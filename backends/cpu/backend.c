@@ -74,6 +74,9 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
     enum cpu_gemm_path gemm_path = CPU_GEMM_AUTO;
     if ((st = cpu_gemm_path_setting(host, &gemm_path)) != GAN_OK)
         return st;
+    enum cpu_bf16_path bf16_path = CPU_BF16_AUTO;
+    if ((st = cpu_bf16_path_setting(host, gemm_path, &bf16_path)) != GAN_OK)
+        return st;
     enum cpu_gemm16_path gemm16_path = CPU_GEMM16_AUTO;
     if ((st = cpu_gemm16_setting(host, &gemm16_path)) != GAN_OK)
         return st;
@@ -98,6 +101,7 @@ static gan_status cpu_create(const struct gan_host *host, gan_backend **out)
             be->blas.set_num_threads(be->blas_threads);
     }
     be->gemm_path = gemm_path;
+    be->bf16_path = bf16_path;
     be->gemm16_path = gemm16_path;
     be->keep_blocks = keep_blocks;
     if ((st = cpu_pool_open(be)) != GAN_OK) {

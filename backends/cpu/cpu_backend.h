@@ -78,6 +78,15 @@ enum cpu_gemm_path {
     CPU_GEMM_ONEDNN,
 };
 
+/* The setting "bf16": where oneDNN is used, whether BF16 goes to its BF16 kernels
+ * (products, and convolutions on a CPU with a BF16 dot product) or is staged through
+ * the FP32 ones; "auto" decides by a timed probe at start-up (onednn_probe.c). */
+enum cpu_bf16_path {
+    CPU_BF16_AUTO,
+    CPU_BF16_ONEDNN,
+    CPU_BF16_STAGED,
+};
+
 /* onednn.c: the instance's oneDNN engine, stream and cache of primitives. */
 struct cpu_onednn;
 
@@ -101,6 +110,7 @@ struct gan_backend {
      * instance, a build without oneDNN, "openblas", or a CPU other than x86-64 under
      * "auto") sends every call to OpenBLAS. */
     enum cpu_gemm_path gemm_path;
+    enum cpu_bf16_path bf16_path;
     int gemm16_path;               /* the setting "gemm16": enum cpu_gemm16_path (gemm16.h) */
     int keep_blocks;               /* the setting "channel_blocks" is "kept" (kept_blocks.c) */
     struct cpu_onednn *onednn;
@@ -202,6 +212,9 @@ void cpu_parallel_for(gan_backend *be, int parts, int64_t n, int64_t align, cpu_
  * "onednn" is refused through host->fail when the build has no oneDNN. */
 gan_status cpu_gemm_path_setting(const struct gan_host *host, enum cpu_gemm_path *path);
 const char *cpu_gemm_path_name(enum cpu_gemm_path path);
+/* The setting "bf16", checked against the gemm path it is used with. */
+gan_status cpu_bf16_path_setting(const struct gan_host *host, enum cpu_gemm_path gemm,
+                                 enum cpu_bf16_path *path);
 /* Nonzero when this CPU has AVX512-BF16 or AMX-BF16, found once per process; 0 when
  * the environment sets GANCTL_TEST_NO_BF16_DOT (other than to "0"), a test hook. */
 int cpu_has_bf16_dot(void);

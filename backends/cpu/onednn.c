@@ -428,11 +428,12 @@ gan_status cpu_onednn_open(gan_backend *be)
     snprintf(o->version, sizeof o->version, "%d.%d.%d", v->major, v->minor, v->patch);
     const int forced = be->gemm_path == CPU_GEMM_ONEDNN, dot = cpu_has_bf16_dot();
     /* timed only where "auto" has a choice to make */
-    cpu_onednn_probe_bf16(o, !forced && dot);
+    cpu_onednn_probe_bf16(o, !forced && be->bf16_path == CPU_BF16_AUTO && dot);
     o->api.omp_set_num_threads(be->threads);
     const int pays = dot && o->bf16_speed >= CPU_ONEDNN_BF16_MIN_SPEED;
-    o->bf16 = forced || pays;
-    o->bf16_convs = dot && (forced || pays);
+    o->bf16 = be->bf16_path == CPU_BF16_ONEDNN ||
+              (be->bf16_path == CPU_BF16_AUTO && (forced || pays));
+    o->bf16_convs = dot && o->bf16;
     be->onednn = o;
     return GAN_OK;
 }
@@ -466,23 +467,25 @@ void cpu_onednn_describe(gan_backend *be, char *out, size_t size)
         snprintf(dot, sizeof dot, "this CPU has a BF16 dot product, but oneDNN's BF16 matmul "
                  "ran %.2f times as fast as its FP32 one here, under the %.1f it must",
                  o->bf16_speed, CPU_ONEDNN_BF16_MIN_SPEED);
-    else if (!forced)
+    else if (!forced && be->bf16_path == CPU_BF16_AUTO)
         snprintf(dot, sizeof dot, "this CPU has a BF16 dot product, but oneDNN's BF16 matmul "
                  "could not be made or timed");
     else
         snprintf(dot, sizeof dot, "this CPU has a BF16 dot product");
     const char *staged = o->bf16_convs ? "" : ", convolutions staged through oneDNN's FP32 ones";
+    const char *set = be->bf16_path != CPU_BF16_AUTO ? "set by backend.bf16; "
+                      : forced                      ? "set by backend.gemm; "
+                                                    : "";
     char bf16[352];
     if (o->bf16 && strcmp(o->bf16_impl, "unavailable") == 0)
         /* oneDNN makes no BF16 primitive for this CPU: every call falls back */
         snprintf(bf16, sizeof bf16, "OpenBLAS (oneDNN has no BF16 kernel for this CPU; %s)%s",
                  dot, staged);
     else if (o->bf16)
-        snprintf(bf16, sizeof bf16, "oneDNN %s (%s%s)%s", o->bf16_impl,
-                 forced ? "set by backend.gemm; " : "", dot, staged);
+        snprintf(bf16, sizeof bf16, "oneDNN %s (%s%s)%s", o->bf16_impl, set, dot, staged);
     else
         snprintf(bf16, sizeof bf16, "products without oneDNN, convolutions staged through "
-                 "oneDNN's FP32 ones (%s)", dot);
+                 "oneDNN's FP32 ones (%s%s)", set, dot);
     /* FP16 products stay off oneDNN (gemm16.c or OpenBLAS); FP16 convolutions run on
      * oneDNN's FP32 ones. */
     char few[128] = "";

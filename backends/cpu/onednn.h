@@ -117,10 +117,11 @@ struct cpu_onednn {
     /* How much faster oneDNN's BF16 matmul ran than its FP32 one here (onednn_probe.c);
      * 0 where it was not timed. */
     double bf16_speed;
-    /* Whether BF16 products go through oneDNN: under "onednn" always, under "auto"
-     * where the CPU has a BF16 dot product (AVX512-BF16 or AMX-BF16) and oneDNN's BF16
-     * kernels ran faster than its FP32 ones by CPU_ONEDNN_BF16_MIN_SPEED; elsewhere
-     * they are slower than the staged path. */
+    /* Whether BF16 products go through oneDNN: as backend.bf16 says where it is set;
+     * under its "auto", always with gemm = "onednn", and with "auto" where the CPU has a
+     * BF16 dot product (AVX512-BF16 or AMX-BF16) and oneDNN's BF16 kernels ran faster
+     * than its FP32 ones by CPU_ONEDNN_BF16_MIN_SPEED; elsewhere they are slower than
+     * the staged path. */
     int bf16;
     /* Whether BF16 convolutions do: the same, but never without the dot product, where
      * oneDNN 2.6 has no BF16 convolution but its reference loops. Otherwise they are

@@ -17,6 +17,10 @@ const struct gan_setting_spec cpu_settings[] = {
       "library for GEMMs and convolutions: auto (oneDNN for FP32 and FP16 convolutions, and "
       "for BF16 where the CPU has BF16 dot products that oneDNN ran 1.2 times as fast as "
       "FP32; OpenBLAS or the backend's own GEMM for the rest), openblas, onednn" },
+    { "bf16", GAN_SETTING_STRING, "auto",
+      "where oneDNN is used, how BF16 is computed: auto (on oneDNN's BF16 kernels where the "
+      "start-up probe ran them 1.2 times as fast as its FP32 ones, else staged), onednn "
+      "(on oneDNN's BF16 kernels), staged (BF16 storage on the FP32 kernels)" },
     { "gemm16", GAN_SETTING_STRING, "auto",
       "where the operands of 16-bit products that oneDNN does not take are widened: auto "
       "(while the backend's own GEMM packs them, on AVX-512), packed (also on AVX2 with "

@@ -146,6 +146,24 @@ if test $bf16 = 1; then
     fi
 fi
 
+# backend.bf16 pins the path the probe would choose: "staged" keeps BF16 off oneDNN's
+# BF16 kernels on any CPU, bit for bit the openblas path's on the toy; "onednn" takes
+# them where the CPU has the unit.
+"$GANCTL" --backend cpu -s backend.bf16=staged --version >"$work/pinned" 2>&1
+check "bf16 = staged says so" has "$work/pinned" \
+    "BF16: products without oneDNN, convolutions staged through oneDNN's FP32 ones (set by backend.bf16; "
+# shellcheck disable=SC2086
+run $toy --precision bf16 -s precision.level=O2 -s backend.bf16=staged -s run.dir="$work/toy-staged"
+check "toy BF16 O2 with bf16 = staged exits 0" test "$rc" -eq 0
+check "toy BF16 O2 with bf16 = staged writes the openblas path's metrics.csv" \
+    cmp -s "$work/toy-staged/metrics.csv" "$work/toy-openblas/metrics.csv"
+if test $bf16 = 1; then
+    "$GANCTL" --backend cpu -s backend.bf16=onednn --version >"$work/pinned" 2>&1
+    check "bf16 = onednn takes oneDNN's BF16 kernels, saying so" grep -q \
+        'BF16: oneDNN [a-z_0-9:]* (set by backend.bf16; this CPU has a BF16 dot product); FP16 products' \
+        "$work/pinned"
+fi
+
 # FP32 products stay with OpenBLAS under "auto": the toy (no convolutions) is bit for bit
 # the openblas path's.
 for path in auto openblas; do
@@ -234,5 +252,11 @@ fi
 run --backend cpu -s backend.gemm=mkl --version
 check "gemm = mkl exits 2" test "$rc" -eq 2
 check "gemm = mkl says what to use" has "$work/err" 'gemm = "mkl" is not a library; use "auto", "openblas" or "onednn"'
+run --backend cpu -s backend.bf16=fast --version
+check "bf16 = fast exits 2" test "$rc" -eq 2
+check "bf16 = fast says what to use" has "$work/err" 'bf16 = "fast" is not a path; use "auto", "onednn" or "staged"'
+run --backend cpu -s backend.gemm=openblas -s backend.bf16=onednn --version
+check "bf16 = onednn under gemm = openblas exits 2" test "$rc" -eq 2
+check "... saying why and what to set" has "$work/err" 'bf16 = "onednn" needs oneDNN, but gemm = "openblas" leaves it out; set gemm = "auto" or "onednn", or bf16 = "auto" or "staged"'
 
 test_end
