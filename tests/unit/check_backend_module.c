@@ -79,31 +79,25 @@ START_TEST(test_descriptor)
 
     const struct gan_setting_spec *s = plugin->settings;
     ck_assert_ptr_nonnull(s);
-    ck_assert_str_eq(s[0].name, "threads");
-    ck_assert_int_eq(s[0].type, GAN_SETTING_INT);
-    ck_assert_str_eq(s[0].default_value, "0");
-    ck_assert_ptr_nonnull(s[0].summary);
-    ck_assert_str_eq(s[1].name, "vector");
-    ck_assert_int_eq(s[1].type, GAN_SETTING_STRING);
-    ck_assert_str_eq(s[1].default_value, "auto");
-    ck_assert_ptr_nonnull(s[1].summary);
-    ck_assert_str_eq(s[2].name, "blas_threads");
-    ck_assert_int_eq(s[2].type, GAN_SETTING_INT);
-    ck_assert_str_eq(s[2].default_value, "0");
-    ck_assert_ptr_nonnull(s[2].summary);
-    ck_assert_str_eq(s[3].name, "gemm");
-    ck_assert_int_eq(s[3].type, GAN_SETTING_STRING);
-    ck_assert_str_eq(s[3].default_value, "auto");
-    ck_assert_ptr_nonnull(s[3].summary);
-    ck_assert_str_eq(s[4].name, "gemm16");
-    ck_assert_int_eq(s[4].type, GAN_SETTING_STRING);
-    ck_assert_str_eq(s[4].default_value, "auto");
-    ck_assert_ptr_nonnull(s[4].summary);
-    ck_assert_str_eq(s[5].name, "channel_blocks");
-    ck_assert_int_eq(s[5].type, GAN_SETTING_STRING);
-    ck_assert_str_eq(s[5].default_value, "kept");
-    ck_assert_ptr_nonnull(s[5].summary);
-    ck_assert_ptr_null(s[6].name);
+    static const struct {
+        const char *name;
+        enum gan_setting_type type;
+        const char *default_value;
+    } want[] = {
+        { "threads", GAN_SETTING_INT, "0" },        { "vector", GAN_SETTING_STRING, "auto" },
+        { "blas_threads", GAN_SETTING_INT, "0" },   { "gemm", GAN_SETTING_STRING, "auto" },
+        { "bf16", GAN_SETTING_STRING, "auto" },     { "gemm16", GAN_SETTING_STRING, "auto" },
+        { "channel_blocks", GAN_SETTING_STRING, "kept" },
+    };
+    const int n = (int)(sizeof want / sizeof want[0]);
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(s[i].name != NULL, "setting %d of %d is missing", i, n);
+        ck_assert_str_eq(s[i].name, want[i].name);
+        ck_assert_int_eq(s[i].type, want[i].type);
+        ck_assert_str_eq(s[i].default_value, want[i].default_value);
+        ck_assert_ptr_nonnull(s[i].summary);
+    }
+    ck_assert_ptr_null(s[n].name);
 }
 END_TEST
 
