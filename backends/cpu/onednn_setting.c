@@ -100,41 +100,36 @@ gan_status cpu_gemm_path_setting(const struct gan_host *host, enum cpu_gemm_path
 #endif
 }
 
+/* "onednn" needs oneDNN in the build and on the gemm path; "auto" and "staged" run on
+ * any. */
 gan_status cpu_bf16_path_setting(const struct gan_host *host, enum cpu_gemm_path gemm,
                                  enum cpu_bf16_path *path)
 {
     const char *want = NULL;
-    if (gan_setting_string(host, cpu_settings, "bf16", &want) != GAN_OK)
-        return host->fail(host->ctx, GAN_ERR_CONFIG,
-                          "backend cpu: the setting bf16 is not a string; set it to "
-                          "\"auto\", \"onednn\" or \"staged\"");
-    if (!want || strcmp(want, "auto") == 0) {
-        *path = CPU_BF16_AUTO;
-        return GAN_OK;
-    }
-    if (strcmp(want, "staged") == 0) {
-        *path = CPU_BF16_STAGED;
-        return GAN_OK;
-    }
-    if (strcmp(want, "onednn") != 0)
+    if (gan_setting_string(host, cpu_settings, "bf16", &want) != GAN_OK ||
+        (want && strcmp(want, "auto") != 0 && strcmp(want, "onednn") != 0 &&
+         strcmp(want, "staged") != 0))
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cpu: bf16 = \"%s\" is not a path; use \"auto\", "
-                          "\"onednn\" or \"staged\"", want);
+                          "\"onednn\" or \"staged\"", want ? want : "(not a string)");
+    *path = !want || strcmp(want, "auto") == 0 ? CPU_BF16_AUTO
+            : strcmp(want, "staged") == 0      ? CPU_BF16_STAGED
+                                               : CPU_BF16_ONEDNN;
 #ifndef GAN_HAVE_ONEDNN
     (void)gemm;
-    return host->fail(host->ctx, GAN_ERR_CONFIG,
-                      "backend cpu: bf16 = \"onednn\", but this build has no oneDNN; install "
-                      "libdnnl-dev and reconfigure --with-onednn, or use \"auto\" or "
-                      "\"staged\"");
+    if (*path == CPU_BF16_ONEDNN)
+        return host->fail(host->ctx, GAN_ERR_CONFIG,
+                          "backend cpu: bf16 = \"onednn\", but this build has no oneDNN; "
+                          "install libdnnl-dev and reconfigure --with-onednn, or use "
+                          "\"auto\" or \"staged\"");
 #else
-    if (gemm == CPU_GEMM_OPENBLAS)
+    if (*path == CPU_BF16_ONEDNN && gemm == CPU_GEMM_OPENBLAS)
         return host->fail(host->ctx, GAN_ERR_CONFIG,
                           "backend cpu: bf16 = \"onednn\" needs oneDNN, but gemm = "
                           "\"openblas\" leaves it out; set gemm = \"auto\" or \"onednn\", or "
                           "bf16 = \"auto\" or \"staged\"");
-    *path = CPU_BF16_ONEDNN;
-    return GAN_OK;
 #endif
+    return GAN_OK;
 }
 
 #ifndef GAN_HAVE_ONEDNN
