@@ -10,12 +10,14 @@
  * GEMM16_ROWS rows at a time, and every tile of the two computed. A tile's chains are
  * kept in FP32 between blocks of k and go on from where they stopped, so each element
  * is one FMA chain over all of k, and what a part computes does not depend on how many
- * parts there are. */
+ * parts there are. A product over a few values of k skips the tiles (gemm16_shallow),
+ * computing the same chains. */
 #include "config.h"
 
 #include <stdint.h>
 #include <string.h>
 
+#include "convert.h"
 #include "gemm16.h"
 
 /* Columns of B packed at a time and rows of A, with CPU_GEMM16_DEPTH values of k
@@ -147,9 +149,94 @@ static void gemm16_range(void *arg, int part, int64_t begin, int64_t end)
     }
 }
 
+/* A product over k ≤ CPU_GEMM16_SHALLOW: C's rows split across the threads, each row its
+ * own (the same bits on any split). */
+struct shallow_job {
+    const struct cpu_gemm16_level *lv;
+    struct cpu_gemm16_c c;
+    const float *aw, *bw;
+    int64_t m, ldw, n, k;
+};
+
+static void shallow_range(void *arg, int part, int64_t begin, int64_t end)
+{
+    (void)part;
+    const struct shallow_job *j = arg;
+    j->lv->shallow(&j->c, j->aw, j->m, j->bw, j->ldw, j->n, j->k, begin, end);
+}
+
+/* op(X)'s k lines of `len` values widened into w (lines ld_w apart, zeros up to ld_w):
+ * A's columns (len = m) or B's rows (len = n), where X is stored `along` (k × len, each
+ * line a run of memory) or across (len × k: each of its len rows widened into `stage`,
+ * then dealt out to the lines). A few lines, once per batch entry. */
+static void widen_lines(enum cpu_isa isa, const struct cpu_gemm16_operand *x, int along,
+                        int64_t len, int64_t k, float *w, int64_t ld_w, float *stage)
+{
+    const size_t es = gan_dtype_size(x->dtype);
+    const unsigned char *p0 = x->p;
+    if (along) {
+        for (int64_t p = 0; p < k; p++)
+            cpu_convert(isa, p0 + (size_t)(p * x->ld) * es, x->dtype, w + p * ld_w, GAN_F32,
+                        (size_t)len);
+    } else {
+        if (x->ld == k)
+            cpu_convert(isa, p0, x->dtype, stage, GAN_F32, (size_t)(len * k));
+        else
+            for (int64_t i = 0; i < len; i++)
+                cpu_convert(isa, p0 + (size_t)(i * x->ld) * es, x->dtype, stage + i * k,
+                            GAN_F32, (size_t)k);
+        for (int64_t i = 0; i < len; i++)
+            for (int64_t p = 0; p < k; p++)
+                w[p * ld_w + i] = stage[i * k + p];
+    }
+    for (int64_t p = 0; p < k; p++)
+        memset(w + p * ld_w + len, 0, (size_t)(ld_w - len) * sizeof *w);
+}
+
+static gan_status gemm16_shallow(gan_backend *be, const struct cpu_gemm16_level *lv,
+                                 const struct gan_gemm *g)
+{
+    struct shallow_job job = { .lv = lv, .m = g->m, .n = g->n, .k = g->k,
+                               .ldw = (g->n + lv->lanes - 1) / lv->lanes * lv->lanes };
+    /* A's lines, B's, and the stage a stored-across operand is widened through */
+    const int64_t longest = g->m > g->n ? g->m : g->n;
+    float *w = NULL;
+    gan_status st = cpu_scratch(be, (size_t)((g->m + job.ldw + longest) * g->k) * sizeof *w,
+                                (void **)&w);
+    if (st != GAN_OK)
+        return st;
+    float *aw = w, *bw = w + g->m * g->k, *stage = bw + job.ldw * g->k;
+    job.aw = aw;
+    job.bw = bw;
+    /* each row of C: n elements stored, k multiply-adds each */
+    const int parts = cpu_parallel_parts(be, g->m, 1, g->n);
+    const size_t esz_a = gan_dtype_size(g->a.dtype), esz_b = gan_dtype_size(g->b.dtype),
+                 esz_c = gan_dtype_size(g->c.dtype);
+    for (int64_t e = 0; e < g->batch; e++) {
+        /* A is stored k × m when transposed (its columns of op(A) are runs), B k × n when
+         * not */
+        const struct cpu_gemm16_operand a = {
+            cpu_ref_ptr(&g->a) + (size_t)(e * g->stride_a) * esz_a, g->a.dtype, g->lda,
+            g->trans_a, g->trans_a ? g->m : g->k };
+        const struct cpu_gemm16_operand b = {
+            cpu_ref_ptr(&g->b) + (size_t)(e * g->stride_b) * esz_b, g->b.dtype, g->ldb,
+            g->trans_b, g->trans_b ? g->k : g->n };
+        if (e == 0 || g->stride_a != 0)
+            widen_lines(be->isa, &a, g->trans_a, g->m, g->k, aw, g->m, stage);
+        if (e == 0 || g->stride_b != 0)
+            widen_lines(be->isa, &b, !g->trans_b, g->n, g->k, bw, job.ldw, stage);
+        job.c = (struct cpu_gemm16_c){ cpu_ref_ptr(&g->c) + (size_t)(e * g->stride_c) * esz_c,
+                                       g->c.dtype, g->ldc, g->alpha, g->beta };
+        cpu_parallel_for(be, parts, g->m, 1, shallow_range, &job);
+    }
+    return GAN_OK;
+}
+
 gan_status cpu_gemm16(gan_backend *be, const struct gan_gemm *g)
 {
     const struct cpu_gemm16_level *lv = cpu_gemm16_level(be, NULL);
+    if (g->k >= 1 && g->k <= CPU_GEMM16_SHALLOW)
+        return gemm16_shallow(be, lv, g);
     const int64_t panels = (g->n + lv->nr - 1) / lv->nr;
     /* One part per thread at most: each packs its own A, so more would only repack. */
     int parts = cpu_parallel_parts(be, panels, 1, g->m * g->k * lv->nr / GEMM16_MACS_PER_ADD);

@@ -47,7 +47,18 @@ struct cpu_gemm16_level {
     void (*tile)(const struct cpu_gemm16_c *c, const float *ap, int a_by_rows, const float *bp,
                  int64_t k, int64_t i0, int64_t j0, int mr, int nr, float *part, int first,
                  int last);
+    /* C's rows i0 .. i1 of an m × n product with k ≤ CPU_GEMM16_SHALLOW, from A and B
+     * widened whole: aw[p · m + i] is A's element (i, p); bw[p · ldw + j] is B's (p, j),
+     * ldw a multiple of lanes, 0 past n. */
+    void (*shallow)(const struct cpu_gemm16_c *c, const float *aw, int64_t m, const float *bw,
+                    int64_t ldw, int64_t n, int64_t k, int64_t i0, int64_t i1);
 };
+
+/* Products over at most this many values of k take the level's shallow kernel instead of
+ * its tiles: a 2-D point times a layer's weights (k = 2), a one-unit layer's input
+ * gradient (k = 1). Their tiles were mostly packing and the trip through memory after
+ * two FMAs an element. */
+#define CPU_GEMM16_SHALLOW 4
 
 extern const struct cpu_gemm16_level cpu_gemm16_level_avx512, cpu_gemm16_level_avx2;
 

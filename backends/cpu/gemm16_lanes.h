@@ -151,7 +151,94 @@ static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
     }
 }
 
+/* Rows i0 .. i1 of C for k ≤ CPU_GEMM16_SHALLOW: each row's k values of A broadcast, B's
+ * rows streamed past them, both widened once for the call (A's k columns of m values
+ * and B's k rows of n, in the L1 cache: no conversion of the baseline ISA runs among
+ * these loops, where it would pay for the AVX-512 state it finds). Each element is
+ * the tile's chain: FMAs over k in order from zero, alpha·chain + beta·C, rounded once
+ * into C, so that a product gives the same bits either way. The row's loop is compiled
+ * once for each k and type of C (shallow_rows): with both fixed, the chain is unrolled
+ * and the store's type chosen outside the loop, which is then a few instructions a
+ * vector. */
+GEMM16_TARGET
+static inline __attribute__((always_inline)) lanes_f32
+LANES_FN(shallow_one)(void *cp, enum gan_dtype dt, int64_t at, lanes_in in, const lanes_f32 *x,
+                      int k, const float *bw, int64_t ldw, int64_t j, lanes_f32 alpha,
+                      lanes_f32 beta, int add)
+{
+    const lanes_in all = lanes_inside(0, LANES_N);
+    lanes_f32 acc = lanes_zero();
+    for (int p = 0; p < k; p++)
+        acc = lanes_fma(x[p], lanes_load_f32(bw + p * ldw + j, all), acc);
+    lanes_f32 v = lanes_mul(alpha, acc);
+    if (add) /* beta = 0: C is not read, as in BLAS */
+        v = lanes_add(v, lanes_mul(beta, lanes_load(cp, dt, at, in)));
+    return v;
+}
+
+GEMM16_TARGET
+static inline __attribute__((always_inline)) void
+LANES_FN(shallow_rows)(const struct cpu_gemm16_c *c, const float *aw, int64_t m,
+                       const float *bw, int64_t ldw, int64_t n, const int k,
+                       const enum gan_dtype dt, int64_t i0, int64_t i1)
+{
+    void *const cp = c->p;
+    const int64_t ldc = c->ld;
+    const int add = c->beta != 0.0f;
+    const lanes_f32 alpha = lanes_set1(c->alpha), beta = lanes_set1(c->beta);
+    const lanes_in all = lanes_inside(0, LANES_N), tail = lanes_inside(n / LANES_N * LANES_N, n);
+    for (int64_t i = i0; i < i1; i++) {
+        lanes_f32 x[CPU_GEMM16_SHALLOW];
+        for (int p = 0; p < k; p++)
+            x[p] = lanes_set1(aw[p * m + i]);
+        const int64_t row = i * ldc;
+        int64_t j = 0;
+        for (; j + LANES_N <= n; j += LANES_N)
+            lanes_store(cp, dt, row + j, all,
+                        LANES_FN(shallow_one)(cp, dt, row + j, all, x, k, bw, ldw, j, alpha,
+                                              beta, add));
+        if (j < n)
+            lanes_store(cp, dt, row + j, tail,
+                        LANES_FN(shallow_one)(cp, dt, row + j, tail, x, k, bw, ldw, j, alpha,
+                                              beta, add));
+    }
+}
+
+/* shallow_rows for one k, each type of C its own loop */
+#define GEMM16_SHALLOW_K(K)                                                              \
+    GEMM16_TARGET static void LANES_FN(gemm16_shallow_##K)(                             \
+        const struct cpu_gemm16_c *c, const float *aw, int64_t m, const float *bw,       \
+        int64_t ldw, int64_t n, int64_t i0, int64_t i1)                                  \
+    {                                                                                    \
+        if (c->dtype == GAN_BF16)                                                        \
+            LANES_FN(shallow_rows)(c, aw, m, bw, ldw, n, K, GAN_BF16, i0, i1);           \
+        else if (c->dtype == GAN_F16)                                                    \
+            LANES_FN(shallow_rows)(c, aw, m, bw, ldw, n, K, GAN_F16, i0, i1);            \
+        else                                                                             \
+            LANES_FN(shallow_rows)(c, aw, m, bw, ldw, n, K, GAN_F32, i0, i1);            \
+    }
+GEMM16_SHALLOW_K(1)
+GEMM16_SHALLOW_K(2)
+GEMM16_SHALLOW_K(3)
+GEMM16_SHALLOW_K(4)
+#undef GEMM16_SHALLOW_K
+
+GEMM16_TARGET
+static void LANES_FN(gemm16_shallow)(const struct cpu_gemm16_c *c, const float *aw,
+                                     int64_t m, const float *bw, int64_t ldw, int64_t n,
+                                     int64_t k, int64_t i0, int64_t i1)
+{
+    static void (*const by_k[CPU_GEMM16_SHALLOW])(const struct cpu_gemm16_c *, const float *,
+                                                  int64_t, const float *, int64_t, int64_t,
+                                                  int64_t, int64_t) = {
+        LANES_FN(gemm16_shallow_1), LANES_FN(gemm16_shallow_2), LANES_FN(gemm16_shallow_3),
+        LANES_FN(gemm16_shallow_4),
+    };
+    by_k[k - 1](c, aw, m, bw, ldw, n, i0, i1);
+}
+
 const struct cpu_gemm16_level LANES_FN(cpu_gemm16_level) = {
     GEMM16_MR, GEMM16_NR, LANES_N,
     LANES_FN(gemm16_pack_a), LANES_FN(gemm16_pack_b), LANES_FN(gemm16_tile),
+    LANES_FN(gemm16_shallow),
 };

@@ -25,7 +25,7 @@ struct shape {
 };
 
 /* Odd sizes around the tiles (12 × 32 and 6 × 16), the 96 rows and 512 columns of a
- * block, k across a packed line; every type in every operand. */
+ * block, k across a packed line, k of a few values; every type in every operand. */
 static const struct shape shapes[] = {
     { 8, 16, 1, GAN_F16, GAN_F16, GAN_F16, 1.0f, 0.0f, 1, 0 },
     { 13, 37, 29, GAN_F16, GAN_F16, GAN_F32, 1.0f, 0.0f, 1, 0 },
@@ -37,6 +37,11 @@ static const struct shape shapes[] = {
     { 40, 530, 48, GAN_F16, GAN_F16, GAN_F16, 1.0f, 1.0f, 1, 0 },
     { 30, 40, 20, GAN_F16, GAN_F16, GAN_F16, 1.0f, 0.0f, 3, 1 },
     { 9, 17, 3, GAN_F32, GAN_F32, GAN_F16, 1.0f, 0.0f, 2, 0 },
+    /* k ≤ CPU_GEMM16_SHALLOW (the shallow kernel) and just past it (the tiles) */
+    { 37, 70, 2, GAN_BF16, GAN_BF16, GAN_BF16, 1.0f, 0.0f, 1, 0 },
+    { 19, 33, 4, GAN_F16, GAN_BF16, GAN_F16, 0.5f, 0.7f, 2, 0 },
+    { 64, 48, 1, GAN_F32, GAN_F16, GAN_BF16, 2.0f, -1.0f, 3, 1 },
+    { 20, 40, 5, GAN_BF16, GAN_BF16, GAN_F32, 1.0f, 1.0f, 1, 0 },
 };
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
