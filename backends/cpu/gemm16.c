@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "convert.h"
 #include "gemm16.h"
 
 /* Columns of B packed at a time and rows of A, with CPU_GEMM16_DEPTH values of k

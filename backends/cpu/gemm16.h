@@ -2,7 +2,8 @@
 /* gemm16.h — the CPU backend's own GEMM for products with 16-bit operands on CPUs
  * without a 16-bit dot product: it widens FP16 and BF16 to FP32 while it packs the
  * operands, where OpenBLAS's sgemm needs them widened first in a pass of their own.
- * gemm16.c drives it; gemm16_lanes.h is its packing and tile, once per vector level. */
+ * gemm16.c drives it; gemm16_lanes.h is its packing, tile and shallow kernel, once per
+ * vector level. */
 #ifndef GANCTL_CPU_GEMM16_H
 #define GANCTL_CPU_GEMM16_H
 
@@ -34,7 +35,7 @@ struct cpu_gemm16_c {
  * lines apart, 272 floats, ran no faster: bench/README.md.) */
 #define CPU_GEMM16_DEPTH 256
 
-/* A vector level's part: its tile's shape and its three kernels (gemm16_lanes.h). The
+/* A vector level's part: its tile's shape and its four kernels (gemm16_lanes.h). The
  * tile reads A's panel k-major (dst[k · mr + i]) when A is stored k × m, and row by row
  * (dst[i · CPU_GEMM16_DEPTH + k]) when it is stored m × k: each is then a plain
  * widening copy of what the stored rows hold, with no transposing. */

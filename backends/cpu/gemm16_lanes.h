@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* gemm16_lanes.h — gemm16.c's packing and tile, written once for both vector levels:
- * included after lanes_avx512.h or lanes_avx2.h by gemm16_avx512.c and gemm16_avx2.c,
- * which define GEMM16_TARGET (the level's target plus FMA), the tile's rows GEMM16_MR
- * (at most LANES_N) and vectors of columns GEMM16_NV, and lanes_fma; the lane interface
- * gives lanes_transpose (LANES_N vectors, in place).
+/* gemm16_lanes.h — gemm16.c's packing, tile and shallow kernel, written once for both
+ * vector levels: included after lanes_avx512.h or lanes_avx2.h by gemm16_avx512.c and
+ * gemm16_avx2.c, which define GEMM16_TARGET (the level's target plus FMA), the tile's
+ * rows GEMM16_MR (at most LANES_N) and vectors of columns GEMM16_NV, and lanes_fma; the
+ * lane interface gives lanes_transpose (LANES_N vectors, in place).
  *
  * A tile is GEMM16_MR rows by GEMM16_NR = two vectors of columns of C. Each element is
  * one FP32 fused multiply-add chain over k in order, from zero, then alpha·chain +
@@ -152,9 +152,10 @@ static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
 }
 
 /* Rows i0 .. i1 of C for k ≤ CPU_GEMM16_SHALLOW: each row's k values of A broadcast, B's
- * rows streamed past them, both widened once for the call (A's k columns of m values
- * and B's k rows of n, in the L1 cache: no conversion of the baseline ISA runs among
- * these loops, where it would pay for the AVX-512 state it finds). Each element is
+ * rows streamed past them, both widened before (A's k columns of m values and B's k rows
+ * of n, once per batch entry; a few KiB for the toy's layers): no conversion of the
+ * baseline ISA runs among these loops, where it would pay for the AVX-512 state it
+ * finds. Each element is
  * the tile's chain: FMAs over k in order from zero, alpha·chain + beta·C, rounded once
  * into C, so that a product gives the same bits either way. The row's loop is compiled
  * once for each k and type of C (shallow_rows): with both fixed, the chain is unrolled
@@ -228,6 +229,7 @@ static void LANES_FN(gemm16_shallow)(const struct cpu_gemm16_c *c, const float *
                                      int64_t m, const float *bw, int64_t ldw, int64_t n,
                                      int64_t k, int64_t i0, int64_t i1)
 {
+    _Static_assert(CPU_GEMM16_SHALLOW == 4, "one gemm16_shallow_K for each k up to the bound");
     static void (*const by_k[CPU_GEMM16_SHALLOW])(const struct cpu_gemm16_c *, const float *,
                                                   int64_t, const float *, int64_t, int64_t,
                                                   int64_t, int64_t) = {

@@ -320,7 +320,13 @@ void host_set(unsigned char *p, enum gan_dtype dt, size_t i, float v)
 unsigned char *padded_operand(enum gan_dtype dt, int rows, int cols, int batch, int64_t stride,
                             int random)
 {
-    const int64_t ld = cols + 3, one = rows * ld;
+    return strided_operand(dt, rows, cols, cols + 3, batch, stride, random);
+}
+
+unsigned char *strided_operand(enum gan_dtype dt, int rows, int cols, int64_t ld, int batch,
+                             int64_t stride, int random)
+{
+    const int64_t one = rows * ld;
     const size_t elems = (size_t)(stride * (batch - 1) + one);
     unsigned char *p = malloc(elems * gan_dtype_size(dt));
     ck_assert_ptr_nonnull(p);

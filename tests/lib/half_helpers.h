@@ -75,6 +75,9 @@ void host_set(unsigned char *p, enum gan_dtype dt, size_t i, float v);
  * type holds in [−1, 1) in the body (NaN too when not `random`). malloc'd. */
 unsigned char *padded_operand(enum gan_dtype dt, int rows, int cols, int batch, int64_t stride,
                             int random);
+/* The same with rows ld elements apart (ld ≥ cols; NaN in the ld − cols past each row). */
+unsigned char *strided_operand(enum gan_dtype dt, int rows, int cols, int64_t ld, int batch,
+                             int64_t stride, int random);
 /* A buffer of be's holding `bytes` of p. */
 gan_buffer *host_upload(gan_backend *be, const unsigned char *p, size_t bytes);
 /* The settings of the vector levels with FMA this CPU runs, widest first

@@ -21,27 +21,31 @@ struct shape {
     int m, n, k;
     enum gan_dtype da, db, dc;
     float alpha, beta;
-    int batch, share_a;
+    int batch, share_a, share_b;
+    int dense; /* A and B stored with ld = their columns, else 3 more (C always 3 more) */
 };
 
 /* Odd sizes around the tiles (12 × 32 and 6 × 16), the 96 rows and 512 columns of a
  * block, k across a packed line, k of a few values; every type in every operand. */
 static const struct shape shapes[] = {
-    { 8, 16, 1, GAN_F16, GAN_F16, GAN_F16, 1.0f, 0.0f, 1, 0 },
-    { 13, 37, 29, GAN_F16, GAN_F16, GAN_F32, 1.0f, 0.0f, 1, 0 },
-    { 12, 32, 16, GAN_BF16, GAN_BF16, GAN_BF16, 1.0f, 1.0f, 1, 0 },
-    { 25, 33, 17, GAN_F16, GAN_F32, GAN_F32, 0.3f, 0.1f, 1, 0 },
-    { 21, 18, 40, GAN_BF16, GAN_F16, GAN_F16, 0.5f, 0.7f, 1, 0 },
-    { 100, 70, 300, GAN_BF16, GAN_BF16, GAN_F32, 1.0f, 0.0f, 1, 0 },
-    { 97, 19, 513, GAN_F32, GAN_BF16, GAN_BF16, 2.0f, -1.0f, 1, 0 },
-    { 40, 530, 48, GAN_F16, GAN_F16, GAN_F16, 1.0f, 1.0f, 1, 0 },
-    { 30, 40, 20, GAN_F16, GAN_F16, GAN_F16, 1.0f, 0.0f, 3, 1 },
-    { 9, 17, 3, GAN_F32, GAN_F32, GAN_F16, 1.0f, 0.0f, 2, 0 },
+    { 8, 16, 1, GAN_F16, GAN_F16, GAN_F16, 1.0f, 0.0f, 1, 0, 0, 0 },
+    { 13, 37, 29, GAN_F16, GAN_F16, GAN_F32, 1.0f, 0.0f, 1, 0, 0, 0 },
+    { 12, 32, 16, GAN_BF16, GAN_BF16, GAN_BF16, 1.0f, 1.0f, 1, 0, 0, 0 },
+    { 25, 33, 17, GAN_F16, GAN_F32, GAN_F32, 0.3f, 0.1f, 1, 0, 0, 0 },
+    { 21, 18, 40, GAN_BF16, GAN_F16, GAN_F16, 0.5f, 0.7f, 1, 0, 0, 0 },
+    { 100, 70, 300, GAN_BF16, GAN_BF16, GAN_F32, 1.0f, 0.0f, 1, 0, 0, 0 },
+    { 97, 19, 513, GAN_F32, GAN_BF16, GAN_BF16, 2.0f, -1.0f, 1, 0, 0, 0 },
+    { 40, 530, 48, GAN_F16, GAN_F16, GAN_F16, 1.0f, 1.0f, 1, 0, 0, 0 },
+    { 30, 40, 20, GAN_F16, GAN_F16, GAN_F16, 1.0f, 0.0f, 3, 1, 0, 0 },
+    { 9, 17, 3, GAN_F32, GAN_F32, GAN_F16, 1.0f, 0.0f, 2, 0, 0, 0 },
     /* k ≤ CPU_GEMM16_SHALLOW (the shallow kernel) and just past it (the tiles) */
-    { 37, 70, 2, GAN_BF16, GAN_BF16, GAN_BF16, 1.0f, 0.0f, 1, 0 },
-    { 19, 33, 4, GAN_F16, GAN_BF16, GAN_F16, 0.5f, 0.7f, 2, 0 },
-    { 64, 48, 1, GAN_F32, GAN_F16, GAN_BF16, 2.0f, -1.0f, 3, 1 },
-    { 20, 40, 5, GAN_BF16, GAN_BF16, GAN_F32, 1.0f, 1.0f, 1, 0 },
+    { 37, 70, 2, GAN_BF16, GAN_BF16, GAN_BF16, 1.0f, 0.0f, 1, 0, 0, 0 },
+    { 19, 33, 4, GAN_F16, GAN_BF16, GAN_F16, 0.5f, 0.7f, 2, 0, 0, 0 },
+    { 64, 48, 1, GAN_F32, GAN_F16, GAN_BF16, 2.0f, -1.0f, 3, 1, 0, 0 },
+    { 20, 40, 5, GAN_BF16, GAN_BF16, GAN_F32, 1.0f, 1.0f, 1, 0, 0, 0 },
+    /* operands without padding (widened in one run), rows split across threads, B shared */
+    { 256, 512, 2, GAN_BF16, GAN_BF16, GAN_BF16, 1.0f, 0.0f, 1, 0, 0, 1 },
+    { 300, 450, 3, GAN_F16, GAN_F16, GAN_F16, 1.0f, 0.5f, 2, 0, 1, 1 },
 };
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
@@ -53,14 +57,16 @@ static void run_exact(const char *const *settings, const struct shape *s, int ta
     rng_seed((uint64_t)(s->m * 7919 + s->n * 104729 + s->k * 31 + ta * 2 + tb));
     const int ar = ta ? s->k : s->m, ac = ta ? s->m : s->k;
     const int br = tb ? s->n : s->k, bc = tb ? s->k : s->n;
-    const int64_t sa = s->share_a ? 0 : (int64_t)ar * (ac + 3) + 5,
-                  sb = (int64_t)br * (bc + 3) + 2, sc = (int64_t)s->m * (s->n + 3) + 1;
-    unsigned char *a = padded_operand(s->da, ar, ac, s->share_a ? 1 : s->batch, sa, 1);
-    unsigned char *b = padded_operand(s->db, br, bc, s->batch, sb, 1);
+    const int lda = ac + (s->dense ? 0 : 3), ldb = bc + (s->dense ? 0 : 3);
+    const int64_t sa = s->share_a ? 0 : (int64_t)ar * lda + 5,
+                  sb = s->share_b ? 0 : (int64_t)br * ldb + 2,
+                  sc = (int64_t)s->m * (s->n + 3) + 1;
+    unsigned char *a = strided_operand(s->da, ar, ac, lda, s->share_a ? 1 : s->batch, sa, 1);
+    unsigned char *b = strided_operand(s->db, br, bc, ldb, s->share_b ? 1 : s->batch, sb, 1);
     /* beta = 0: C starts as NaN, which must not come through */
     unsigned char *c = padded_operand(s->dc, s->m, s->n, s->batch, sc, s->beta != 0.0f);
-    const size_t ea = (size_t)((s->share_a ? 0 : sa * (s->batch - 1)) + (int64_t)ar * (ac + 3)),
-                 eb = (size_t)(sb * (s->batch - 1) + (int64_t)br * (bc + 3)),
+    const size_t ea = (size_t)(sa * (s->batch - 1) + (int64_t)ar * lda),
+                 eb = (size_t)(sb * (s->batch - 1) + (int64_t)br * ldb),
                  ec = (size_t)(sc * (s->batch - 1) + (int64_t)s->m * (s->n + 3));
     gan_buffer *ba = host_upload(be, a, ea * gan_dtype_size(s->da));
     gan_buffer *bb = host_upload(be, b, eb * gan_dtype_size(s->db));
@@ -71,7 +77,7 @@ static void run_exact(const char *const *settings, const struct shape *s, int ta
         .alpha = s->alpha, .beta = s->beta,
         .a = cpu_fixture_ref(ba, s->da), .b = cpu_fixture_ref(bb, s->db),
         .c = cpu_fixture_ref(bcb, s->dc),
-        .lda = ac + 3, .ldb = bc + 3, .ldc = s->n + 3,
+        .lda = lda, .ldb = ldb, .ldc = s->n + 3,
         .batch = s->batch, .stride_a = sa, .stride_b = sb, .stride_c = sc,
     };
     ck_assert_msg(cpu_gemm16_takes(be, &g), "gemm16 does not take %dx%dx%d", s->m, s->n, s->k);
@@ -85,10 +91,10 @@ static void run_exact(const char *const *settings, const struct shape *s, int ta
                 if (j < s->n) {
                     float acc = 0.0f;
                     for (int q = 0; q < s->k; q++) {
-                        const float x = host_get(a, s->da, (size_t)(e * sa + (ta ? q * (ac + 3) + i
-                                                                             : i * (ac + 3) + q)));
-                        const float y = host_get(b, s->db, (size_t)(e * sb + (tb ? j * (bc + 3) + q
-                                                                             : q * (bc + 3) + j)));
+                        const float x = host_get(a, s->da, (size_t)(e * sa + (ta ? q * lda + i
+                                                                             : i * lda + q)));
+                        const float y = host_get(b, s->db, (size_t)(e * sb + (tb ? j * ldb + q
+                                                                             : q * ldb + j)));
                         acc = fmaf(x, y, acc);
                     }
                     /* each product and the sum rounded once, never fused */
