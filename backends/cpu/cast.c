@@ -67,6 +67,8 @@ static void f16_to_f32_f16c(const uint16_t *x, float *y, size_t n)
         special = _mm_or_si128(special, _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask));
         _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
     }
+    /* before the baseline ISA's tail (lanes_avx2.h, lanes_leave); what follows is 128-bit */
+    _mm256_zeroupper();
     f16_to_f32_portable(x + i, y + i, n - i);
     if (!_mm_movemask_epi8(special))
         return;
@@ -107,6 +109,7 @@ static void f32_to_bf16_avx2(const float *x, uint16_t *y, size_t n)
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(void *)(y + i), avx2_f32_to_bf16(_mm256_loadu_ps(x + i)));
+    _mm256_zeroupper(); /* before the baseline ISA's tail (lanes_avx2.h, lanes_leave) */
     f32_to_bf16_portable(x + i, y + i, n - i);
 }
 
@@ -163,8 +166,10 @@ static void f16_to_f32_avx512(const uint16_t *x, float *y, size_t n)
     for (size_t j = 0; j < n; j += 16) {
         __mmask16 m = avx512_lanes((int64_t)j, (int64_t)n);
         __m512 v = _mm512_maskz_loadu_ps(m, y + j);
-        if (_mm512_mask_cmp_ps_mask(m, v, v, _CMP_UNORD_Q))
+        if (_mm512_mask_cmp_ps_mask(m, v, v, _CMP_UNORD_Q)) {
+            _mm256_zeroupper(); /* before the baseline ISA (lanes_avx512.h, lanes_leave) */
             f16_to_f32_portable(x + j, y + j, n - j < 16 ? n - j : 16);
+        }
     }
 }
 

@@ -119,6 +119,7 @@ static void f32_to_fp8_avx2(const float *x, uint8_t *y, size_t n, enum gan_dtype
         __m256i b = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(w, w), gather);
         _mm_storel_epi64((__m128i *)(void *)(y + i), _mm256_castsi256_si128(b));
     }
+    _mm256_zeroupper(); /* before the baseline ISA's tail (lanes_avx2.h, lanes_leave) */
     f32_to_fp8_portable(x + i, y + i, n - i, dt, saturate);
 }
 

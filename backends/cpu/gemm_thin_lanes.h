@@ -7,24 +7,24 @@
  * by step (never fused), and rounded once to C's dtype. */
 #include <string.h>
 
-#include "convert.h"
 
-/* C(v, s) from the sum x. Compiled for the lanes' target and always inlined: as a
- * function of its own it was built for the baseline ISA, and each call from the vector
- * loops, with the upper halves of the vector registers in use, cost an Intel Xeon
- * (AVX512-BF16, no AMX) so much that the toy's 256 × 2 × 512 ran at 3.9 GFLOP/s
- * instead of 42 (`bench/sgemm --dtype BF16`); a Zen 4 had not shown it. */
+/* C(v, s) from the sum x, in the first lane: the same operations as a scalar loop
+ * (alpha·x and beta·C rounded apart, then their sum, then the store's rounding). Compiled
+ * for the lanes' target and always inlined, with no call to the baseline ISA's loads and
+ * stores: each such call from the vector loops, with the upper halves of the vector
+ * registers in use, cost an Intel Xeon (AVX512-BF16, no AMX) so much that the toy's
+ * 256 × 2 × 512 ran at 3.9 GFLOP/s instead of 42 (`bench/sgemm --dtype BF16`); a Zen 4
+ * had not shown it (lanes_leave). */
 LANES_TARGET
 static __attribute__((always_inline)) inline void
 LANES_FN(thin_store_one)(const struct cpu_thin *t, int64_t v, int64_t s, float x)
 {
     const int64_t at = v * t->cv + s * t->cs;
-    float y = t->alpha * x;
-    if (t->beta != 0.0f) {
-        const float w = t->beta * cpu_load(t->c, t->c_dtype, at);
-        y = y + w;
-    }
-    cpu_store(t->c, t->c_dtype, at, y);
+    const lanes_in first = lanes_inside(0, 1);
+    lanes_f32 y = lanes_mul(lanes_set1(t->alpha), lanes_set1(x));
+    if (t->beta != 0.0f)
+        y = lanes_add(y, lanes_mul(lanes_set1(t->beta), lanes_load(t->c, t->c_dtype, at, first)));
+    lanes_store(t->c, t->c_dtype, at, first, y);
 }
 
 /* C(v0 .., s) from the sums in x's lanes inside the run: a vector store where they lie
@@ -120,6 +120,7 @@ static THIN_INLINE void LANES_FN(thin_chains_of)(const struct cpu_thin *t, const
         case 3: LANES_FN(thin_##kind##_of)(t, 3); break;                                    \
         default: LANES_FN(thin_##kind##_of)(t, 4); break;                                   \
         }                                                                                   \
+        lanes_leave();                                                                      \
     }
 THIN_SIZES(dots)
 THIN_SIZES(chains)

@@ -18,6 +18,12 @@ typedef __m256 lanes_f32; /* eight FP32 values */
 typedef int lanes_in;     /* how many lanes of a block lie inside the run, from the first */
 typedef __m256 lanes_if;  /* a condition per lane: all ones where it holds */
 
+/* Before a vector kernel returns, or calls code built for the baseline ISA: the upper
+ * halves of the vector registers cleared (VZEROUPPER). Left in use, they made an Intel
+ * Xeon (AVX512-BF16, no AMX) pay on every later switch between legacy SSE and VEX code,
+ * a libm call from a scalar loop 55 times as slow (bench/README.md); the compiler does
+ * not always clear them itself. */
+#define lanes_leave() _mm256_zeroupper()
 #define lanes_inside(i, n) avx2_lanes((i), (n))
 #define lanes_load(p, dt, i, in) avx2_load((p), (dt), (i), (in))
 #define lanes_store(p, dt, i, in, v) avx2_store((p), (dt), (i), (in), (v))
