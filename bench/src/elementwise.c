@@ -4,12 +4,12 @@
  * at that level (the unit the element-wise split weighs ops in, unary_cost in
  * backends/cpu/elementwise.c).
  *
- *   bench/elementwise [-n ELEMENTS] [-r REPS]
+ *   bench/elementwise [-n ELEMENTS] [-r REPS] [--dtype F32|BF16|F16]
  *   bench/elementwise --tanh-bits
  *
- * Every op runs on contiguous FP32 operands of n elements (default 50,176, the dcgan
- * generator's 64 images of 28 × 28), a median over r timed calls (default 200) after
- * one untimed. The inputs sweep [−3, 3) (the vector levels compute every case of tanh
+ * Every op runs on contiguous operands of n elements (default 50,176, the dcgan
+ * generator's 64 images of 28 × 28) of the dtype (default F32; inputs and output alike,
+ * as in an O2 step), a median over r timed calls (default 200) after one untimed. The inputs sweep [−3, 3) (the vector levels compute every case of tanh
  * in every lane whatever the input; the portable loop takes the cases of |x| < 3).
  *
  * --tanh-bits is not a timing: over all 2^32 FP32 inputs it counts where the backend's
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backends/cpu/convert.h"
 #include "../backends/cpu/cpu_backend.h"
 #include "bench_clock.h"
 #include "bench_host.h"
@@ -88,17 +89,24 @@ static int tanh_bits(void)
 int main(int argc, char **argv)
 {
     long n = 50176, reps = 200;
+    enum gan_dtype dt = GAN_F32;
     for (int i = 1; i < argc; i++) {
         char *end = NULL;
         if (strcmp(argv[i], "--tanh-bits") == 0 && argc == 2)
             return tanh_bits();
-        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
             n = strtol(argv[++i], &end, 10);
-        else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) {
             reps = strtol(argv[++i], &end, 10);
+        } else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
+            ++i;
+            dt = strcmp(argv[i], "F32") == 0 ? GAN_F32 : strcmp(argv[i], "BF16") == 0 ? GAN_BF16
+                 : strcmp(argv[i], "F16") == 0 ? GAN_F16 : GAN_DTYPE_COUNT;
+            end = dt == GAN_DTYPE_COUNT ? argv[i] : argv[i] + strlen(argv[i]);
+        }
         if (!end || *end) {
-            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r REPS] | %s --tanh-bits\n", argv[0],
-                    argv[0]);
+            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r REPS] [--dtype F32|BF16|F16] | %s "
+                            "--tanh-bits\n", argv[0], argv[0]);
             return 2;
         }
     }
@@ -111,25 +119,25 @@ int main(int argc, char **argv)
     be.host = &bench_host;
     be.threads = 1;
     gan_buffer *a, *b, *y;
-    if (cpu_buffer_alloc(&be, (size_t)n * sizeof(float), &a) != GAN_OK ||
-        cpu_buffer_alloc(&be, (size_t)n * sizeof(float), &b) != GAN_OK ||
-        cpu_buffer_alloc(&be, (size_t)n * sizeof(float), &y) != GAN_OK) {
+    const size_t bytes = (size_t)n * gan_dtype_size(dt);
+    if (cpu_buffer_alloc(&be, bytes, &a) != GAN_OK || cpu_buffer_alloc(&be, bytes, &b) != GAN_OK ||
+        cpu_buffer_alloc(&be, bytes, &y) != GAN_OK) {
         fprintf(stderr, "%s: %s\n", argv[0], bench_last_error());
         return 1;
     }
     for (long i = 0; i < n; i++) {
-        ((float *)a->data)[i] = (float)((i * 7919) % 6000) * 1e-3f - 3.0f;
-        ((float *)b->data)[i] = (float)((i * 104729) % 6000) * 1e-3f + 0.5f; /* log's > 0 */
+        cpu_store(a->data, dt, i, (float)((i * 7919) % 6000) * 1e-3f - 3.0f);
+        cpu_store(b->data, dt, i, (float)((i * 104729) % 6000) * 1e-3f + 0.5f); /* log's > 0 */
     }
     struct gan_shape s = { 1, { n } };
-    struct gan_operand oa = { a, 0, GAN_F32, { 1 } }, ob = { b, 0, GAN_F32, { 1 } };
-    struct gan_operand oy = { y, 0, GAN_F32, { 1 } };
+    struct gan_operand oa = { a, 0, dt, { 1 } }, ob = { b, 0, dt, { 1 } };
+    struct gan_operand oy = { y, 0, dt, { 1 } };
     double *t = malloc((size_t)reps * sizeof *t);
     if (!t)
         return 1;
 
-    printf("# %ld FP32 elements, one thread, median of %ld calls: ns an element (adds)\n",
-           n, reps);
+    printf("# %ld %s elements, one thread, median of %ld calls: ns an element (adds)\n",
+           n, gan_dtype_name(dt), reps);
     printf("%-14s", "level");
     for (size_t k = 0; k < N_OPS; k++)
         printf(" %16s", ops[k].name);
