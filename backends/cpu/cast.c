@@ -47,6 +47,7 @@ static void f32_to_f16_f16c(const float *x, uint16_t *y, size_t n)
         __m256 v = _mm256_loadu_ps(x + i);
         _mm_storeu_si128((__m128i *)(void *)(y + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     }
+    _mm256_zeroupper(); /* before the baseline ISA's tail (lanes_avx2.h, lanes_leave) */
     f32_to_f16_portable(x + i, y + i, n - i);
 }
 
@@ -122,6 +123,7 @@ static void bf16_to_f32_avx2(const uint16_t *x, float *y, size_t n)
         __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
         _mm256_storeu_si256((__m256i *)(void *)(y + i), w);
     }
+    _mm256_zeroupper(); /* before the baseline ISA's tail (lanes_avx2.h, lanes_leave) */
     bf16_to_f32_portable(x + i, y + i, n - i);
 }
 #endif

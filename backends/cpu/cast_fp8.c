@@ -154,6 +154,7 @@ static void fp8_to_f32_avx2(const uint8_t *x, float *y, size_t n, enum gan_dtype
         __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(x + i)));
         _mm256_storeu_si256((__m256i *)(void *)(y + i), decode8(b, &d));
     }
+    _mm256_zeroupper(); /* before the baseline ISA's tail (lanes_avx2.h, lanes_leave) */
     fp8_to_f32_portable(x + i, y + i, n - i, dt);
 }
 

@@ -205,8 +205,8 @@ FP8_INLINE void bf16_top_loop(const float *restrict x, const float *restrict s,
 }
 
 /* What a level's wrapper does before it returns to the baseline ISA's code: nothing in
- * plain C; on the vector levels, clear the upper halves of the vector registers, which
- * the compiler did not always do after these loops (lanes_avx512.h, lanes_leave). */
+ * plain C; on the vector levels, clear the upper halves of the vector registers, as
+ * every vector kernel does whatever the compiler adds (lanes_avx512.h, lanes_leave). */
 static inline void leave_portable(void)
 {
 }

@@ -7,7 +7,6 @@
  * by step (never fused), and rounded once to C's dtype. */
 #include <string.h>
 
-
 /* C(v, s) from the sum x, in the first lane: the same operations as a scalar loop
  * (alpha·x and beta·C rounded apart, then their sum, then the store's rounding). Compiled
  * for the lanes' target and always inlined, with no call to the baseline ISA's loads and

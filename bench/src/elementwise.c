@@ -9,8 +9,9 @@
  *
  * Every op runs on contiguous operands of n elements (default 50,176, the dcgan
  * generator's 64 images of 28 × 28) of the dtype (default F32; inputs and output alike,
- * as in an O2 step), a median over r timed calls (default 200) after one untimed. The inputs sweep [−3, 3) (the vector levels compute every case of tanh
- * in every lane whatever the input; the portable loop takes the cases of |x| < 3).
+ * as in an O2 step), a median over r timed calls (default 200) after one untimed. The
+ * inputs sweep [−3, 3) (the vector levels compute every case of tanh in every lane
+ * whatever the input; the portable loop takes the cases of |x| < 3).
  *
  * --tanh-bits is not a timing: over all 2^32 FP32 inputs it counts where the backend's
  * tanh differs from the C library's tanhf (none where that is fdlibm's, as glibc 2.36's)
@@ -102,7 +103,7 @@ int main(int argc, char **argv)
             ++i;
             dt = strcmp(argv[i], "F32") == 0 ? GAN_F32 : strcmp(argv[i], "BF16") == 0 ? GAN_BF16
                  : strcmp(argv[i], "F16") == 0 ? GAN_F16 : GAN_DTYPE_COUNT;
-            end = dt == GAN_DTYPE_COUNT ? argv[i] : argv[i] + strlen(argv[i]);
+            end = dt == GAN_DTYPE_COUNT ? NULL : argv[i] + strlen(argv[i]);
         }
         if (!end || *end) {
             fprintf(stderr, "usage: %s [-n ELEMENTS] [-r REPS] [--dtype F32|BF16|F16] | %s "
