@@ -204,25 +204,6 @@ FP8_INLINE void bf16_top_loop(const float *restrict x, const float *restrict s,
         y[i] = (uint16_t)(bits_of(x[i] * s[i]) >> 16);
 }
 
-/* What a level's wrapper does before it returns to the baseline ISA's code: nothing in
- * plain C; on the vector levels, clear the upper halves of the vector registers, as
- * every vector kernel does whatever the compiler adds (lanes_avx512.h, lanes_leave). */
-static inline void leave_portable(void)
-{
-}
-
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#include <immintrin.h>
-__attribute__((target("avx"))) static inline void leave_avx2(void)
-{
-    _mm256_zeroupper();
-}
-__attribute__((target("avx"))) static inline void leave_avx512(void)
-{
-    _mm256_zeroupper();
-}
-#endif
-
 /* The wrappers of one vector level, named with its suffix. */
 #define FP8_LEVEL(sfx, target)                                                            \
     target static void measure_##sfx(const float *x, size_t n, uint32_t *ab,             \
@@ -271,7 +252,6 @@ __attribute__((target("avx"))) static inline void leave_avx512(void)
             measure_direct_loop(x, 1, n, c);                                              \
         else                                                                              \
             measure_direct_loop(x, 0, n, c);                                              \
-        leave_##sfx();                                                                    \
     }                                                                                     \
     target static void quantize_##sfx(const void *x, int bf16, float s, const float *s_at, \
                                       uint8_t *q, size_t n,                               \

@@ -206,37 +206,32 @@ LANES_FN(shallow_rows)(const struct cpu_gemm16_c *c, const float *aw, int64_t m,
 }
 
 /* shallow_rows for one k, each type of C its own loop */
-#define GEMM16_SHALLOW_K(K)                                                              \
-    GEMM16_TARGET static void LANES_FN(gemm16_shallow_##K)(                             \
-        const struct cpu_gemm16_c *c, const float *aw, int64_t m, const float *bw,       \
-        int64_t ldw, int64_t n, int64_t i0, int64_t i1)                                  \
-    {                                                                                    \
-        if (c->dtype == GAN_BF16)                                                        \
-            LANES_FN(shallow_rows)(c, aw, m, bw, ldw, n, K, GAN_BF16, i0, i1);           \
-        else if (c->dtype == GAN_F16)                                                    \
-            LANES_FN(shallow_rows)(c, aw, m, bw, ldw, n, K, GAN_F16, i0, i1);            \
-        else                                                                             \
-            LANES_FN(shallow_rows)(c, aw, m, bw, ldw, n, K, GAN_F32, i0, i1);            \
-    }
-GEMM16_SHALLOW_K(1)
-GEMM16_SHALLOW_K(2)
-GEMM16_SHALLOW_K(3)
-GEMM16_SHALLOW_K(4)
-#undef GEMM16_SHALLOW_K
+GEMM16_TARGET
+static inline __attribute__((always_inline)) void
+LANES_FN(shallow_of_k)(const struct cpu_gemm16_c *c, const float *aw, int64_t m,
+                       const float *bw, int64_t ldw, int64_t n, const int k, int64_t i0,
+                       int64_t i1)
+{
+    if (c->dtype == GAN_BF16)
+        LANES_FN(shallow_rows)(c, aw, m, bw, ldw, n, k, GAN_BF16, i0, i1);
+    else if (c->dtype == GAN_F16)
+        LANES_FN(shallow_rows)(c, aw, m, bw, ldw, n, k, GAN_F16, i0, i1);
+    else
+        LANES_FN(shallow_rows)(c, aw, m, bw, ldw, n, k, GAN_F32, i0, i1);
+}
 
+/* k is 1 to CPU_GEMM16_SHALLOW (4), each a loop of its own */
 GEMM16_TARGET
 static void LANES_FN(gemm16_shallow)(const struct cpu_gemm16_c *c, const float *aw,
                                      int64_t m, const float *bw, int64_t ldw, int64_t n,
                                      int64_t k, int64_t i0, int64_t i1)
 {
-    _Static_assert(CPU_GEMM16_SHALLOW == 4, "one gemm16_shallow_K for each k up to the bound");
-    static void (*const by_k[CPU_GEMM16_SHALLOW])(const struct cpu_gemm16_c *, const float *,
-                                                  int64_t, const float *, int64_t, int64_t,
-                                                  int64_t, int64_t) = {
-        LANES_FN(gemm16_shallow_1), LANES_FN(gemm16_shallow_2), LANES_FN(gemm16_shallow_3),
-        LANES_FN(gemm16_shallow_4),
-    };
-    by_k[k - 1](c, aw, m, bw, ldw, n, i0, i1);
+    switch (k) {
+    case 1: LANES_FN(shallow_of_k)(c, aw, m, bw, ldw, n, 1, i0, i1); break;
+    case 2: LANES_FN(shallow_of_k)(c, aw, m, bw, ldw, n, 2, i0, i1); break;
+    case 3: LANES_FN(shallow_of_k)(c, aw, m, bw, ldw, n, 3, i0, i1); break;
+    default: LANES_FN(shallow_of_k)(c, aw, m, bw, ldw, n, 4, i0, i1); break;
+    }
 }
 
 const struct cpu_gemm16_level LANES_FN(cpu_gemm16_level) = {

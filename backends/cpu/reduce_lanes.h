@@ -22,7 +22,6 @@ void LANES_FN(cpu_vec_lanes_sum)(int squares, float *acc, const void *x, enum ga
         a = lanes_add(a, squares ? lanes_mul(v, v) : v);
         lanes_store_f32(acc + i, live, a);
     }
-    lanes_leave();
 }
 
 /* Each lane's eight partial sums stay in registers over the whole run; the last m mod 8

@@ -100,10 +100,13 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) {
             reps = strtol(argv[++i], &end, 10);
         } else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
+            static const enum gan_dtype choices[] = { GAN_F32, GAN_BF16, GAN_F16 };
             ++i;
-            dt = strcmp(argv[i], "F32") == 0 ? GAN_F32 : strcmp(argv[i], "BF16") == 0 ? GAN_BF16
-                 : strcmp(argv[i], "F16") == 0 ? GAN_F16 : GAN_DTYPE_COUNT;
-            end = dt == GAN_DTYPE_COUNT ? NULL : argv[i] + strlen(argv[i]);
+            for (size_t c = 0; c < sizeof choices / sizeof choices[0]; c++)
+                if (strcmp(argv[i], gan_dtype_name(choices[c])) == 0) {
+                    dt = choices[c];
+                    end = argv[i] + strlen(argv[i]);
+                }
         }
         if (!end || *end) {
             fprintf(stderr, "usage: %s [-n ELEMENTS] [-r REPS] [--dtype F32|BF16|F16] | %s "
