@@ -16,26 +16,58 @@
 #ifdef LANES_N
 #include "tanh_lanes.h"
 
-LANES_TARGET
-static inline lanes_f32 vec_load(const struct cpu_vec_in *in, int64_t i, lanes_in live)
-{
-    return in->base ? lanes_load(in->base, in->dtype, in->off + i, live)
-                    : lanes_set1(in->value);
-}
+/* An operand's lanes at element I: its run's, widened from type T, or its one value.
+ * The loops read the operands from copies in locals: a store to y, which the compiler
+ * must assume may alias whatever a pointer reaches, would otherwise make every block
+ * read their fields again. */
+#define VEC_AT(P, T, I, LIVE)                                                          \
+    ((P).base ? lanes_load((P).base, (T), (P).off + (I), (LIVE)) : lanes_set1((P).value))
 
-/* One loop per op, so that the op is chosen once per run rather than once per block. */
-#define UNARY_LOOP(EXPR)                                                  \
-    for (int64_t i = 0; i < n; i += LANES_N) {                            \
-        lanes_in live = lanes_inside(i, n);                               \
-        lanes_f32 v = vec_load(x, i, live);                               \
-        lanes_store(y, yt, yoff + i, live, (EXPR));                       \
-    }                                                                     \
+/* Whether an operand is one value or a run of type T. */
+#define VEC_FITS(P, T) (!(P).base || (P).dtype == (T))
+
+/* The type the operands' runs are read as: XT, or with XT = GAN_DTYPE_COUNT each
+ * operand's own, tested per block. */
+#define VEC_TYPE(P, XT) ((XT) == GAN_DTYPE_COUNT ? (P).dtype : (XT))
+
+/* A run in whole vectors, every lane inside, then the part of a vector at its end.
+ * BLOCK(XT, YT, I, LIVE, EXPR) is one block's loads, op and store. */
+#define VEC_RUN(BLOCK, XT, YT, EXPR)                                                   \
+    do {                                                                               \
+        int64_t i_ = 0;                                                                \
+        for (; n - i_ >= LANES_N; i_ += LANES_N)                                       \
+            BLOCK(XT, YT, i_, lanes_inside(0, LANES_N), EXPR);                         \
+        if (i_ < n)                                                                    \
+            BLOCK(XT, YT, i_, lanes_inside(i_, n), EXPR);                              \
+    } while (0)
+
+/* One loop per op, so that the op is chosen once per run rather than once per block;
+ * and where every run among the operands is of y's type (FITS), one loop per type,
+ * fixed when it is compiled, so that no block tests the types. */
+#define VEC_LOOP(FITS, BLOCK, EXPR)                                                    \
+    if ((FITS) && yt == GAN_F32)                                                       \
+        VEC_RUN(BLOCK, GAN_F32, GAN_F32, EXPR);                                        \
+    else if ((FITS) && yt == GAN_BF16)                                                 \
+        VEC_RUN(BLOCK, GAN_BF16, GAN_BF16, EXPR);                                      \
+    else if ((FITS) && yt == GAN_F16)                                                  \
+        VEC_RUN(BLOCK, GAN_F16, GAN_F16, EXPR);                                        \
+    else                                                                               \
+        VEC_RUN(BLOCK, GAN_DTYPE_COUNT, yt, EXPR);                                     \
     break
+
+#define UNARY_BLOCK(XT, YT, I, LIVE, EXPR)                                             \
+    do {                                                                               \
+        const lanes_in live = (LIVE);                                                  \
+        lanes_f32 v = VEC_AT(xs, VEC_TYPE(xs, XT), (I), live);                         \
+        lanes_store(y, (YT), yoff + (I), live, (EXPR));                                \
+    } while (0)
+#define UNARY_LOOP(EXPR) VEC_LOOP(VEC_FITS(xs, yt), UNARY_BLOCK, EXPR)
 
 LANES_TARGET
 void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu_vec_in *x,
                              void *y, enum gan_dtype yt, int64_t yoff, int64_t n)
 {
+    const struct cpu_vec_in xs = *x;
     const lanes_f32 zero = lanes_zero(), one = lanes_set1(1.0f), va = lanes_set1(alpha);
     switch (op) {
     case GAN_UNARY_COPY: UNARY_LOOP(v);
@@ -67,23 +99,26 @@ void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu
     }
 }
 
-#define BINARY_LOOP(EXPR)                                                 \
-    for (int64_t i = 0; i < n; i += LANES_N) {                            \
-        lanes_in live = lanes_inside(i, n);                               \
-        lanes_f32 va = vec_load(a, i, live), vb = vec_load(b, i, live);   \
-        lanes_store(y, yt, yoff + i, live, (EXPR));                       \
-    }                                                                     \
-    break
+#define BINARY_BLOCK(XT, YT, I, LIVE, EXPR)                                            \
+    do {                                                                               \
+        const lanes_in live = (LIVE);                                                  \
+        lanes_f32 va = VEC_AT(as, VEC_TYPE(as, XT), (I), live),                        \
+                  vb = VEC_AT(bs, VEC_TYPE(bs, XT), (I), live);                        \
+        lanes_store(y, (YT), yoff + (I), live, (EXPR));                                \
+    } while (0)
+#define BINARY_LOOP(EXPR)                                                              \
+    VEC_LOOP(VEC_FITS(as, yt) && VEC_FITS(bs, yt), BINARY_BLOCK, EXPR)
 
-/* BINARY_LOOP for an activation of the stored sum z = a + b */
-#define STORED_SUM_LOOP(EXPR)                                             \
-    for (int64_t i = 0; i < n; i += LANES_N) {                            \
-        lanes_in live = lanes_inside(i, n);                               \
-        lanes_f32 z = lanes_stored(yt, lanes_add(vec_load(a, i, live),    \
-                                                 vec_load(b, i, live)));  \
-        lanes_store(y, yt, yoff + i, live, (EXPR));                       \
-    }                                                                     \
-    break
+/* BINARY_BLOCK for an activation of the stored sum z = a + b */
+#define STORED_SUM_BLOCK(XT, YT, I, LIVE, EXPR)                                        \
+    do {                                                                               \
+        const lanes_in live = (LIVE);                                                  \
+        lanes_f32 z = lanes_stored((YT), lanes_add(VEC_AT(as, VEC_TYPE(as, XT), (I), live), \
+                                                   VEC_AT(bs, VEC_TYPE(bs, XT), (I), live))); \
+        lanes_store(y, (YT), yoff + (I), live, (EXPR));                                \
+    } while (0)
+#define STORED_SUM_LOOP(EXPR)                                                          \
+    VEC_LOOP(VEC_FITS(as, yt) && VEC_FITS(bs, yt), STORED_SUM_BLOCK, EXPR)
 
 /* The 1 of GREATER, MASK_POSITIVE and MASK_LEAKY, read through a volatile once per call,
  * as the portable loop reads its own: with a constant 1 a compiler may fold the masks'
@@ -96,6 +131,7 @@ void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, float alpha, const struct c
                               const struct cpu_vec_in *b, void *y, enum gan_dtype yt,
                               int64_t yoff, int64_t n)
 {
+    const struct cpu_vec_in as = *a, bs = *b;
     const lanes_f32 zero = lanes_zero(), one = lanes_set1(vec_one), slope = lanes_set1(alpha);
     switch (op) {
     case GAN_BINARY_ADD: BINARY_LOOP(lanes_add(va, vb));
@@ -120,8 +156,16 @@ void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, float alpha, const struct c
 }
 
 #undef UNARY_LOOP
+#undef UNARY_BLOCK
 #undef BINARY_LOOP
+#undef BINARY_BLOCK
 #undef STORED_SUM_LOOP
+#undef STORED_SUM_BLOCK
+#undef VEC_LOOP
+#undef VEC_RUN
+#undef VEC_TYPE
+#undef VEC_FITS
+#undef VEC_AT
 
 #else /* not an x86 CPU: the level is never chosen, and the scalar loops do everything */
 
