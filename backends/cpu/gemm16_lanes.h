@@ -85,21 +85,23 @@ static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t 
     }
 }
 
-/* The tile at C's row i0, column j0 (mr ≤ MR rows and nr ≤ NR columns of it are C's),
- * over one block of k. The chains start from zero at the first block, else from the
- * FP32 values `part` (MR × NR) holds; after the last they are combined with C and
- * stored, else kept in `part`: an FP32 value stored and loaded again is the same
- * value, so blocking k changes nothing in the chain. */
+/* The tile at C's row i0, column j0 (mr ≤ ROWS ≤ MR rows and nr ≤ NR columns of it are
+ * C's), over one block of k, computing ROWS rows of chains. The chains start from zero
+ * at the first block, else from the FP32 values `part` (MR × NR, its first ROWS rows)
+ * holds; after the last they are combined with C and stored, else kept in `part`: an
+ * FP32 value stored and loaded again is the same value, so blocking k changes nothing
+ * in the chain. Inlined into gemm16_tile with ROWS a constant, so that the loops over
+ * the rows unroll and the accumulators stay in registers. */
 GEMM16_TARGET
-static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
-                                  int a_by_rows, const float *bp, int64_t k_len, int64_t i0,
-                                  int64_t j0, int mr, int nr, float *part, int first,
-                                  int last)
+static inline __attribute__((always_inline)) void
+LANES_FN(tile_of_rows)(const struct cpu_gemm16_c *c, const float *ap, int a_by_rows,
+                       const float *bp, int64_t k_len, int64_t i0, int64_t j0, int mr, int nr,
+                       float *part, int first, int last, const int ROWS)
 {
     lanes_f32 acc[GEMM16_MR][GEMM16_NV];
     const lanes_in all = lanes_inside(0, LANES_N);
 #pragma GCC unroll 16
-    for (int i = 0; i < GEMM16_MR; i++)
+    for (int i = 0; i < ROWS; i++)
 #pragma GCC unroll 4
         for (int h = 0; h < GEMM16_NV; h++)
             acc[i][h] = first ? lanes_zero()
@@ -112,7 +114,7 @@ static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
         lanes_f32 y[GEMM16_NV];                                                          \
         _Pragma("GCC unroll 4") for (int h = 0; h < GEMM16_NV; h++)                      \
             y[h] = lanes_load_f32(bp + k * GEMM16_NR + h * LANES_N, all);                \
-        _Pragma("GCC unroll 16") for (int i = 0; i < GEMM16_MR; i++)                     \
+        _Pragma("GCC unroll 16") for (int i = 0; i < ROWS; i++)                          \
         {                                                                                \
             const lanes_f32 x = lanes_set1(ap[A_AT]);                                    \
             _Pragma("GCC unroll 4") for (int h = 0; h < GEMM16_NV; h++)                  \
@@ -129,7 +131,7 @@ static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
     float out[GEMM16_MR * GEMM16_NR];
     float *to = last ? out : part;
 #pragma GCC unroll 16
-    for (int i = 0; i < GEMM16_MR; i++)
+    for (int i = 0; i < ROWS; i++)
 #pragma GCC unroll 4
         for (int h = 0; h < GEMM16_NV; h++)
             lanes_store_f32(to + i * GEMM16_NR + h * LANES_N, all, acc[i][h]);
@@ -149,6 +151,27 @@ static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
             lanes_store(c->p, c->dtype, row + h * LANES_N, in[h], v);
         }
     }
+}
+
+/* A tile whose rows end within the last third of MR (or the last two) computes only
+ * those thirds: C's 256 rows are 21 tiles of 12 and one of 4 on AVX-512, where a
+ * whole 12-row tile would compute 8 rows of padding. Every element is the same chain
+ * whichever tile computes it. */
+GEMM16_TARGET
+static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
+                                  int a_by_rows, const float *bp, int64_t k_len, int64_t i0,
+                                  int64_t j0, int mr, int nr, float *part, int first,
+                                  int last)
+{
+    if (mr > 2 * GEMM16_MR / 3)
+        LANES_FN(tile_of_rows)(c, ap, a_by_rows, bp, k_len, i0, j0, mr, nr, part, first,
+                               last, GEMM16_MR);
+    else if (mr > GEMM16_MR / 3)
+        LANES_FN(tile_of_rows)(c, ap, a_by_rows, bp, k_len, i0, j0, mr, nr, part, first,
+                               last, 2 * GEMM16_MR / 3);
+    else
+        LANES_FN(tile_of_rows)(c, ap, a_by_rows, bp, k_len, i0, j0, mr, nr, part, first,
+                               last, GEMM16_MR / 3);
 }
 
 /* Rows i0 .. i1 of C for k ≤ CPU_GEMM16_SHALLOW: each row's k values of A broadcast, B's
