@@ -19,16 +19,17 @@
 /* An operand's lanes at element I: its run's, widened from type T, or its one value.
  * The loops read the operands from copies in locals: a store to y, which the compiler
  * must assume may alias whatever a pointer reaches, would otherwise make every block
- * read their fields again. */
+ * read the operands' fields again. */
 #define VEC_AT(P, T, I, LIVE)                                                          \
     ((P).base ? lanes_load((P).base, (T), (P).off + (I), (LIVE)) : lanes_set1((P).value))
 
 /* Whether an operand is one value or a run of type T. */
 #define VEC_FITS(P, T) (!(P).base || (P).dtype == (T))
 
-/* The type the operands' runs are read as: XT, or with XT = GAN_DTYPE_COUNT each
+/* The type the operands' runs are read as: XT, or with XT = VEC_OWN_TYPE each
  * operand's own, tested per block. */
-#define VEC_TYPE(P, XT) ((XT) == GAN_DTYPE_COUNT ? (P).dtype : (XT))
+#define VEC_OWN_TYPE GAN_DTYPE_COUNT
+#define VEC_TYPE(P, XT) ((XT) == VEC_OWN_TYPE ? (P).dtype : (XT))
 
 /* A run in whole vectors, every lane inside, then the part of a vector at its end.
  * BLOCK(XT, YT, I, LIVE, EXPR) is one block's loads, op and store. */
@@ -52,7 +53,7 @@
     else if ((FITS) && yt == GAN_F16)                                                  \
         VEC_RUN(BLOCK, GAN_F16, GAN_F16, EXPR);                                        \
     else                                                                               \
-        VEC_RUN(BLOCK, GAN_DTYPE_COUNT, yt, EXPR);                                     \
+        VEC_RUN(BLOCK, VEC_OWN_TYPE, yt, EXPR);                                        \
     break
 
 #define UNARY_BLOCK(XT, YT, I, LIVE, EXPR)                                             \
@@ -113,8 +114,9 @@ void LANES_FN(cpu_vec_unary)(enum gan_unary_op op, float alpha, const struct cpu
 #define STORED_SUM_BLOCK(XT, YT, I, LIVE, EXPR)                                        \
     do {                                                                               \
         const lanes_in live = (LIVE);                                                  \
-        lanes_f32 z = lanes_stored((YT), lanes_add(VEC_AT(as, VEC_TYPE(as, XT), (I), live), \
-                                                   VEC_AT(bs, VEC_TYPE(bs, XT), (I), live))); \
+        lanes_f32 sa = VEC_AT(as, VEC_TYPE(as, XT), (I), live),                        \
+                  sb = VEC_AT(bs, VEC_TYPE(bs, XT), (I), live);                        \
+        lanes_f32 z = lanes_stored((YT), lanes_add(sa, sb));                           \
         lanes_store(y, (YT), yoff + (I), live, (EXPR));                                \
     } while (0)
 #define STORED_SUM_LOOP(EXPR)                                                          \
@@ -164,6 +166,7 @@ void LANES_FN(cpu_vec_binary)(enum gan_binary_op op, float alpha, const struct c
 #undef VEC_LOOP
 #undef VEC_RUN
 #undef VEC_TYPE
+#undef VEC_OWN_TYPE
 #undef VEC_FITS
 #undef VEC_AT
 

@@ -77,7 +77,9 @@ gan_status cpu_gemm16_setting(const struct gan_host *host, enum cpu_gemm16_path 
 const struct cpu_gemm16_level *cpu_gemm16_level(const gan_backend *be, const char **why);
 
 /* Products smaller than this many rows or columns stay staged: a tile would spend most
- * of its lanes on padding (the critic's one-column output layer, the toy's 2-D input). */
+ * of its lanes on padding (the critic's one-column output layer). The row limit was set
+ * when every tile computed MR rows; the tiles of a third of MR pad less, and it has not
+ * been measured again since. */
 #define CPU_GEMM16_MIN_ROWS 8
 #define CPU_GEMM16_MIN_COLS 16
 

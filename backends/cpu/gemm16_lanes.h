@@ -5,7 +5,8 @@
  * rows GEMM16_MR (at most LANES_N) and vectors of columns GEMM16_NV, and lanes_fma; the
  * lane interface gives lanes_transpose (LANES_N vectors, in place).
  *
- * A tile is GEMM16_MR rows by GEMM16_NR = two vectors of columns of C. Each element is
+ * A tile is GEMM16_MR rows (a third or two thirds of them for a block's last rows) by
+ * GEMM16_NR = two vectors of columns of C. Each element is
  * one FP32 fused multiply-add chain over k in order, from zero, then alpha·chain +
  * beta·C, each product and the sum rounded once, and rounded once more into a 16-bit C:
  * what a scalar loop of fmaf computes, on either level and at any thread count. The
@@ -85,23 +86,23 @@ static void LANES_FN(gemm16_pack_b)(const struct cpu_gemm16_operand *b, int64_t 
     }
 }
 
-/* The tile at C's row i0, column j0 (mr ≤ ROWS ≤ MR rows and nr ≤ NR columns of it are
- * C's), over one block of k, computing ROWS rows of chains. The chains start from zero
- * at the first block, else from the FP32 values `part` (MR × NR, its first ROWS rows)
- * holds; after the last they are combined with C and stored, else kept in `part`: an
- * FP32 value stored and loaded again is the same value, so blocking k changes nothing
- * in the chain. Inlined into gemm16_tile with ROWS a constant, so that the loops over
- * the rows unroll and the accumulators stay in registers. */
+/* The tile at C's row i0, column j0 (mr ≤ tile_rows ≤ MR rows and nr ≤ NR columns of it
+ * are C's), over one block of k, computing tile_rows rows of chains. The chains start
+ * from zero at the first block, else from the FP32 values `part` (MR × NR, its first
+ * tile_rows rows) holds; after the last they are combined with C and stored, else kept
+ * in `part`: an FP32 value stored and loaded again is the same value, so blocking k
+ * changes nothing in the chain. Inlined into gemm16_tile with tile_rows a constant, so
+ * that the loops over the rows unroll and the accumulators stay in registers. */
 GEMM16_TARGET
 static inline __attribute__((always_inline)) void
 LANES_FN(tile_of_rows)(const struct cpu_gemm16_c *c, const float *ap, int a_by_rows,
                        const float *bp, int64_t k_len, int64_t i0, int64_t j0, int mr, int nr,
-                       float *part, int first, int last, const int ROWS)
+                       float *part, int first, int last, const int tile_rows)
 {
     lanes_f32 acc[GEMM16_MR][GEMM16_NV];
     const lanes_in all = lanes_inside(0, LANES_N);
 #pragma GCC unroll 16
-    for (int i = 0; i < ROWS; i++)
+    for (int i = 0; i < tile_rows; i++)
 #pragma GCC unroll 4
         for (int h = 0; h < GEMM16_NV; h++)
             acc[i][h] = first ? lanes_zero()
@@ -114,7 +115,7 @@ LANES_FN(tile_of_rows)(const struct cpu_gemm16_c *c, const float *ap, int a_by_r
         lanes_f32 y[GEMM16_NV];                                                          \
         _Pragma("GCC unroll 4") for (int h = 0; h < GEMM16_NV; h++)                      \
             y[h] = lanes_load_f32(bp + k * GEMM16_NR + h * LANES_N, all);                \
-        _Pragma("GCC unroll 16") for (int i = 0; i < ROWS; i++)                          \
+        _Pragma("GCC unroll 16") for (int i = 0; i < tile_rows; i++)                     \
         {                                                                                \
             const lanes_f32 x = lanes_set1(ap[A_AT]);                                    \
             _Pragma("GCC unroll 4") for (int h = 0; h < GEMM16_NV; h++)                  \
@@ -131,7 +132,7 @@ LANES_FN(tile_of_rows)(const struct cpu_gemm16_c *c, const float *ap, int a_by_r
     float out[GEMM16_MR * GEMM16_NR];
     float *to = last ? out : part;
 #pragma GCC unroll 16
-    for (int i = 0; i < ROWS; i++)
+    for (int i = 0; i < tile_rows; i++)
 #pragma GCC unroll 4
         for (int h = 0; h < GEMM16_NV; h++)
             lanes_store_f32(to + i * GEMM16_NR + h * LANES_N, all, acc[i][h]);
@@ -153,10 +154,10 @@ LANES_FN(tile_of_rows)(const struct cpu_gemm16_c *c, const float *ap, int a_by_r
     }
 }
 
-/* A tile whose rows end within the last third of MR (or the last two) computes only
- * those thirds: C's 256 rows are 21 tiles of 12 and one of 4 on AVX-512, where a
- * whole 12-row tile would compute 8 rows of padding. Every element is the same chain
- * whichever tile computes it. */
+/* A tile of at most a third (or two thirds) of MR rows computes only that many: C's 256
+ * rows are 21 tiles of 12 and one of 4 on AVX-512, where a whole 12-row tile would
+ * compute 8 rows of padding. Every element is the same chain whichever tile computes
+ * it. */
 GEMM16_TARGET
 static void LANES_FN(gemm16_tile)(const struct cpu_gemm16_c *c, const float *ap,
                                   int a_by_rows, const float *bp, int64_t k_len, int64_t i0,

@@ -46,6 +46,10 @@ static const struct shape shapes[] = {
     /* operands without padding (widened in one run), rows split across threads, B shared */
     { 256, 512, 2, GAN_BF16, GAN_BF16, GAN_BF16, 1.0f, 0.0f, 1, 0, 0, 1 },
     { 300, 450, 3, GAN_F16, GAN_F16, GAN_F16, 1.0f, 0.5f, 2, 0, 1, 1 },
+    /* the last tile of rows with a third or two thirds of MR rows, k in several blocks:
+     * 96 + 8 rows (8 of 12 on AVX-512, 2 of 6 on AVX2), 24 + 5 (8 of 12, 6 of 6) */
+    { 104, 40, 300, GAN_BF16, GAN_F16, GAN_BF16, 1.0f, 0.5f, 1, 0, 0, 0 },
+    { 29, 20, 520, GAN_F16, GAN_F16, GAN_F32, 1.0f, 0.0f, 1, 0, 0, 0 },
 };
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
