@@ -6,12 +6,12 @@
  * lane interface gives lanes_transpose (LANES_N vectors, in place).
  *
  * A tile is GEMM16_MR rows (a third or two thirds of them for a block's last rows) by
- * GEMM16_NR = two vectors of columns of C. Each element is
- * one FP32 fused multiply-add chain over k in order, from zero, then alpha·chain +
- * beta·C, each product and the sum rounded once, and rounded once more into a 16-bit C:
- * what a scalar loop of fmaf computes, on either level and at any thread count. The
- * operands are read in their own types and widened (exactly) as they are packed, so no
- * pass of its own converts a whole tensor. */
+ * GEMM16_NR = two vectors of columns of C. Each element is one FP32 fused multiply-add
+ * chain over k in order, from zero, then alpha·chain + beta·C, each product and the
+ * sum rounded once, and rounded once more into a 16-bit C: what a scalar loop of fmaf
+ * computes, on either level and at any thread count. The operands are read in their own
+ * types and widened (exactly) as they are packed, so no pass of its own converts a
+ * whole tensor. */
 
 #define GEMM16_NR (GEMM16_NV * LANES_N)
 /* lanes_inside for a run that may end before element i (then no lane is inside) */
