@@ -18,13 +18,8 @@ typedef __m512 lanes_f32;  /* sixteen FP32 values */
 typedef __mmask16 lanes_in; /* which lanes of a block lie inside the run */
 typedef __mmask16 lanes_if; /* a condition per lane */
 
-/* Before a vector kernel returns, or calls code built for the baseline ISA: the upper
- * halves of the vector registers cleared (VZEROUPPER). Left in use, they made an Intel
- * Xeon (AVX512-BF16, no AMX) pay on every later switch between legacy SSE and VEX code,
- * a libm call from a scalar loop 55 times as slow (bench/README.md). GCC clears them
- * before a return or a call only where it cannot see the callee: a function of the same
- * file, seen by its interprocedural register allocation, got none, nor did the kernel
- * that called it. So every kernel that may be left that way says so itself. */
+/* the upper halves of the vector registers cleared before a return or a call to the
+ * baseline ISA (why: lanes_avx2.h) */
 #define lanes_leave() _mm256_zeroupper()
 #define lanes_inside(i, n) avx512_lanes((i), (n))
 #define lanes_load(p, dt, i, in) avx512_load((p), (dt), (i), (in))
